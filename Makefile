@@ -1,0 +1,28 @@
+# `make demo` and `make test` each create .venv when it is missing and install sparkps into it.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.sparkps-installed
+export SPARK_LOCAL_IP ?= 127.0.0.1
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: demo test bench clean
+
+$(STAMP): setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[test,demo]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) jobs/train_classifier.py --demo --output demo-output
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) demo-output build *.egg-info

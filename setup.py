@@ -1,0 +1,30 @@
+"""sparkps: MXNet-style networks trained by a parameter server that lives inside Apache Spark."""
+from setuptools import find_packages, setup
+
+setup(
+    name="sparkps",
+    version="0.1.0",
+    description="Distributed training inside Apache Spark: a Symbol API, a ZeroMQ parameter server, "
+                "fit on RDDs and DataFrames.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["sparkps", "sparkps.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "numpy>=1.23",
+        "pyzmq>=25",
+        "msgpack>=1.0",
+        "click>=8.0",
+        "tqdm>=4.60",
+        "matplotlib>=3.5",
+        "pyspark>=3.5",
+        "pandas>=1.5",
+        "pyarrow>=10",
+    ],
+    extras_require={
+        "gpu": ["cupy-cuda12x>=12"],
+        "demo": ["scikit-learn>=1.2"],
+        "test": ["pytest>=7", "pytest-timeout>=2", "scikit-learn>=1.2"],
+    },
+    entry_points={"console_scripts": ["sparkps=sparkps.cli:main"]},
+)

@@ -1,0 +1,1 @@
+"""sparkps: MXNet-style networks trained by a parameter server inside Apache Spark."""
