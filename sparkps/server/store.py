@@ -1,0 +1,163 @@
+"""The weights one server holds and the optimizer it applies to them, per key piece; no I/O.
+
+A server holds, for each key, one contiguous piece (an element range of the key's flattened value, see
+:mod:`sparkps.server.layout`). The pieces of one INIT message are views into one flat float32 buffer, so
+pulling every parameter of a group answers with a single slice. The optimizer (built from its JSON config)
+runs per piece with the key as MXNet's ``index``, so per-key state and update counts behave as in MXNet;
+since every optimizer we ship is elementwise, running it on a piece equals running it on the whole key.
+
+>>> store = ServerStore()
+>>> store.init([[0, 0, 3]], [[0, [3]]], np.zeros(3, np.float32))
+>>> store.apply({0: np.ones(3, np.float32)})     # no optimizer: the value becomes the pushed sum
+>>> store.gather([0]).tolist()
+[1.0, 1.0, 1.0]
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from sparkps.errors import ConfigError, MalformedMessage
+
+
+class Slot(NamedTuple):
+    """One key's piece on this server: elements ``[lo, hi)`` of a key of ``shape``, stored in ``weight``."""
+    key: int
+    lo: int
+    hi: int
+    shape: tuple
+    weight: np.ndarray
+    group: int
+    offset: int
+
+
+def optimizer_from_config(config):
+    """Build an optimizer from its JSON config (imported lazily: the server needs it only on demand)."""
+    from sparkps import optimizer
+    if not isinstance(config, dict):
+        raise ConfigError("optimizer config must be a dict, got %s" % type(config).__name__)
+    return optimizer.from_config(config)
+
+
+class ServerStore:
+    """Key pieces, their weights and the optimizer state of one server.
+
+    Not thread-safe: the server calls it from its receive thread only.
+    """
+
+    def __init__(self):
+        self.slots = {}
+        self.groups = []
+        self.optimizer = None
+        self.states = {}
+
+    # ---- layout and weights -------------------------------------------------------------------------
+    def init(self, pieces, shapes, values=None):
+        """Add the pieces ``[[key, lo, hi], ...]`` of keys ``[[key, shape], ...]`` with initial ``values``.
+
+        ``values`` is the flat concatenation of the pieces (zeros when None). Raises ConfigError when a key
+        is already held or the sizes do not add up.
+        """
+        shapes = {int(k): tuple(int(d) for d in shape) for k, shape in shapes}
+        total = sum(int(hi) - int(lo) for _, lo, hi in pieces)
+        buffer = np.zeros(total, np.float32)
+        if values is not None:
+            values = np.asarray(values).reshape(-1)
+            if values.size != total:
+                raise ConfigError("INIT carries %d values for pieces of %d elements" % (values.size, total))
+            buffer[:] = values
+        group, offset, new = len(self.groups), 0, {}
+        for key, lo, hi in pieces:
+            key, lo, hi = int(key), int(lo), int(hi)
+            if key in self.slots or key in new:
+                raise ConfigError("kvstore key %d is already initialised on this server" % key)
+            if key not in shapes or not 0 <= lo < hi <= int(np.prod(shapes[key], dtype=np.int64)):
+                raise ConfigError("INIT piece [%d, %d) of key %d does not fit its shape %s"
+                                  % (lo, hi, key, shapes.get(key)))
+            new[key] = Slot(key, lo, hi, shapes[key], buffer[offset:offset + hi - lo], group, offset)
+            offset += hi - lo
+        self.groups.append(buffer)
+        self.slots.update(new)
+
+    def keys(self):
+        """Sorted keys with a piece on this server."""
+        return sorted(self.slots)
+
+    def known(self, keys):
+        """``keys`` (from a request) restricted to those held here, sorted; unknown keys are an error."""
+        try:
+            keys = sorted({int(k) for k in keys})
+        except (TypeError, ValueError):
+            raise MalformedMessage("request keys %r are not ints" % (keys,))
+        return [k for k in keys if k in self.slots]
+
+    def size_of(self, keys):
+        """Number of elements a message for ``keys`` carries."""
+        return sum(self.slots[k].hi - self.slots[k].lo for k in keys)
+
+    def gather(self, keys):
+        """The flat concatenation of the pieces of ``keys``; a view when they are adjacent in one buffer."""
+        slots = [self.slots[k] for k in keys]
+        if not slots:
+            return np.zeros(0, np.float32)
+        first, last = slots[0], slots[-1]
+        adjacent = all(a.group == b.group and a.offset + a.hi - a.lo == b.offset
+                       for a, b in zip(slots, slots[1:]))
+        if adjacent:
+            return self.groups[first.group][first.offset:last.offset + last.hi - last.lo]
+        return np.concatenate([s.weight for s in slots])
+
+    def split(self, keys, flat):
+        """Cut a received flat array into ``{key: piece}`` for ``keys``; raises MalformedMessage on a bad size."""
+        flat = np.asarray(flat).reshape(-1)
+        if flat.size != self.size_of(keys):
+            raise MalformedMessage("message carries %d values but keys %s hold %d here"
+                                   % (flat.size, keys, self.size_of(keys)))
+        parts, offset = {}, 0
+        for k in keys:
+            n = self.slots[k].hi - self.slots[k].lo
+            parts[k] = flat[offset:offset + n]
+            offset += n
+        return parts
+
+    def assign(self, parts):
+        """Overwrite the pieces ``{key: flat values}`` (INIT of existing keys, or loads)."""
+        for k, values in parts.items():
+            self.slots[k].weight[:] = values
+
+    # ---- optimizer ----------------------------------------------------------------------------------
+    def set_optimizer(self, config):
+        """Use the optimizer described by ``config`` from now on; states restart from scratch."""
+        self.optimizer = optimizer_from_config(config)
+        self.states = {}
+
+    def set_learning_rate(self, lr):
+        """Change the optimizer's learning rate; raises ConfigError when there is no optimizer."""
+        if self.optimizer is None:
+            raise ConfigError("set_lr: no optimizer was set on this server (call set_optimizer first)")
+        self.optimizer.set_learning_rate(float(lr))
+
+    def apply(self, grads, scale=1.0):
+        """Apply gradients ``{key: flat float array}`` once, each multiplied by ``scale``.
+
+        With an optimizer, runs ``optimizer.update(key, piece, grad, state)``; without one, the piece
+        becomes the (scaled) gradient sum, as MXNet's server does without an updater.
+        """
+        for key in sorted(grads):
+            grad = np.asarray(grads[key], dtype=np.float32)
+            if scale != 1.0:
+                grad = grad * np.float32(scale)
+            slot = self.slots[key]
+            if self.optimizer is None:
+                slot.weight[:] = grad
+                continue
+            if key not in self.states:
+                self.states[key] = self.optimizer.create_state(key, slot.weight)
+            self.optimizer.update(key, slot.weight, grad, self.states[key])
+
+    def state_of(self, key):
+        """The optimizer state of ``key``'s piece, created on first use (None without an optimizer)."""
+        if self.optimizer is None:
+            return None
+        if key not in self.states:
+            self.states[key] = self.optimizer.create_state(key, self.slots[key].weight)
+        return self.states[key]
