@@ -1,0 +1,65 @@
+"""Checks made on the driver before the barrier stage starts, so a bad setup fails at once with advice.
+
+The slot arithmetic is a pure function of the master string and a few config values, tested without Spark.
+"""
+import os
+import re
+
+from sparkps.errors import ConfigError
+
+_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+_LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
+
+
+def count_task_slots(master, conf, default_parallelism, cpu_count=None):
+    """How many tasks of one stage can run at once.
+
+    ``conf`` maps Spark config keys to strings (missing keys absent).  Local masters are counted from their
+    brackets; clusters from ``spark.executor.instances`` x (``spark.executor.cores`` // ``spark.task.cpus``),
+    falling back to ``default_parallelism`` (the cores Spark has registered) // ``spark.task.cpus``.
+    """
+    task_cpus = max(1, int(conf.get("spark.task.cpus", "1")))
+    match = _LOCAL.match(master)
+    if match:
+        threads = match.group(1)
+        if threads is None:
+            return 1
+        cores = (cpu_count or os.cpu_count() or 1) if threads == "*" else int(threads)
+        return max(cores // task_cpus, 0)
+    match = _LOCAL_CLUSTER.match(master)
+    if match:
+        return int(match.group(1)) * (int(match.group(2)) // task_cpus)
+    instances, cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
+    if instances and cores:
+        return int(instances) * (int(cores) // task_cpus)
+    return max(int(default_parallelism) // task_cpus, 0)
+
+
+def check_roles(num_workers, num_servers):
+    """Raise ConfigError unless 1 <= num_servers <= num_workers (servers start beside the first workers)."""
+    if int(num_workers) < 1:
+        raise ConfigError("num_workers must be >= 1, got %r" % (num_workers,))
+    if int(num_servers) < 1:
+        raise ConfigError("num_servers must be >= 1, got %r" % (num_servers,))
+    if int(num_servers) > int(num_workers):
+        raise ConfigError("num_servers=%d > num_workers=%d: each server starts beside one worker task, "
+                          "so use num_servers <= num_workers" % (num_servers, num_workers))
+
+
+def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None):
+    """Raise ConfigError when the barrier stage of ``num_workers`` tasks cannot be scheduled."""
+    if str(conf.get("spark.dynamicAllocation.enabled", "false")).lower() == "true":
+        raise ConfigError("SparkTrainer runs a barrier stage, which Spark refuses under dynamic allocation: "
+                          "set spark.dynamicAllocation.enabled=false")
+    slots = count_task_slots(master, conf, default_parallelism, cpu_count)
+    if slots < num_workers:
+        raise ConfigError(
+            "SparkTrainer needs %d task slots for %d workers but %s has %d: use num_workers <= %d or more "
+            "executor cores (spark.executor.cores / spark.executor.instances, or a larger local[N])"
+            % (num_workers, num_workers, master, slots, max(slots, 1)))
+    return slots
+
+
+def spark_conf_dict(sc):
+    """The SparkContext's config as a plain dict of strings (for the checks above)."""
+    return dict(sc.getConf().getAll())

@@ -1,0 +1,285 @@
+"""Rows of a Spark partition -> float32 mini-batches, and the compact local copy kept for later epochs.
+
+A row is ``(features, label)`` where features is a numpy array, a list/tuple of numbers, a pyspark.ml or
+pyspark.mllib Vector (dense or sparse), or a ``LabeledPoint``.  A row whose features are a 2-D array and whose
+label is a 1-D array is a *block* of rows (``(X_block, y_block)``): caching an RDD as blocks of float32 arrays
+skips all per-row Python work.  Nothing here imports pyspark: vectors are recognised by their attributes.
+"""
+import os
+import tempfile
+
+import numpy as np
+
+from sparkps.errors import DataError
+
+SPILL_BYTES = 256 << 20   # a partition's local copy larger than this goes to a memory-mapped file
+
+
+def split_row(row, with_label=True):
+    """Return ``(features, label)`` of one row (label None when ``with_label`` is False and absent)."""
+    if hasattr(row, "features") and hasattr(row, "label") and not isinstance(row, (tuple, list)):
+        return row.features, row.label                       # LabeledPoint
+    if isinstance(row, (tuple, list)) and len(row) == 2 and not _is_scalar(row[0]):
+        return row[0], row[1]
+    if with_label:
+        raise DataError("a training row must be (features, label) or a LabeledPoint, got %s"
+                        % _describe(row))
+    return row, None
+
+
+def _is_scalar(value):
+    return isinstance(value, (int, float, np.number))
+
+
+def _describe(value):
+    text = repr(value)
+    return "%s %s" % (type(value).__name__, text if len(text) < 80 else text[:77] + "...")
+
+
+def is_block(features):
+    """True when ``features`` holds several rows at once (a 2-D numpy array)."""
+    return isinstance(features, np.ndarray) and features.ndim == 2
+
+
+def write_features(features, out, row_index):
+    """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors)."""
+    width = out.shape[0]
+    if hasattr(features, "indices") and hasattr(features, "values") and hasattr(features, "size"):
+        if features.size != width:
+            raise DataError("row %d: sparse vector of size %d, expected %d features"
+                            % (row_index, features.size, width))
+        out[:] = 0.0
+        out[np.asarray(features.indices)] = features.values
+        return
+    if hasattr(features, "toArray"):
+        features = features.toArray()
+    values = np.asarray(features, dtype=np.float32)
+    if values.ndim != 1 or values.shape[0] != width:
+        raise DataError("row %d: features of shape %s, expected (%d,)" % (row_index, values.shape, width))
+    out[:] = values
+
+
+def to_label(label, row_index):
+    """The label of one row as a float; raises DataError for non-numbers."""
+    try:
+        return float(label)
+    except (TypeError, ValueError):
+        raise DataError("row %d: label %s is not a number" % (row_index, _describe(label))) from None
+
+
+def iter_batches(rows, batch_size, num_features, with_label=True):
+    """Yield ``(X, y)`` float32 batches of at most ``batch_size`` rows (y is None without labels).
+
+    Only the last batch may be short.  Streams: holds one batch at a time.  NaN or infinite values raise
+    DataError naming the row.  Never blocks beyond the iteration of ``rows``.
+    """
+    X = np.empty((batch_size, num_features), np.float32)
+    y = np.empty(batch_size, np.float32)
+    filled, seen = 0, 0
+    for row in rows:
+        features, label = split_row(row, with_label)
+        if is_block(features):
+            for bx, by in _block_pieces(features, label, num_features, with_label, seen):
+                while len(bx):
+                    take = min(batch_size - filled, len(bx))
+                    X[filled:filled + take] = bx[:take]
+                    if with_label:
+                        y[filled:filled + take] = by[:take]
+                    bx, by = bx[take:], (by[take:] if with_label else None)
+                    filled, seen = filled + take, seen + take
+                    if filled == batch_size:
+                        yield _checked(X, y, filled, seen, with_label)
+                        filled = 0
+            continue
+        write_features(features, X[filled], seen)
+        if with_label:
+            y[filled] = to_label(label, seen)
+        filled, seen = filled + 1, seen + 1
+        if filled == batch_size:
+            yield _checked(X, y, filled, seen, with_label)
+            filled = 0
+    if filled:
+        yield _checked(X, y, filled, seen, with_label)
+
+
+def _block_pieces(features, label, num_features, with_label, seen):
+    if features.shape[1] != num_features:
+        raise DataError("rows %d..: block of shape %s, expected %d features"
+                        % (seen, features.shape, num_features))
+    labels = None
+    if with_label:
+        labels = np.asarray(label, dtype=np.float32).reshape(-1)
+        if labels.shape[0] != features.shape[0]:
+            raise DataError("rows %d..: block of %d feature rows but %d labels"
+                            % (seen, features.shape[0], labels.shape[0]))
+    yield features, labels
+
+
+def _checked(X, y, filled, seen, with_label):
+    Xb = X[:filled].copy()
+    yb = y[:filled].copy() if with_label else None
+    if not np.isfinite(Xb).all():
+        bad = int(np.nonzero(~np.isfinite(Xb).all(axis=1))[0][0])
+        raise DataError("row %d: features contain NaN or infinity" % (seen - filled + bad))
+    if with_label and not np.isfinite(yb).all():
+        bad = int(np.nonzero(~np.isfinite(yb))[0][0])
+        raise DataError("row %d: label is NaN or infinite" % (seen - filled + bad))
+    return Xb, yb
+
+
+def local_dir():
+    """The executor's local scratch directory (SPARK_LOCAL_DIRS), or the system temp dir."""
+    dirs = os.environ.get("SPARK_LOCAL_DIRS", "")
+    first = dirs.split(",")[0] if dirs else ""
+    return first if first and os.path.isdir(first) else tempfile.gettempdir()
+
+
+class LocalCopy:
+    """The rows of one partition kept compactly (float32) for epochs after the first.
+
+    Batches are appended as they stream in; past ``spill_bytes`` everything moves to a file in the
+    executor's local dir and ``finish()`` returns a read-only memory map of it.  ``close()`` removes the file.
+    """
+
+    def __init__(self, num_features, spill_bytes=SPILL_BYTES, directory=None):
+        self.num_features = num_features
+        self.spill_bytes = spill_bytes
+        self.directory = directory
+        self.rows = 0
+        self._chunks_x, self._chunks_y = [], []
+        self._files = None          # (x_path, y_path, x_file, y_file) once spilled
+        self.X = self.y = None
+
+    @property
+    def spilled(self):
+        return self._files is not None
+
+    def append(self, X, y):
+        """Keep a copy of one batch; never blocks except on local disk writes."""
+        self.rows += len(X)
+        if self._files is None:
+            self._chunks_x.append(X)
+            self._chunks_y.append(y)
+            if self.rows * (self.num_features + 1) * 4 > self.spill_bytes:
+                self._spill()
+        else:
+            self._files[2].write(np.ascontiguousarray(X, np.float32).tobytes())
+            self._files[3].write(np.ascontiguousarray(y, np.float32).tobytes())
+
+    def _spill(self):
+        folder = tempfile.mkdtemp(prefix="sparkps-copy-", dir=self.directory or local_dir())
+        x_path, y_path = os.path.join(folder, "x.f32"), os.path.join(folder, "y.f32")
+        self._files = (x_path, y_path, open(x_path, "wb"), open(y_path, "wb"))
+        for X, y in zip(self._chunks_x, self._chunks_y):
+            self._files[2].write(np.ascontiguousarray(X, np.float32).tobytes())
+            self._files[3].write(np.ascontiguousarray(y, np.float32).tobytes())
+        self._chunks_x, self._chunks_y = [], []
+
+    def finish(self):
+        """Return ``(X, y)`` of every appended row: in-memory arrays or read-only memory maps."""
+        if self.X is not None:
+            return self.X, self.y
+        if self._files is None:
+            if self._chunks_x:
+                self.X, self.y = np.concatenate(self._chunks_x), np.concatenate(self._chunks_y)
+            else:
+                self.X = np.empty((0, self.num_features), np.float32)
+                self.y = np.empty(0, np.float32)
+            self._chunks_x, self._chunks_y = [], []
+        else:
+            self._files[2].close()
+            self._files[3].close()
+            self.X = np.memmap(self._files[0], np.float32, "r", shape=(self.rows, self.num_features))
+            self.y = np.memmap(self._files[1], np.float32, "r", shape=(self.rows,))
+        return self.X, self.y
+
+    def close(self):
+        """Drop the rows and delete the spill files, if any."""
+        self.X = self.y = None
+        self._chunks_x, self._chunks_y = [], []
+        if self._files is not None:
+            for handle in self._files[2:]:
+                handle.close()
+            for path in self._files[:2]:
+                if os.path.exists(path):
+                    os.remove(path)
+            os.rmdir(os.path.dirname(self._files[0]))
+            self._files = None
+
+
+class PartitionBatches:
+    """Full-size mini-batches of one partition, epoch after epoch.
+
+    The first epoch streams ``rows`` (keeping a LocalCopy); later epochs replay the copy, in a shuffled
+    order when ``shuffle`` is set.  The last batch of an epoch is padded with rows from the start of the
+    partition; ``pad`` says how many rows of it are padding.  An empty partition yields no batches.
+    """
+
+    def __init__(self, rows, batch_size, num_features, shuffle=True, seed=0, spill_bytes=SPILL_BYTES):
+        if batch_size < 1:
+            raise DataError("batch_size must be >= 1, got %r" % (batch_size,))
+        self.batch_size = batch_size
+        self.num_features = num_features
+        self.shuffle = shuffle
+        self.copy = LocalCopy(num_features, spill_bytes)
+        self._rows = rows
+        self._rng = np.random.default_rng(seed)
+        self.epochs_started = 0
+
+    @property
+    def num_rows(self):
+        """Rows seen so far (all of them once the first epoch is over)."""
+        return self.copy.rows
+
+    def epoch(self):
+        """Yield ``(X, y, pad)`` for one epoch; X is (batch_size, num_features) float32."""
+        self.epochs_started += 1
+        if self._rows is not None:
+            yield from self._first_epoch()
+        else:
+            yield from self._replay()
+
+    def _first_epoch(self):
+        rows, self._rows = self._rows, None
+        for X, y in iter_batches(rows, self.batch_size, self.num_features):
+            self.copy.append(X, y)
+            if len(X) < self.batch_size:
+                X, y, pad = self._padded(X, y)
+                yield X, y, pad
+            else:
+                yield X, y, 0
+        self.copy.finish()
+
+    def _replay(self):
+        X_all, y_all = self.copy.finish()
+        n = len(X_all)
+        if n == 0:
+            return
+        if self.shuffle and not self.copy.spilled:
+            order = self._rng.permutation(n)
+        else:
+            order = None
+        starts = np.arange(0, n, self.batch_size)
+        if self.shuffle and self.copy.spilled:
+            starts = self._rng.permutation(starts)       # memory maps: shuffle batches, read contiguously
+        for start in starts:
+            stop = min(start + self.batch_size, n)
+            index = order[start:stop] if order is not None else slice(start, stop)
+            X, y = np.asarray(X_all[index]), np.asarray(y_all[index])
+            if len(X) < self.batch_size:
+                yield self._padded(X, y)
+            else:
+                yield X, y, 0
+
+    def _padded(self, X, y):
+        pad = self.batch_size - len(X)
+        X_all, y_all = (self.copy.X, self.copy.y) if self.copy.X is not None else (X, y)
+        if len(X_all) == 0:
+            X_all, y_all = X, y
+        take = np.arange(pad) % len(X_all)
+        return (np.concatenate([X, np.asarray(X_all[take])]),
+                np.concatenate([y, np.asarray(y_all[take])]), pad)
+
+    def close(self):
+        """Delete the local copy (and its spill files)."""
+        self.copy.close()

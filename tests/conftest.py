@@ -1,0 +1,53 @@
+"""Shared fixtures: one local[2] SparkSession for every Spark test of the session."""
+import os
+
+import pytest
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def pyspark_home():
+    """pyspark's package dir: it ships the jars and bin/ that SPARK_HOME must point to."""
+    import pyspark
+    return os.path.dirname(os.path.abspath(pyspark.__file__))
+
+
+def spark_env():
+    """Environment for Spark processes: our venv's python for executors, loopback only, few BLAS threads."""
+    import sys
+    env = dict(os.environ)
+    env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               SPARK_HOME=os.environ.get("SPARK_HOME") or pyspark_home(), OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] SparkSession (UI off, 2 shuffle partitions), stopped at the end of the session."""
+    for key, value in spark_env().items():
+        os.environ.setdefault(key, value)
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").appName("sparkps-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.driver.memory", "1g")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """scikit-learn's handwritten digits scaled to [0, 1], split 80/20: (X_train, y_train, X_test, y_test)."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    data = load_digits()
+    X = (data.data / 16.0).astype(np.float32)
+    y = data.target.astype(np.float32)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)
+    return X_train, y_train, X_test, y_test
