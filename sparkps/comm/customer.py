@@ -1,0 +1,110 @@
+"""Request tracking: every request gets an id; its reply (or the node's failure) completes it.
+
+Thread-safe.  An entry lives from ``new_request`` until ``wait`` returns or raises, or until
+``discard``; a reply to an id nobody tracks (a late reply after a timeout) is dropped, so the
+tables stay bounded however long the node runs.
+"""
+import itertools
+import threading
+
+from sparkps.errors import PeerTimeout, RemoteError
+
+
+class _Pending:
+    __slots__ = ("peer", "cmd", "event", "reply", "error")
+
+    def __init__(self, peer, cmd):
+        self.peer, self.cmd = peer, cmd
+        self.event = threading.Event()
+        self.reply = self.error = None
+
+
+class Customer:
+    """Tracks the requests one node has in flight.
+
+    >>> c = Customer()
+    >>> rid = c.new_request("server 0 (node 1)", "PULL")
+    >>> c.complete(rid, "reply")
+    True
+    >>> c.wait(rid, timeout=1.0)
+    'reply'
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pending = {}
+        self._ids = itertools.count(1)
+        self._failure = None
+
+    def new_request(self, peer, cmd):
+        """A fresh request id for a request ``cmd`` sent to ``peer`` (a readable name)."""
+        with self._lock:
+            rid = next(self._ids)
+            entry = self._pending[rid] = _Pending(peer, cmd)
+            if self._failure is not None:
+                entry.error = self._failure
+                entry.event.set()
+            return rid
+
+    def next_id(self):
+        """An id for a request whose reply nobody will wait for (its reply is dropped)."""
+        with self._lock:
+            return next(self._ids)
+
+    def complete(self, rid, reply):
+        """Hand ``reply`` to the waiter of ``rid``; False when nobody tracks that id (reply dropped)."""
+        with self._lock:
+            entry = self._pending.get(rid)
+        if entry is None or entry.event.is_set():
+            return False
+        entry.reply = reply
+        entry.event.set()
+        return True
+
+    def fail_all(self, error):
+        """Wake every waiter (now and later) with ``error``: the node is going down."""
+        with self._lock:
+            if self._failure is None:
+                self._failure = error
+            entries = list(self._pending.values())
+        for entry in entries:
+            if not entry.event.is_set():
+                entry.error = error
+                entry.event.set()
+
+    def wait(self, rid, timeout):
+        """Block until the reply to ``rid`` arrives, at most ``timeout`` seconds; returns the reply.
+
+        Raises PeerTimeout naming the peer and the request when time runs out, RemoteError when the
+        peer answered with an ERROR, and the node's failure (NodeDied...) when the node went down.
+        The entry is removed in every case.
+        """
+        with self._lock:
+            entry = self._pending.get(rid)
+        if entry is None:
+            raise KeyError("request %r is not in flight (already waited for, discarded or never sent)" % rid)
+        try:
+            if not entry.event.wait(timeout):
+                raise PeerTimeout("no reply from %s to %s (request %d) within %g s"
+                                  % (entry.peer, entry.cmd, rid, timeout), node=entry.peer)
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+        if entry.error is not None:
+            error = entry.error  # a fresh copy: many threads may raise the same failure at once
+            raise type(error)(str(error), node=getattr(error, "node", None)) from None
+        reply = entry.reply
+        if getattr(reply, "cmd", None) == "ERROR":
+            raise RemoteError("%s answered %s (request %d) with an error: %s"
+                              % (entry.peer, entry.cmd, rid, reply.err), node=entry.peer)
+        return reply
+
+    def discard(self, rid):
+        """Stop tracking ``rid``; its reply, if it ever comes, is dropped."""
+        with self._lock:
+            self._pending.pop(rid, None)
+
+    def in_flight(self):
+        """How many requests are tracked now."""
+        with self._lock:
+            return len(self._pending)

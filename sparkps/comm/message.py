@@ -1,0 +1,135 @@
+"""The wire format: one authenticated msgpack header frame, then one raw frame per array.
+
+Header frame = ``MAC(32 bytes) || msgpack(header)`` where header is a map with keys
+``cmd`` (str), ``sender`` (node id, -1 before registration), ``rid`` (request id), ``reply`` (bool),
+``meta`` (map), ``arrays`` (list of ``[dtype, shape]``, one per array frame) and ``err`` (text of an
+ERROR reply or nil).  Arrays travel without a copy on send (contiguous buffers handed to zmq) and
+are read-only ``np.frombuffer`` views of the received frames.  Nothing is ever unpickled.
+
+>>> frames = encode(Message("PUSH", sender=5, rid=7, arrays=[np.arange(3.0)]), b"k")
+>>> decode(frames, b"k").arrays[0].tolist()
+[0.0, 1.0, 2.0]
+"""
+from dataclasses import dataclass, field
+
+import msgpack
+import numpy as np
+
+from sparkps.comm import security
+from sparkps.errors import AuthError, MalformedMessage
+
+COMMANDS = frozenset("""REGISTER NODES BARRIER RELEASE HEARTBEAT STATUS PROGRESS REPORT_ERROR FINISH
+    TERMINATE INIT PUSH PULL PUSHPULL SET_OPTIMIZER COMMAND LEAVE ERROR""".split())
+DTYPES = frozenset("""bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
+    float16 float32 float64""".split())
+MAX_HEADER_BYTES = 4 * 1024 * 1024
+MAX_ARRAYS = 4096
+MAX_NDIM = 32
+_HEADER_KEYS = {"cmd": str, "sender": int, "rid": int, "reply": bool, "meta": dict, "arrays": list}
+
+
+@dataclass
+class Message:
+    """One request or reply.  ``arrays`` are numpy arrays; ``meta`` holds plain msgpack values."""
+
+    cmd: str
+    sender: int = -1
+    rid: int = 0
+    reply: bool = False
+    meta: dict = field(default_factory=dict)
+    arrays: list = field(default_factory=list)
+    err: str = None
+
+
+def _plain(value):
+    """msgpack hook: numpy scalars become Python numbers; anything else is refused."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    raise TypeError("cannot send a %s in a message header (only plain numbers, strings, lists, dicts)"
+                    % type(value).__name__)
+
+
+def encode(msg, key):
+    """Frames for ``msg`` signed with ``key`` (bytes).  Arrays are sent as contiguous buffers."""
+    if msg.cmd not in COMMANDS:
+        raise MalformedMessage("unknown command %r" % (msg.cmd,))
+    buffers, specs = [], []
+    for array in msg.arrays:
+        array = np.ascontiguousarray(array)
+        if array.dtype.name not in DTYPES:
+            raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
+        specs.append([array.dtype.name, list(array.shape)])
+        buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
+    header = {"cmd": msg.cmd, "sender": int(msg.sender), "rid": int(msg.rid), "reply": bool(msg.reply),
+              "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
+    body = msgpack.packb(header, default=_plain, use_bin_type=True)
+    if len(body) > MAX_HEADER_BYTES:
+        raise MalformedMessage("header of %s is %d bytes, above the %d-byte limit"
+                               % (msg.cmd, len(body), MAX_HEADER_BYTES))
+    return [security.sign(key, body) + body] + buffers
+
+
+def _raw(frame):
+    """The bytes-like content of a zmq Frame, bytes or memoryview."""
+    return frame.buffer if hasattr(frame, "buffer") else frame
+
+
+def _unpack_header(raw, key):
+    if len(raw) <= security.MAC_SIZE:
+        raise MalformedMessage("header frame of %d bytes is too short" % len(raw))
+    if len(raw) > security.MAC_SIZE + MAX_HEADER_BYTES:
+        raise MalformedMessage("header frame of %d bytes is above the limit" % len(raw))
+    raw = memoryview(raw)
+    mac, body = bytes(raw[:security.MAC_SIZE]), raw[security.MAC_SIZE:]
+    if not security.verify(key, mac, body):
+        raise AuthError("message authentication failed (wrong or missing job secret)")
+    try:
+        header = msgpack.unpackb(body, raw=False, strict_map_key=False, use_list=True,
+                                 max_array_len=1 << 20, max_map_len=1 << 20)
+    except Exception as exc:  # msgpack raises several unrelated classes on garbage
+        raise MalformedMessage("header is not valid msgpack: %s" % exc) from None
+    if not isinstance(header, dict):
+        raise MalformedMessage("header is a %s, not a map" % type(header).__name__)
+    for name, kind in _HEADER_KEYS.items():
+        if not isinstance(header.get(name), kind) or (kind is int and isinstance(header[name], bool)):
+            raise MalformedMessage("header field %r is missing or not a %s" % (name, kind.__name__))
+    if header["cmd"] not in COMMANDS:
+        raise MalformedMessage("unknown command %r" % header["cmd"][:40])
+    if header.get("err") is not None and not isinstance(header["err"], str):
+        raise MalformedMessage("header field 'err' is not text")
+    return header
+
+
+def _array(spec, frame, index):
+    if (not isinstance(spec, list) or len(spec) != 2 or spec[0] not in DTYPES
+            or not isinstance(spec[1], list) or len(spec[1]) > MAX_NDIM
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in spec[1])):
+        raise MalformedMessage("array %d has a bad description %r" % (index, str(spec)[:80]))
+    dtype = np.dtype(spec[0])
+    count = 1
+    for dim in spec[1]:
+        count *= dim
+    data = _raw(frame)
+    if count * dtype.itemsize != memoryview(data).nbytes:
+        raise MalformedMessage("array %d: %s%s needs %d bytes, frame has %d"
+                               % (index, spec[0], tuple(spec[1]), count * dtype.itemsize, memoryview(data).nbytes))
+    return np.frombuffer(data, dtype=dtype).reshape(spec[1]) if count else np.zeros(spec[1], dtype)
+
+
+def decode(frames, key):
+    """The Message in ``frames`` (zmq Frames or bytes), checked against ``key``.
+
+    Raises AuthError for a bad MAC and MalformedMessage for anything else that does not decode.
+    """
+    if not frames:
+        raise MalformedMessage("empty message")
+    header = _unpack_header(_raw(frames[0]), key)
+    specs = header["arrays"]
+    if len(specs) != len(frames) - 1 or len(specs) > MAX_ARRAYS:
+        raise MalformedMessage("header announces %d arrays, message has %d array frames"
+                               % (len(specs), len(frames) - 1))
+    arrays = [_array(spec, frame, i) for i, (spec, frame) in enumerate(zip(specs, frames[1:]))]
+    return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
+                   arrays, header.get("err"))

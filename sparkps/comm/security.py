@@ -1,0 +1,74 @@
+"""Job secrets, header authentication (HMAC-SHA256) and optional CURVE keys derived from the secret.
+
+Every header frame starts with ``HMAC-SHA256(secret, body)``; a peer that does not know the job
+secret cannot produce a header any node accepts.  Array frames are not covered by the MAC (hashing
+16 MB per push would cost more than sending it); their dtype, shape and byte size are in the
+authenticated header and are checked on receipt.
+"""
+import hashlib
+import hmac
+import secrets as _secrets
+
+import zmq
+
+from sparkps.errors import ConfigError
+
+MAC_SIZE = 32
+
+
+def generate_secret():
+    """A fresh random job secret (64 hex characters)."""
+    return _secrets.token_hex(32)
+
+
+def secret_bytes(secret):
+    """The secret as bytes; an empty or missing secret is a configuration error."""
+    if isinstance(secret, str):
+        secret = secret.encode("utf-8")
+    if not isinstance(secret, (bytes, bytearray)) or not secret:
+        raise ConfigError("a job secret is required (give --secret or set SPARKPS_SECRET)")
+    return bytes(secret)
+
+
+def sign(key, body):
+    """The 32-byte MAC of ``body`` under ``key`` (bytes)."""
+    return hmac.new(key, body, hashlib.sha256).digest()
+
+
+def verify(key, mac, body):
+    """True when ``mac`` is the MAC of ``body`` under ``key`` (constant-time comparison)."""
+    return hmac.compare_digest(mac, sign(key, body))
+
+
+def curve_available():
+    """True when the linked libzmq supports CURVE encryption."""
+    return bool(zmq.has("curve"))
+
+
+class CurveKeys:
+    """The job's CURVE key pair, derived from the job secret so no key has to be distributed.
+
+    Every node's ROUTER is a CURVE server with this key pair; every DEALER is a CURVE client with a
+    fresh key pair of its own and the job's public key as its server key.  CURVE encrypts; the HMAC
+    on each header still decides who may talk.
+    """
+
+    def __init__(self, secret):
+        if not curve_available():
+            raise ConfigError("CURVE encryption was requested but this libzmq was built without CURVE")
+        seed = hashlib.sha256(b"sparkps-curve:" + secret_bytes(secret)).digest()
+        self.server_secret = zmq.utils.z85.encode(seed)
+        self.server_public = zmq.curve_public(self.server_secret)
+
+    def configure_server(self, socket):
+        """Make ``socket`` (a ROUTER) a CURVE server."""
+        socket.curve_secretkey = self.server_secret
+        socket.curve_publickey = self.server_public
+        socket.curve_server = True
+
+    def configure_client(self, socket):
+        """Make ``socket`` (a DEALER) a CURVE client of any node of this job."""
+        public, secret = zmq.curve_keypair()
+        socket.curve_secretkey = secret
+        socket.curve_publickey = public
+        socket.curve_serverkey = self.server_public

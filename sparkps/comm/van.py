@@ -1,0 +1,207 @@
+"""The ZeroMQ transport of one node.
+
+One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go
+out through a DEALER connected to the peer's ROUTER and the reply comes back on that DEALER.  ZeroMQ
+sockets are not thread-safe, so a single I/O thread owns every socket: other threads put frames in an
+outbox and wake the I/O thread through a pipe.  Received frames are decoded on the I/O thread;
+frames that do not decode or fail authentication are logged and dropped.
+"""
+import collections
+import logging
+import os
+import tempfile
+import threading
+import uuid
+
+import zmq
+
+from sparkps.comm import message as wire
+from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
+
+log = logging.getLogger(__name__)
+TRANSPORTS = ("tcp", "ipc", "inproc")
+_POLL_MS = 500
+_BURST = 256
+
+
+def bind_address(transport, host="127.0.0.1", port=0):
+    """The address a ROUTER binds: port 0 lets the OS choose; ipc/inproc get a unique name."""
+    if transport == "tcp":
+        return "tcp://%s:%s" % (host, port or "*")
+    if transport == "ipc":
+        return "ipc://%s" % os.path.join(tempfile.gettempdir(), "sparkps-%s.ipc" % uuid.uuid4().hex)
+    if transport == "inproc":
+        return "inproc://sparkps-%s" % uuid.uuid4().hex
+    raise ConfigError("unknown transport %r; use one of %s" % (transport, ", ".join(TRANSPORTS)))
+
+
+class Van:
+    """Sockets and the I/O thread of one node.
+
+    ``on_request(msg, route)`` and ``on_reply(msg)`` run on the I/O thread and must not block;
+    ``route`` is what ``send_reply`` needs to answer.  ``send_request``/``send_reply`` are thread-safe
+    and never block.  ``zmq_context`` must be shared by every node of an ``inproc://`` cluster.
+    """
+
+    def __init__(self, key, on_request, on_reply, transport="tcp", host="127.0.0.1", port=0,
+                 zmq_context=None, curve=None, name="node"):
+        self._key, self._on_request, self._on_reply = key, on_request, on_reply
+        self._bind = bind_address(transport, host, port)
+        self._owns_context = zmq_context is None
+        self._context = zmq_context or zmq.Context()
+        self._curve, self.name = curve, name
+        self._outbox = collections.deque()
+        self._lock = threading.Lock()
+        self._wake_pending = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._stopping = False
+        self._thread = None
+        self._router = None
+        self.address = None
+        self.dropped = 0
+
+    def start(self):
+        """Bind the ROUTER and start the I/O thread; returns the real address (port 0 resolved)."""
+        router = self._socket(zmq.ROUTER)
+        if self._curve is not None:
+            self._curve.configure_server(router)
+        try:
+            router.bind(self._bind)
+        except zmq.ZMQError as exc:
+            router.close(0)
+            raise ClusterError("%s cannot bind %s: %s" % (self.name, self._bind, exc)) from None
+        self._router = router
+        self.address = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._thread = threading.Thread(target=self._run, name="sparkps-van-%s" % self.name, daemon=True)
+        self._thread.start()
+        return self.address
+
+    def _socket(self, kind):
+        sock = self._context.socket(kind)
+        sock.linger = 0
+        sock.sndhwm = sock.rcvhwm = 0
+        return sock
+
+    def send_request(self, address, frames):
+        """Queue ``frames`` for the peer whose ROUTER is at ``address`` (non-blocking, thread-safe)."""
+        self._post(("dealer", address, frames))
+
+    def send_reply(self, route, frames):
+        """Queue ``frames`` as the answer to the request that arrived with ``route``."""
+        self._post(("router", route, frames))
+
+    def _post(self, item):
+        with self._lock:
+            if self._stopping:
+                return
+            self._outbox.append(item)
+            if not self._wake_pending:
+                self._wake_pending = True
+                os.write(self._wake_w, b"x")
+
+    def stop(self, timeout=5.0):
+        """Close every socket and end the I/O thread (waits at most ``timeout`` s); idempotent."""
+        with self._lock:
+            already, self._stopping = self._stopping, True
+            if not already:
+                os.write(self._wake_w, b"x")
+        if already:
+            return
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.error("%s: I/O thread did not stop within %g s", self.name, timeout)
+        elif self._router is not None:
+            self._router.close(0)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+        if self._bind.startswith("ipc://"):
+            try:
+                os.unlink(self._bind[len("ipc://"):])
+            except OSError:
+                pass
+        if self._owns_context:
+            self._context.term()
+
+    def _run(self):
+        dealers, by_socket = {}, {}
+        poller = zmq.Poller()
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
+        try:
+            while not self._stopping:
+                for sock, _ in poller.poll(_POLL_MS):
+                    if sock is self._router:
+                        self._drain(sock, routed=True)
+                    elif sock == self._wake_r:
+                        self._clear_wake()
+                    else:
+                        self._drain(sock, routed=False)
+                self._flush(dealers, by_socket, poller)
+        except Exception:  # never expected; logged so a broken node says why
+            log.exception("%s: I/O thread failed", self.name)
+        finally:
+            try:  # answers queued before stop (a TERMINATE acknowledgement) still go out
+                self._flush(dealers, by_socket, poller)
+            except Exception:
+                log.debug("%s: final flush failed", self.name, exc_info=True)
+            for sock in [self._router, *dealers.values()]:
+                sock.close(0)
+
+    def _clear_wake(self):
+        try:
+            os.read(self._wake_r, 4096)
+        except BlockingIOError:
+            pass
+
+    def _flush(self, dealers, by_socket, poller):
+        with self._lock:
+            items = list(self._outbox)
+            self._outbox.clear()
+            self._wake_pending = False
+        for kind, target, frames in items:
+            if kind == "router":
+                self._send(self._router, [target] + frames, target)
+            else:
+                sock = dealers.get(target) or self._connect(target, dealers, by_socket, poller)
+                self._send(sock, frames, target)
+
+    def _connect(self, address, dealers, by_socket, poller):
+        sock = self._socket(zmq.DEALER)
+        if self._curve is not None:
+            self._curve.configure_client(sock)
+        sock.connect(address)
+        dealers[address] = sock
+        by_socket[sock] = address
+        poller.register(sock, zmq.POLLIN)
+        return sock
+
+    def _send(self, sock, frames, target):
+        try:
+            sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+        except zmq.ZMQError as exc:
+            self.dropped += 1
+            log.warning("%s: could not send to %r: %s", self.name, target, exc)
+
+    def _drain(self, sock, routed):
+        for _ in range(_BURST):
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            route = frames.pop(0).bytes if routed and frames else None
+            try:
+                msg = wire.decode(frames, self._key)
+            except (MalformedMessage, AuthError) as exc:
+                self.dropped += 1
+                log.warning("%s: dropped a message: %s", self.name, exc)
+                continue
+            try:
+                if routed:
+                    self._on_request(msg, route)
+                else:
+                    self._on_reply(msg)
+            except Exception:
+                log.exception("%s: failed to dispatch %s", self.name, msg.cmd)

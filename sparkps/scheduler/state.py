@@ -1,0 +1,190 @@
+"""The scheduler's decisions as plain classes without sockets: registration and ranks, barriers,
+heartbeats, and the job's life cycle.  Every method is given the current time where time matters.
+"""
+from sparkps.errors import ClusterError, ConfigError
+
+ROLES = ("server", "worker")
+
+
+def _ranks(ranks):
+    ranks = list(ranks)
+    return ("rank %d" % ranks[0]) if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+
+
+class Registry:
+    """Who registered, with which requested rank; assigns deterministic ranks and node ids.
+
+    A node may ask for a rank (e.g. its Spark partition id); the others get the free ranks in order
+    of arrival.  Node ids: scheduler 0, servers 1..S by rank, workers S+1..S+W by rank.
+
+    >>> r = Registry(1, 2)
+    >>> _ = r.add('worker', 1, 'tcp://a'), r.add('worker', None, 'tcp://b'), r.add('server', None, 'tcp://c')
+    >>> [(n['role'], n['rank'], n['id'], n['address']) for n in r.assign()]
+    [('server', 0, 1, 'tcp://c'), ('worker', 0, 2, 'tcp://b'), ('worker', 1, 3, 'tcp://a')]
+    """
+
+    def __init__(self, num_servers, num_workers):
+        for name, count in (("servers", num_servers), ("workers", num_workers)):
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise ConfigError("the number of %s must be a positive integer, got %r" % (name, count))
+        self.counts = {"server": num_servers, "worker": num_workers}
+        self.entries = []
+
+    def add(self, role, rank, address, info=None):
+        """Record a registration; returns its index.  Raises ClusterError for a role that is full,
+        an unknown role, a rank out of range or a rank already taken."""
+        if role not in self.counts:
+            raise ClusterError("cannot register role %r (expected server or worker)" % (role,))
+        count = self.counts[role]
+        mine = [e for e in self.entries if e["role"] == role]
+        if len(mine) >= count:
+            raise ClusterError("the job already has its %d %s%s" % (count, role, "s" if count > 1 else ""))
+        if rank is not None:
+            if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < count:
+                raise ClusterError("%s rank %r is out of range: the job has %d %ss (ranks 0..%d)"
+                                   % (role, rank, count, role, count - 1))
+            taken = [e for e in mine if e["requested"] == rank]
+            if taken:
+                raise ClusterError("%s rank %d was already taken by the node at %s"
+                                   % (role, rank, taken[0]["address"]))
+        self.entries.append({"role": role, "requested": rank, "address": address, "info": dict(info or {})})
+        return len(self.entries) - 1
+
+    @property
+    def complete(self):
+        return len(self.entries) == sum(self.counts.values())
+
+    def _rank_plan(self, role):
+        """(rank per entry index, ranks nobody will get) for one role."""
+        mine = [(i, e) for i, e in enumerate(self.entries) if e["role"] == role]
+        requested = {e["requested"] for _, e in mine if e["requested"] is not None}
+        free = [r for r in range(self.counts[role]) if r not in requested]
+        plan = {}
+        for i, e in mine:
+            plan[i] = e["requested"] if e["requested"] is not None else free.pop(0)
+        return plan, free
+
+    def assign(self):
+        """The node table: one dict per node (id, role, rank, address, index), sorted by id."""
+        nodes = []
+        for role in ROLES:
+            plan, _ = self._rank_plan(role)
+            base = 1 if role == "server" else 1 + self.counts["server"]
+            for i, rank in plan.items():
+                e = self.entries[i]
+                nodes.append({"id": base + rank, "role": role, "rank": rank, "address": e["address"],
+                              "index": i, **e["info"]})
+        return sorted(nodes, key=lambda n: n["id"])
+
+    def missing(self):
+        """A sentence naming the roles and ranks that never registered ('' when complete)."""
+        parts = []
+        for role in ROLES:
+            _, free = self._rank_plan(role)
+            if free:
+                parts.append("%d of %d %ss (%s)" % (len(free), self.counts[role], role, _ranks(free)))
+        return " and ".join(parts) + (" never registered" if parts else "")
+
+
+class BarrierBook:
+    """Barriers per group: who is waiting, and when everyone expected has arrived.
+
+    >>> b = BarrierBook()
+    >>> b.enter('workers', 4, 'token4', expected={4, 5})
+    []
+    >>> b.enter('workers', 5, 'token5', expected={4, 5})
+    ['token4', 'token5']
+    """
+
+    def __init__(self):
+        self.waiting = {}
+
+    def enter(self, group, node_id, token, expected):
+        """Record ``node_id`` in ``group``; returns the tokens to release (all of them) or []."""
+        self.waiting.setdefault(group, {})[node_id] = token
+        return self.check(group, expected)
+
+    def check(self, group, expected):
+        """Release ``group`` if everyone in ``expected`` is waiting (used when a member finishes)."""
+        waiting = self.waiting.get(group, {})
+        if waiting and set(expected) <= set(waiting):
+            del self.waiting[group]
+            return [waiting[n] for n in sorted(waiting)]
+        return []
+
+    def drain(self):
+        """Every waiting token (the job ended); the book is empty afterwards."""
+        tokens = [t for group in self.waiting.values() for t in group.values()]
+        self.waiting = {}
+        return tokens
+
+
+class HeartbeatMonitor:
+    """Last heartbeat per node; nodes silent for longer than ``timeout`` seconds are overdue.
+
+    >>> h = HeartbeatMonitor(timeout=2.0)
+    >>> h.beat(1, now=0.0); h.beat(2, now=1.5)
+    >>> h.overdue(now=2.5)
+    [(1, 2.5)]
+    """
+
+    def __init__(self, timeout):
+        self.timeout = timeout
+        self.last = {}
+
+    def beat(self, node_id, now):
+        self.last[node_id] = now
+
+    def forget(self, node_id):
+        self.last.pop(node_id, None)
+
+    def age(self, node_id, now):
+        """Seconds since ``node_id``'s last heartbeat, or None if it is not watched."""
+        return None if node_id not in self.last else now - self.last[node_id]
+
+    def overdue(self, now):
+        """(node id, age) of every watched node silent for more than the timeout, oldest first."""
+        late = [(n, now - t) for n, t in self.last.items() if now - t > self.timeout]
+        return sorted(late, key=lambda item: -item[1])
+
+
+class JobLifecycle:
+    """registering -> running -> finished | failed; errors and finished workers.
+
+    >>> job = JobLifecycle(num_workers=2)
+    >>> job.start_running(); job.worker_finished(0)
+    False
+    >>> job.worker_finished(1), job.state
+    (True, 'finished')
+    """
+
+    def __init__(self, num_workers):
+        self.num_workers = num_workers
+        self.state = "registering"
+        self.finished_workers = set()
+        self.errors = []
+        self.failure = None
+
+    def start_running(self):
+        if self.state == "registering":
+            self.state = "running"
+
+    @property
+    def ended(self):
+        return self.state in ("finished", "failed")
+
+    def worker_finished(self, rank):
+        """Record that worker ``rank`` finished; True when this made the whole job finished."""
+        self.finished_workers.add(rank)
+        if self.state == "running" and len(self.finished_workers) == self.num_workers:
+            self.state = "finished"
+            return True
+        return False
+
+    def fail(self, node, message, error):
+        """Record an error; True when it is the first failure (the one that ends the job)."""
+        self.errors.append({"node": node, "message": message})
+        if self.ended:
+            return False
+        self.state, self.failure = "failed", error
+        return True
