@@ -108,9 +108,9 @@ class KeyLayout:
         keys = sorted(self.shapes) if keys is None else self.check_known(keys)
         return sorted({p.server for k in keys for p in self._pieces[k]})
 
-    def to_meta(self, server):
-        """The part of the layout ``server`` needs, as msgpack-able lists (sent with INIT)."""
-        pieces = self.pieces_on(server)
+    def to_meta(self, server, keys=None):
+        """The pieces of ``keys`` (default all) ``server`` holds, as msgpack-able lists (sent with INIT)."""
+        pieces = self.pieces_on(server, keys)
         keys = sorted({p.key for p in pieces})
         return {"pieces": [[p.key, p.lo, p.hi] for p in pieces],
                 "shapes": [[k, list(self.shapes[k])] for k in keys]}

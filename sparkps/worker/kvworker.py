@@ -1,0 +1,225 @@
+"""KVWorker: non-blocking push / pull / pushpull of dense parameters, one request per server.
+
+Every call sends its requests and returns a request id at once; ``wait(rid, timeout)`` blocks until every
+server involved answered (filling the pull's output arrays) or raises an error naming the server. Keys and
+their shapes are declared once (``declare``); a request for server ``s`` carries the pieces of the keys that
+``s`` holds, concatenated in sorted key order (see :mod:`sparkps.server.layout`).
+
+In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
+pushed to it, so it returns the weights after that round was applied by every worker.
+
+>>> # worker = KVWorker(postoffice, sync=True)
+>>> # worker.declare({0: (3, 2)}); rid = worker.push([0], [grad]); worker.wait(rid, timeout=60)
+"""
+import itertools
+import threading
+import time
+
+import numpy as np
+
+from sparkps.errors import ConfigError, ShapeError
+from sparkps.server.layout import KeyLayout, check_key
+
+COMPRESSIONS = {None: None, "none": None, "fp16": np.float16}
+
+
+def compression_dtype(compression):
+    """The dtype pushed gradients travel as, from ``{'type': 'fp16'}`` / ``'fp16'`` / None."""
+    kind = compression.get("type") if isinstance(compression, dict) else compression
+    if isinstance(compression, dict) and set(compression) - {"type"}:
+        raise ConfigError("unknown compression option(s) %s" % sorted(set(compression) - {"type"}))
+    if kind not in COMPRESSIONS:
+        raise ConfigError("unknown gradient compression %r (known: 'fp16', None)" % (kind,))
+    return COMPRESSIONS[kind]
+
+
+def as_host_array(value):
+    """``value`` (numpy, CuPy or a list of per-device arrays, summed) as a numpy array."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ConfigError("an empty list of arrays was given as one kvstore value")
+        arrays = [as_host_array(v) for v in value]
+        return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
+    if hasattr(value, "get") and not isinstance(value, np.ndarray):
+        value = value.get()
+    return np.asarray(value)
+
+
+class _Request:
+    """Server requests behind one KVWorker request id, and where a pull's answers go."""
+
+    def __init__(self, parts, outs=None):
+        self.parts = parts  # [(server rank, postoffice rid, pieces)]
+        self.outs = outs
+
+
+class KVWorker:
+    """The worker side of the parameter server for one node. Thread-safe for concurrent requests.
+
+    ``push``/``pull``/``pushpull``/``init``/``command``/``leave`` never block; ``wait`` blocks at most
+    ``timeout`` seconds (default ``postoffice.timeouts.request``).
+    """
+
+    def __init__(self, postoffice, sync=False, compression=None, timeout=None):
+        self.postoffice = postoffice
+        self.sync = bool(sync)
+        self.push_dtype = compression_dtype(compression) or np.float32
+        self.timeout = timeout
+        self.layout = KeyLayout(postoffice.num_servers)
+        self.round = 0
+        self._last_round = {}
+        self._requests = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # ---- keys -----------------------------------------------------------------------------------
+    def declare(self, shapes):
+        """Register ``{key: shape}`` as one group of the layout (every worker declares the same)."""
+        self.layout.add(shapes)
+
+    def _flat_values(self, keys, values):
+        """Check ``keys``/``values`` and return ``{key: flat float32 view or copy}``."""
+        if len(keys) != len(values):
+            raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(values)))
+        flat = {}
+        for key, value in zip(keys, values):
+            key = check_key(key)
+            if key in flat:
+                raise ConfigError("kvstore key %d appears twice in one call" % key)
+            self.layout.check_known([key])
+            array = as_host_array(value)
+            if tuple(array.shape) != self.layout.shapes[key]:
+                raise ShapeError("kvstore key %d has shape %s, the value given has shape %s"
+                                 % (key, self.layout.shapes[key], tuple(array.shape)))
+            flat[key] = np.ascontiguousarray(array, dtype=np.float32).reshape(-1)
+        return flat
+
+    def _payload(self, pieces, flat, dtype=np.float32):
+        parts = [flat[p.key][p.lo:p.hi] for p in pieces]
+        payload = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return payload.astype(dtype, copy=False)
+
+    # ---- requests -------------------------------------------------------------------------------
+    def init(self, keys, values=None):
+        """Send the initial ``values`` (zeros if None) of declared ``keys`` to their servers; returns a rid.
+
+        One worker (rank 0) does this for every worker.
+        """
+        flat = self._flat_values(keys, values) if values is not None else None
+        keys = sorted(flat) if flat is not None else self.layout.check_known(keys)
+        return self._send("INIT", keys, flat, meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
+
+    def push(self, keys, values):
+        """Send gradients of ``keys`` (summed over workers on the servers); returns a request id."""
+        flat = self._flat_values(keys, values)
+        return self._send("PUSH", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync)
+
+    def pull(self, keys, outs):
+        """Ask for the weights of ``keys``; ``wait`` fills ``outs`` in place. Returns a request id."""
+        keys = [check_key(k) for k in keys]
+        return self._send("PULL", self._out_keys(keys, outs), None, outs=dict(zip(keys, outs)))
+
+    def pushpull(self, keys, values, outs):
+        """Push ``values`` and pull the resulting weights into ``outs`` in one request per server."""
+        flat = self._flat_values(keys, values)
+        self._out_keys(list(flat), outs)
+        return self._send("PUSHPULL", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync,
+                          outs=dict(zip(flat, outs)))
+
+    def command(self, cmd, meta, servers=None):
+        """Send ``cmd`` with ``meta`` to ``servers`` (ranks, default all); returns a request id."""
+        servers = range(self.postoffice.num_servers) if servers is None else servers
+        return self._send(cmd, None, None, servers=list(servers), meta_of=lambda s: dict(meta))
+
+    def _out_keys(self, keys, outs):
+        if len(keys) != len(outs):
+            raise ConfigError("%d kvstore keys but %d output arrays" % (len(keys), len(outs)))
+        for key, out in zip(keys, outs):
+            self.layout.check_known([key])
+            if tuple(out.shape) != self.layout.shapes[key]:
+                raise ShapeError("kvstore key %d has shape %s, the output array has shape %s"
+                                 % (key, self.layout.shapes[key], tuple(out.shape)))
+        if len(set(keys)) != len(keys):
+            raise ConfigError("a kvstore key appears twice in one pull")
+        return sorted(keys)
+
+    def _send(self, cmd, keys, flat, dtype=np.float32, new_round=False, outs=None, servers=None,
+              meta_of=None):
+        with self._lock:
+            if servers is None:
+                servers = self.layout.servers_for(keys)
+            if new_round:
+                self.round += 1
+            parts = []
+            for s in servers:
+                pieces = self.layout.pieces_on(s, keys) if keys is not None else []
+                meta = meta_of(s) if meta_of else {"keys": keys}
+                if new_round:
+                    self._last_round[s] = self.round
+                if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
+                    meta["round"] = self._last_round.get(s, 0)
+                arrays = [self._payload(pieces, flat, dtype)] if flat is not None else []
+                rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
+                parts.append((s, rid, pieces))
+            rid = next(self._ids)
+            self._requests[rid] = _Request(parts, outs)
+            return rid
+
+    # ---- completion -----------------------------------------------------------------------------
+    def wait(self, rid, timeout=None):
+        """Block until every server answered request ``rid``; returns the replies (Messages).
+
+        Fills a pull's output arrays. Raises PeerTimeout / RemoteError / NodeDied naming the server;
+        waits at most ``timeout`` s in all (default: the postoffice's request timeout).
+        """
+        with self._lock:
+            request = self._requests.pop(rid)
+        timeout = timeout or self.timeout or self.postoffice.timeouts.request
+        deadline = time.monotonic() + timeout
+        replies = []
+        try:
+            for index, (_, server_rid, pieces) in enumerate(request.parts):
+                reply = self.postoffice.wait(server_rid, max(deadline - time.monotonic(), 1e-3))
+                if request.outs is not None:
+                    self._scatter(pieces, reply, request.outs)
+                replies.append(reply)
+        except BaseException:
+            for _, server_rid, _ in request.parts[index + 1:]:
+                self.postoffice.discard(server_rid)
+            raise
+        if request.outs is not None:
+            self._finish_outs(request.outs)
+        return replies
+
+    def _scatter(self, pieces, reply, outs):
+        payload = reply.arrays[0].reshape(-1) if reply.arrays else np.zeros(0, np.float32)
+        expected = sum(p.size for p in pieces)
+        if payload.size != expected:
+            raise ConfigError("server answered %d values for pieces of %d elements" % (payload.size, expected))
+        offset = 0
+        for p in pieces:
+            target = self._host_view(outs, p.key)
+            target[p.lo:p.hi] = payload[offset:offset + p.size]
+            offset += p.size
+
+    def _host_view(self, outs, key):
+        out = outs[key]
+        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
+            return out.reshape(-1)
+        staged = outs.setdefault(("staged", key), np.empty(self.layout.size(key), np.float32))
+        return staged
+
+    def _finish_outs(self, outs):
+        for name in [k for k in outs if isinstance(k, tuple)]:
+            staged, out = outs.pop(name), outs[name[1]]
+            staged = staged.reshape(out.shape)
+            if isinstance(out, np.ndarray):
+                out[...] = staged
+            elif hasattr(out, "set"):
+                out.set(staged.astype(out.dtype, copy=False))
+            else:
+                out[...] = staged
+
+    def leave_meta(self):
+        """Meta of a LEAVE: the last round this worker pushed."""
+        return {"round": self.round}
