@@ -225,6 +225,7 @@ class PartitionBatches:
         self._rows = rows
         self._rng = np.random.default_rng(seed)
         self.epochs_started = 0
+        self.streaming = False      # True while the first epoch is still reading the partition
 
     @property
     def num_rows(self):
@@ -241,6 +242,7 @@ class PartitionBatches:
 
     def _first_epoch(self):
         rows, self._rows = self._rows, None
+        self.streaming = True
         for X, y in iter_batches(rows, self.batch_size, self.num_features):
             self.copy.append(X, y)
             if len(X) < self.batch_size:
@@ -249,6 +251,7 @@ class PartitionBatches:
             else:
                 yield X, y, 0
         self.copy.finish()
+        self.streaming = False
 
     def _replay(self):
         X_all, y_all = self.copy.finish()

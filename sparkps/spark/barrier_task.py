@@ -1,0 +1,158 @@
+"""The task of the single barrier stage: one per partition, each a worker; the first ``num_servers`` tasks
+also start a parameter server beside them as a subprocess.
+
+The closure captures one plain dict (the plan) and nothing of the driver.  A task returns one small dict:
+its rank, rows and per-epoch metrics; rank 0 adds the final weights (pulled from the servers) as .npz bytes.
+"""
+import contextlib
+import os
+
+from sparkps.errors import SparkpsError
+from sparkps.spark.data import PartitionBatches
+from sparkps.spark.partition_iter import PartitionIter
+
+SERVER_EXIT_SECONDS = 30
+
+
+class WorkerFailed(SparkpsError, RuntimeError):
+    """Raised by a training task; its message starts with ``sparkps worker N failed:`` for the driver."""
+
+
+def make_train_task(plan):
+    """The function given to ``rdd.barrier().mapPartitions``; ``plan`` is a dict of plain values."""
+    def train_partition(rows):
+        from pyspark import BarrierTaskContext
+        context = BarrierTaskContext.get()
+        yield run_worker(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context))
+    return train_partition
+
+
+def task_device(ctx, context):
+    """'gpu(N)' from the task's Spark GPU resource when training on GPU; 'cpu' otherwise."""
+    if not str(ctx).startswith("gpu"):
+        return "cpu"
+    resources = context.resources() if hasattr(context, "resources") else {}
+    if "gpu" in resources and resources["gpu"].addresses:
+        return "gpu(%s)" % resources["gpu"].addresses[0]
+    return str(ctx) if "(" in str(ctx) else "gpu(0)"
+
+
+def run_worker(plan, rank, rows, ctx="cpu"):
+    """Train on ``rows`` as worker ``rank`` (starting server ``rank`` first when rank < num_servers).
+
+    Blocks until every worker finished (the servers end then).  Any exception is reported to the
+    scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
+    """
+    server = kv = batches = None
+    try:
+        with _blas_threads(plan.get("blas_threads")):
+            if rank < plan["num_servers"]:
+                server = _start_server(plan, rank)
+            from sparkps import kvstore
+            kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
+                                rank=rank, timeouts=plan.get("timeouts"))
+            batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
+                                       seed=plan.get("seed", 0) + rank)
+            result = _fit(plan, kv, batches, rank, ctx)
+            kv.close()
+            if server is not None:
+                _await_exit(server, SERVER_EXIT_SECONDS)
+            return result
+    except BaseException as exc:
+        message = "%s: %s" % (type(exc).__name__, exc)
+        _report(kv, message)
+        raise WorkerFailed("sparkps worker %d failed: %s" % (rank, message)) from exc
+    finally:
+        if kv is not None:
+            with contextlib.suppress(Exception):
+                kv.close()
+        _stop(server)
+        if batches is not None:
+            batches.close()
+
+
+def _fit(plan, kv, batches, rank, ctx):
+    from sparkps import symbol as sym
+    from sparkps.model import FeedForward
+    from sparkps.spark.predictor import params_to_bytes
+    history = EpochHistory()
+    model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
+                        optimizer=plan["optimizer"], initializer=plan.get("initializer"),
+                        numpy_batch_size=plan["batch_size"], **plan.get("optimizer_params", {}))
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv,
+              batch_end_callback=history.on_batch)
+    result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs()}
+    if rank == 0:
+        result["params"] = params_to_bytes(model.arg_params, model.aux_params)
+    return result
+
+
+class EpochHistory:
+    """The last metric values seen in each epoch (FeedForward's metrics accumulate over an epoch)."""
+
+    def __init__(self):
+        self._last = {}
+
+    def on_batch(self, param):
+        metric = getattr(param, "eval_metric", None)
+        if metric is None:
+            return
+        names, values = metric.get()
+        if not isinstance(names, (list, tuple)):
+            names, values = [names], [values]
+        self._last[int(param.epoch)] = {str(n): float(v) for n, v in zip(names, values)}
+
+    def epochs(self):
+        return [dict(values, epoch=epoch) for epoch, values in sorted(self._last.items())]
+
+
+def _start_server(plan, rank):
+    from sparkps.comm.timeouts import Timeouts
+    from sparkps.server import spawn_server
+    env = dict(os.environ)
+    threads = str(plan.get("blas_threads") or 1)
+    env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts)
+
+
+def _await_exit(process, timeout):
+    import subprocess
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout)
+
+
+def _stop(process):
+    """Terminate, then kill, a server process that is still running."""
+    import subprocess
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
+
+
+def _report(kv, message):
+    if kv is None:
+        return
+    with contextlib.suppress(Exception):
+        kv.postoffice.report_error(message)
+
+
+@contextlib.contextmanager
+def _blas_threads(limit):
+    """Cap BLAS threads in this Python worker so workers and servers sharing cores do not oversubscribe."""
+    if not limit:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=int(limit)):
+        yield

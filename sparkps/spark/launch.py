@@ -1,0 +1,122 @@
+"""Run the one barrier stage on a background thread while the driver watches the scheduler.
+
+The stage runs under its own job group, so any failure (a worker's exception, a node reported dead by the
+scheduler, a timeout, Ctrl-C on the driver) cancels exactly this stage.  ``run_stage`` always stops the
+scheduler before it returns or raises.
+"""
+import re
+import threading
+import time
+import uuid
+
+from sparkps.errors import ClusterError, PeerTimeout
+
+POLL_SECONDS = 0.5
+
+
+class StageFailed(ClusterError):
+    """The barrier stage failed; the message names the failed role and its cause."""
+
+
+class _StageThread(threading.Thread):
+    """Collects ``rdd.barrier().mapPartitions(task)`` under ``job_group`` on its own thread."""
+
+    def __init__(self, sc, rdd, task, job_group, description):
+        super().__init__(name="sparkps-stage", daemon=True)
+        self.sc, self.rdd, self.task = sc, rdd, task
+        self.job_group, self.description = job_group, description
+        self.results, self.error = None, None
+
+    def run(self):
+        try:
+            self.sc.setJobGroup(self.job_group, self.description, interruptOnCancel=True)
+            self.results = self.rdd.barrier().mapPartitions(self.task).collect()
+        except BaseException as exc:  # reported by the driver's loop, which owns the clean-up
+            self.error = exc
+
+
+def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training"):
+    """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results.
+
+    Blocks until the stage finishes, a role fails, or ``timeout`` seconds pass (None: no limit).  Polls
+    ``scheduler.status()`` every half second for progress (shown through ``view``) and errors.  On any
+    failure it cancels the job group, stops the scheduler and raises StageFailed (PeerTimeout on timeout)
+    naming the failed role and its cause.
+    """
+    job_group = "sparkps-%s" % uuid.uuid4().hex[:12]
+    stage = _StageThread(sc, rdd, task, job_group, description)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    failure = None
+    stage.start()
+    try:
+        while stage.is_alive():
+            stage.join(POLL_SECONDS)
+            status = _status(scheduler)
+            if view is not None and status:
+                view.update(status)
+            failure = failure or _cluster_failure(status)
+            if failure is None and deadline is not None and time.monotonic() > deadline:
+                failure = PeerTimeout("training did not finish within %.0f s (timeout)" % timeout)
+            if failure is not None:
+                break
+        if failure is None and stage.error is not None:
+            failure = StageFailed(describe_stage_error(stage.error, _status(scheduler)))
+    except BaseException as exc:   # KeyboardInterrupt on the driver: clean up, then let it through
+        failure = exc
+    finally:
+        if failure is not None:
+            sc.cancelJobGroup(job_group)
+            stage.join(60)
+        scheduler.stop()
+    if failure is not None:
+        raise failure
+    return stage.results
+
+
+def _status(scheduler):
+    try:
+        return scheduler.status()
+    except Exception:  # a status failure must not hide the stage's own outcome
+        return {}
+
+
+def _cluster_failure(status):
+    """A StageFailed for errors the scheduler knows of, unless every worker already finished."""
+    if not status or status.get("state") == "finished":
+        return None
+    errors = status.get("errors") or []
+    if errors:
+        return StageFailed(_error_text(errors[0]), node=errors[0].get("node"))
+    if status.get("state") == "failed":
+        return StageFailed("the parameter-server cluster failed (scheduler state 'failed')")
+    return None
+
+
+def _error_text(error):
+    """The scheduler's error entry as one line that starts with the failed node's name."""
+    node, message = error.get("node"), str(error.get("message", ""))
+    if node and not message.startswith(str(node)):
+        return "%s failed: %s" % (node, message)
+    return message
+
+
+_PY_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout|Died)):\s*(.+)$", re.M)
+
+
+def describe_stage_error(exc, status=None):
+    """The most useful line of a failed stage: a role's error from the scheduler, else the task's Python
+    exception (``SomeError: message``) dug out of Spark's wrapped traceback, else Spark's own text."""
+    errors = (status or {}).get("errors") or []
+    if errors and errors[0].get("node"):
+        return _error_text(errors[0])
+    text = str(exc)
+    ours = re.findall(r"sparkps ((?:worker|server) \d+) failed: (.+)", text)
+    if ours:
+        return "%s failed: %s" % (ours[-1][0], ours[-1][1].strip())
+    found = [m for m in _PY_ERROR.finditer(text) if not m.group(1).startswith(("Py4J", "Spark"))]
+    role = "a Spark task"
+    if found:
+        last = found[-1]
+        return "%s failed: %s: %s" % (role, last.group(1), last.group(2).strip())
+    first_line = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return "%s failed: %s" % (role, first_line[:500])

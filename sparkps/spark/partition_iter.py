@@ -1,0 +1,37 @@
+"""A DataIter (MXNet's interface, as FeedForward.fit expects) over one Spark partition's batches."""
+from sparkps.io import DataBatch, DataDesc, DataIter
+
+
+class PartitionIter(DataIter):
+    """Epochs of full-size batches from a ``PartitionBatches``: the first streams the partition, later ones
+    replay its local copy.  ``reset()`` ends the current epoch (a half-read first epoch is read to the end
+    first, so no row is lost).  An empty partition gives empty epochs.
+    """
+
+    def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label"):
+        super().__init__(batches.batch_size)
+        self.batches = batches
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.data_name, self.label_name = data_name, label_name
+        self._epoch = None
+
+    @property
+    def provide_data(self):
+        return [DataDesc(self.data_name, (self.batch_size,) + self.input_shape)]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(self.label_name, (self.batch_size,))]
+
+    def reset(self):
+        if self._epoch is not None and self.batches.streaming:
+            for _ in self._epoch:
+                pass
+        self._epoch = None
+
+    def next(self):
+        if self._epoch is None:
+            self._epoch = self.batches.epoch()
+        X, y, pad = next(self._epoch)
+        return DataBatch([X.reshape((self.batch_size,) + self.input_shape)], [y], pad=pad,
+                         provide_data=self.provide_data, provide_label=self.provide_label)

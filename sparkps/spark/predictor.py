@@ -1,0 +1,127 @@
+"""Batched prediction with a bound executor, the part of SparkModel that runs inside Spark's Python workers.
+
+A ``ModelPayload`` is the broadcast form of a model (symbol JSON + params as .npz bytes, no pickled objects);
+``PredictorCache`` keeps one bound Predictor per model id in each Python worker so later partitions and
+later tasks skip the bind.
+"""
+import io
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from sparkps.errors import ConfigError
+
+
+def params_to_bytes(arg_params, aux_params=None):
+    """``{'arg:name': array, 'aux:name': array}`` as .npz bytes (numpy only, no pickle)."""
+    arrays = {"arg:%s" % k: _host(v) for k, v in (arg_params or {}).items()}
+    arrays.update({"aux:%s" % k: _host(v) for k, v in (aux_params or {}).items()})
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def params_from_bytes(data):
+    """Inverse of ``params_to_bytes``: ``(arg_params, aux_params)`` dicts of numpy arrays."""
+    arg_params, aux_params = {}, {}
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        for key in archive.files:
+            kind, _, name = key.partition(":")
+            (arg_params if kind == "arg" else aux_params)[name] = archive[key]
+    return arg_params, aux_params
+
+
+def _host(array):
+    if isinstance(array, np.ndarray):
+        return array
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def data_input_name(symbol, arg_params, label_name):
+    """The one argument of ``symbol`` that is neither a parameter nor the label (usually 'data')."""
+    names = [n for n in symbol.list_arguments() if n not in arg_params and n != label_name]
+    if len(names) != 1:
+        raise ConfigError("the symbol must have exactly one data input besides its parameters and label "
+                          "%r; it has %s" % (label_name, names))
+    return names[0]
+
+
+class Predictor:
+    """A symbol bound once for inference on ``batch_size`` rows of ``input_shape``.
+
+    ``predict(X)`` runs any number of rows (padding the last batch) and returns the first output as numpy.
+    Not thread-safe (one executor); does not block on anything but computation.
+    """
+
+    def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
+                 ctx="cpu"):
+        from sparkps import symbol as sym
+        self.symbol = sym.load_json(symbol_json)
+        self.arg_params, self.aux_params = params_from_bytes(params_bytes)
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.num_features = int(np.prod(self.input_shape))
+        self.batch_size = int(batch_size)
+        self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
+        shapes = {self.data_name: (self.batch_size,) + self.input_shape}
+        if label_name in self.symbol.list_arguments():
+            shapes[label_name] = (self.batch_size,)
+        self.executor = self.symbol.simple_bind(ctx=ctx, grad_req="null", **shapes)
+        self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
+        self.lock = threading.Lock()
+
+    def predict(self, X):
+        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
+        X = np.asarray(X, dtype=np.float32).reshape(-1, self.num_features)
+        outputs = []
+        with self.lock:
+            for start in range(0, len(X), self.batch_size):
+                chunk = X[start:start + self.batch_size]
+                n = len(chunk)
+                if n < self.batch_size:
+                    chunk = np.concatenate([chunk, np.zeros((self.batch_size - n, self.num_features),
+                                                            np.float32)])
+                out = self.executor.forward(is_train=False, **{
+                    self.data_name: chunk.reshape((self.batch_size,) + self.input_shape)})
+                outputs.append(np.array(_host(out[0])[:n]))
+        if not outputs:
+            return np.empty((0,) + self._output_tail(), np.float32)
+        return np.concatenate(outputs)
+
+    def _output_tail(self):
+        _, out_shapes, _ = self.symbol.infer_shape(**{self.data_name: (1,) + self.input_shape})
+        return tuple(out_shapes[0][1:])
+
+
+class PredictorCache:
+    """At most ``capacity`` Predictors per Python worker, keyed by model id (least recently used evicted)."""
+
+    def __init__(self, capacity=4):
+        self.capacity = capacity
+        self._items = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, model_id, make):
+        """The cached Predictor for ``model_id``, built with ``make()`` on first use."""
+        with self._lock:
+            if model_id in self._items:
+                self._items.move_to_end(model_id)
+                return self._items[model_id]
+        predictor = make()
+        with self._lock:
+            self._items[model_id] = predictor
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return predictor
+
+
+# One cache per Python worker process: Spark reuses its Python workers across tasks, so a model broadcast
+# once is bound once per worker.  Only prediction uses it; nothing here holds cluster state.
+WORKER_PREDICTORS = PredictorCache()
+
+
+def predictor_for(payload):
+    """The Python worker's Predictor for a broadcast payload dict (see SparkModel.payload)."""
+    return WORKER_PREDICTORS.get(payload["id"], lambda: Predictor(
+        payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
+        payload["label_name"], payload.get("ctx", "cpu")))

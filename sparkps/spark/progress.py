@@ -1,0 +1,95 @@
+"""The driver's view of training: a progress bar on a terminal, log lines otherwise.
+
+``summarize`` turns the scheduler's per-worker progress into one line of numbers (a pure function);
+``ProgressView`` shows it, throttled, and never blocks.
+"""
+import logging
+import sys
+import time
+
+LOG = logging.getLogger("sparkps.spark")
+
+
+def summarize(progress, num_workers):
+    """Combine ``scheduler.status()['progress']`` into {epoch, step, samples, metrics, workers}.
+
+    epoch is the slowest worker's epoch, step and samples are sums over workers, metrics are averaged over
+    the workers that reported them.  Missing or odd entries are skipped, never raised on.
+    """
+    entries = [entry for entry in (progress or {}).values() if isinstance(entry, dict)]
+    metrics = {}
+    for entry in entries:
+        for name, value in (entry.get("metrics") or {}).items():
+            if isinstance(value, (int, float)):
+                metrics.setdefault(name, []).append(float(value))
+    epochs = [int(entry.get("epoch", 0) or 0) for entry in entries]
+    return {
+        "epoch": min(epochs) if len(epochs) == num_workers else 0,
+        "step": sum(int(entry.get("nbatch", 0) or 0) for entry in entries),
+        "samples": sum(int(entry.get("samples", 0) or 0) for entry in entries),
+        "metrics": {name: sum(values) / len(values) for name, values in metrics.items()},
+        "workers": len(entries),
+    }
+
+
+def format_summary(summary, num_epoch, samples_per_s):
+    """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``."""
+    metrics = " ".join("%s=%.4f" % (name, value) for name, value in sorted(summary["metrics"].items()))
+    return "epoch %d/%d step %d %s %.0f samples/s" % (
+        min(summary["epoch"] + 1, num_epoch), num_epoch, summary["step"], metrics, samples_per_s)
+
+
+class ProgressView:
+    """Shows training progress from scheduler status snapshots.
+
+    On a terminal (or ``bar=True``) a tqdm bar counts epochs with the metrics as its postfix; otherwise a
+    log line is written at most every ``log_every`` seconds.  ``update`` and ``close`` never block.
+    """
+
+    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None):
+        self.num_epoch, self.num_workers = num_epoch, num_workers
+        self.log_every = log_every
+        stream = stream or sys.stderr
+        self._stream = stream
+        if bar is None:
+            bar = hasattr(stream, "isatty") and stream.isatty()
+        self._bar = None
+        if bar:
+            from tqdm import tqdm
+            self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
+        self._last_log = 0.0
+        self._last_samples, self._last_time = 0, time.monotonic()
+        self.samples_per_s = 0.0
+        self.last = None
+
+    def update(self, status):
+        """Take one ``scheduler.status()`` snapshot."""
+        summary = summarize(status.get("progress"), self.num_workers)
+        now = time.monotonic()
+        if summary["samples"] > self._last_samples and now > self._last_time:
+            self.samples_per_s = (summary["samples"] - self._last_samples) / (now - self._last_time)
+            self._last_samples, self._last_time = summary["samples"], now
+        self.last = summary
+        if self._bar is not None:
+            self._bar.n = min(summary["epoch"], self.num_epoch)
+            postfix = {name: "%.4f" % value for name, value in summary["metrics"].items()}
+            postfix.update(step=summary["step"], samples_s="%.0f" % self.samples_per_s)
+            self._bar.set_postfix(postfix, refresh=True)
+        elif summary["workers"] and now - self._last_log >= self.log_every:
+            self._last_log = now
+            self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
+
+    def _say(self, line):
+        if LOG.hasHandlers():
+            LOG.info(line)
+        else:
+            print("sparkps: " + line, file=self._stream, flush=True)
+
+    def close(self, finished=False):
+        """Close the bar (filled when ``finished``)."""
+        if self._bar is not None:
+            if finished:
+                self._bar.n = self.num_epoch
+                self._bar.refresh()
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,140 @@
+"""SparkTrainer: fit a Symbol on an RDD or DataFrame with the parameter server inside one Spark job.
+
+    trainer = SparkTrainer(net, input_shape=(64,), batch_size=64, num_epoch=10,
+                           num_workers=2, num_servers=1, optimizer='sgd',
+                           optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+    model = trainer.fit(rdd)              # rdd of (features, label) or LabeledPoint; or a DataFrame
+    model.transform(test_df).show()
+
+The driver starts the scheduler (port 0), then one barrier stage of ``num_workers`` tasks trains; tasks
+0..num_servers-1 also run a server process each.  So the job needs exactly ``num_workers`` task slots.
+"""
+import numpy as np
+
+from sparkps.errors import ClusterError, ConfigError
+from sparkps.spark import checks
+from sparkps.spark.barrier_task import make_train_task
+from sparkps.spark.launch import run_stage
+from sparkps.spark.model import SparkModel
+from sparkps.spark.progress import ProgressView
+
+KVSTORES = ("dist_sync", "dist_async")
+
+
+class SparkTrainer:
+    """Distributed training of one network on Spark data.
+
+    ``timeout`` bounds the whole ``fit`` (None: no limit); ``timeouts`` (dict of
+    ``sparkps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
+    heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
+    False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
+    write, e.g. a shared mount) gets the servers' weights and optimizer state after every epoch.
+    """
+
+    def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
+                 kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
+                 label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
+                 timeouts=None, progress=None, seed=0, blas_threads=1):
+        if kvstore not in KVSTORES:
+            raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(KVSTORES), kvstore))
+        checks.check_roles(num_workers, num_servers)
+        if int(batch_size) < 1 or int(num_epoch) < 1:
+            raise ConfigError("batch_size and num_epoch must be >= 1, got %r and %r" % (batch_size, num_epoch))
+        self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
+        self.input_shape = tuple(int(d) for d in (input_shape if hasattr(input_shape, "__len__")
+                                                  else (input_shape,)))
+        self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
+        self.num_workers, self.num_servers = int(num_workers), int(num_servers)
+        self.kvstore, self.optimizer = kvstore, optimizer
+        self.optimizer_params = dict(optimizer_params or {})
+        self.initializer, self.ctx, self.label_name = initializer, ctx, label_name
+        self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
+        self.timeout, self.timeouts = timeout, dict(timeouts or {})
+        self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
+
+    def fit(self, data, features_col="features", label_col="label"):
+        """Train on ``data`` and return a SparkModel holding the servers' final weights.
+
+        ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
+        (``features_col``, ``label_col``).  Blocks until training ends, a role fails or ``timeout`` passes;
+        raises ConfigError before launching when the cluster cannot run ``num_workers`` barrier tasks, and
+        ClusterError naming the failed role otherwise.
+        """
+        rdd = _as_rdd(data, features_col, label_col)
+        sc = rdd.context
+        checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, self.num_workers)
+        rdd = _partitioned(rdd, self.num_workers)
+        from sparkps.comm.timeouts import Timeouts
+        from sparkps.scheduler import Scheduler
+        scheduler = Scheduler(self.num_servers, self.num_workers, timeouts=Timeouts(**self.timeouts))
+        scheduler.start()
+        try:
+            task = make_train_task(self._plan(scheduler.uri, scheduler.secret))
+        except BaseException:
+            scheduler.stop()
+            raise
+        view = ProgressView(self.num_epoch, self.num_workers, bar=self.progress)
+        try:
+            results = run_stage(sc, rdd, task, scheduler, view, self.timeout,
+                                "sparkps: %d workers, %d servers" % (self.num_workers, self.num_servers))
+        finally:
+            view.close(finished=False)
+        return self._model(results)
+
+    def _plan(self, scheduler_uri, secret):
+        """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
+        return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": self.num_servers,
+                "num_workers": self.num_workers, "kvstore": self.kvstore, "symbol": self.symbol_json,
+                "input_shape": list(self.input_shape), "num_features": int(np.prod(self.input_shape)),
+                "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
+                "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
+                "ctx": self.ctx, "label_name": self.label_name, "eval_metric": self.eval_metric,
+                "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
+                "seed": self.seed, "blas_threads": self.blas_threads}
+
+    def _model(self, results):
+        final = [r for r in results if r.get("params") is not None]
+        if not final:
+            raise ClusterError("training finished but worker 0 returned no weights")
+        return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
+                                     label_name=self.label_name, batch_size=max(self.batch_size, 256),
+                                     epoch=self.num_epoch, history=merge_histories(results))
+
+
+def merge_histories(results):
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...]."""
+    sums, weights = {}, {}
+    for result in results:
+        rows = max(int(result.get("rows", 0)), 0)
+        for entry in result.get("history", []):
+            epoch = int(entry["epoch"])
+            for name, value in entry.items():
+                if name != "epoch" and rows:
+                    sums.setdefault(epoch, {}).setdefault(name, 0.0)
+                    sums[epoch][name] += float(value) * rows
+                    weights.setdefault(epoch, {}).setdefault(name, 0)
+                    weights[epoch][name] += rows
+    return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
+            for epoch in sorted(sums)]
+
+
+def _as_rdd(data, features_col, label_col):
+    """An RDD of rows from an RDD or a DataFrame (its ``features_col`` and ``label_col``)."""
+    if hasattr(data, "rdd") and hasattr(data, "select"):
+        missing = [c for c in (features_col, label_col) if c not in data.columns]
+        if missing:
+            raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
+        return data.select(features_col, label_col).rdd
+    if not hasattr(data, "mapPartitions"):
+        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+    return data
+
+
+def _partitioned(rdd, num_workers):
+    """Exactly ``num_workers`` partitions: coalesce (no shuffle) when there are more, else repartition."""
+    partitions = rdd.getNumPartitions()
+    if partitions > num_workers:
+        return rdd.coalesce(num_workers)
+    if partitions < num_workers:
+        return rdd.repartition(num_workers)
+    return rdd
