@@ -94,10 +94,11 @@ class KVWorker:
             flat[key] = np.ascontiguousarray(array, dtype=np.float32).reshape(-1)
         return flat
 
-    def _payload(self, pieces, flat, dtype=np.float32):
+    def _payload(self, pieces, flat, dtype=np.float32, copy=False):
         parts = [flat[p.key][p.lo:p.hi] for p in pieces]
-        payload = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return payload.astype(dtype, copy=False)
+        if len(parts) > 1:
+            return np.concatenate(parts).astype(dtype, copy=False)
+        return np.array(parts[0], dtype=dtype, copy=True) if copy else parts[0].astype(dtype, copy=False)
 
     # ---- requests -------------------------------------------------------------------------------
     def init(self, keys, values=None):
@@ -109,10 +110,13 @@ class KVWorker:
         keys = sorted(flat) if flat is not None else self.layout.check_known(keys)
         return self._send("INIT", keys, flat, meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
 
-    def push(self, keys, values):
-        """Send gradients of ``keys`` (summed over workers on the servers); returns a request id."""
+    def push(self, keys, values, copy=True):
+        """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
+
+        With ``copy=False`` the values may travel without a copy: leave them unchanged until ``wait``.
+        """
         flat = self._flat_values(keys, values)
-        return self._send("PUSH", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync)
+        return self._send("PUSH", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync, copy=copy)
 
     def pull(self, keys, outs):
         """Ask for the weights of ``keys``; ``wait`` fills ``outs`` in place. Returns a request id."""
@@ -120,7 +124,10 @@ class KVWorker:
         return self._send("PULL", self._out_keys(keys, outs), None, outs=dict(zip(keys, outs)))
 
     def pushpull(self, keys, values, outs):
-        """Push ``values`` and pull the resulting weights into ``outs`` in one request per server."""
+        """Push ``values`` and pull the resulting weights into ``outs`` in one request per server.
+
+        The values travel without a copy: leave them unchanged until ``wait`` returned.
+        """
         flat = self._flat_values(keys, values)
         self._out_keys(list(flat), outs)
         return self._send("PUSHPULL", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync,
@@ -144,7 +151,7 @@ class KVWorker:
         return sorted(keys)
 
     def _send(self, cmd, keys, flat, dtype=np.float32, new_round=False, outs=None, servers=None,
-              meta_of=None):
+              meta_of=None, copy=False):
         with self._lock:
             if servers is None:
                 servers = self.layout.servers_for(keys)
@@ -158,7 +165,7 @@ class KVWorker:
                     self._last_round[s] = self.round
                 if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
                     meta["round"] = self._last_round.get(s, 0)
-                arrays = [self._payload(pieces, flat, dtype)] if flat is not None else []
+                arrays = [self._payload(pieces, flat, dtype, copy)] if flat is not None else []
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
             rid = next(self._ids)
