@@ -1,1 +1,32 @@
-"""sparkps: MXNet-style networks trained by a parameter server inside Apache Spark."""
+"""sparkps: MXNet-style networks trained by a parameter server inside Apache Spark.
+
+    import sparkps as sp
+    net = sp.sym.SoftmaxOutput(sp.sym.FullyConnected(sp.sym.Variable('data'), num_hidden=10), name='softmax')
+    model = sp.FeedForward(net, num_epoch=10, optimizer='sgd', learning_rate=0.1)
+    model.fit(X, y)
+
+Subpackages are imported on first use, so ``import sparkps`` stays cheap.
+"""
+import importlib
+
+__version__ = '0.1.0'
+
+_SUBMODULES = ('symbol', 'optimizer', 'initializer', 'metric', 'io', 'kvstore', 'lr_scheduler', 'callback',
+               'model', 'backend', 'errors')
+_ALIASES = {'sym': 'symbol', 'init': 'initializer', 'kv': 'kvstore', 'opt': 'optimizer'}
+_NAMES = {'FeedForward': 'model', 'cpu': 'backend', 'gpu': 'backend', 'Context': 'backend'}
+
+__all__ = list(_SUBMODULES) + list(_ALIASES) + list(_NAMES)
+
+
+def __getattr__(name):
+    module = _ALIASES.get(name, name)
+    if module in _SUBMODULES:
+        return importlib.import_module(f'sparkps.{module}')
+    if name in _NAMES:
+        return getattr(importlib.import_module(f'sparkps.{_NAMES[name]}'), name)
+    raise AttributeError(f"module 'sparkps' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
