@@ -1,0 +1,117 @@
+"""simple_bind and bind: turn shapes or user arrays into the dictionaries an Executor runs on."""
+import numpy as np
+
+from .. import backend
+from ..errors import ConfigError, ShapeError
+from .executor import Executor
+
+GRAD_REQS = ("write", "add", "null")
+
+
+def normalize_grad_req(grad_req, names):
+    """{argument: 'write'|'add'|'null'} from a string, a list (in argument order) or a dict."""
+    if isinstance(grad_req, str):
+        reqs = {n: grad_req for n in names}
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(names):
+            raise ConfigError("grad_req list has %d entries for %d arguments" % (len(grad_req), len(names)))
+        reqs = dict(zip(names, grad_req))
+    elif isinstance(grad_req, dict):
+        unknown = sorted(set(grad_req) - set(names))
+        if unknown:
+            raise ConfigError("grad_req names %s, not arguments (arguments: %s)"
+                              % (", ".join(map(repr, unknown)), ", ".join(names)))
+        reqs = {n: grad_req.get(n, "null") for n in names}
+    else:
+        raise ConfigError("grad_req must be a string, list or dict, got %r" % (grad_req,))
+    for name, req in reqs.items():
+        if req not in GRAD_REQS:
+            raise ConfigError("grad_req %r for '%s': use 'write', 'add' or 'null'" % (req, name))
+    return reqs
+
+
+def _check_unique(symbol):
+    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+    seen, dup = set(), []
+    for n in names:
+        if n in seen:
+            dup.append(n)
+        seen.add(n)
+    if dup:
+        raise ConfigError("the symbol has several arguments named %s; give the ops distinct names"
+                          % ", ".join(repr(d) for d in sorted(set(dup))))
+
+
+def simple_bind(symbol, ctx, grad_req, type_dict, dtype, shapes):
+    """Allocate arguments (inputs named in ``shapes`` start as NaN until given), gradients and aux
+    states (moving variances start at one) and bind them."""
+    _check_unique(symbol)
+    ctx = backend.Context.parse(ctx)
+    xp = backend.get_array_module(ctx)
+    names = symbol.list_arguments()
+    arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
+    missing = [n for n, s in zip(names, arg_shapes) if s is None]
+    if missing:
+        raise ShapeError("simple_bind: cannot infer the shapes of %s from %s; pass them as keyword shapes"
+                         % (", ".join(repr(m) for m in missing), shapes))
+    dtype = np.dtype(dtype)
+    types = {n: np.dtype((type_dict or {}).get(n, dtype)) for n in names}
+    args = {n: xp.zeros(s, dtype=types[n]) for n, s in zip(names, arg_shapes)}
+    for name in shapes:
+        args[name].fill(np.nan)
+    reqs = normalize_grad_req(grad_req, names)
+    grads = {n: xp.zeros(args[n].shape, dtype=types[n]) for n in names if reqs[n] != "null"}
+    aux = {}
+    for name, shape in zip(symbol.list_auxiliary_states(), aux_shapes):
+        aux[name] = (xp.ones if name.endswith("_var") else xp.zeros)(shape, dtype=dtype)
+    return Executor(symbol, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes))
+
+
+def _as_dict(values, names, what, allow_none=False):
+    if values is None:
+        return {}
+    if isinstance(values, dict):
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ConfigError("bind: %s %s not in %s" % (what, ", ".join(map(repr, unknown)), ", ".join(names)))
+        return dict(values)
+    values = list(values)
+    if len(values) != len(names):
+        raise ConfigError("bind: %d %s for %d names (%s)" % (len(values), what, len(names), ", ".join(names)))
+    return {n: v for n, v in zip(names, values) if v is not None or allow_none}
+
+
+def _on_device(xp, array, name):
+    if isinstance(array, xp.ndarray) and array.flags.c_contiguous:
+        return array
+    if array is None:
+        raise ConfigError("bind: no array given for '%s'" % name)
+    return xp.ascontiguousarray(xp.asarray(backend.asnumpy(array) if xp is not np else array))
+
+
+def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
+    """Bind user arrays (used in place when already contiguous arrays of ctx's backend)."""
+    _check_unique(symbol)
+    ctx = backend.Context.parse(ctx)
+    xp = backend.get_array_module(ctx)
+    names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    args = _as_dict(args, names, "args")
+    missing = [n for n in names if n not in args]
+    if missing:
+        raise ConfigError("bind: no array for argument(s) %s" % ", ".join(map(repr, missing)))
+    args = {n: _on_device(xp, args[n], n) for n in names}
+    grads = {n: _on_device(xp, g, n) for n, g in _as_dict(args_grad, names, "args_grad").items()}
+    reqs = normalize_grad_req(grad_req if args_grad is not None else "null", names)
+    for name in names:
+        if reqs[name] != "null" and name not in grads:
+            reqs[name] = "null"
+    aux = {n: _on_device(xp, a, n) for n, a in _as_dict(aux_states, aux_names, "aux_states").items()}
+    missing_aux = [n for n in aux_names if n not in aux]
+    if missing_aux:
+        raise ConfigError("bind: no array for auxiliary state(s) %s" % ", ".join(map(repr, missing_aux)))
+    for name, grad in grads.items():
+        if grad.shape != args[name].shape:
+            raise ShapeError("bind: gradient of '%s' has shape %s, the argument has %s"
+                             % (name, grad.shape, args[name].shape))
+    dtype = np.result_type(*[a.dtype for a in args.values()]) if args else np.float32
+    return Executor(symbol, ctx, args, grads, reqs, aux, dtype)

@@ -1,0 +1,260 @@
+"""Executor: runs a bound symbol's forward graph and its explicit backward graph.
+
+At bind time the executor builds the backward graph for the arguments whose grad_req is not
+'null', keeps only the backward nodes those gradients depend on, infers every shape, plans memory
+once, and turns each node into a prepared call over fixed arrays. A training step is then two
+loops over those calls: no graph walking and no allocation of parameter-sized arrays per step.
+
+    exe = net.simple_bind('cpu', data=(128, 784))
+    exe.forward(is_train=True, data=x, softmax_label=y)
+    exe.backward()
+    exe.grad_dict['fc1_weight']
+
+Nothing here blocks beyond the array computations themselves (on a gpu context CuPy may queue them).
+"""
+from functools import partial
+
+import numpy as np
+
+from .. import backend
+from ..errors import ConfigError, DataError, ShapeError
+from .autodiff import build_gradients
+from .graph import topo_order
+from .memory import MemoryPlan
+from .shape import infer_graph_shapes
+
+
+class Runtime:
+    """What ops see at run time besides their arrays."""
+
+    __slots__ = ("xp", "is_train", "rng", "ctx")
+
+    def __init__(self, ctx, xp, seed=None):
+        self.ctx, self.xp, self.is_train = ctx, xp, False
+        self.rng = backend.make_rng(ctx, seed)
+
+
+class Executor:
+    """A symbol bound to arrays on one context. Made by ``simple_bind`` / ``bind``."""
+
+    def __init__(self, symbol, ctx, args, grads, grad_req, aux, dtype, unverified=()):
+        self._symbol = symbol
+        self.ctx = ctx
+        self.xp = backend.get_array_module(ctx)
+        self._rt = Runtime(ctx, self.xp)
+        self._dtype = np.dtype(dtype)
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_dict, self.aux_dict = args, aux
+        self.grad_req = grad_req
+        self.grad_dict = {k: v for k, v in grads.items() if grad_req.get(k, "null") != "null"}
+        self._heads = symbol.entries
+        self._build()
+        self._unverified = {n for n in unverified if n in self._forward_inputs}
+        self._custom_head_grads = False
+
+    # ---- building -------------------------------------------------------------------------------
+    def _build(self):
+        wrt = [n for n in self._arg_names if self.grad_req.get(n, "null") != "null"]
+        self.forward_nodes = [n for n in topo_order(self._heads) if n.op is not None]
+        grads, self._head_grad_nodes = build_gradients(self._heads, wrt) if wrt else ({}, [])
+        targets = [g for g in grads.values() if g is not None]
+        in_forward = set(map(id, self.forward_nodes))
+        self.backward_nodes = [n for n in topo_order(targets) if n.op is not None and id(n) not in in_forward]
+        shapes = self._shapes(targets)
+        bound, pinned, extra = self._bound_arrays(grads, shapes)
+        sequence = self.forward_nodes + self.backward_nodes
+        self._memory = MemoryPlan(sequence, shapes, self._dtype, self.xp, bound, pinned=self._heads)
+        self._arrays = self._memory.arrays
+        self.outputs = [self._arrays[e] for e in self._heads]
+        self._forward_steps = [self._step(n, shapes) for n in self.forward_nodes]
+        self._backward_steps = [self._step(n, shapes) for n in self.backward_nodes] + extra(self._arrays)
+        self._forward_inputs = self._inputs_read_by_forward()
+
+    def _shapes(self, targets):
+        known = {name: tuple(a.shape) for name, a in self.arg_dict.items()}
+        aux_known = {name: tuple(a.shape) for name, a in self.aux_dict.items()}
+        nodes = topo_order(self._heads)
+        shapes, _ = infer_graph_shapes(nodes, known, aux_known)
+        for (node, i), placeholder in zip(self._heads, self._head_grad_nodes):
+            known[placeholder.name] = shapes[(node, i)]
+        shapes, _ = infer_graph_shapes(topo_order(self._heads + targets), known, aux_known)
+        unknown = sorted({n.name for (n, _), s in shapes.items() if s is None})
+        if unknown:
+            raise ShapeError("cannot infer the shapes of %s" % ", ".join(unknown))
+        return shapes
+
+    def _bound_arrays(self, grads, shapes):
+        """Arrays fixed before planning, and a function giving the gradient steps that copy/add."""
+        bound = {}
+        for node in topo_order(self._heads):
+            if node.op is None:
+                bound[(node, 0)] = self.arg_dict[node.name]
+        self.head_grad_arrays = []
+        for placeholder, head in zip(self._head_grad_nodes, self._heads):
+            array = self.xp.ones(shapes[head], dtype=self._dtype)
+            bound[(placeholder, 0)] = array
+            self.head_grad_arrays.append(array)
+        produced = {(n, i) for n in self.backward_nodes for i in range(n.num_outputs)}
+        later = []
+        for name, entry in grads.items():
+            grad, req = self.grad_dict[name], self.grad_req[name]
+            if entry is None:
+                if req == "write":
+                    grad.fill(0)
+            elif req == "write" and entry in produced and entry not in bound:
+                bound[entry] = grad
+            else:
+                later.append((grad, entry, req))
+
+        def extra(arrays):
+            xp = self.xp
+            return [partial(xp.add, grad, arrays[e], out=grad) if req == "add" else
+                    partial(xp.copyto, grad, arrays[e]) for grad, e, req in later]
+        return bound, list(bound), extra
+
+    def _step(self, node, shapes):
+        arrays, op = self._arrays, node.op
+        ins = [arrays[e] for e in node.inputs]
+        outs = [arrays[(node, i)] for i in range(op.num_outputs)]
+        aux = [self.aux_dict["%s_%s" % (node.name, a)] for a in op.aux_names()]
+        in_shapes = [shapes[e] for e in node.inputs]
+        out_shapes = [shapes[(node, i)] for i in range(op.num_outputs)]
+        for shape, dtype in op.scratch_shapes(in_shapes, out_shapes):
+            aux.append(self.xp.zeros(shape, dtype=dtype or self._dtype))
+        return partial(op.forward, self._rt, ins, outs, aux)
+
+    def _inputs_read_by_forward(self):
+        """Arguments some forward op reads (labels of loss heads are read only by backward)."""
+        read = set()
+        for node in self.forward_nodes:
+            for pos, (src, _) in enumerate(node.inputs):
+                if src.op is None and pos not in node.op.label_inputs:
+                    read.add(src.name)
+        return read
+
+    # ---- running -----------------------------------------------------------------------------
+    def forward(self, is_train=False, **inputs):
+        """Copy ``inputs`` into arg_dict (shapes must match exactly; NaN/inf raise DataError), run
+        the forward graph, return ``outputs``. In training, batch statistics and dropout apply."""
+        for name, value in inputs.items():
+            self._feed(name, value)
+        if self._unverified:
+            self._check_given(is_train)
+        if self.ctx.device_type == "gpu":
+            self.ctx.enter()
+        self._rt.is_train = bool(is_train)
+        for step in self._forward_steps:
+            step()
+        return self.outputs
+
+    def backward(self, out_grads=None):
+        """Run the backward graph into grad_dict. ``out_grads`` (one array or a list, one per output)
+        is the gradient flowing into the outputs; loss heads ignore it; default ones."""
+        if out_grads is not None:
+            self._set_head_grads(out_grads)
+        elif self._custom_head_grads:
+            for array in self.head_grad_arrays:
+                array.fill(1)
+            self._custom_head_grads = False
+        if self.ctx.device_type == "gpu":
+            self.ctx.enter()
+        for step in self._backward_steps:
+            step()
+
+    def _set_head_grads(self, out_grads):
+        if not isinstance(out_grads, (list, tuple)):
+            out_grads = [out_grads]
+        if len(out_grads) != len(self.head_grad_arrays):
+            raise ConfigError("backward got %d out_grads for %d outputs" % (len(out_grads), len(self._heads)))
+        names = self._symbol.list_outputs()
+        for name, array, value in zip(names, self.head_grad_arrays, out_grads):
+            if tuple(value.shape) != array.shape:
+                raise ShapeError("out_grad for '%s' has shape %s, the output has %s"
+                                 % (name, tuple(value.shape), array.shape))
+            backend.copy_into(array, value)
+        self._custom_head_grads = True
+
+    def _feed(self, name, value):
+        target = self.arg_dict.get(name)
+        if target is None:
+            raise ConfigError("forward: %r is not an argument of this executor (arguments: %s)"
+                              % (name, ", ".join(self._arg_names)))
+        shape = tuple(getattr(value, "shape", np.shape(value)))
+        if shape != target.shape:
+            raise ShapeError("forward: input '%s' has shape %s but the executor was bound with %s"
+                             % (name, shape, target.shape))
+        backend.copy_into(target, value)
+        if not self._finite(target):
+            raise DataError("forward: input '%s' holds NaN or inf (first at flat index %d)"
+                            % (name, int(np.flatnonzero(~np.isfinite(backend.asnumpy(target)))[0])))
+        self._unverified.discard(name)
+
+    def _finite(self, array):
+        # One dot with zeros is NaN exactly when some element is NaN or inf, and it never overflows.
+        if array.dtype.kind != "f":
+            return True
+        flat = array.reshape(-1)
+        return bool(self.xp.isfinite(self.xp.dot(flat, self._zeros(flat.size))))
+
+    def _zeros(self, size):
+        zeros = getattr(self, "_zero_vector", None)
+        if zeros is None or zeros.size < size:
+            zeros = self._zero_vector = self.xp.zeros(size, dtype=self._dtype)
+        return zeros[:size]
+
+    def _check_given(self, is_train):
+        for name in sorted(self._unverified):
+            if not is_train and name not in self._forward_inputs:
+                continue
+            if not self._finite(self.arg_dict[name]):
+                raise DataError("forward: input '%s' was never given; pass forward(%s=...) or fill "
+                                "exe.arg_dict['%s']" % (name, name, name))
+            self._unverified.discard(name)
+
+    # ---- MXNet accessors ---------------------------------------------------------------------
+    @property
+    def arg_arrays(self):
+        return [self.arg_dict[n] for n in self._arg_names]
+
+    @property
+    def grad_arrays(self):
+        return [self.grad_dict.get(n) for n in self._arg_names]
+
+    @property
+    def aux_arrays(self):
+        return [self.aux_dict[n] for n in self._aux_names]
+
+    @property
+    def output_dict(self):
+        return dict(zip(self._symbol.list_outputs(), self.outputs))
+
+    @property
+    def num_buffers(self):
+        """Intermediate arrays allocated by the memory plan (fixed for the executor's life)."""
+        return self._memory.num_buffers
+
+    def seed(self, seed):
+        """Reseed this executor's random generator (Dropout masks)."""
+        self._rt.rng = backend.make_rng(self.ctx, seed)
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy parameter values in (shapes must match); unknown names raise unless allowed."""
+        for params, target, kind in ((arg_params, self.arg_dict, "argument"),
+                                     (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name, value in params.items():
+                if name not in target:
+                    if allow_extra_params:
+                        continue
+                    raise ConfigError("copy_params_from: %r is not an %s of this executor" % (name, kind))
+                if tuple(value.shape) != target[name].shape:
+                    raise ShapeError("copy_params_from: %s '%s' has shape %s, expected %s"
+                                     % (kind, name, tuple(value.shape), target[name].shape))
+                backend.copy_into(target[name], value)
+                self._unverified.discard(name)
+
+    def debug_str(self):
+        """The execution plan, one node per line."""
+        lines = ["forward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.forward_nodes]
+        lines += ["backward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.backward_nodes]
+        return "\n".join(lines)

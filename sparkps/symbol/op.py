@@ -1,0 +1,119 @@
+"""The Op base class and the table of registered ops (by their MXNet name).
+
+One subclass per op. An op instance belongs to exactly one graph node and holds that node's parsed
+parameters. It declares:
+
+* ``arguments()`` / ``aux_names()``: the names of its inputs and auxiliary states (MXNet order);
+* ``infer_shape(in_shapes)``: complete what it can, ``None`` for unknown shapes;
+* ``forward(rt, ins, outs, aux)``: compute into the preallocated ``outs`` (numpy ``out=`` style);
+  ``rt`` carries ``xp`` (numpy or cupy), ``is_train`` and ``rng``;
+* ``gradient(node, out_grads)``: the input gradients as *other graph nodes* (entries), or None.
+"""
+from ..errors import ConfigError, ShapeError
+from .params import parse_params, render
+
+OPS = {}
+
+
+def register(cls):
+    """Class decorator: make ``cls`` loadable from JSON under ``cls.name`` (and its aliases)."""
+    for key in (cls.name,) + tuple(cls.aliases):
+        OPS[key] = cls
+    return cls
+
+
+def op_class(name):
+    """The Op class registered as ``name``; ConfigError naming it when there is none."""
+    try:
+        return OPS[name]
+    except KeyError:
+        raise ConfigError("unknown op %r (not a sparkps.symbol op)" % (name,)) from None
+
+
+class Op:
+    """Base class of every op. Subclasses set the class attributes and override the methods."""
+
+    name = None               # the op name in JSON, e.g. 'FullyConnected'
+    hint = None               # prefix of automatic node names, e.g. 'fullyconnected'
+    aliases = ()
+    spec = {}                 # parameter name -> (parser, default or REQUIRED)
+    num_outputs = 1
+    num_visible = None        # outputs a user sees; the rest are saved for the backward pass
+    output_names = ("output",)
+    is_loss = False           # supplies its own head gradient
+    label_inputs = ()         # input positions read only by the backward pass
+    node = None
+
+    def __init__(self, **params):
+        self.params = parse_params(self.name, self.spec, params)
+        self.__dict__.update(self.params)
+        self.setup()
+
+    def setup(self):
+        """Hook for subclasses that derive fields from their parameters."""
+
+    @property
+    def visible_outputs(self):
+        return self.num_outputs if self.num_visible is None else self.num_visible
+
+    def arguments(self):
+        return ["data"]
+
+    def aux_names(self):
+        return []
+
+    def param_strings(self):
+        return {k: render(v) for k, v in self.params.items()}
+
+    def infer_shape(self, in_shapes):
+        """Default: one input, output of the same shape."""
+        return in_shapes, [in_shapes[0]], []
+
+    def forward(self, rt, ins, outs, aux):
+        raise NotImplementedError(self.name)
+
+    def gradient(self, node, out_grads):
+        raise ConfigError("%s '%s' has no gradient" % (self.name, self.node_name))
+
+    def scratch_shapes(self, in_shapes, out_shapes):
+        """Per-node work buffers as (shape, dtype or None for the executor's dtype); the executor
+        allocates them once per bind and passes them after the aux states in ``aux``."""
+        return []
+
+    @property
+    def node_name(self):
+        return self.node.name if self.node is not None else self.name
+
+    def input_name(self, i):
+        """The name of input ``i`` as a user knows it (the variable's name or the producing output)."""
+        node, index = self.node.inputs[i]
+        return node.name if node.op is None else node.output_name(index)
+
+    def shape_error(self, message, *args):
+        return ShapeError("%s '%s': %s" % (self.name, self.node_name, message % args))
+
+
+class BackwardOp(Op):
+    """An op that only appears in backward graphs; shapes flow strictly from inputs to outputs."""
+
+    def infer_shape(self, in_shapes):
+        return in_shapes, self.output_shapes(in_shapes), []
+
+    def output_shapes(self, in_shapes):
+        return [in_shapes[0]]
+
+    def arguments(self):
+        return ["in%d" % i for i in range(self.num_inputs)]
+
+    num_inputs = 1
+
+
+def apply(cls, inputs, name, **params):
+    """Entry 0 of a new node applying op ``cls`` to entries ``inputs`` (used to build gradients)."""
+    from .graph import Node
+    return (Node(cls(**params), name, inputs), 0)
+
+
+def grad_name(node, what):
+    """Name of a backward node: '<node>_backward_<what>'."""
+    return "%s_backward_%s" % (node.name, what)

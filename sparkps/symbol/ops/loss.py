@@ -1,0 +1,182 @@
+"""Loss heads. Each supplies its own gradient (it ignores the head gradient), as in MXNet:
+SoftmaxOutput (softmax - one-hot), LinearRegressionOutput, LogisticRegressionOutput, MakeLoss."""
+from ...errors import DataError
+from ..op import BackwardOp, Op, apply, grad_name, register
+from ..params import choice, to_bool, to_float
+
+
+def check_labels(op, label, classes, xp):
+    """DataError naming the label input when a label is not an integer class in [0, classes)."""
+    low, high = float(label.min()), float(label.max())
+    ignore = getattr(op, "ignore_label", None) if getattr(op, "use_ignore", False) else None
+    if low < 0 or high >= classes:
+        bad = label[(label < 0) | (label >= classes)]
+        bad = bad[bad != ignore] if ignore is not None else bad
+        if bad.size:
+            raise DataError("%s '%s': label '%s' has value %g outside [0, %d)"
+                            % (op.name, op.node_name, op.input_name(1), float(bad.ravel()[0]), classes))
+    if not bool(xp.all(label == xp.floor(label))):
+        raise DataError("%s '%s': label '%s' holds non-integer class ids"
+                        % (op.name, op.node_name, op.input_name(1)))
+
+
+@register
+class SoftmaxOutput(Op):
+    """Softmax over the last axis of (batch, classes) data; gradient (softmax - one-hot(label)) *
+    grad_scale, divided by the batch size ('batch') or the number of counted labels ('valid')."""
+    name, hint, aliases = "SoftmaxOutput", "softmaxoutput", ("Softmax",)
+    spec = {"grad_scale": (to_float, 1.0), "ignore_label": (to_float, -1.0), "use_ignore": (to_bool, False),
+            "normalization": (choice("null", "batch", "valid"), "null"),
+            "multi_output": (to_bool, False), "preserve_shape": (to_bool, False)}
+    is_loss = True
+    label_inputs = (1,)
+
+    def arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shapes):
+        data, label = in_shapes
+        if data is not None and len(data) != 2:
+            raise self.shape_error("data '%s' must be (batch, classes), got %s", self.input_name(0), data)
+        if data is not None:
+            label = (data[0],)
+        return [data, label], [data], []
+
+    def forward(self, rt, ins, outs, aux):
+        xp, x, out = rt.xp, ins[0], outs[0]
+        if rt.is_train:
+            check_labels(self, ins[1], x.shape[1], xp)
+        xp.subtract(x, x.max(axis=1, keepdims=True), out=out)
+        xp.exp(out, out=out)
+        xp.divide(out, out.sum(axis=1, keepdims=True), out=out)
+
+    def gradient(self, node, out_grads):
+        label = node.inputs[1]
+        return [apply(SoftmaxOutputGrad, [(node, 0), label], grad_name(node, "data"),
+                      grad_scale=self.grad_scale, ignore_label=self.ignore_label,
+                      use_ignore=self.use_ignore, normalization=self.normalization), None]
+
+
+@register
+class SoftmaxOutputGrad(BackwardOp):
+    """Fused (probabilities - one-hot(label)) * scale, one node instead of five."""
+    name, hint = "_backward_SoftmaxOutput", "_backward_softmaxoutput"
+    spec = {k: v for k, v in SoftmaxOutput.spec.items() if k not in ("multi_output", "preserve_shape")}
+    num_inputs = 2
+
+    def scratch_shapes(self, in_shapes, out_shapes):
+        return [((in_shapes[0][0],), "intp")]
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (prob, label), out = rt.xp, ins, outs[0]
+        rows = aux[0]
+        if rows[-1] != len(rows) - 1:           # first run: fill the row index once
+            rows[...] = xp.arange(len(rows))
+        classes = label.astype(xp.intp)
+        xp.copyto(out, prob)
+        if self.use_ignore:
+            keep = label != self.ignore_label
+            out[rows[keep], classes[keep]] -= 1
+            out[~keep] = 0
+            count = int(keep.sum())
+        else:
+            out[rows, classes] -= 1
+            count = len(rows)
+        scale = self.grad_scale
+        if self.normalization == "batch":
+            scale /= len(rows)
+        elif self.normalization == "valid":
+            scale /= max(count, 1)
+        if scale != 1.0:
+            xp.multiply(out, scale, out=out)
+
+
+class _Regression(Op):
+    spec = {"grad_scale": (to_float, 1.0)}
+    is_loss = True
+    label_inputs = (1,)
+
+    def arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shapes):
+        data, label = in_shapes
+        if data is not None and (label is None or _same_size(label, data)):
+            label = data if label is None else label
+        return [data, label], [data], []
+
+    def gradient(self, node, out_grads):
+        return [apply(RegressionGrad, [(node, 0), node.inputs[1]], grad_name(node, "data"),
+                      grad_scale=self.grad_scale), None]
+
+
+def _same_size(a, b):
+    size = lambda s: 1 if not s else s[0] * size(s[1:])  # noqa: E731
+    return size(a) == size(b) and a[0] == b[0]
+
+
+@register
+class LinearRegressionOutput(_Regression):
+    """Output = data; gradient (data - label) * grad_scale / outputs-per-sample (MXNet)."""
+    name, hint = "LinearRegressionOutput", "linearregressionoutput"
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0])
+
+
+@register
+class LogisticRegressionOutput(_Regression):
+    """Output = sigmoid(data); gradient (output - label) * grad_scale / outputs-per-sample."""
+    name, hint = "LogisticRegressionOutput", "logisticregressionoutput"
+
+    def forward(self, rt, ins, outs, aux):
+        xp, out = rt.xp, outs[0]
+        xp.negative(ins[0], out=out)
+        xp.exp(out, out=out)
+        xp.add(out, 1, out=out)
+        xp.reciprocal(out, out=out)
+
+
+@register
+class RegressionGrad(BackwardOp):
+    name, hint = "_backward_RegressionOutput", "_backward_regression"
+    spec = {"grad_scale": (to_float, 1.0)}
+    num_inputs = 2
+
+    def forward(self, rt, ins, outs, aux):
+        out, label = outs[0], ins[1]
+        rt.xp.subtract(ins[0], label.reshape(out.shape), out=out)
+        per_sample = out.size // out.shape[0] if out.ndim else 1
+        scale = self.grad_scale / per_sample
+        if scale != 1.0:
+            rt.xp.multiply(out, scale, out=out)
+
+
+@register
+class MakeLoss(Op):
+    """Output = data; the gradient is grad_scale (divided per normalization), whatever comes in."""
+    name, hint = "MakeLoss", "makeloss"
+    spec = {"grad_scale": (to_float, 1.0), "normalization": (choice("null", "batch", "valid"), "null"),
+            "valid_thresh": (to_float, 0.0)}
+    is_loss = True
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0])
+
+    def gradient(self, node, out_grads):
+        return [apply(MakeLossGrad, [(node, 0)], grad_name(node, "data"), grad_scale=self.grad_scale,
+                      normalization=self.normalization, valid_thresh=self.valid_thresh)]
+
+
+@register
+class MakeLossGrad(BackwardOp):
+    name, hint = "_backward_MakeLoss", "_backward_makeloss"
+    spec = MakeLoss.spec
+
+    def forward(self, rt, ins, outs, aux):
+        out, scale = outs[0], self.grad_scale
+        if self.normalization == "batch":
+            scale /= out.shape[0]
+        elif self.normalization == "valid":
+            scale /= max(int((ins[0] > self.valid_thresh).sum()), 1)
+        out.fill(scale)

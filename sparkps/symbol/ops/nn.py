@@ -1,0 +1,110 @@
+"""FullyConnected and the three nodes of its gradient (data, weight, bias)."""
+from ..op import BackwardOp, Op, apply, grad_name, register
+from ..params import REQUIRED, to_bool, to_int
+
+
+def _rows(x, flatten):
+    """``x`` as a 2-D matrix: (batch, features) when flattening, else (-1, last axis)."""
+    if x.ndim == 2:
+        return x
+    return x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
+
+
+def _prod(dims):
+    total = 1
+    for d in dims:
+        total *= d
+    return total
+
+
+@register
+class FullyConnected(Op):
+    """out = data . weight^T + bias, with weight (num_hidden, in) and data flattened to 2-D as MXNet."""
+    name, hint = "FullyConnected", "fullyconnected"
+    spec = {"num_hidden": (to_int, REQUIRED), "no_bias": (to_bool, False), "flatten": (to_bool, True)}
+
+    def arguments(self):
+        return ["data", "weight"] if self.no_bias else ["data", "weight", "bias"]
+
+    def infer_shape(self, in_shapes):
+        data, weight = in_shapes[0], in_shapes[1]
+        if data is None and weight is not None and len(weight) == 2:
+            pass  # batch size unknown: nothing to say about data
+        out = None
+        if data is not None:
+            if len(data) < 2 and self.flatten:
+                raise self.shape_error("data '%s' must have a batch axis, got shape %s", self.input_name(0), data)
+            features = _prod(data[1:]) if self.flatten else data[-1]
+            weight = (self.num_hidden, features)
+            out = (data[0], self.num_hidden) if self.flatten else tuple(data[:-1]) + (self.num_hidden,)
+        elif weight is not None:
+            weight = (self.num_hidden, weight[1]) if len(weight) == 2 else weight
+        shapes = [data, weight] + ([] if self.no_bias else [(self.num_hidden,)])
+        return shapes, [out], []
+
+    def forward(self, rt, ins, outs, aux):
+        x, out = ins[0], outs[0]
+        if x.ndim != 2:
+            x, out = _rows(x, self.flatten), _rows(out, False)
+        rt.xp.dot(x, ins[1].T, out=out)
+        if not self.no_bias:
+            rt.xp.add(out, ins[2], out=out)
+
+    def gradient(self, node, out_grads):
+        dy = out_grads[0]
+        data, weight = node.inputs[0], node.inputs[1]
+        grads = [apply(FCDataGrad, [dy, weight, data], grad_name(node, "data"), flatten=self.flatten),
+                 apply(FCWeightGrad, [dy, data], grad_name(node, "weight"), flatten=self.flatten)]
+        if not self.no_bias:
+            grads.append(apply(SumRows, [dy], grad_name(node, "bias")))
+        return grads
+
+
+@register
+class FCDataGrad(BackwardOp):
+    """d data = dy . weight, shaped like data (its third input, read for the shape only)."""
+    name, hint = "_backward_FullyConnected_data", "_backward_fc_data"
+    spec = {"flatten": (to_bool, True)}
+    num_inputs = 3
+
+    def output_shapes(self, in_shapes):
+        return [in_shapes[2]]
+
+    def forward(self, rt, ins, outs, aux):
+        dy, out = ins[0], outs[0]
+        if out.ndim != 2:
+            dy, out = _rows(dy, False), _rows(out, self.flatten)
+        rt.xp.dot(dy, ins[1], out=out)
+
+
+@register
+class FCWeightGrad(BackwardOp):
+    """d weight = dy^T . data (data flattened as in the forward pass)."""
+    name, hint = "_backward_FullyConnected_weight", "_backward_fc_weight"
+    spec = {"flatten": (to_bool, True)}
+    num_inputs = 2
+
+    def output_shapes(self, in_shapes):
+        dy, data = in_shapes
+        if dy is None or data is None:
+            return [None]
+        return [(dy[-1], _prod(data[1:]) if self.flatten else data[-1])]
+
+    def forward(self, rt, ins, outs, aux):
+        dy, x = _rows(ins[0], False), _rows(ins[1], self.flatten)
+        rt.xp.dot(dy.T, x, out=outs[0])
+
+
+@register
+class SumRows(BackwardOp):
+    """Sum over every axis but the last (a bias gradient)."""
+    name, hint = "_sum_rows", "_sum_rows"
+
+    def output_shapes(self, in_shapes):
+        return [None if in_shapes[0] is None else (in_shapes[0][-1],)]
+
+    def forward(self, rt, ins, outs, aux):
+        dy = ins[0]
+        if dy.ndim != 2:
+            dy = dy.reshape(-1, dy.shape[-1])
+        rt.xp.sum(dy, axis=0, out=outs[0])

@@ -1,0 +1,84 @@
+"""Shape inference over a graph: each op completes what it can until nothing changes.
+
+Known shapes flow forwards (data -> output) and, where an op can tell, backwards (an
+FullyConnected's data shape gives its weight shape; a loss head's data gives its label shape).
+A shape an op needs that differs from a known one raises ShapeError naming the op, the argument and
+both shapes.
+"""
+from ..errors import ShapeError
+
+
+def _merge(known, proposed, what):
+    if proposed is None:
+        return known, False
+    proposed = tuple(int(d) for d in proposed)
+    if known is None:
+        return proposed, True
+    if tuple(known) != proposed:
+        raise ShapeError(what(known, proposed))
+    return known, False
+
+
+def infer_graph_shapes(nodes, known, aux_known=None):
+    """Shapes of every entry of ``nodes`` (topologically ordered).
+
+    ``known`` maps variable names to shapes. Returns (entry_shapes {(node, i): shape or None},
+    aux_shapes {(node, j): shape or None}). Blocks on nothing.
+    """
+    shapes, aux = {}, {}
+    for node in nodes:
+        if node.op is None:
+            given = known.get(node.name)
+            if given is None and "__shape__" in node.attrs:
+                from .params import to_shape
+                given = to_shape(node.attrs["__shape__"])
+                given = given if given and all(d > 0 for d in given) else None
+            shapes[(node, 0)] = tuple(given) if given is not None else None
+    for node in nodes:
+        if node.op is not None:
+            for j in range(len(node.op.aux_names())):
+                aux[(node, j)] = (aux_known or {}).get(aux_name(node, j))
+    for _ in range(len(nodes) + 1):
+        if not _one_pass(nodes, shapes, aux):
+            break
+    return shapes, aux
+
+
+def aux_name(node, j):
+    return "%s_%s" % (node.name, node.op.aux_names()[j])
+
+
+def _one_pass(nodes, shapes, aux):
+    changed = False
+    for node in nodes:
+        op = node.op
+        if op is None:
+            continue
+        ins = [shapes.get(entry) for entry in node.inputs]
+        outs_known = [shapes.get((node, i)) for i in range(op.num_outputs)]
+        if all(s is None for s in ins) and all(s is None for s in outs_known):
+            continue
+        in_new, out_new, aux_new = op.infer_shape(list(ins))
+        arg_names = op.arguments()
+        for i, entry in enumerate(node.inputs):
+            label = arg_names[i] if i < len(arg_names) else "input %d" % i
+            what = _mismatch(node, "argument '%s' (%s)" % (op.input_name(i), label))
+            shapes[entry], did = _merge(shapes.get(entry), in_new[i] if i < len(in_new) else None, what)
+            changed |= did
+        for i in range(op.num_outputs):
+            what = _mismatch(node, "output %d" % i)
+            shapes[(node, i)], did = _merge(shapes.get((node, i)), out_new[i] if i < len(out_new) else None,
+                                            what)
+            changed |= did
+        for j in range(len(op.aux_names())):
+            what = _mismatch(node, "auxiliary state '%s'" % aux_name(node, j))
+            aux[(node, j)], did = _merge(aux.get((node, j)), aux_new[j] if j < len(aux_new) else None, what)
+            changed |= did
+    return changed
+
+
+def _mismatch(node, subject):
+    def message(known, proposed):
+        return "%s '%s': %s has shape %s but the op needs %s" % (
+            node.op.name, node.name, subject, tuple(known), tuple(proposed))
+    return message

@@ -1,0 +1,270 @@
+"""Symbol: a handle on one or more outputs of a graph, with MXNet's methods.
+
+    data = Variable('data')
+    fc1 = FullyConnected(data, num_hidden=128, name='fc1')
+    net = SoftmaxOutput(Activation(fc1, act_type='relu'), name='softmax')
+    net.list_arguments()   # ['data', 'fc1_weight', 'fc1_bias', 'softmax_label']
+    exe = net.simple_bind('cpu', data=(128, 784))
+"""
+from numbers import Number
+
+from ..errors import ConfigError
+from .graph import Node, auto_name, resolve_clashes, topo_order
+from .params import render
+from .shape import aux_name, infer_graph_shapes
+
+
+class Symbol:
+    """One or more graph outputs (entries). Immutable from the user's side."""
+
+    __slots__ = ("_entries", "__weakref__")
+
+    def __init__(self, entries):
+        self._entries = list(entries)
+
+    # ---- introspection -------------------------------------------------------------------------
+    @property
+    def name(self):
+        """The node name for a single-output symbol, else None (as MXNet)."""
+        return self._entries[0][0].name if len(self._entries) == 1 else None
+
+    @property
+    def entries(self):
+        return list(self._entries)
+
+    def _nodes(self):
+        return topo_order(self._entries)
+
+    def list_arguments(self):
+        """Argument (variable) names, depth-first, inputs in each op's argument order."""
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_outputs(self):
+        """Output names, e.g. ['fc1_output', 'softmax_output']."""
+        return [node.output_name(i) for node, i in self._entries]
+
+    def list_auxiliary_states(self):
+        """Auxiliary state names, e.g. ['bn1_moving_mean', 'bn1_moving_var']."""
+        return [aux_name(n, j) for n in self._nodes() if n.op is not None
+                for j in range(len(n.op.aux_names()))]
+
+    def list_inputs(self):
+        return self.list_arguments()
+
+    def get_internals(self):
+        """A symbol grouping every visible output of every node (variables included)."""
+        return Symbol([(n, i) for n in self._nodes() for i in range(n.num_visible)])
+
+    def get_children(self):
+        """The inputs of this single-output symbol's node, grouped; None for a variable."""
+        node = self._entries[0][0]
+        return Symbol(node.inputs) if node.inputs else None
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return Symbol([self._entries[key]])
+        names = self.list_outputs()
+        if key in names:
+            return Symbol([self._entries[names.index(key)]])
+        for node, i in self._entries:
+            if node.op is None and node.name == key:
+                return Symbol([(node, i)])
+        raise ConfigError("no output named %r (outputs: %s)" % (key, ", ".join(names)))
+
+    def __iter__(self):
+        return (Symbol([e]) for e in self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __repr__(self):
+        if len(self._entries) == 1:
+            return "<Symbol %s>" % self.name
+        return "<Symbol group [%s]>" % ", ".join(self.list_outputs())
+
+    def attr(self, key):
+        """The attribute ``key`` of this single node (user attributes, then op parameters) or None."""
+        return self.list_attr().get(key)
+
+    def list_attr(self):
+        """Attributes of this symbol's node as strings (op parameters included)."""
+        node = self._entries[0][0]
+        attrs = dict(node.op.param_strings()) if node.op is not None else {}
+        attrs.update(node.attrs)
+        return attrs
+
+    def attr_dict(self):
+        """{node name: attributes} for every node that has some."""
+        out = {}
+        for node in self._nodes():
+            attrs = Symbol([(node, 0)]).list_attr()
+            if attrs:
+                out[node.name] = attrs
+        return out
+
+    def _set_attr(self, **kwargs):
+        self._entries[0][0].attrs.update({k: str(v) for k, v in kwargs.items()})
+
+    # ---- shapes ------------------------------------------------------------------------------
+    def infer_shape(self, *args, **kwargs):
+        """(arg_shapes, out_shapes, aux_shapes) from some input shapes; (None, None, None) when the
+        given shapes do not determine them all (as MXNet). Mismatches raise ShapeError."""
+        arg, out, aux = self.infer_shape_partial(*args, **kwargs)
+        if any(s is None for s in arg + out + aux):
+            return None, None, None
+        return arg, out, aux
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like infer_shape, with None for each shape that cannot be determined."""
+        known = self._known_shapes(args, kwargs)
+        nodes = self._nodes()
+        shapes, aux = infer_graph_shapes(nodes, known)
+        arg_shapes = [shapes[(n, 0)] for n in nodes if n.op is None]
+        out_shapes = [shapes.get(e) for e in self._entries]
+        aux_shapes = [aux[(n, j)] for n in nodes if n.op is not None for j in range(len(n.op.aux_names()))]
+        return arg_shapes, out_shapes, aux_shapes
+
+    def _known_shapes(self, args, kwargs):
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise ConfigError("infer_shape got %d positional shapes for %d arguments" % (len(args), len(names)))
+        known = {n: s for n, s in zip(names, args) if s is not None}
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise ConfigError("infer_shape: %s not an argument of this symbol (arguments: %s)"
+                              % (", ".join(repr(u) for u in unknown), ", ".join(names)))
+        known.update({k: tuple(v) for k, v in kwargs.items() if v is not None})
+        return known
+
+    # ---- serialisation, binding, gradients (implemented in their own modules) ----------------
+    def tojson(self):
+        """MXNet-style JSON text of the graph (nodes, arg_nodes, heads, attrs)."""
+        from .serialize import to_json
+        return to_json(self)
+
+    def save(self, path):
+        """Write tojson() to ``path``."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.tojson())
+
+    def backward_graph(self, wrt=None):
+        """The gradient graph: a Group whose outputs are d(heads)/d(arg) for each name in ``wrt``
+        (default: every argument), named '<arg>_grad'. Its extra arguments '<output>_head_grad' are
+        the gradients flowing into this symbol's outputs (unused by loss heads)."""
+        from .autodiff import gradient_symbol
+        return gradient_symbol(self, wrt)
+
+    def simple_bind(self, ctx="cpu", grad_req="write", type_dict=None, dtype="float32", **shapes):
+        """Allocate every array from the given input shapes and return an Executor."""
+        from .binding import simple_bind
+        return simple_bind(self, ctx, grad_req, type_dict, dtype, shapes)
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None):
+        """An Executor over the given arrays (used in place, not copied when already on ctx)."""
+        from .binding import bind
+        return bind(self, ctx, args, args_grad, grad_req, aux_states)
+
+    # ---- arithmetic ------------------------------------------------------------------------
+    def _binary(self, other, op_name, scalar_name):
+        from .op import op_class
+        if isinstance(other, Symbol):
+            return create(op_class(op_name), [self, other], {}, None, None)
+        if isinstance(other, Number):
+            return create(op_class(scalar_name), [self], {"scalar": float(other)}, None, None)
+        return NotImplemented
+
+    def __add__(self, other):
+        return self._binary(other, "_Plus", "_PlusScalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._binary(other, "_Minus", "_MinusScalar")
+
+    def __rsub__(self, other):
+        return self._binary(other, None, "_RMinusScalar")
+
+    def __mul__(self, other):
+        return self._binary(other, "_Mul", "_MulScalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self._binary(other, "_Div", "_DivScalar")
+
+    def __rtruediv__(self, other):
+        return self._binary(other, None, "_RDivScalar")
+
+    def __neg__(self):
+        return self._binary(-1.0, None, "_MulScalar")
+
+
+def single_entry(value, op_name, arg):
+    """The one entry of a single-output symbol given as op input ``arg``."""
+    if not isinstance(value, Symbol):
+        raise ConfigError("%s: input %r must be a Symbol, got %s" % (op_name, arg, type(value).__name__))
+    if len(value._entries) != 1:
+        raise ConfigError("%s: input %r has %d outputs; pick one with [i]"
+                          % (op_name, arg, len(value._entries)))
+    return value._entries[0]
+
+
+def create(cls, args, params, name, attr, kwargs_inputs=None):
+    """Apply op class ``cls`` to symbols: positional ``args`` then ``kwargs_inputs`` by argument name.
+    Missing arguments become variables named '<name>_<argument>' (fc1_weight, softmax_label)."""
+    if cls.__dict__.get("variadic") or getattr(cls, "variadic", False):
+        params = dict(params, num_args=params.get("num_args", len(args)))
+    op = cls(**params)
+    names = op.arguments()
+    given = dict(zip(names, args))
+    if len(args) > len(names):
+        raise ConfigError("%s takes %d inputs (%s), got %d" % (cls.name, len(names), ", ".join(names), len(args)))
+    for key, value in (kwargs_inputs or {}).items():
+        if key not in names:
+            raise ConfigError("%s has no input %r (inputs: %s)" % (cls.name, key, ", ".join(names)))
+        if key in given:
+            raise ConfigError("%s: input %r given twice" % (cls.name, key))
+        given[key] = value
+    entries = {a: single_entry(v, cls.name, a) for a, v in given.items() if v is not None}
+    hint = None
+    if name is None:
+        hint = cls.hint
+        name = auto_name(hint, topo_order(list(entries.values())))
+    node = Node(op, name, attrs=_attr_strings(attr), auto_hint=hint)
+    node.inputs = [entries[a] if a in entries else (Node(None, "%s_%s" % (name, a), owner=node), 0)
+                   for a in names]
+    resolve_clashes([(node, 0)])
+    return Symbol([(node, i) for i in range(op.visible_outputs)])
+
+
+def _attr_strings(attr):
+    return {str(k): str(v) for k, v in (attr or {}).items()}
+
+
+def Variable(name, shape=None, attr=None, lr_mult=None, wd_mult=None, dtype=None, init=None, **kwargs):
+    """A named input or parameter, as ``mx.sym.Variable``; ``shape`` seeds shape inference."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError("Variable needs a non-empty string name, got %r" % (name,))
+    attrs = _attr_strings(attr)
+    for key, value in (("__shape__", shape), ("__lr_mult__", lr_mult), ("__wd_mult__", wd_mult),
+                       ("__dtype__", dtype), ("__init__", init)):
+        if value is not None:
+            attrs[key] = render(tuple(value)) if key == "__shape__" else str(value)
+    attrs.update(_attr_strings(kwargs))
+    return Symbol([(Node(None, name, attrs=attrs), 0)])
+
+
+var = Variable
+
+
+def Group(symbols):
+    """One symbol with the outputs of every symbol in ``symbols``, in order."""
+    entries = []
+    for s in symbols:
+        if not isinstance(s, Symbol):
+            raise ConfigError("Group takes Symbols, got %s" % type(s).__name__)
+        entries.extend(s._entries)
+    if not entries:
+        raise ConfigError("Group needs at least one symbol")
+    resolve_clashes(entries)
+    return Symbol(entries)
