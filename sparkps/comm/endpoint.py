@@ -62,6 +62,7 @@ class Endpoint:
         self.customer = Customer()
         self.van = Van(self._key, self._received_request, self._received_reply, transport, host, port,
                        zmq_context, curve, name)
+        self.reply_hooks = {}  # cmd -> callback(msg) for untracked replies (heartbeats)
         self._inbox = queue.SimpleQueue()
         self._thread = None
         self._stopped = False
@@ -122,7 +123,8 @@ class Endpoint:
         if not msg.reply:
             log.warning("%s: dropped a request (%s) that arrived as a reply", self.name, msg.cmd)
             return
-        self.customer.complete(msg.rid, msg)
+        if not self.customer.complete(msg.rid, msg) and msg.cmd in self.reply_hooks:
+            self.reply_hooks[msg.cmd](msg)
 
     def _dispatch(self):
         while True:

@@ -57,7 +57,9 @@ def encode(msg, key):
         raise MalformedMessage("unknown command %r" % (msg.cmd,))
     buffers, specs = [], []
     for array in msg.arrays:
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array)
+        if not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
         if array.dtype.name not in DTYPES:
             raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
         specs.append([array.dtype.name, list(array.shape)])
@@ -115,7 +117,9 @@ def _array(spec, frame, index):
     if count * dtype.itemsize != memoryview(data).nbytes:
         raise MalformedMessage("array %d: %s%s needs %d bytes, frame has %d"
                                % (index, spec[0], tuple(spec[1]), count * dtype.itemsize, memoryview(data).nbytes))
-    return np.frombuffer(data, dtype=dtype).reshape(spec[1]) if count else np.zeros(spec[1], dtype)
+    array = np.frombuffer(data, dtype=dtype).reshape(spec[1]) if count else np.zeros(spec[1], dtype)
+    array.flags.writeable = False
+    return array
 
 
 def decode(frames, key):

@@ -10,6 +10,7 @@ One per node, passed around explicitly (no singleton): a whole cluster can live 
 import logging
 import os
 import threading
+import time
 
 import zmq
 
@@ -124,6 +125,7 @@ class Postoffice:
             self._endpoint.stop()
             raise ClusterError("the scheduler refused %s: %s" % (self.role, exc), node=SCHEDULER_NAME) from None
         self._apply_table(reply.meta)
+        self._endpoint.reply_hooks["HEARTBEAT"] = self._heartbeat_answered
         self._heartbeat = threading.Thread(target=self._heartbeat_loop, daemon=True,
                                            name="sparkps-heartbeat-%s" % self.name)
         self._heartbeat.start()
@@ -240,19 +242,26 @@ class Postoffice:
         self._done.set()
 
     def _heartbeat_loop(self):
+        """Send a heartbeat every interval (never waiting for it); answers are noted by
+        ``_heartbeat_answered``.  No answer for heartbeat_timeout: the scheduler is dead."""
         interval, limit = self.timeouts.heartbeat_interval, self.timeouts.heartbeat_timeout
+        self._last_answer = time.monotonic()
         while not self._done.wait(interval):
-            try:
-                reply = self.wait(self.request(0, "HEARTBEAT"), limit)
-            except PeerTimeout:
+            silence = time.monotonic() - self._last_answer
+            if silence > limit:
                 if not (self._finished or self._stopped):
-                    self._fail(NodeDied("the scheduler at %s did not answer heartbeats for %g s"
-                                        % (self.scheduler_uri, limit), node=SCHEDULER_NAME))
+                    self._fail(NodeDied("the scheduler at %s did not answer heartbeats for %.1f s (heartbeat "
+                                        "timeout %g s)" % (self.scheduler_uri, silence, limit), node=SCHEDULER_NAME))
                 return
+            try:
+                self.request(0, "HEARTBEAT", track=False)
             except ClusterError:
                 return
-            if reply.meta.get("state") == "failed":
-                self._fail(NodeDied(reply.meta.get("error") or "the job failed", node=reply.meta.get("node")))
+
+    def _heartbeat_answered(self, msg):
+        self._last_answer = time.monotonic()
+        if msg.cmd == "HEARTBEAT" and msg.meta.get("state") == "failed":
+            self._fail(NodeDied(msg.meta.get("error") or "the job failed", node=msg.meta.get("node")))
 
     def stop(self, timeout=5.0):
         """Stop heartbeats, join threads, close sockets; idempotent.

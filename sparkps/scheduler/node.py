@@ -130,6 +130,8 @@ class Scheduler:
 
     def _on_report_error(self, msg, responder, node):
         responder.reply()
+        node["gone"] = True  # it is stopping: no TERMINATE for it
+        self._heartbeats.forget(node["id"])
         text = str(msg.meta.get("error"))[:4000]
         self._fail(node["name"], "%s failed: %s" % (node["name"], text), NodeDied)
 
@@ -166,7 +168,7 @@ class Scheduler:
     def _terminate(self, error):
         meta = {"error": str(error), "node": error.node} if error is not None else {}
         for n in self._nodes.values():
-            if not n["finished"]:
+            if not (n["finished"] or n.get("gone")):
                 rid = self._endpoint.request(n["address"], n["name"], "TERMINATE", meta)
                 self._terminations.append(rid)
 
