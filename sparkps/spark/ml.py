@@ -1,0 +1,140 @@
+"""pyspark.ml Estimator / Model pair, usable as a Pipeline stage and saved with DefaultParams* writers.
+
+    clf = SparkpsClassifier(layers=[64, 64, 10], numEpochs=10, learningRate=0.1)
+    model = Pipeline(stages=[clf]).fit(train_df)
+    model.write().overwrite().save('/models/p');  PipelineModel.load('/models/p').transform(test_df)
+
+The model's weights are written beside its params (``<path>/weights``, a SparkModel directory), so
+paths must be on a file system the driver can write with plain file I/O (local or mounted).
+"""
+import os
+
+from pyspark import keyword_only
+from pyspark.ml import Estimator, Model
+from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, \
+    DefaultParamsWriter
+
+from sparkps.errors import ConfigError
+from sparkps.spark.model import SparkModel
+from sparkps.spark.networks import mlp_symbol
+from sparkps.spark.trainer import SparkTrainer
+
+WEIGHTS_DIR = "weights"
+
+
+def _param(name, doc, converter):
+    return Param(Params._dummy(), name, doc, typeConverter=converter)
+
+
+class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol):
+    """Params shared by the estimator and its model."""
+
+    layers = _param("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
+                    TypeConverters.toListInt)
+    symbolJson = _param("symbolJson", "network as sparkps symbol JSON (overrides layers)", TypeConverters.toString)
+    inputSize = _param("inputSize", "feature count when symbolJson is given", TypeConverters.toInt)
+    activation = _param("activation", "hidden activation: relu, sigmoid, tanh, softrelu", TypeConverters.toString)
+    batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
+    numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
+    numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
+    numServers = _param("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
+    kvstore = _param("kvstore", "dist_sync or dist_async", TypeConverters.toString)
+    optimizer = _param("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl", TypeConverters.toString)
+    learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
+    momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
+    weightDecay = _param("weightDecay", "L2 weight decay", TypeConverters.toFloat)
+    seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(layers=[], symbolJson="", inputSize=0, activation="relu", batchSize=64, numEpochs=10,
+                         numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
+                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability")
+
+
+class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Trains a sparkps network with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer)."""
+
+    @keyword_only
+    def __init__(self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
+                 probabilityCol="probability", layers=None, symbolJson=None, inputSize=None, activation=None,
+                 batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
+                 learningRate=None, momentum=None, weightDecay=None, seed=None):
+        super().__init__()
+        self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    @keyword_only
+    def setParams(self, **kwargs):
+        """Set any of the constructor's params."""
+        return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def _network(self):
+        symbol_json, layers = self.getOrDefault("symbolJson"), self.getOrDefault("layers")
+        if symbol_json:
+            size = self.getOrDefault("inputSize")
+            if size < 1:
+                raise ConfigError("SparkpsClassifier with symbolJson needs inputSize (the feature count)")
+            return symbol_json, (size,)
+        if not layers:
+            raise ConfigError("SparkpsClassifier needs layers (e.g. [64, 32, 10]) or symbolJson")
+        return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
+
+    def _fit(self, dataset):
+        symbol_json, input_shape = self._network()
+        get = self.getOrDefault
+        optimizer_params = {"learning_rate": get("learningRate"), "wd": get("weightDecay")}
+        if get("optimizer") in ("sgd", "nag"):
+            optimizer_params["momentum"] = get("momentum")
+        trainer = SparkTrainer(symbol_json, input_shape, batch_size=get("batchSize"), num_epoch=get("numEpochs"),
+                               num_workers=get("numWorkers"), num_servers=get("numServers"),
+                               kvstore=get("kvstore"), optimizer=get("optimizer"),
+                               optimizer_params=optimizer_params, seed=get("seed"), progress=False)
+        spark_model = trainer.fit(dataset, features_col=get("featuresCol"), label_col=get("labelCol"))
+        model = SparkpsClassificationModel(spark_model)
+        self._copyValues(model)
+        return model
+
+
+class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Adds ``predictionCol`` (class index as double) and ``probabilityCol`` (Vector) to a DataFrame."""
+
+    def __init__(self, spark_model=None):
+        super().__init__()
+        self.spark_model = spark_model
+
+    def _transform(self, dataset):
+        if self.spark_model is None:
+            raise ConfigError("SparkpsClassificationModel has no weights: load it with .load(path)")
+        get = self.getOrDefault
+        return self.spark_model.transform(dataset, featuresCol=get("featuresCol"),
+                                          predictionCol=get("predictionCol"), probabilityCol=get("probabilityCol"))
+
+    def write(self):
+        return _ModelWriter(self)
+
+    @classmethod
+    def read(cls):
+        return _ModelReader(cls)
+
+
+class _ModelWriter(DefaultParamsWriter):
+    """Params as pyspark.ml metadata, then the weights in ``<path>/weights``."""
+
+    def saveImpl(self, path):
+        super().saveImpl(path)
+        self.instance.spark_model.save(os.path.join(_local_path(path), WEIGHTS_DIR))
+
+
+class _ModelReader(DefaultParamsReader):
+    """Reads what _ModelWriter wrote."""
+
+    def load(self, path):
+        model = super().load(path)
+        model.spark_model = SparkModel.load(os.path.join(_local_path(path), WEIGHTS_DIR))
+        return model
+
+
+def _local_path(path):
+    return path[len("file:"):] if str(path).startswith("file:") else path
