@@ -136,9 +136,9 @@ def load_pieces(directory, store, manifest=None):
     for key in store.keys():
         slot = store.slots[key]
         weight, *state = _read_range(directory, entries[str(key)], slot.lo, slot.hi, cache)
-        slot.weight[:] = weight
+        store.assign({key: weight})
         if store.optimizer is not None and state:
-            store.states[key] = store.optimizer.state_from_arrays(key, slot.weight, state)
+            store.states[key] = store.optimizer.state_from_arrays(key, store.slots[key].weight, state)
         if int(entries[str(key)]["count"]) > 0:
             counts[str(key)] = int(entries[str(key)]["count"])
     if store.optimizer is not None:

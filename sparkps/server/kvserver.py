@@ -129,8 +129,8 @@ class KVServer:
         self._pull(msg, responder)
 
     def _answer_pull(self, responder, keys):
-        # A copy: the reply is sent without copying, and later rounds change the weights in place.
-        responder.reply(arrays=[np.array(self.store.gather(keys), copy=True)])
+        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot.
+        responder.reply(arrays=[self.store.snapshot(keys)])
 
     def _apply_rounds(self, completed):
         for done in completed:

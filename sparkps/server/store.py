@@ -95,16 +95,34 @@ class ServerStore:
         return sum(self.slots[k].hi - self.slots[k].lo for k in keys)
 
     def gather(self, keys):
-        """The flat concatenation of the pieces of ``keys``; a view when they are adjacent in one buffer."""
+        """The flat concatenation of the pieces of ``keys``; a view when they are adjacent in one buffer.
+
+        A view of mutable weights is writeable: copy it before handing it to a zero-copy send. A read-only
+        result is a value the store never changes (a received gradient kept as the weight, see ``apply``).
+        """
         slots = [self.slots[k] for k in keys]
         if not slots:
             return np.zeros(0, np.float32)
         first, last = slots[0], slots[-1]
-        adjacent = all(a.group == b.group and a.offset + a.hi - a.lo == b.offset
+        if len(slots) == 1:
+            return first.weight
+        adjacent = all(a.group == b.group >= 0 and a.offset + a.hi - a.lo == b.offset
                        for a, b in zip(slots, slots[1:]))
         if adjacent:
             return self.groups[first.group][first.offset:last.offset + last.hi - last.lo]
         return np.concatenate([s.weight for s in slots])
+
+    def snapshot(self, keys):
+        """``gather(keys)`` as an array the store will not change later (copied only when needed)."""
+        values = self.gather(keys)
+        return np.array(values, copy=True) if values.flags.writeable and len(keys) > 0 else values
+
+    def _writable(self, key):
+        """The weight of ``key`` as a writeable array (a kept read-only gradient is copied first)."""
+        slot = self.slots[key]
+        if not slot.weight.flags.writeable:
+            slot = self.slots[key] = slot._replace(weight=np.array(slot.weight, dtype=np.float32), group=-1)
+        return slot.weight
 
     def split(self, keys, flat):
         """Cut a received flat array into ``{key: piece}`` for ``keys``; raises MalformedMessage on a bad size."""
@@ -122,7 +140,7 @@ class ServerStore:
     def assign(self, parts):
         """Overwrite the pieces ``{key: flat values}`` (INIT of existing keys, or loads)."""
         for k, values in parts.items():
-            self.slots[k].weight[:] = values
+            self._writable(k)[:] = values
 
     # ---- optimizer ----------------------------------------------------------------------------------
     def set_optimizer(self, config):
@@ -137,7 +155,7 @@ class ServerStore:
         self.optimizer.set_learning_rate(float(lr))
 
     def apply(self, grads, scale=1.0):
-        """Apply gradients ``{key: flat float array}`` once, each multiplied by ``scale``.
+        """Apply gradients ``{key: flat float array}`` once, each multiplied by ``scale`` (takes ownership).
 
         With an optimizer, runs ``optimizer.update(key, piece, grad, state)``; without one, the piece
         becomes the (scaled) gradient sum, as MXNet's server does without an updater.
@@ -146,18 +164,20 @@ class ServerStore:
             grad = np.asarray(grads[key], dtype=np.float32)
             if scale != 1.0:
                 grad = grad * np.float32(scale)
-            slot = self.slots[key]
             if self.optimizer is None:
-                slot.weight[:] = grad
+                # Keep the received (read-only) array as the new value: no copy, and a pull may send it
+                # without one since nothing ever writes into it.
+                self.slots[key] = self.slots[key]._replace(weight=grad.reshape(-1), group=-1)
                 continue
+            weight = self._writable(key)
             if key not in self.states:
-                self.states[key] = self.optimizer.create_state(key, slot.weight)
-            self.optimizer.update(key, slot.weight, grad, self.states[key])
+                self.states[key] = self.optimizer.create_state(key, weight)
+            self.optimizer.update(key, weight, grad, self.states[key])
 
     def state_of(self, key):
         """The optimizer state of ``key``'s piece, created on first use (None without an optimizer)."""
         if self.optimizer is None:
             return None
         if key not in self.states:
-            self.states[key] = self.optimizer.create_state(key, self.slots[key].weight)
+            self.states[key] = self.optimizer.create_state(key, self._writable(key))
         return self.states[key]
