@@ -1,0 +1,78 @@
+"""Checks on user arrays before training starts, and host/backend copies.
+
+Bad input is reported here with a message naming the array, row and value, instead of surfacing as a
+traceback from deep inside numpy or the executor.
+"""
+import numpy as np
+
+from sparkps.errors import DataError, ShapeError
+
+
+def host(array):
+    """A numpy view or copy of ``array`` (CuPy arrays are copied to the host)."""
+    if isinstance(array, np.ndarray):
+        return array
+    return array.get() if hasattr(array, 'get') else np.asarray(array)
+
+
+def copy_into(target, source):
+    """Copy ``source`` (numpy or CuPy) into ``target`` in place; shapes must match."""
+    if tuple(np.shape(source)) != tuple(target.shape):
+        raise ShapeError(f"cannot copy an array of shape {tuple(np.shape(source))} into {tuple(target.shape)}")
+    if isinstance(target, np.ndarray):
+        target[...] = host(source)
+    elif isinstance(source, np.ndarray):
+        target.set(np.ascontiguousarray(source, dtype=target.dtype))
+    else:
+        target[...] = source
+
+
+def _finite(array, role):
+    bad = ~np.isfinite(array)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise DataError(f"{role} holds {array[where]} at index {where}: NaN and infinity are not allowed")
+
+
+def _numeric(array, role):
+    try:
+        array = np.asarray(host(array), dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{role} is not a numeric array: {exc}") from None
+    if array.ndim == 0 or array.shape[0] == 0:
+        raise DataError(f"{role} has no rows (shape {array.shape})")
+    return array
+
+
+def checked_arrays(X, y=None, need_label=False):
+    """Return (X, y) as float32 arrays after checking rows, NaN/inf and that y exists when needed."""
+    X = _numeric(X, 'X')
+    _finite(X, 'X')
+    if y is None:
+        if need_label:
+            raise DataError("labels y are required when X is a numpy array")
+        return X, None
+    y = _numeric(y, 'y')
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    _finite(y, 'y')
+    return X, y
+
+
+def check_labels_fit(labels, symbol, shapes):
+    """Class labels (1-D ``labels`` for an output of shape (batch, classes)) must be integers in range.
+
+    ``labels``: [(label name, array)]; ``shapes``: the bound input shapes, used to infer the outputs.
+    """
+    _, out_shapes, _ = symbol.infer_shape(**shapes)
+    if len(labels) != len(out_shapes):
+        return
+    for (name, y), out_shape in zip(labels, out_shapes):
+        if y.ndim != 1 or len(out_shape) != 2 or out_shape[1] < 2:
+            continue
+        classes = out_shape[1]
+        bad = (y != np.round(y)) | (y < 0) | (y >= classes)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"label {name!r} holds {y[row]:g} at row {row}, but the network predicts "
+                            f"{classes} classes (labels must be integers in [0, {classes}))")
