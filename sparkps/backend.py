@@ -148,3 +148,12 @@ def uniform_into(rng, out):
             out[...] = rng.random(out.shape)
     else:
         out[...] = rng.random_sample(out.shape, dtype=out.dtype)
+
+
+def scatter_add(out, index, rows):
+    """out[index[k]] += rows[k] for every k, repeated indices accumulating (numpy or CuPy)."""
+    if isinstance(out, np.ndarray):
+        np.add.at(out, index, rows)
+    else:
+        import cupyx  # present whenever a CuPy array exists
+        cupyx.scatter_add(out, index, rows)

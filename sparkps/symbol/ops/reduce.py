@@ -1,0 +1,137 @@
+"""Reductions (sum, mean over axes) and Embedding (row lookup)."""
+from ... import backend
+from ...errors import DataError
+from ..op import BackwardOp, Op, apply, grad_name, register
+from ..params import REQUIRED, to_axis, to_bool, to_int
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else axis
+    return tuple(sorted(a % ndim for a in axes))
+
+
+class _Reduce(Op):
+    spec = {"axis": (to_axis, None), "keepdims": (to_bool, False), "exclude": (to_bool, False)}
+    scale_by_count = False
+
+    def reduced_axes(self, ndim):
+        axes = _axes(self.axis, ndim)
+        return tuple(a for a in range(ndim) if a not in axes) if self.exclude else axes
+
+    def infer_shape(self, in_shapes):
+        data = in_shapes[0]
+        if data is None:
+            return in_shapes, [None], []
+        for a in (() if self.axis is None else _axes_raw(self.axis)):
+            if not -len(data) <= a < len(data):
+                raise self.shape_error("axis %d out of range for data shape %s", a, data)
+        axes = self.reduced_axes(len(data))
+        if self.keepdims:
+            out = tuple(1 if i in axes else d for i, d in enumerate(data))
+        else:
+            out = tuple(d for i, d in enumerate(data) if i not in axes) or (1,)
+        return in_shapes, [out], []
+
+    def forward(self, rt, ins, outs, aux):
+        x, out = ins[0], outs[0]
+        axes = self.reduced_axes(x.ndim)
+        reduce = rt.xp.mean if self.scale_by_count else rt.xp.sum
+        reduce(x, axis=axes, keepdims=True, out=out.reshape(_kept(x.shape, axes)))
+
+    def gradient(self, node, out_grads):
+        return [apply(BroadcastLike, [out_grads[0], node.inputs[0]], grad_name(node, "data"),
+                      axis=self.axis, exclude=self.exclude, mean=self.scale_by_count)]
+
+
+def _axes_raw(axis):
+    return (axis,) if isinstance(axis, int) else axis
+
+
+def _kept(shape, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+@register
+class Sum(_Reduce):
+    """Sum over ``axis`` (None: all), keepdims and exclude as MXNet's sum."""
+    name, hint, aliases = "sum", "sum", ("sum_axis",)
+
+
+@register
+class Mean(_Reduce):
+    """Mean over ``axis`` (None: all)."""
+    name, hint = "mean", "mean"
+    scale_by_count = True
+
+
+@register
+class BroadcastLike(BackwardOp):
+    """The first input spread back over the reduced axes of the second (divided by their size for a
+    mean)."""
+    name, hint = "_backward_reduce", "_backward_reduce"
+    spec = {"axis": (to_axis, None), "exclude": (to_bool, False), "mean": (to_bool, False)}
+    num_inputs = 2
+
+    def output_shapes(self, in_shapes):
+        return [in_shapes[1]]
+
+    def forward(self, rt, ins, outs, aux):
+        dy, out = ins[0], outs[0]
+        axes = _Reduce.reduced_axes(self, out.ndim)
+        rt.xp.copyto(out, dy.reshape(_kept(out.shape, axes)))
+        if self.mean:
+            count = 1
+            for a in axes:
+                count *= out.shape[a]
+            rt.xp.multiply(out, 1.0 / count, out=out)
+
+
+@register
+class Embedding(Op):
+    """Rows of weight (input_dim, output_dim) picked by integer ids in data; out = data.shape +
+    (output_dim,). Ids outside [0, input_dim) raise DataError naming the data input."""
+    name, hint = "Embedding", "embedding"
+    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED), "dtype": (str, "float32"),
+            "sparse_grad": (to_bool, False)}
+    label_inputs = ()
+
+    def arguments(self):
+        return ["data", "weight"]
+
+    def infer_shape(self, in_shapes):
+        data = in_shapes[0]
+        out = None if data is None else tuple(data) + (self.output_dim,)
+        return [data, (self.input_dim, self.output_dim)], [out], []
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (ids, weight) = rt.xp, ins
+        index = ids.astype(xp.intp)
+        if ids.size and (int(index.min()) < 0 or int(index.max()) >= self.input_dim
+                         or not bool(xp.all(index == ids))):
+            raise DataError("Embedding '%s': input '%s' must hold integer ids in [0, %d)"
+                            % (self.node_name, self.input_name(0), self.input_dim))
+        xp.take(weight, index.reshape(-1), axis=0, out=outs[0].reshape(-1, self.output_dim))
+
+    def gradient(self, node, out_grads):
+        return [None, apply(EmbeddingGrad, [node.inputs[0], out_grads[0]], grad_name(node, "weight"),
+                            input_dim=self.input_dim, output_dim=self.output_dim)]
+
+
+@register
+class EmbeddingGrad(BackwardOp):
+    """Dense weight gradient: each id's row of dy added into its row (repeated ids accumulate)."""
+    name, hint = "_backward_Embedding", "_backward_embedding"
+    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED)}
+    num_inputs = 2
+
+    def output_shapes(self, in_shapes):
+        return [(self.input_dim, self.output_dim)]
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (ids, dy), out = rt.xp, ins, outs[0]
+        out.fill(0)
+        index = ids.astype(xp.intp).reshape(-1)
+        rows = dy.reshape(-1, self.output_dim)
+        backend.scatter_add(out, index, rows)
