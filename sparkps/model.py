@@ -180,6 +180,16 @@ class FeedForward:
             check_labels_fit(data.label, self.symbol, shapes)
         self._init_params(exe, param_names)
         kv = None if kvstore is None or kvstore == 'local' else _kvstore(kvstore)
+        try:
+            self._fit_epochs(exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
+                             batch_end_callback, logger)
+        finally:
+            if kv is not None and isinstance(kvstore, str):
+                kv.close()
+        return self
+
+    def _fit_epochs(self, exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
+                    batch_end_callback, logger):
         opt = self._make_optimizer(data.batch_size, kv, param_names)
         step = self._make_step(exe, param_names, kv, opt)
         train_metric = metric_mod.create(eval_metric)
@@ -194,7 +204,6 @@ class FeedForward:
                     logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
         if kv is not None:
             self._finish_with_store(kv, exe, param_names)
-        return self
 
     def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger):
         data.reset()

@@ -163,3 +163,20 @@ def test_configuration_errors(digits):
         sp.FeedForward(mlp()).predict(X_train)
     with pytest.raises(ConfigError, match='bogus'):
         model(num_epoch=1, optimizer='bogus').fit(X_train, y_train)
+
+
+def test_batchnorm_aux_states_are_trained_saved_and_loaded(digits, tmp_path):
+    X_train, X_test, y_train, y_test = digits
+    sym = sp.sym
+    net = sym.BatchNorm(sym.FullyConnected(sym.Variable('data'), num_hidden=32, name='fc1'), name='bn1')
+    net = sym.Dropout(sym.Activation(net, act_type='relu'), p=0.2)
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=10, name='fc2'), name='softmax')
+    trained = sp.FeedForward(net, num_epoch=3, learning_rate=0.1, momentum=0.9, numpy_batch_size=32,
+                             initializer=sp.initializer.Xavier(), seed=0).fit(X_train, y_train)
+    assert trained.score(X_test, y_test) >= 0.9
+    assert sorted(trained.aux_params) == ['bn1_moving_mean', 'bn1_moving_var']
+    assert not np.allclose(trained.aux_params['bn1_moving_var'], 1.0)
+    trained.save(str(tmp_path / 'bn'))
+    loaded = sp.FeedForward.load(str(tmp_path / 'bn'), 3, numpy_batch_size=32)
+    np.testing.assert_array_equal(loaded.aux_params['bn1_moving_mean'], trained.aux_params['bn1_moving_mean'])
+    np.testing.assert_array_equal(loaded.predict(X_test), trained.predict(X_test))
