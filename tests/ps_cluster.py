@@ -15,7 +15,7 @@ import zmq
 from sparkps.comm.timeouts import Timeouts
 from sparkps.scheduler import Scheduler
 from sparkps.server import run_server
-from sparkps.worker import create_dist_kvstore
+from sparkps import kvstore
 
 FAST = dict(register=20.0, request=20.0, barrier=30.0, heartbeat_interval=0.2, heartbeat_timeout=3.0)
 
@@ -87,9 +87,9 @@ class PSCluster:
         self._server_threads.append(thread)
 
     def start_workers(self, ranks=None, timeout=30.0):
-        """Create the worker kvstores concurrently; returns them ordered by rank."""
+        """Create the worker kvstores concurrently (``sparkps.kvstore.create``); returns them by rank."""
         ranks = ranks or [None] * self.num_workers
-        make = [lambda r=r: create_dist_kvstore(self.kvtype, self.uri, self.secret, rank=r,
+        make = [lambda r=r: kvstore.create(self.kvtype, scheduler_uri=self.uri, secret=self.secret, rank=r,
                                                 timeouts=self.timeouts, compression=self.compression,
                                                 transport=self.transport, zmq_context=self.context)
                 for r in ranks]

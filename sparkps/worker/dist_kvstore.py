@@ -51,6 +51,7 @@ class DistKVStore:
         self.worker = KVWorker(postoffice, sync=kvtype == "dist_sync", compression=compression)
         self._own_postoffice = own_postoffice
         self._pending_pushes = []
+        self._deferred = None
         self._left = self._closed = False
         self._progress_interval = float(progress_interval)
         self._last_progress = float("-inf")
@@ -84,13 +85,25 @@ class DistKVStore:
         self.barrier()
 
     def push(self, keys, values, priority=0):
-        """Send gradients for ``keys`` (a per-device list per key is summed). Returns at once.
+        """Queue gradients for ``keys`` (a per-device list per key is summed). Returns at once.
 
-        Errors of a push surface at the next ``pull``/``barrier``/``end_training``.
+        The values are copied now. They travel with the next ``pull`` of the same keys as one PUSHPULL
+        request per server (one round trip per step), or alone before any other call. Errors of a push
+        surface at that call.
         """
         self._check_open()
         keys, values = _as_lists(keys, values)
-        self._pending_pushes.append(self.worker.push(keys, values))
+        flat = self.worker.check_values(keys, values)
+        self._flush()
+        shapes = self.worker.layout.shapes
+        self._deferred = (list(flat), [np.array(v, copy=True).reshape(shapes[k]) for k, v in flat.items()])
+
+    def _flush(self):
+        """Send a queued push on its own."""
+        if self._deferred is not None:
+            keys, values = self._deferred
+            self._deferred = None
+            self._pending_pushes.append(self.worker.push(keys, values, copy=False))
 
     def pull(self, keys, out=None, priority=0):
         """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
@@ -102,7 +115,14 @@ class DistKVStore:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
         keys, outs = _as_lists(keys, out)
         outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
-        rid = self.worker.pull(keys, outs)
+        if self._deferred is not None and sorted(self._deferred[0]) == sorted(keys) == sorted(set(keys)):
+            pushed, values = self._deferred
+            self._deferred = None
+            by_key = dict(zip(keys, outs))
+            rid = self.worker.pushpull(pushed, values, [by_key[k] for k in pushed])
+        else:
+            self._flush()
+            rid = self.worker.pull(keys, outs)
         self._wait_pushes()
         self.worker.wait(rid)
 
@@ -116,6 +136,7 @@ class DistKVStore:
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
     def _wait_pushes(self):
+        self._flush()
         pending, self._pending_pushes = self._pending_pushes, []
         for rid in pending:
             self.worker.wait(rid)
@@ -136,6 +157,7 @@ class DistKVStore:
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
+        self._wait_pushes()
         self.worker.wait(self.worker.command("COMMAND", {"name": "set_lr", "lr": float(lr)}))
 
     def save_checkpoint(self, path):
