@@ -180,3 +180,29 @@ def test_batchnorm_aux_states_are_trained_saved_and_loaded(digits, tmp_path):
     loaded = sp.FeedForward.load(str(tmp_path / 'bn'), 3, numpy_batch_size=32)
     np.testing.assert_array_equal(loaded.aux_params['bn1_moving_mean'], trained.aux_params['bn1_moving_mean'])
     np.testing.assert_array_equal(loaded.predict(X_test), trained.predict(X_test))
+
+
+def test_dist_sync_with_one_worker_matches_local_training(digits):
+    from ps_cluster import PSCluster
+    X_train, _, y_train, _ = digits
+    local = model(num_epoch=2).fit(X_train, y_train)
+    with PSCluster(num_servers=2, num_workers=1) as cluster:
+        (dist,) = cluster.run_workers(lambda kv: model(num_epoch=2).fit(X_train, y_train, kvstore=kv))
+    for name, value in local.arg_params.items():
+        np.testing.assert_allclose(dist.arg_params[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_dist_sync_two_workers_end_with_the_servers_model(digits):
+    from ps_cluster import PSCluster
+    X_train, X_test, y_train, y_test = digits
+    halves = [(X_train[rank::2], y_train[rank::2]) for rank in range(2)]
+
+    def work(kv):
+        X, y = halves[kv.rank]
+        return model(num_epoch=6, numpy_batch_size=16).fit(X, y, kvstore=kv)
+
+    with PSCluster(num_servers=1, num_workers=2) as cluster:
+        first, second = cluster.run_workers(work)
+    for name, value in first.arg_params.items():
+        np.testing.assert_array_equal(second.arg_params[name], value, err_msg=name)
+    assert first.score(X_test, y_test) >= 0.93
