@@ -32,17 +32,19 @@ class FeedForward:
 
     ``optimizer`` is a name or an Optimizer; extra keyword arguments (``learning_rate``, ``momentum``,
     ``wd``, ...) go to ``optimizer.create``. ``seed`` makes initialisation and shuffling reproducible.
-    ``numpy_batch_size`` is the batch size used when ``fit``/``predict`` get numpy arrays.
+    ``numpy_batch_size`` is the batch size used when ``fit``/``predict`` get numpy arrays. The default
+    initializer is ``Uniform(0.01)``, as MXNet's.
     """
 
     def __init__(self, symbol, ctx='cpu', num_epoch=None, epoch_size=None, optimizer='sgd',
-                 initializer=init_mod.Uniform(0.01), numpy_batch_size=128, arg_params=None, aux_params=None,
+                 initializer=None, numpy_batch_size=128, arg_params=None, aux_params=None,
                  allow_extra_params=False, begin_epoch=0, seed=None, **kwargs):
         from sparkps.backend import Context
         self.symbol = symbol
         self.ctx = Context.parse(ctx)
         self.num_epoch, self.epoch_size = num_epoch, epoch_size
-        self.optimizer, self.initializer = optimizer, initializer
+        self.optimizer = optimizer
+        self.initializer = init_mod.Uniform(0.01) if initializer is None else initializer
         self.numpy_batch_size = int(numpy_batch_size)
         self.arg_params = dict(arg_params) if arg_params is not None else None
         self.aux_params = dict(aux_params) if aux_params is not None else None
@@ -328,7 +330,7 @@ class FeedForward:
 
     @staticmethod
     def create(symbol, X, y=None, ctx='cpu', num_epoch=None, epoch_size=None, optimizer='sgd',
-               initializer=init_mod.Uniform(0.01), eval_data=None, eval_metric='acc', epoch_end_callback=None,
+               initializer=None, eval_data=None, eval_metric='acc', epoch_end_callback=None,
                batch_end_callback=None, kvstore='local', logger=None, **kwargs):
         """Build a FeedForward and fit it in one call (as MXNet); returns the trained model."""
         model = FeedForward(symbol, ctx=ctx, num_epoch=num_epoch, epoch_size=epoch_size, optimizer=optimizer,
