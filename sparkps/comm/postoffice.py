@@ -12,8 +12,6 @@ import os
 import threading
 import time
 
-import zmq
-
 from sparkps.comm.endpoint import Endpoint
 from sparkps.comm.security import CurveKeys
 from sparkps.comm.timeouts import Timeouts
@@ -64,8 +62,6 @@ class Postoffice:
             raise ConfigError("a scheduler URI is required (give --scheduler or set SPARKPS_SCHEDULER_URI)")
         if rank is not None and (not isinstance(rank, int) or rank < 0):
             raise ConfigError("rank must be a non-negative integer, got %r" % (rank,))
-        if transport == "inproc" and zmq_context is None:
-            zmq_context = zmq.Context.instance()
         self.role, self.scheduler_uri, self.requested_rank = role, scheduler_uri, rank
         self.timeouts = timeouts or Timeouts()
         self.node_id, self.rank, self.num_servers, self.num_workers = -1, None, 0, 0

@@ -47,6 +47,8 @@ class Van:
                  zmq_context=None, curve=None, name="node"):
         self._key, self._on_request, self._on_reply = key, on_request, on_reply
         self._bind = bind_address(transport, host, port)
+        if zmq_context is None and transport == "inproc":
+            zmq_context = zmq.Context.instance()  # inproc peers must share one context
         self._owns_context = zmq_context is None
         self._context = zmq_context or zmq.Context()
         self._curve, self.name = curve, name

@@ -9,8 +9,6 @@ import logging
 import threading
 import time
 
-import zmq
-
 from sparkps.comm.endpoint import Endpoint
 from sparkps.comm.postoffice import node_name
 from sparkps.comm.security import CurveKeys, generate_secret
@@ -37,8 +35,6 @@ class Scheduler:
         self._barriers = BarrierBook()
         self._heartbeats = HeartbeatMonitor(self.timeouts.heartbeat_timeout)
         self._job = JobLifecycle(num_workers)
-        if transport == "inproc" and zmq_context is None:
-            zmq_context = zmq.Context.instance()
         self._endpoint = Endpoint("scheduler", self.secret, self._handle, transport, host, port, zmq_context,
                                   CurveKeys(self.secret) if curve else None)
         self._endpoint.node_id = 0
