@@ -9,6 +9,8 @@ parameters. It declares:
   ``rt`` carries ``xp`` (numpy or cupy), ``is_train`` and ``rng``;
 * ``gradient(node, out_grads)``: the input gradients as *other graph nodes* (entries), or None.
 """
+from functools import partial
+
 from ..errors import ConfigError, ShapeError
 from .params import parse_params, render
 
@@ -71,6 +73,11 @@ class Op:
 
     def forward(self, rt, ins, outs, aux):
         raise NotImplementedError(self.name)
+
+    def compile(self, rt, ins, outs, aux):
+        """A no-argument callable that runs this op over these fixed arrays. Called once per bind;
+        hot ops override it to precompute views (transposes, reshapes) and bind the ufuncs."""
+        return partial(self.forward, rt, ins, outs, aux)
 
     def gradient(self, node, out_grads):
         raise ConfigError("%s '%s' has no gradient" % (self.name, self.node_name))

@@ -48,8 +48,7 @@ class ActivationGrad(BackwardOp):
         xp, (dy, y), out = rt.xp, ins, outs[0]
         kind = self.act_type
         if kind == "relu":
-            xp.sign(y, out=out)           # y >= 0, so sign(y) is the 0/1 mask
-            xp.multiply(out, dy, out=out)
+            xp.multiply(dy, y > 0, out=out)
             return
         tmp = aux[0]                      # scratch buffer from scratch_shapes
         if kind == "sigmoid":

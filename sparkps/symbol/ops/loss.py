@@ -1,23 +1,23 @@
 """Loss heads. Each supplies its own gradient (it ignores the head gradient), as in MXNet:
 SoftmaxOutput (softmax - one-hot), LinearRegressionOutput, LogisticRegressionOutput, MakeLoss."""
+from functools import partial
+
 from ...errors import DataError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import choice, to_bool, to_float
 
 
-def check_labels(op, label, classes, xp):
-    """DataError naming the label input when a label is not an integer class in [0, classes)."""
-    low, high = float(label.min()), float(label.max())
+def check_labels(op, label, classes):
+    """DataError naming the label input when a label is outside [0, classes) (ignored labels aside);
+    labels are cast to integers toward zero, as MXNet does."""
+    if label.min() >= 0 and label.max() < classes:
+        return
     ignore = getattr(op, "ignore_label", None) if getattr(op, "use_ignore", False) else None
-    if low < 0 or high >= classes:
-        bad = label[(label < 0) | (label >= classes)]
-        bad = bad[bad != ignore] if ignore is not None else bad
-        if bad.size:
-            raise DataError("%s '%s': label '%s' has value %g outside [0, %d)"
-                            % (op.name, op.node_name, op.input_name(1), float(bad.ravel()[0]), classes))
-    if not bool(xp.all(label == xp.floor(label))):
-        raise DataError("%s '%s': label '%s' holds non-integer class ids"
-                        % (op.name, op.node_name, op.input_name(1)))
+    bad = label[(label < 0) | (label >= classes)]
+    bad = bad[bad != ignore] if ignore is not None else bad
+    if bad.size:
+        raise DataError("%s '%s': label '%s' has value %g outside [0, %d)"
+                        % (op.name, op.node_name, op.input_name(1), float(bad.ravel()[0]), classes))
 
 
 @register
@@ -43,12 +43,20 @@ class SoftmaxOutput(Op):
         return [data, label], [data], []
 
     def forward(self, rt, ins, outs, aux):
-        xp, x, out = rt.xp, ins[0], outs[0]
-        if rt.is_train:
-            check_labels(self, ins[1], x.shape[1], xp)
-        xp.subtract(x, x.max(axis=1, keepdims=True), out=out)
-        xp.exp(out, out=out)
-        xp.divide(out, out.sum(axis=1, keepdims=True), out=out)
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        xp, (x, label), out = rt.xp, ins, outs[0]
+        classes = x.shape[1]
+        subtract, exp, divide = xp.subtract, xp.exp, xp.divide
+
+        def run():
+            if rt.is_train:
+                check_labels(self, label, classes)
+            subtract(x, x.max(axis=1, keepdims=True), out=out)
+            exp(out, out=out)
+            divide(out, out.sum(axis=1, keepdims=True), out=out)
+        return run
 
     def gradient(self, node, out_grads):
         label = node.inputs[1]
@@ -68,10 +76,13 @@ class SoftmaxOutputGrad(BackwardOp):
         return [((in_shapes[0][0],), "intp")]
 
     def forward(self, rt, ins, outs, aux):
-        xp, (prob, label), out = rt.xp, ins, outs[0]
-        rows = aux[0]
-        if rows[-1] != len(rows) - 1:           # first run: fill the row index once
-            rows[...] = xp.arange(len(rows))
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        aux[0][...] = rt.xp.arange(len(aux[0]))
+        return partial(self.run, rt.xp, ins[0], ins[1], outs[0], aux[0])
+
+    def run(self, xp, prob, label, out, rows):
         classes = label.astype(xp.intp)
         xp.copyto(out, prob)
         if self.use_ignore:

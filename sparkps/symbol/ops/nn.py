@@ -1,4 +1,6 @@
 """FullyConnected and the three nodes of its gradient (data, weight, bias)."""
+from functools import partial
+
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, to_bool, to_int
 
@@ -43,12 +45,19 @@ class FullyConnected(Op):
         return shapes, [out], []
 
     def forward(self, rt, ins, outs, aux):
-        x, out = ins[0], outs[0]
-        if x.ndim != 2:
-            x, out = _rows(x, self.flatten), _rows(out, False)
-        rt.xp.dot(x, ins[1].T, out=out)
-        if not self.no_bias:
-            rt.xp.add(out, ins[2], out=out)
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        x, out = _rows(ins[0], self.flatten), _rows(outs[0], False)
+        dot, weight_t = rt.xp.dot, ins[1].T
+        if self.no_bias:
+            return partial(dot, x, weight_t, out=out)
+        add, bias = rt.xp.add, ins[2]
+
+        def run():
+            dot(x, weight_t, out=out)
+            add(out, bias, out=out)
+        return run
 
     def gradient(self, node, out_grads):
         dy = out_grads[0]
@@ -71,10 +80,10 @@ class FCDataGrad(BackwardOp):
         return [in_shapes[2]]
 
     def forward(self, rt, ins, outs, aux):
-        dy, out = ins[0], outs[0]
-        if out.ndim != 2:
-            dy, out = _rows(dy, False), _rows(out, self.flatten)
-        rt.xp.dot(dy, ins[1], out=out)
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        return partial(rt.xp.dot, _rows(ins[0], False), ins[1], out=_rows(outs[0], self.flatten))
 
 
 @register
@@ -91,20 +100,28 @@ class FCWeightGrad(BackwardOp):
         return [(dy[-1], _prod(data[1:]) if self.flatten else data[-1])]
 
     def forward(self, rt, ins, outs, aux):
-        dy, x = _rows(ins[0], False), _rows(ins[1], self.flatten)
-        rt.xp.dot(dy.T, x, out=outs[0])
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        return partial(rt.xp.dot, _rows(ins[0], False).T, _rows(ins[1], self.flatten), out=outs[0])
 
 
 @register
 class SumRows(BackwardOp):
-    """Sum over every axis but the last (a bias gradient)."""
+    """Sum over every axis but the last (a bias gradient), as ones . dy: one BLAS gemv is several
+    times faster than a numpy reduction over the batch axis."""
     name, hint = "_sum_rows", "_sum_rows"
 
     def output_shapes(self, in_shapes):
         return [None if in_shapes[0] is None else (in_shapes[0][-1],)]
 
+    def scratch_shapes(self, in_shapes, out_shapes):
+        return [((_prod(in_shapes[0][:-1]),), None)]
+
     def forward(self, rt, ins, outs, aux):
-        dy = ins[0]
-        if dy.ndim != 2:
-            dy = dy.reshape(-1, dy.shape[-1])
-        rt.xp.sum(dy, axis=0, out=outs[0])
+        self.compile(rt, ins, outs, aux)()
+
+    def compile(self, rt, ins, outs, aux):
+        ones = aux[0]
+        ones.fill(1)
+        return partial(rt.xp.dot, ones, _rows(ins[0], False), out=outs[0])

@@ -1,0 +1,163 @@
+"""Executor step time against a hand-written numpy loop doing the same math.
+
+MLP 784-128-64-10 (relu, SoftmaxOutput), batch 128, float32. One step = forward + backward
+(gradients of the six parameters), and optionally a plain SGD update in both. The two contenders
+run interleaved in the same process (repeat r: numpy block, executor block), each block timing
+``--steps`` steps; we report the median step time of each and ratio = numpy / executor (goal >= 0.9).
+
+    python benchmarks/bench_executor.py [--repeats 15] [--steps 50] [--threads 1] [--no-write]
+"""
+import argparse
+import os
+import sys
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads for both contenders")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    return parser.parse_args()
+
+
+ARGS = parse_args() if __name__ == "__main__" else None
+if ARGS is not None:  # thread counts must be fixed before numpy loads its BLAS
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(ARGS.threads)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+LAYERS = (784, 128, 64, 10)
+LR = 0.01
+
+
+def make_params(rng):
+    params = {}
+    names = ("fc1", "fc2", "fc3")
+    for name, fan_in, fan_out in zip(names, LAYERS[:-1], LAYERS[1:]):
+        params[name + "_weight"] = rng.normal(0, fan_in ** -0.5, (fan_out, fan_in)).astype(np.float32)
+        params[name + "_bias"] = np.zeros(fan_out, dtype=np.float32)
+    return params
+
+
+class NumpyMLP:
+    """The same network written by hand, the way one writes it in numpy."""
+
+    def __init__(self, params):
+        self.p = {k: v.copy() for k, v in params.items()}
+
+    def step(self, x, label, sgd):
+        p = self.p
+        w1, b1, w2, b2, w3, b3 = (p[k] for k in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
+                                                  "fc3_weight", "fc3_bias"))
+        h1 = x @ w1.T + b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ w2.T + b2
+        a2 = np.maximum(h2, 0)
+        h3 = a2 @ w3.T + b3
+        e = np.exp(h3 - h3.max(axis=1, keepdims=True))
+        prob = e / e.sum(axis=1, keepdims=True)
+        d3 = prob.copy()
+        d3[np.arange(len(label)), label.astype(np.intp)] -= 1
+        grads = {"fc3_weight": d3.T @ a2, "fc3_bias": d3.sum(axis=0)}
+        d2 = (d3 @ w3) * (h2 > 0)
+        grads.update(fc2_weight=d2.T @ a1, fc2_bias=d2.sum(axis=0))
+        d1 = (d2 @ w2) * (h1 > 0)
+        grads.update(fc1_weight=d1.T @ x, fc1_bias=d1.sum(axis=0))
+        if sgd:
+            for name, grad in grads.items():
+                p[name] -= LR * grad
+        return prob, grads
+
+
+def build_executor(params, batch):
+    import sparkps.symbol as sym
+    net = sym.Variable("data")
+    for i, width in enumerate(LAYERS[1:], start=1):
+        net = sym.FullyConnected(net, num_hidden=width, name="fc%d" % i)
+        if i < len(LAYERS) - 1:
+            net = sym.Activation(net, act_type="relu", name="relu%d" % i)
+    net = sym.SoftmaxOutput(net, name="softmax")
+    reqs = {n: ("null" if n in ("data", "softmax_label") else "write") for n in net.list_arguments()}
+    exe = net.simple_bind("cpu", grad_req=reqs, data=(batch, LAYERS[0]), softmax_label=(batch,))
+    exe.copy_params_from(params)
+    return exe
+
+
+def executor_step(exe, x, label, sgd):
+    exe.forward(is_train=True, data=x, softmax_label=label)
+    exe.backward()
+    if sgd:
+        for name, grad in exe.grad_dict.items():
+            weight = exe.arg_dict[name]
+            weight -= LR * grad
+
+
+def check_same_math(exe, mlp, x, label):
+    """Both contenders compute the same probabilities and gradients (before timing)."""
+    prob, grads = mlp.step(x, label, sgd=False)
+    executor_step(exe, x, label, sgd=False)
+    np.testing.assert_allclose(exe.outputs[0], prob, rtol=1e-4, atol=1e-6)
+    for name, grad in grads.items():
+        np.testing.assert_allclose(exe.grad_dict[name], grad, rtol=1e-3, atol=1e-4)
+
+
+def time_block(step, steps):
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return (time.perf_counter() - start) / steps
+
+
+def measure(args, sgd):
+    rng = np.random.default_rng(0)
+    params = make_params(rng)
+    x = rng.random((args.batch, LAYERS[0]), dtype=np.float32)
+    label = rng.integers(0, LAYERS[-1], args.batch).astype(np.float32)
+    mlp, exe = NumpyMLP(params), build_executor(params, args.batch)
+    check_same_math(exe, mlp, x, label)
+    numpy_step = lambda: mlp.step(x, label, sgd)  # noqa: E731
+    exe_step = lambda: executor_step(exe, x, label, sgd)  # noqa: E731
+    for _ in range(3):  # warm caches and BLAS
+        numpy_step(), exe_step()
+    numpy_times, exe_times = [], []
+    for _ in range(args.repeats):
+        numpy_times.append(time_block(numpy_step, args.steps))
+        exe_times.append(time_block(exe_step, args.steps))
+    numpy_ms, exe_ms = statistics.median(numpy_times) * 1e3, statistics.median(exe_times) * 1e3
+    return numpy_ms, exe_ms, numpy_ms / exe_ms
+
+
+def main(args):
+    rows = []
+    for label, sgd in (("forward + backward", False), ("forward + backward + SGD update", True)):
+        numpy_ms, exe_ms, ratio = measure(args, sgd)
+        rows.append("| %s | %.3f | %.3f | **%.2f** |" % (label, numpy_ms, exe_ms, ratio))
+        print("%-32s numpy %.3f ms  executor %.3f ms  ratio %.2f (goal >= 0.9)" % (label, numpy_ms, exe_ms, ratio))
+    text = "\n".join([
+        "MLP 784-128-64-10, relu, SoftmaxOutput, batch %d, float32, %d BLAS thread(s). Median of %d interleaved "
+        "repeats of %d steps each. Ratio = numpy step time / executor step time (goal >= 0.9). The executor "
+        "step includes copying the batch in, the NaN/inf check of the inputs and the label range check; "
+        "data and label have grad_req 'null' (no input gradient), as in training."
+        % (args.batch, args.threads, args.repeats, args.steps),
+        "",
+        "| step | hand-written numpy (ms) | executor (ms) | ratio |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "Command: `python benchmarks/bench_executor.py --repeats %d --steps %d --threads %d`"
+        % (args.repeats, args.steps, args.threads),
+    ])
+    if not args.no_write:
+        from benchmarks.report import write_section
+        write_section("executor", text)
+
+
+if __name__ == "__main__":
+    main(ARGS)
