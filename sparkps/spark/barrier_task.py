@@ -73,19 +73,32 @@ def run_worker(plan, rank, rows, ctx="cpu"):
 
 def _fit(plan, kv, batches, rank, ctx):
     from sparkps import symbol as sym
+    from sparkps.initializer import Xavier
     from sparkps.model import FeedForward
     from sparkps.spark.predictor import params_to_bytes
     history = EpochHistory()
+    initializer = plan.get("initializer") or Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
     model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
-                        optimizer=plan["optimizer"], initializer=plan.get("initializer"),
-                        numpy_batch_size=plan["batch_size"], **plan.get("optimizer_params", {}))
+                        optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
+                        seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
-    model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv,
-              batch_end_callback=history.on_batch)
+    model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
+              epoch_end_callback=_checkpointer(plan, kv, rank))
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs()}
     if rank == 0:
         result["params"] = params_to_bytes(model.arg_params, model.aux_params)
     return result
+
+
+def _checkpointer(plan, kv, rank):
+    """Epoch-end callback of worker 0 that has the servers save weights and optimizer state."""
+    folder = plan.get("checkpoint_dir")
+    if not folder or rank != 0:
+        return None
+
+    def save(epoch, *_):
+        kv.save_checkpoint(os.path.join(folder, "epoch-%04d" % (epoch + 1)))
+    return save
 
 
 class EpochHistory:

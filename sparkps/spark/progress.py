@@ -58,7 +58,7 @@ class ProgressView:
             from tqdm import tqdm
             self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
         self._last_log = 0.0
-        self._last_samples, self._last_time = 0, time.monotonic()
+        self._seen, self._last_time = {}, time.monotonic()
         self.samples_per_s = 0.0
         self.last = None
 
@@ -66,9 +66,10 @@ class ProgressView:
         """Take one ``scheduler.status()`` snapshot."""
         summary = summarize(status.get("progress"), self.num_workers)
         now = time.monotonic()
-        if summary["samples"] > self._last_samples and now > self._last_time:
-            self.samples_per_s = (summary["samples"] - self._last_samples) / (now - self._last_time)
-            self._last_samples, self._last_time = summary["samples"], now
+        new_samples = self._new_samples(status.get("progress") or {})
+        if new_samples and now > self._last_time:
+            self.samples_per_s = new_samples / (now - self._last_time)
+            self._last_time = now
         self.last = summary
         if self._bar is not None:
             self._bar.n = min(summary["epoch"], self.num_epoch)
@@ -84,6 +85,18 @@ class ProgressView:
             LOG.info(line)
         else:
             print("sparkps: " + line, file=self._stream, flush=True)
+
+    def _new_samples(self, progress):
+        """Samples trained since the last snapshot (workers report per-epoch counts)."""
+        new = 0
+        for rank, entry in progress.items():
+            if not isinstance(entry, dict):
+                continue
+            epoch, samples = int(entry.get("epoch", 0) or 0), int(entry.get("samples", 0) or 0)
+            last_epoch, last_samples = self._seen.get(rank, (epoch, 0))
+            new += samples - last_samples if epoch == last_epoch else samples
+            self._seen[rank] = (epoch, samples)
+        return max(new, 0)
 
     def close(self, finished=False):
         """Close the bar (filled when ``finished``)."""
