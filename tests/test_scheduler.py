@@ -1,6 +1,7 @@
 """The scheduler node with real Postoffices: ranks, registration errors, barriers, status, termination,
 dead-node detection."""
 import threading
+import time
 
 import pytest
 
@@ -8,6 +9,14 @@ from comm_cluster import Cluster, fast_timeouts, start_all
 from sparkps.comm import Endpoint, Postoffice
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout, RemoteError
 from sparkps.scheduler import Scheduler, fetch_status
+
+
+def until(condition, timeout=5.0):
+    """Poll ``condition`` until it holds or ``timeout`` s passed; returns its last value."""
+    deadline, pause = time.monotonic() + timeout, threading.Event()
+    while not condition() and time.monotonic() < deadline:
+        pause.wait(0.01)
+    return condition()
 
 
 @pytest.fixture
@@ -50,6 +59,7 @@ def test_a_duplicate_rank_is_refused_and_the_job_goes_on(stoppers):
     stoppers.extend([first, dup] + rest)
     started = threading.Thread(target=start_all, args=([first],))
     started.start()
+    assert until(lambda: sched.status()["registered"] == 1), "the first worker never registered"
     with pytest.raises(ClusterError, match="worker rank 0 was already taken"):
         dup.start()
     assert start_all(rest) == [None, None]

@@ -94,6 +94,11 @@ class Postoffice:
         return [n["id"] for n in self.nodes if n["role"] == "worker"]
 
     @property
+    def dropped_messages(self):
+        """How many received messages were dropped (bad secret, malformed frames)."""
+        return self._endpoint.van.dropped
+
+    @property
     def failure(self):
         """The ClusterError that ended this node, or None."""
         return self._failure

@@ -10,6 +10,7 @@ import hmac
 import secrets as _secrets
 
 import zmq
+import zmq.utils.z85
 
 from sparkps.errors import ConfigError
 

@@ -199,6 +199,7 @@ class Scheduler:
                     "registered": len(self._registry.entries), "nodes": nodes,
                     "progress": {rank: dict(p) for rank, p in self._progress.items()},
                     "errors": [dict(e) for e in self._job.errors],
+                    "dropped_messages": self._endpoint.van.dropped,
                     "uptime": round(now - self._started_at, 3) if self._started_at else 0.0}
 
     @property
