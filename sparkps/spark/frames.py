@@ -1,4 +1,4 @@
-"""DataFrame scoring with mapInPandas: features as float32 Arrow arrays in, prediction + probability out."""
+"""DataFrame scoring with a pandas UDF: features as float32 Arrow arrays in, prediction + probability out."""
 import numpy as np
 
 from sparkps.errors import DataError
@@ -28,31 +28,34 @@ def features_as_arrays(df, features_col):
 
 def add_predictions(df, payload, features_col, prediction_col, probability_col):
     """``df`` plus ``prediction_col`` (double, arg-max of the first output) and ``probability_col``
-    (Vector of the first output).  Lazy; the payload is broadcast once."""
+    (Vector of the first output).  Lazy; the payload is broadcast once.
+
+    A scalar pandas UDF over the features as float32 arrays returns both as one struct: only the features
+    travel to Python (through Arrow), every other column stays in the JVM untouched.
+    """
+    import pandas as pd
     from pyspark.ml.functions import array_to_vector
+    from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, DoubleType, FloatType, StructField, StructType
     for name in (prediction_col, probability_col):
         if name in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % name)
     prepared = features_as_arrays(df, features_col)
-    schema = StructType(prepared.schema.fields + [
-        StructField(prediction_col, DoubleType(), False),
-        StructField(PROBABILITY_TMP, ArrayType(FloatType(), False), False)])
+    result_type = StructType([StructField("prediction", DoubleType()),
+                              StructField("probability", ArrayType(FloatType()))])
     broadcast = df.sparkSession.sparkContext.broadcast(payload)
     num_features = int(np.prod(payload["input_shape"]))
 
-    def score(frames):
+    def score(features):
         from sparkps.spark.predictor import predictor_for
         predictor = predictor_for(broadcast.value)
-        for frame in frames:
-            X = _stack(frame[FEATURES_TMP], num_features)
-            outputs = predictor.predict(X).reshape(len(frame), -1)
-            frame[prediction_col] = outputs.argmax(axis=1).astype(np.float64) if len(frame) else []
-            frame[PROBABILITY_TMP] = list(outputs.astype(np.float32))
-            yield frame
+        outputs = predictor.predict(_stack(features, num_features)).reshape(len(features), -1)
+        return pd.DataFrame({"prediction": outputs.argmax(axis=1).astype(np.float64) if len(features) else [],
+                             "probability": list(outputs.astype(np.float32))})
 
-    scored = prepared.mapInPandas(score, schema)
-    return (scored.withColumn(probability_col, array_to_vector(PROBABILITY_TMP))
+    scored = prepared.withColumn(PROBABILITY_TMP, F.pandas_udf(score, result_type)(F.col(FEATURES_TMP)))
+    return (scored.withColumn(prediction_col, F.col(PROBABILITY_TMP + ".prediction"))
+            .withColumn(probability_col, array_to_vector(F.col(PROBABILITY_TMP + ".probability")))
             .drop(PROBABILITY_TMP, FEATURES_TMP))
 
 

@@ -100,7 +100,7 @@ def _error_text(error):
     return message
 
 
-_PY_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout|Died)):\s*(.+)$", re.M)
+_PY_ERROR = re.compile(r"^(?::\s*)?(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout|Died)):\s*(.+)$", re.M)
 
 
 def describe_stage_error(exc, status=None):

@@ -87,7 +87,7 @@ class SparkModel:
                   batch_size=None):
         """``df`` plus a double ``predictionCol`` (arg-max class) and a Vector ``probabilityCol``.
 
-        Vectorised with mapInPandas: features go to Arrow as float32 arrays, each pandas batch is predicted
+        Vectorised with a pandas UDF: features go to Arrow as float32 arrays, each Arrow batch is predicted
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions

@@ -51,6 +51,7 @@ class SparkTrainer:
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
+        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
 
     def fit(self, data, features_col="features", label_col="label"):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
@@ -68,6 +69,7 @@ class SparkTrainer:
         from sparkps.scheduler import Scheduler
         scheduler = Scheduler(self.num_servers, self.num_workers, timeouts=Timeouts(**self.timeouts))
         scheduler.start()
+        self.scheduler_uri = scheduler.uri
         try:
             task = make_train_task(self._plan(scheduler.uri, scheduler.secret))
         except BaseException:
@@ -131,10 +133,8 @@ def _as_rdd(data, features_col, label_col):
 
 
 def _partitioned(rdd, num_workers):
-    """Exactly ``num_workers`` partitions: coalesce (no shuffle) when there are more, else repartition."""
-    partitions = rdd.getNumPartitions()
-    if partitions > num_workers:
-        return rdd.coalesce(num_workers)
-    if partitions < num_workers:
+    """Exactly ``num_workers`` partitions (a shuffle when the count differs: Spark refuses a barrier stage
+    over a coalesced RDD)."""
+    if rdd.getNumPartitions() != num_workers:
         return rdd.repartition(num_workers)
     return rdd

@@ -1,0 +1,113 @@
+"""SparkTrainer on real Spark local[2]: 2 workers + 1 server in one barrier stage, on scikit-learn's digits."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+from sparkps.errors import ClusterError, ConfigError
+from sparkps.spark import SparkModel, SparkTrainer, mlp_symbol
+
+pytestmark = pytest.mark.spark
+
+SGD = {"learning_rate": 0.1, "momentum": 0.9}
+
+
+def trainer(num_epoch=10, **kw):
+    kw.setdefault("num_workers", 2)
+    kw.setdefault("num_servers", 1)
+    return SparkTrainer(mlp_symbol([64, 64, 10]), (64,), batch_size=32, num_epoch=num_epoch,
+                        optimizer_params=SGD, progress=False, timeout=120, **kw)
+
+
+def server_processes(scheduler_uri):
+    """Pids of live processes whose command line names this job's scheduler (its server processes)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open("/proc/%s/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if scheduler_uri in cmdline and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+def wait_until_gone(scheduler_uri, timeout=20.0):
+    """Poll /proc until no process of this job is left (at most ``timeout`` s); returns what is left."""
+    deadline = time.monotonic() + timeout
+    left = server_processes(scheduler_uri)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = server_processes(scheduler_uri)
+    return left
+
+
+def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path):
+    X_train, y_train, X_test, y_test = digits
+    sc = spark.sparkContext
+    fitted = trainer()
+    model = fitted.fit(sc.parallelize(list(zip(X_train, y_train)), 3))
+    assert wait_until_gone(fitted.scheduler_uri) == []
+    assert [h["epoch"] for h in model.history] == list(range(10))
+
+    outputs = model.predict(sc.parallelize(list(X_test), 4)).collect()      # input order is kept
+    accuracy = np.mean(np.argmax(outputs, axis=1) == y_test)
+    assert accuracy >= 0.93, accuracy
+
+    from pyspark.ml.linalg import Vectors
+    df = spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X_test, y_test)],
+                               ["features", "label"])
+    scored = model.transform(df).select("label", "prediction", "probability").collect()
+    assert np.mean([r.label == r.prediction for r in scored]) == pytest.approx(accuracy)
+    np.testing.assert_allclose(scored[0].probability.toArray(), outputs[0], rtol=1e-5, atol=1e-6)
+
+    model.save(str(tmp_path / "digits"))
+    again = SparkModel.load(str(tmp_path / "digits"))
+    np.testing.assert_allclose(again.predict_numpy(X_test), np.stack(outputs), rtol=1e-5, atol=1e-6)
+    from sparkps import FeedForward
+    single = FeedForward.load(str(tmp_path / "digits" / "model"), model.epoch)
+    np.testing.assert_allclose(single.predict(X_test), np.stack(outputs), rtol=1e-5, atol=1e-6)
+
+
+def test_more_workers_than_slots_is_refused_before_launch(spark, digits):
+    rdd = spark.sparkContext.parallelize(list(zip(digits[0][:100], digits[1][:100])), 2)
+    with pytest.raises(ConfigError, match=r"needs 3 task slots for 3 workers but local\[2\] has 2: "
+                                          r"use num_workers <= 2"):
+        trainer(num_workers=3).fit(rdd)
+
+
+def test_a_failing_worker_fails_fit_with_its_message_and_leaves_nothing(spark, digits):
+    X_train, y_train = digits[0], digits[1]
+
+    def poison(index, rows):
+        for i, row in enumerate(rows):
+            if index == 1 and i == 200:
+                raise ValueError("row 200 of partition 1 is corrupt")
+            yield row
+
+    rdd = spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2).mapPartitionsWithIndex(poison)
+    fitted = trainer(num_epoch=3)
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match="worker 1 .*failed: .*ValueError: row 200 of partition 1 is corrupt"):
+        fitted.fit(rdd)
+    assert time.monotonic() - started < 60
+    assert wait_until_gone(fitted.scheduler_uri) == []
+    assert spark.sparkContext.parallelize(range(4), 2).sum() == 6       # Spark still usable afterwards
+
+
+@pytest.mark.parametrize("kvstore, cut", [("dist_sync", 0), ("dist_async", 0), ("dist_sync", 1200),
+                                         ("dist_async", 150)])
+def test_uneven_and_empty_partitions(spark, digits, kvstore, cut):
+    """Partition 0 gets the first ``cut`` rows (none: worker 0, which returns the model, has no data)."""
+    X_train, y_train, X_test, y_test = digits
+    rows = list(zip(X_train, y_train))
+    rdd = spark.sparkContext.parallelize([rows[:cut], rows[cut:]], 2).flatMap(lambda part: part)
+    counts = rdd.glom().map(len).collect()
+    assert counts == [cut, len(X_train) - cut]
+    model = trainer(num_epoch=4, kvstore=kvstore).fit(rdd)
+    accuracy = np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test)
+    assert accuracy >= 0.85, accuracy
