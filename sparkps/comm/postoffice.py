@@ -192,13 +192,15 @@ class Postoffice:
     def report_error(self, text, timeout=5.0):
         """Tell the scheduler this node failed with ``text``: the job fails and every node stops.
 
-        Waits at most ``timeout`` s for the acknowledgement; never raises.
+        Waits at most ``timeout`` s for the acknowledgement; never raises.  Afterwards this node is
+        failed too: its requests and waits raise NodeDied with ``text``.
         """
         self._reported = True
         try:
             self.wait(self.request(0, "REPORT_ERROR", {"error": str(text)}), timeout)
         except ClusterError as exc:
             log.warning("%s: could not report the error to the scheduler: %s", self.name, exc)
+        self._fail(NodeDied("%s failed: %s" % (self.name, text), node=self.name))
 
     def finish(self, timeout=None):
         """Tell the scheduler this worker is done; when all are, servers are told to stop.

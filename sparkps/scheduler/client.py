@@ -28,3 +28,32 @@ def fetch_status(uri, secret, timeout=10.0, curve=False):
     finally:
         sock.close(0)
         context.term()
+
+
+def _age(value):
+    return "-" if value is None else "%.1fs" % value
+
+
+def format_status(status):
+    """The status dict as a readable table: state, nodes, per-worker progress, errors."""
+    lines = ["state: %s   servers: %s   workers: %s   uptime: %.1fs"
+             % (status["state"], status["num_servers"], status["num_workers"], status.get("uptime", 0.0))]
+    if not status["nodes"]:
+        lines.append("registered: %d of %d nodes" % (status["registered"],
+                                                      status["num_servers"] + status["num_workers"]))
+    else:
+        lines.append("%-4s %-7s %-4s %-6s %-9s %-10s %s" % ("id", "role", "rank", "alive", "heartbeat", "pid",
+                                                            "address"))
+        for n in status["nodes"]:
+            alive = "done" if n["finished"] else ("yes" if n["alive"] else "NO")
+            lines.append("%-4s %-7s %-4s %-6s %-9s %-10s %s" % (n["id"], n["role"], n["rank"], alive,
+                                                                _age(n["last_heartbeat_age"]), n.get("pid") or "-",
+                                                                n["address"]))
+    for rank, p in sorted(status["progress"].items(), key=lambda item: int(item[0])):
+        metrics = ", ".join("%s=%.4f" % (k, v) for k, v in sorted((p.get("metrics") or {}).items())
+                            if isinstance(v, (int, float)))
+        lines.append("worker %s: epoch %s, batch %s, %s samples%s" % (rank, p.get("epoch"), p.get("nbatch"),
+                                                                      p.get("samples"), (", " + metrics) if metrics else ""))
+    for e in status["errors"]:
+        lines.append("error from %s: %s" % (e["node"] or "scheduler", e["message"]))
+    return "\n".join(lines)
