@@ -49,7 +49,7 @@ class FullyConnected(Op):
 
     def compile(self, rt, ins, outs, aux):
         x, out = _rows(ins[0], self.flatten), _rows(outs[0], False)
-        dot, weight_t = rt.xp.dot, ins[1].T
+        dot, weight_t = rt.xp.matmul, ins[1].T
         if self.no_bias:
             return partial(dot, x, weight_t, out=out)
         add, bias = rt.xp.add, ins[2]
@@ -83,7 +83,7 @@ class FCDataGrad(BackwardOp):
         self.compile(rt, ins, outs, aux)()
 
     def compile(self, rt, ins, outs, aux):
-        return partial(rt.xp.dot, _rows(ins[0], False), ins[1], out=_rows(outs[0], self.flatten))
+        return partial(rt.xp.matmul, _rows(ins[0], False), ins[1], out=_rows(outs[0], self.flatten))
 
 
 @register
@@ -103,7 +103,7 @@ class FCWeightGrad(BackwardOp):
         self.compile(rt, ins, outs, aux)()
 
     def compile(self, rt, ins, outs, aux):
-        return partial(rt.xp.dot, _rows(ins[0], False).T, _rows(ins[1], self.flatten), out=outs[0])
+        return partial(rt.xp.matmul, _rows(ins[0], False).T, _rows(ins[1], self.flatten), out=outs[0])
 
 
 @register
