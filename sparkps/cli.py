@@ -292,7 +292,7 @@ def mlp(layers, act, output):
     click.echo("wrote %s (%s)" % (output, " -> ".join(map(str, sizes))))
 
 
-@main.command()
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def node(ctx, command):

@@ -89,6 +89,7 @@ class LocalCluster:
         self.env = dict(os.environ if env is None else env)
         self.roles = []
         self.pids_file = None
+        self.first_failure = None
 
     def _timeout_args(self):
         t = self.timeouts
@@ -152,6 +153,7 @@ class LocalCluster:
                 return
             if failed_at is None and any(code not in (None, 0) for code in codes):
                 failed_at = time.monotonic()
+                self.first_failure = next(r for r, code in zip(self.roles, codes) if code not in (None, 0))
             if failed_at is not None and time.monotonic() - failed_at > self.timeouts.heartbeat_timeout + self.grace:
                 self.out.write("sparkps launch: roles still running after a failure; stopping them\n")
                 return
@@ -181,6 +183,7 @@ class LocalCluster:
             self.out.write("sparkps launch: job finished (%d servers, %d workers)\n"
                            % (self.num_servers, self.num_workers))
             return 0
+        failed.sort(key=lambda r: r is not self.first_failure)  # the first to fail is the likely cause
         for r in failed:
             why = describe_exit(r.process.returncode)
             self.out.write("sparkps launch: %s (pid %d) failed: %s%s\n"

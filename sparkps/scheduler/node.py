@@ -179,6 +179,7 @@ class Scheduler:
                     self._fail(None, "registration timed out after %g s: %s"
                                % (self.timeouts.register, self._registry.missing()), PeerTimeout)
                 for node_id, age in self._heartbeats.overdue(now)[:1]:
+                    self._nodes[node_id]["gone"] = True  # dead: no TERMINATE for it
                     name = self._nodes[node_id]["name"]
                     self._fail(name, "%s stopped sending heartbeats: none for %.1f s (heartbeat timeout %g s)"
                                % (name, age, self.timeouts.heartbeat_timeout), NodeDied)

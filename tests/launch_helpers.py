@@ -1,0 +1,128 @@
+"""Run `sparkps` as a real subprocess and follow its output."""
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+FAST_CLUSTER = ["--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--register-timeout", "30",
+                "--grace", "3"]
+
+
+def write_digits(tmp_path):
+    """The digits split 80/20 as LibSVM files; returns (train path, test path)."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    data = load_digits()
+    X_train, X_test, y_train, y_test = train_test_split(data.data / 16.0, data.target, test_size=0.2,
+                                                        random_state=0, stratify=data.target)
+    paths = []
+    for name, X, y in (("train", X_train, y_train), ("test", X_test, y_test)):
+        path = tmp_path / ("digits-%s.libsvm" % name)
+        with open(path, "w") as handle:
+            for row, label in zip(X, y):
+                features = " ".join("%d:%.6g" % (i + 1, v) for i, v in enumerate(row) if v)
+                handle.write("%d %s\n" % (label, features))
+        paths.append(str(path))
+    return paths
+
+
+class Sparkps:
+    """`python -m sparkps.cli ARGS` with its merged output collected line by line."""
+
+    def __init__(self, args, env=None, cwd=None):
+        child_env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        child_env.update(env or {})
+        self.process = subprocess.Popen([sys.executable, "-m", "sparkps.cli"] + list(args), env=child_env,
+                                        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL)
+        self.lines, self._queue = [], queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for raw in self.process.stdout:
+            self._queue.put(raw.decode("utf-8", "replace").rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for_line(self, pattern, timeout=60):
+        """Block until a line matches ``pattern`` (returns it); AssertionError after ``timeout`` s or EOF."""
+        regex, deadline = re.compile(pattern), time.monotonic() + timeout
+        for line in self.lines:
+            if regex.search(line):
+                return line
+        while True:
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError("no line matching %r within %g s:\n%s" % (pattern, timeout, self.output))
+            if line is None:
+                raise AssertionError("output ended without %r:\n%s" % (pattern, self.output))
+            self.lines.append(line)
+            if regex.search(line):
+                return line
+
+    def finish(self, timeout=120):
+        """Wait for the exit code (kills the process after ``timeout`` s and fails)."""
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError("sparkps did not exit within %g s:\n%s" % (timeout, self.output))
+        self._reader.join(10)
+        while True:
+            line = self._queue.get_nowait() if not self._queue.empty() else None
+            if line is None:
+                break
+            self.lines.append(line)
+        return code
+
+    @property
+    def output(self):
+        return "\n".join(self.lines)
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def recorded_pids(path):
+    """{role name: pid} from the launcher's SPARKPS_LAUNCH_PIDS_FILE."""
+    pids = {}
+    if os.path.exists(path):
+        for line in open(path):
+            name, _, pid = line.strip().rpartition(" ")
+            pids[name] = int(pid)
+    return pids
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie child of ours still answers kill(0): reap it if it is ours
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def digits_accuracy(prefix, epoch, test_path):
+    from sparkps.io.readers import read_libsvm
+    from sparkps.model import FeedForward
+    model = FeedForward.load(prefix, epoch)
+    X, y = read_libsvm(test_path, num_features=64)
+    return float(model.score(X, y))
+
+
+def lines_matching(output, pattern):
+    return [line for line in output.splitlines() if re.search(pattern, line)]
+
+
+__all__ = ["FAST_CLUSTER", "Sparkps", "alive", "digits_accuracy", "np", "recorded_pids", "write_digits"]
