@@ -6,11 +6,7 @@ backward nodes that the requested gradients depend on.
 """
 from ..errors import ConfigError
 from .graph import Node, topo_order
-
-
-def apply_op(cls, inputs, name, **params):
-    """A new node applying op ``cls`` to entries ``inputs``; returns the node."""
-    return Node(cls(**params), name, inputs)
+from .op import apply
 
 
 def build_gradients(heads, wrt_names):
@@ -62,7 +58,7 @@ def _total(grads, node, index):
         return grads[0]
     from .ops.elemwise import AddN
     name = "%s_grad_sum" % node.output_name(index)
-    return (apply_op(AddN, grads, name, num_args=len(grads)), 0)
+    return apply(AddN, grads, name, num_args=len(grads))
 
 
 def gradient_symbol(symbol, wrt=None):
@@ -76,6 +72,6 @@ def gradient_symbol(symbol, wrt=None):
         entry = grads[name]
         if entry is None:
             var = next(n for n in topo_order(symbol.entries) if n.op is None and n.name == name)
-            entry = (apply_op(ZerosLike, [(var, 0)], "%s_grad" % name), 0)
+            entry = apply(ZerosLike, [(var, 0)], "%s_grad" % name)
         entries.append(entry)
     return Symbol(entries)

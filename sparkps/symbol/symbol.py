@@ -149,8 +149,9 @@ class Symbol:
 
     def backward_graph(self, wrt=None):
         """The gradient graph: a Group whose outputs are d(heads)/d(arg) for each name in ``wrt``
-        (default: every argument), named '<arg>_grad'. Its extra arguments '<output>_head_grad' are
-        the gradients flowing into this symbol's outputs (unused by loss heads)."""
+        (default: every argument), built from the ops' gradient nodes ('fc1_backward_weight', ...)
+        and pruned to what those outputs need. Its extra arguments '<output>_head_grad' are the
+        gradients flowing into this symbol's outputs (loss heads ignore them)."""
         from .autodiff import gradient_symbol
         return gradient_symbol(self, wrt)
 
@@ -212,7 +213,7 @@ def single_entry(value, op_name, arg):
 def create(cls, args, params, name, attr, kwargs_inputs=None):
     """Apply op class ``cls`` to symbols: positional ``args`` then ``kwargs_inputs`` by argument name.
     Missing arguments become variables named '<name>_<argument>' (fc1_weight, softmax_label)."""
-    if cls.__dict__.get("variadic") or getattr(cls, "variadic", False):
+    if getattr(cls, "variadic", False):
         params = dict(params, num_args=params.get("num_args", len(args)))
     op = cls(**params)
     names = op.arguments()

@@ -30,8 +30,6 @@ class FullyConnected(Op):
 
     def infer_shape(self, in_shapes):
         data, weight = in_shapes[0], in_shapes[1]
-        if data is None and weight is not None and len(weight) == 2:
-            pass  # batch size unknown: nothing to say about data
         out = None
         if data is not None:
             if len(data) < 2 and self.flatten:

@@ -95,7 +95,6 @@ class Embedding(Op):
     name, hint = "Embedding", "embedding"
     spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED), "dtype": (str, "float32"),
             "sparse_grad": (to_bool, False)}
-    label_inputs = ()
 
     def arguments(self):
         return ["data", "weight"]
