@@ -237,3 +237,25 @@ def test_simple_bind_reports_uninferable_arguments():
     net = sym.Variable("a") + sym.Variable("b")
     with pytest.raises(ShapeError, match="'a', 'b'"):
         net.simple_bind("cpu")
+
+
+def test_nan_reaching_an_elementwise_op_is_named_before_it_runs():
+    x = sym.Variable("x")
+    net = sym.BatchNorm(x * 2, name="bn")
+    exe = net.simple_bind("cpu", grad_req="null", x=(3, 2))
+    bad = np.ones((3, 2))
+    bad[2, 1] = np.inf
+    with pytest.raises(DataError, match="'x' holds NaN or inf.*index 5"):
+        exe.forward(is_train=True, x=bad)
+    np.testing.assert_array_equal(exe.aux_dict["bn_moving_mean"], np.zeros(2))   # untouched
+
+
+def test_nan_into_fully_connected_stops_before_later_ops_update_state():
+    net = sym.BatchNorm(sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc"), name="bn")
+    exe = net.simple_bind("cpu", grad_req="null", data=(3, 4))
+    exe.copy_params_from({"fc_weight": np.ones((2, 4)), "fc_bias": np.zeros(2)})
+    bad = np.ones((3, 4))
+    bad[1, 0] = np.nan
+    with pytest.raises(DataError, match="'data' holds NaN or inf.*index 4"):
+        exe.forward(is_train=True, data=bad)
+    np.testing.assert_array_equal(exe.aux_dict["bn_moving_mean"], np.zeros(2))

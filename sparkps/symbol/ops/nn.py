@@ -24,6 +24,7 @@ class FullyConnected(Op):
     """out = data . weight^T + bias, with weight (num_hidden, in) and data flattened to 2-D as MXNet."""
     name, hint = "FullyConnected", "fullyconnected"
     spec = {"num_hidden": (to_int, REQUIRED), "no_bias": (to_bool, False), "flatten": (to_bool, True)}
+    propagates_nonfinite = (0,)     # a NaN/inf in a data row makes that output row non-finite
 
     def arguments(self):
         return ["data", "weight"] if self.no_bias else ["data", "weight", "bias"]
