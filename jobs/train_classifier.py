@@ -197,6 +197,9 @@ def run(args):
         os.makedirs(args.output, exist_ok=True)
         model.save(os.path.join(args.output, "model"))
         plot_curve(model.history, os.path.join(args.output, "training-curve.png"))
+        for entry in model.history:
+            print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"] + 1, entry.get("cross-entropy", np.nan),
+                                                         entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "history": model.history}
         if valid_df is not None:
             summary["validation_accuracy"] = score(model, valid_df, args.output)
@@ -212,6 +215,7 @@ def run(args):
 
 def main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     args = parse_args(argv)
     try:
         return run(args)

@@ -57,7 +57,7 @@ class ProgressView:
         if bar:
             from tqdm import tqdm
             self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
-        self._last_log = 0.0
+        self._last_log, self._logged_epoch = 0.0, None
         self._seen, self._last_time = {}, time.monotonic()
         self.samples_per_s = 0.0
         self.last = None
@@ -76,8 +76,9 @@ class ProgressView:
             postfix = {name: "%.4f" % value for name, value in summary["metrics"].items()}
             postfix.update(step=summary["step"], samples_s="%.0f" % self.samples_per_s)
             self._bar.set_postfix(postfix, refresh=True)
-        elif summary["workers"] and now - self._last_log >= self.log_every:
-            self._last_log = now
+        elif summary["workers"] and (now - self._last_log >= self.log_every
+                                     or summary["epoch"] != self._logged_epoch):
+            self._last_log, self._logged_epoch = now, summary["epoch"]
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
     def _say(self, line):
