@@ -176,3 +176,39 @@ def test_stopping_a_cluster_leaves_no_threads():
     c.stop()
     assert live_threads() - before == set()
     assert c.scheduler.status()["state"] == "finished"
+
+
+def test_inline_handlers_cannot_wait_but_threaded_ones_can():
+    from sparkps.comm import Postoffice
+    from comm_cluster import fast_timeouts, start_all
+    from sparkps.scheduler import Scheduler
+
+    def relay(index):
+        def handle(msg, responder):  # PULL asks the other server, then answers: needs its own thread
+            node = nodes[index]
+            if msg.cmd == "PULL":
+                other = [i for i in node.server_ids if i != node.node_id][0]
+                responder.reply(meta=node.wait(node.request(other, "INIT"), 5).meta)
+            else:
+                responder.reply(meta={"from": node.node_id})
+        return handle
+
+    sched = Scheduler(2, 1, transport="inproc", timeouts=fast_timeouts()).start()
+    nodes = [Postoffice("server", sched.uri, sched.secret, rank=r, transport="inproc", timeouts=sched.timeouts)
+             for r in (0, 1)]
+    worker = Postoffice("worker", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)
+    try:
+        threads = [threading.Thread(target=nodes[0].start, args=(relay(0),), kwargs={"threaded": True}),
+                   threading.Thread(target=nodes[1].start, args=(relay(1),))]
+        for t in threads:
+            t.start()
+        assert start_all([worker]) == [None]
+        for t in threads:
+            t.join(10)
+        assert worker.wait(worker.request(1, "PULL"), 5).meta == {"from": 2}
+        with pytest.raises(RemoteError, match="cannot wait for a reply.*threaded=True"):
+            worker.wait(worker.request(2, "PULL"), 5)
+    finally:
+        for po in [worker] + nodes:
+            po.stop()
+        sched.stop()

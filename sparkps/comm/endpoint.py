@@ -12,6 +12,7 @@ from sparkps.comm import message as wire
 from sparkps.comm.customer import Customer
 from sparkps.comm.security import secret_bytes
 from sparkps.comm.van import Van
+from sparkps.errors import ClusterError
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +50,17 @@ class Responder:
 
 
 class Endpoint:
-    """Van + Customer + handler thread for one node.
+    """Van + Customer (+ optional handler thread) for one node.
 
-    ``handler(msg, responder)`` runs on the ``sparkps-handler`` thread; an exception it raises
-    becomes an ERROR reply.  ``request`` never blocks; ``wait`` blocks at most ``timeout`` s.
+    ``handler(msg, responder)`` runs inline on the I/O thread (lowest latency; it must not block or
+    wait for replies) or, with ``threaded=True``, on a ``sparkps-handler`` thread of its own (it may
+    then request and wait).  An exception it raises becomes an ERROR reply.  ``request`` never blocks;
+    ``wait`` blocks at most ``timeout`` s.
     """
 
     def __init__(self, name, secret, handler=None, transport="tcp", host="127.0.0.1", port=0,
-                 zmq_context=None, curve=None):
-        self.name, self.handler, self.node_id = name, handler, -1
+                 zmq_context=None, curve=None, threaded=False):
+        self.name, self.handler, self.node_id, self.threaded = name, handler, -1, threaded
         self._key = secret_bytes(secret)
         self.customer = Customer()
         self.van = Van(self._key, self._received_request, self._received_reply, transport, host, port,
@@ -75,9 +78,10 @@ class Endpoint:
     def start(self):
         """Bind and start the I/O and handler threads; returns the bound address."""
         address = self.van.start()
-        self._thread = threading.Thread(target=self._dispatch, name="sparkps-handler-%s" % self.name,
-                                        daemon=True)
-        self._thread.start()
+        if self.threaded:
+            self._thread = threading.Thread(target=self._dispatch, name="sparkps-handler-%s" % self.name,
+                                            daemon=True)
+            self._thread.start()
         return address
 
     def request(self, address, peer, cmd, meta=None, arrays=(), track=True):
@@ -97,6 +101,10 @@ class Endpoint:
 
     def wait(self, rid, timeout):
         """Block until the reply to ``rid`` (at most ``timeout`` s); see Customer.wait."""
+        if self.van.on_io_thread:
+            self.customer.discard(rid)
+            raise ClusterError("%s: a handler running on the I/O thread cannot wait for a reply (it would "
+                               "never arrive); start the node with threaded=True" % self.name)
         return self.customer.wait(rid, timeout)
 
     def send_reply(self, route, msg):
@@ -117,7 +125,10 @@ class Endpoint:
         if msg.reply:
             log.warning("%s: dropped a reply (%s) that arrived as a request", self.name, msg.cmd)
             return
-        self._inbox.put((msg, route))
+        if self.threaded:
+            self._inbox.put((msg, route))
+        else:
+            self._serve(msg, route)
 
     def _received_reply(self, msg):
         if not msg.reply:
@@ -131,16 +142,18 @@ class Endpoint:
             item = self._inbox.get()
             if item is None:
                 return
-            msg, route = item
-            responder = Responder(self, route, msg)
-            try:
-                if self.handler is None:
-                    raise RuntimeError("%s does not serve %s requests" % (self.name, msg.cmd))
-                self.handler(msg, responder)
-            except Exception as exc:
-                log.debug("%s: handler failed on %s", self.name, msg.cmd, exc_info=True)
-                if not responder.answered:
-                    responder.error("%s failed on %s: %s: %s" % (self.name, msg.cmd, type(exc).__name__, exc))
+            self._serve(*item)
+
+    def _serve(self, msg, route):
+        responder = Responder(self, route, msg)
+        try:
+            if self.handler is None:
+                raise RuntimeError("%s does not serve %s requests" % (self.name, msg.cmd))
+            self.handler(msg, responder)
+        except Exception as exc:
+            log.debug("%s: handler failed on %s", self.name, msg.cmd, exc_info=True)
+            if not responder.answered:
+                responder.error("%s failed on %s: %s: %s" % (self.name, msg.cmd, type(exc).__name__, exc))
 
     def stop(self, timeout=5.0):
         """End the handler thread, close the sockets; idempotent.  Waits at most ~2 × ``timeout``."""

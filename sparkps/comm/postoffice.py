@@ -103,13 +103,17 @@ class Postoffice:
         """The ClusterError that ended this node, or None."""
         return self._failure
 
-    def start(self, handler=None):
+    def start(self, handler=None, threaded=False):
         """Bind, REGISTER with the scheduler, wait for the node table, start heartbeats.
+
+        ``handler(msg, responder)`` runs inline on the I/O thread (it must not block or wait for
+        replies); with ``threaded=True`` it runs on a thread of its own and may request and wait.
 
         Blocks until every node of the job registered, at most ``timeouts.register`` (+10 %) seconds;
         raises PeerTimeout (no answer: scheduler down or wrong secret) or ClusterError (refused).
         """
         self._handler = handler
+        self._endpoint.threaded = threaded
         address = self._endpoint.start()
         meta = {"role": self.role, "rank": self.requested_rank, "address": address,
                 "pid": os.getpid(), "host": os.uname().nodename}

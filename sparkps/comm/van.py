@@ -94,7 +94,15 @@ class Van:
         """Queue ``frames`` as the answer to the request that arrived with ``route``."""
         self._post(("router", route, frames))
 
+    @property
+    def on_io_thread(self):
+        """True when called from this Van's I/O thread (a handler running inline)."""
+        return threading.current_thread() is self._thread
+
     def _post(self, item):
+        if self.on_io_thread and not self._stopping:  # already on the socket-owning thread: send now
+            self._deliver(*item)
+            return
         with self._lock:
             if self._stopping:
                 return
@@ -128,8 +136,8 @@ class Van:
             self._context.term()
 
     def _run(self):
-        dealers, by_socket = {}, {}
-        poller = zmq.Poller()
+        self._dealers, self._poller = {}, zmq.Poller()
+        dealers, poller = self._dealers, self._poller
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
         try:
@@ -141,12 +149,12 @@ class Van:
                         self._clear_wake()
                     else:
                         self._drain(sock, routed=False)
-                self._flush(dealers, by_socket, poller)
+                self._flush()
         except Exception:  # never expected; logged so a broken node says why
             log.exception("%s: I/O thread failed", self.name)
         finally:
             try:  # answers queued before stop (a TERMINATE acknowledgement) still go out
-                self._flush(dealers, by_socket, poller)
+                self._flush()
             except Exception:
                 log.debug("%s: final flush failed", self.name, exc_info=True)
             for sock in [self._router, *dealers.values()]:
@@ -158,26 +166,28 @@ class Van:
         except BlockingIOError:
             pass
 
-    def _flush(self, dealers, by_socket, poller):
+    def _flush(self):
         with self._lock:
             items = list(self._outbox)
             self._outbox.clear()
             self._wake_pending = False
-        for kind, target, frames in items:
-            if kind == "router":
-                self._send(self._router, [target] + frames, target)
-            else:
-                sock = dealers.get(target) or self._connect(target, dealers, by_socket, poller)
-                self._send(sock, frames, target)
+        for item in items:
+            self._deliver(*item)
 
-    def _connect(self, address, dealers, by_socket, poller):
+    def _deliver(self, kind, target, frames):
+        """Send on the I/O thread: a reply through the ROUTER, a request through the peer's DEALER."""
+        if kind == "router":
+            self._send(self._router, [target] + frames, target)
+        else:
+            self._send(self._dealers.get(target) or self._connect(target), frames, target)
+
+    def _connect(self, address):
         sock = self._socket(zmq.DEALER)
         if self._curve is not None:
             self._curve.configure_client(sock)
         sock.connect(address)
-        dealers[address] = sock
-        by_socket[sock] = address
-        poller.register(sock, zmq.POLLIN)
+        self._dealers[address] = sock
+        self._poller.register(sock, zmq.POLLIN)
         return sock
 
     def _send(self, sock, frames, target):
