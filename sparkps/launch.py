@@ -154,6 +154,8 @@ class LocalCluster:
             if failed_at is None and any(code not in (None, 0) for code in codes):
                 failed_at = time.monotonic()
                 self.first_failure = next(r for r, code in zip(self.roles, codes) if code not in (None, 0))
+            if failed_at is None and codes[0] is not None:  # the scheduler ended: the rest must follow
+                failed_at = time.monotonic()
             if failed_at is not None and time.monotonic() - failed_at > self.timeouts.heartbeat_timeout + self.grace:
                 self.out.write("sparkps launch: roles still running after a failure; stopping them\n")
                 return

@@ -119,6 +119,8 @@ class Van:
                 os.write(self._wake_w, b"x")
         if already:
             return
+        if self.on_io_thread:  # stopped from a handler: the I/O loop closes its sockets when it returns
+            return
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
