@@ -6,15 +6,16 @@ tables stay bounded however long the node runs.
 """
 import itertools
 import threading
+import time
 
 from sparkps.errors import PeerTimeout, RemoteError
 
 
 class _Pending:
-    __slots__ = ("peer", "cmd", "event", "reply", "error")
+    __slots__ = ("peer", "cmd", "event", "reply", "error", "channel")
 
     def __init__(self, peer, cmd):
-        self.peer, self.cmd = peer, cmd
+        self.peer, self.cmd, self.channel = peer, cmd, None
         self.event = threading.Event()
         self.reply = self.error = None
 
@@ -72,8 +73,23 @@ class Customer:
                 entry.error = error
                 entry.event.set()
 
-    def wait(self, rid, timeout):
+    def attach(self, rid, channel):
+        """Remember the channel ``rid`` went out on (its waiter polls it); see Endpoint.request."""
+        with self._lock:
+            entry = self._pending.get(rid)
+        if entry is not None:
+            entry.channel = channel
+
+    def channel_of(self, rid):
+        with self._lock:
+            entry = self._pending.get(rid)
+        return None if entry is None else entry.channel
+
+    def wait(self, rid, timeout, pump=None):
         """Block until the reply to ``rid`` arrives, at most ``timeout`` seconds; returns the reply.
+
+        ``pump(event, remaining)``, when given, is called until the reply's event is set or time ran
+        out: it receives replies itself (a direct channel) instead of leaving that to the I/O thread.
 
         Raises PeerTimeout naming the peer and the request when time runs out, RemoteError when the
         peer answered with an ERROR, and the node's failure (NodeDied...) when the node went down.
@@ -84,7 +100,7 @@ class Customer:
         if entry is None:
             raise KeyError("request %r is not in flight (already waited for, discarded or never sent)" % rid)
         try:
-            if not entry.event.wait(timeout):
+            if not self._await(entry.event, timeout, pump):
                 raise PeerTimeout("no reply from %s to %s (request %d) within %g s"
                                   % (entry.peer, entry.cmd, rid, timeout), node=entry.peer)
         finally:
@@ -98,6 +114,18 @@ class Customer:
             raise RemoteError("%s answered %s (request %d) with an error: %s"
                               % (entry.peer, entry.cmd, rid, reply.err), node=entry.peer)
         return reply
+
+    @staticmethod
+    def _await(event, timeout, pump):
+        if pump is None:
+            return event.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not event.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            pump(event, remaining)
+        return True
 
     def discard(self, rid):
         """Stop tracking ``rid``; its reply, if it ever comes, is dropped."""

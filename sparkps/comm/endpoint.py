@@ -4,6 +4,7 @@ Shared by the Postoffice (servers, workers) and the Scheduler.  Requests receive
 queued to a dispatcher thread that calls ``handler(msg, responder)``; replies complete the waiting
 request in the Customer directly on the I/O thread.
 """
+import functools
 import logging
 import queue
 import threading
@@ -84,10 +85,12 @@ class Endpoint:
             self._thread.start()
         return address
 
-    def request(self, address, peer, cmd, meta=None, arrays=(), track=True):
+    def request(self, address, peer, cmd, meta=None, arrays=(), track=True, via_io=False):
         """Send a request to the node at ``address`` (named ``peer`` in errors); returns its id.
 
-        With ``track=False`` nobody waits and the reply is dropped on arrival.
+        With ``track=False`` nobody waits and the reply is dropped on arrival.  Requests go out on the
+        calling thread's own channel (its waiter then polls for the reply itself), or through the I/O
+        thread with ``via_io=True`` / when called on the I/O thread (replies handled there).
         """
         rid = self.customer.new_request(peer, cmd) if track else self.customer.next_id()
         msg = wire.Message(cmd, self.node_id, rid, False, meta or {}, list(arrays))
@@ -96,7 +99,12 @@ class Endpoint:
         except BaseException:
             self.customer.discard(rid)
             raise
-        self.van.send_request(address, frames)
+        if via_io or self.van.on_io_thread:
+            self.van.send_request(address, frames)
+        else:
+            channel = self.van.send_direct(address, frames)
+            if track and channel is not None:
+                self.customer.attach(rid, channel)
         return rid
 
     def wait(self, rid, timeout):
@@ -105,7 +113,9 @@ class Endpoint:
             self.customer.discard(rid)
             raise ClusterError("%s: a handler running on the I/O thread cannot wait for a reply (it would "
                                "never arrive); start the node with threaded=True" % self.name)
-        return self.customer.wait(rid, timeout)
+        channel = self.customer.channel_of(rid)
+        pump = None if channel is None else functools.partial(self.van.pump, channel)
+        return self.customer.wait(rid, timeout, pump)
 
     def send_reply(self, route, msg):
         msg.sender = self.node_id

@@ -260,8 +260,10 @@ class Postoffice:
                     self._fail(NodeDied("the scheduler at %s did not answer heartbeats for %.1f s (heartbeat "
                                         "timeout %g s)" % (self.scheduler_uri, silence, limit), node=SCHEDULER_NAME))
                 return
-            try:
-                self.request(0, "HEARTBEAT", track=False)
+            if self._failure is not None:
+                return
+            try:  # through the I/O thread, which notes the answers (_heartbeat_answered)
+                self._endpoint.request(self.scheduler_uri, SCHEDULER_NAME, "HEARTBEAT", track=False, via_io=True)
             except ClusterError:
                 return
 

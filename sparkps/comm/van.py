@@ -2,9 +2,10 @@
 
 One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go
 out through a DEALER connected to the peer's ROUTER and the reply comes back on that DEALER.  ZeroMQ
-sockets are not thread-safe, so a single I/O thread owns every socket: other threads put frames in an
-outbox and wake the I/O thread through a pipe.  Received frames are decoded on the I/O thread;
-frames that do not decode or fail authentication are logged and dropped.
+sockets are not thread-safe, so a single I/O thread owns the ROUTER and its own DEALERs: other threads
+either put frames in its outbox and wake it through a pipe, or send on a Channel of their own and poll
+it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Frames that do
+not decode or fail authentication are logged and dropped.
 """
 import collections
 import logging
@@ -16,6 +17,7 @@ import uuid
 import zmq
 
 from sparkps.comm import message as wire
+from sparkps.comm.channel import ChannelBook
 from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ class Van:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._stopping = False
+        self._channels = ChannelBook(self._new_dealer)
         self._thread = None
         self._router = None
         self.address = None
@@ -89,6 +92,36 @@ class Van:
     def send_request(self, address, frames):
         """Queue ``frames`` for the peer whose ROUTER is at ``address`` (non-blocking, thread-safe)."""
         self._post(("dealer", address, frames))
+
+    def send_direct(self, address, frames):
+        """Send a request on the calling thread's Channel; returns it (for ``pump``), None if stopped."""
+        channel = self._channels.mine()
+        if channel is None:
+            return None
+        with channel.lock:
+            if channel.closed or self._stopping:
+                return None
+            channel.send(address, frames)
+            if channel.sends % 64 == 0:  # replies nobody waits for must not pile up
+                channel.poll(0, self._reply_frames)
+        return channel
+
+    def pump(self, channel, event, remaining):
+        """Wait up to ``remaining`` s (in slices) for replies on ``channel`` until ``event`` is set."""
+        if channel.lock.acquire(blocking=False):
+            try:
+                closed = channel.closed
+                if not closed and not event.is_set():
+                    channel.poll(min(remaining, 0.1), self._reply_frames)
+                    return
+            finally:
+                channel.lock.release()
+            event.wait(min(remaining, 0.05))
+        else:  # another thread is polling this channel and will dispatch our reply too
+            event.wait(min(remaining, 0.002))
+
+    def _reply_frames(self, frames):
+        self._handle_frames(frames, routed=False)
 
     def send_reply(self, route, frames):
         """Queue ``frames`` as the answer to the request that arrived with ``route``."""
@@ -127,6 +160,7 @@ class Van:
                 log.error("%s: I/O thread did not stop within %g s", self.name, timeout)
         elif self._router is not None:
             self._router.close(0)
+        self._channels.close_all()
         os.close(self._wake_r)
         os.close(self._wake_w)
         if self._bind.startswith("ipc://"):
@@ -183,12 +217,15 @@ class Van:
         else:
             self._send(self._dealers.get(target) or self._connect(target), frames, target)
 
-    def _connect(self, address):
+    def _new_dealer(self, address):
         sock = self._socket(zmq.DEALER)
         if self._curve is not None:
             self._curve.configure_client(sock)
         sock.connect(address)
-        self._dealers[address] = sock
+        return sock
+
+    def _connect(self, address):
+        sock = self._dealers[address] = self._new_dealer(address)
         self._poller.register(sock, zmq.POLLIN)
         return sock
 
@@ -205,17 +242,20 @@ class Van:
                 frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            route = frames.pop(0).bytes if routed and frames else None
-            try:
-                msg = wire.decode(frames, self._key)
-            except (MalformedMessage, AuthError) as exc:
-                self.dropped += 1
-                log.warning("%s: dropped a message: %s", self.name, exc)
-                continue
-            try:
-                if routed:
-                    self._on_request(msg, route)
-                else:
-                    self._on_reply(msg)
-            except Exception:
-                log.exception("%s: failed to dispatch %s", self.name, msg.cmd)
+            self._handle_frames(frames, routed)
+
+    def _handle_frames(self, frames, routed):
+        route = frames.pop(0).bytes if routed and frames else None
+        try:
+            msg = wire.decode(frames, self._key)
+        except (MalformedMessage, AuthError) as exc:
+            self.dropped += 1
+            log.warning("%s: dropped a message: %s", self.name, exc)
+            return
+        try:
+            if routed:
+                self._on_request(msg, route)
+            else:
+                self._on_reply(msg)
+        except Exception:
+            log.exception("%s: failed to dispatch %s", self.name, msg.cmd)
