@@ -111,3 +111,16 @@ def test_uneven_and_empty_partitions(spark, digits, kvstore, cut):
     model = trainer(num_epoch=4, kvstore=kvstore).fit(rdd)
     accuracy = np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test)
     assert accuracy >= 0.85, accuracy
+
+
+@pytest.mark.gpu
+def test_gpu_workers_train_with_cupy(spark, digits):
+    from sparkps.backend import Context, get_array_module
+    from sparkps.errors import BackendUnavailable
+    try:
+        get_array_module(Context.parse("gpu"))
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    X_train, y_train, X_test, y_test = digits
+    model = trainer(num_epoch=6, ctx="gpu").fit(spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2))
+    assert np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test) >= 0.93

@@ -6,6 +6,7 @@ its rank, rows and per-epoch metrics; rank 0 adds the final weights (pulled from
 """
 import contextlib
 import os
+import time
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
@@ -82,9 +83,12 @@ def _fit(plan, kv, batches, rank, ctx):
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
               epoch_end_callback=_checkpointer(plan, kv, rank))
-    result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs()}
+    result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
+              "fit_seconds": time.perf_counter() - started, "batches": history.batches,
+              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
     if rank == 0:
         result["params"] = params_to_bytes(model.arg_params, model.aux_params)
     return result
@@ -106,8 +110,13 @@ class EpochHistory:
 
     def __init__(self):
         self._last = {}
+        self.batches = 0
+        self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
 
     def on_batch(self, param):
+        now = time.time()
+        self.first_batch_end = self.first_batch_end or now
+        self.last_batch_end, self.batches = now, self.batches + 1
         metric = getattr(param, "eval_metric", None)
         if metric is None:
             return

@@ -52,6 +52,7 @@ class SparkTrainer:
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
+        self.last_fit = None          # the last fit's rows per worker and seconds spent in training
 
     def fit(self, data, features_col="features", label_col="label"):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
@@ -81,6 +82,7 @@ class SparkTrainer:
                                 "sparkps: %d workers, %d servers" % (self.num_workers, self.num_servers))
         finally:
             view.close(finished=False)
+        self.last_fit = fit_stats(results, self.batch_size)
         return self._model(results)
 
     def _plan(self, scheduler_uri, secret):
@@ -101,6 +103,22 @@ class SparkTrainer:
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
                                      epoch=self.num_epoch, history=merge_histories(results))
+
+
+def fit_stats(results, batch_size):
+    """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
+    batches after each worker's first, times batch_size, over the span from the earliest first batch end
+    to the latest last batch end (so start-up and registration are left out)."""
+    ordered = sorted(results, key=lambda r: r["rank"])
+    stats = {"rows": [r.get("rows", 0) for r in ordered],
+             "fit_seconds": max(r.get("fit_seconds", 0.0) for r in ordered)}
+    timed = [r for r in ordered if r.get("first_batch_end") is not None]
+    if timed:
+        span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
+        batches = sum(r["batches"] - 1 for r in timed)
+        stats["steady_seconds"] = span
+        stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
+    return stats
 
 
 def merge_histories(results):
