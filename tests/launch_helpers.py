@@ -102,10 +102,17 @@ def recorded_pids(path):
 
 
 def alive(pid):
+    """True while ``pid`` runs (a zombie, exited but not yet reaped by its parent, counts as dead)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+    except (OSError, IndexError):
+        pass
     try:  # a zombie child of ours still answers kill(0): reap it if it is ours
         done, _ = os.waitpid(pid, os.WNOHANG)
         return done == 0

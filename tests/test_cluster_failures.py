@@ -4,6 +4,7 @@ node, and no process is left behind."""
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -128,3 +129,18 @@ def test_nodes_notice_a_sigkilled_scheduler(tmp_path):
         for node in nodes:
             node.stop()
         sched.kill()
+
+
+def test_roles_do_not_outlive_a_sigkilled_launcher(job_files, tmp_path):
+    proc, pids_file = launch_long_job(job_files, tmp_path)
+    try:
+        wait_until_training(proc)
+        proc.process.kill()  # no chance to clean up: the roles get SIGTERM from the kernel (PDEATHSIG)
+        proc.finish(30)
+        pids = recorded_pids(pids_file)
+        deadline, pause = time.monotonic() + 20, threading.Event()
+        while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+            pause.wait(0.05)
+        assert [name for name, pid in pids.items() if alive(pid)] == []
+    finally:
+        proc.kill()
