@@ -44,11 +44,9 @@ class Channel:
         """Wait at most ``timeout_s`` for replies; hand every received message to ``on_frames``."""
         for sock, _ in self._poller.poll(int(timeout_s * 1000)):
             for _ in range(burst):
-                try:
-                    frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
-                except zmq.Again:
+                if not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                     break
-                on_frames(frames)
+                on_frames(sock.recv_multipart(copy=False))
 
     def close(self):
         self.closed = True

@@ -25,6 +25,8 @@ DTYPES = frozenset("""bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
 MAX_HEADER_BYTES = 4 * 1024 * 1024
 MAX_ARRAYS = 4096
 MAX_NDIM = 32
+_DTYPE_NAMES = {np.dtype(name): name for name in DTYPES}
+_DTYPES_BY_NAME = {name: np.dtype(name) for name in DTYPES}
 _HEADER_KEYS = {"cmd": str, "sender": int, "rid": int, "reply": bool, "meta": dict, "arrays": list}
 
 
@@ -60,9 +62,10 @@ def encode(msg, key):
         array = np.asarray(array)
         if not array.flags.c_contiguous:
             array = np.ascontiguousarray(array)
-        if array.dtype.name not in DTYPES:
+        dtype_name = _DTYPE_NAMES.get(array.dtype)
+        if dtype_name is None:
             raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
-        specs.append([array.dtype.name, list(array.shape)])
+        specs.append([dtype_name, list(array.shape)])
         buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
     header = {"cmd": msg.cmd, "sender": int(msg.sender), "rid": int(msg.rid), "reply": bool(msg.reply),
               "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
@@ -109,7 +112,7 @@ def _array(spec, frame, index):
             or not isinstance(spec[1], list) or len(spec[1]) > MAX_NDIM
             or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in spec[1])):
         raise MalformedMessage("array %d has a bad description %r" % (index, str(spec)[:80]))
-    dtype = np.dtype(spec[0])
+    dtype = _DTYPES_BY_NAME[spec[0]]
     count = 1
     for dim in spec[1]:
         count *= dim

@@ -33,7 +33,7 @@ def secret_bytes(secret):
 
 def sign(key, body):
     """The 32-byte MAC of ``body`` under ``key`` (bytes)."""
-    return hmac.new(key, body, hashlib.sha256).digest()
+    return hmac.digest(key, body, "sha256")
 
 
 def verify(key, mac, body):
