@@ -248,7 +248,8 @@ class Van:
             msg = wire.decode(frames, self._key)
         except (MalformedMessage, AuthError) as exc:
             self.dropped += 1
-            log.warning("%s: dropped a message: %s", self.name, exc)
+            if self.dropped <= 10 or self.dropped % 1000 == 0:  # garbage floods must not flood the log
+                log.warning("%s: dropped a message (%d so far): %s", self.name, self.dropped, exc)
             return
         try:
             if routed:
