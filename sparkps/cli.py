@@ -254,6 +254,7 @@ def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
     from sparkps.launch import LocalCluster
     if command[0] != "train":
         raise ConfigError("the launcher runs `train ...` on the workers, got %r" % " ".join(command))
+    train.make_context("sparkps launch -- train", list(command[1:]))  # bad train options: fail before starting
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
                            timeouts=make_timeouts(kw), grace=grace)
     cluster.pids_file = os.environ.get("SPARKPS_LAUNCH_PIDS_FILE")

@@ -121,3 +121,11 @@ def test_launch_trains_the_digits_mlp(digits_files, kvstore, tmp_path):
     assert not [name for name, pid in pids.items() if alive(pid)]
     assert os.path.exists(prefix + "-symbol.json") and os.path.exists(prefix + "-0010.params")
     assert digits_accuracy(prefix, 10, digits_files["test"]) >= 0.93
+
+
+def test_launch_checks_the_train_options_before_starting_anything(tmp_path):
+    result = run(["launch", "-s", "1", "-w", "1", "--", "train", "--symbol", str(tmp_path / "missing.json"),
+                  "--data", str(tmp_path / "missing.libsvm")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    result = run(["launch", "--", "predict"])
+    assert result.exit_code == 2 and "runs `train ...`" in result.output
