@@ -45,6 +45,7 @@ def run_worker(plan, rank, rows, ctx="cpu"):
     scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
     """
     server = kv = batches = None
+    timeline = {"task_start": time.time()}
     try:
         with _blas_threads(plan.get("blas_threads")):
             if rank < plan["num_servers"]:
@@ -52,12 +53,16 @@ def run_worker(plan, rank, rows, ctx="cpu"):
             from sparkps import kvstore
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
                                 rank=rank, timeouts=plan.get("timeouts"))
+            timeline["registered"] = time.time()
             batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
                                        seed=plan.get("seed", 0) + rank)
             result = _fit(plan, kv, batches, rank, ctx)
+            timeline["fit_end"] = time.time()
             kv.close()
             if server is not None:
                 _await_exit(server, SERVER_EXIT_SECONDS)
+            timeline["task_end"] = time.time()
+            result["timeline"] = timeline
             return result
     except BaseException as exc:
         message = "%s: %s" % (type(exc).__name__, exc)
