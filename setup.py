@@ -20,6 +20,7 @@ setup(
         "pyspark>=3.5",
         "pandas>=1.5",
         "pyarrow>=10",
+        "threadpoolctl>=3",
     ],
     extras_require={
         "gpu": ["cupy-cuda12x>=12"],
