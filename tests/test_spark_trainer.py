@@ -46,12 +46,15 @@ def wait_until_gone(scheduler_uri, timeout=20.0):
     return left
 
 
-def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path):
+def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path, caplog):
     X_train, y_train, X_test, y_test = digits
     sc = spark.sparkContext
     fitted = trainer()
-    model = fitted.fit(sc.parallelize(list(zip(X_train, y_train)), 3))
+    with caplog.at_level("INFO", logger="sparkps.spark"):
+        model = fitted.fit(sc.parallelize(list(zip(X_train, y_train)), 3))
     assert wait_until_gone(fitted.scheduler_uri) == []
+    progress = [r.getMessage() for r in caplog.records if r.name == "sparkps.spark"]
+    assert any(line.startswith("epoch ") and "samples/s" in line for line in progress), progress
     assert [h["epoch"] for h in model.history] == list(range(10))
 
     outputs = model.predict(sc.parallelize(list(X_test), 4)).collect()      # input order is kept
