@@ -77,11 +77,12 @@ class SparkTrainer:
             scheduler.stop()
             raise
         view = ProgressView(self.num_epoch, self.num_workers, bar=self.progress)
+        results = None
         try:
             results = run_stage(sc, rdd, task, scheduler, view, self.timeout,
                                 "sparkps: %d workers, %d servers" % (self.num_workers, self.num_servers))
         finally:
-            view.close(finished=False)
+            view.close(finished=results is not None)
         self.last_fit = fit_stats(results, self.batch_size)
         return self._model(results)
 
