@@ -33,8 +33,8 @@ def parse_args(argv=None):
     p.add_argument("--label-col", default="label", help="CSV label column name (default: label)")
     p.add_argument("--layers", default="64,64,10", help="MLP sizes inputs,hidden...,classes (default 64,64,10)")
     p.add_argument("--symbol", help="network as sparkps symbol JSON (overrides --layers; needs --num-features)")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=None, help="per worker (default 32; --demo 16)")
+    p.add_argument("--epochs", type=int, default=None, help="default 10 (--demo 20)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--servers", type=int, default=1)
     p.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"])
@@ -50,7 +50,12 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def spark_session(master):
+def default_master(workers):
+    """local[*], or local[workers] on a machine with fewer cores than workers (one task slot each)."""
+    return "local[*]" if (os.cpu_count() or 1) >= workers else "local[%d]" % workers
+
+
+def spark_session(master, workers=2):
     """The session spark-submit configured, or a local one (UI off, loopback) when run with plain python."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -58,7 +63,7 @@ def spark_session(master):
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.appName("sparkps train_classifier")
     if master or not SparkConf().contains("spark.master"):
-        builder = builder.master(master or "local[*]")
+        builder = builder.master(master or default_master(workers))
     spark = (builder.config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -185,7 +190,7 @@ def run(args):
         return 0
     if not args.demo and not args.train:
         raise ConfigError("give --train PATH (and --validation PATH), or --demo")
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, args.workers)
     try:
         if args.demo:
             train_df, valid_df = demo_frames(spark)
@@ -217,6 +222,8 @@ def main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     args = parse_args(argv)
+    args.batch_size = args.batch_size or (16 if args.demo else 32)
+    args.epochs = args.epochs or (20 if args.demo else 10)
     try:
         return run(args)
     except SparkpsError as exc:

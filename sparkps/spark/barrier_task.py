@@ -82,7 +82,7 @@ def _fit(plan, kv, batches, rank, ctx):
     from sparkps.initializer import Xavier
     from sparkps.model import FeedForward
     from sparkps.spark.predictor import params_to_bytes
-    history = EpochHistory()
+    history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
     model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
@@ -90,7 +90,7 @@ def _fit(plan, kv, batches, rank, ctx):
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
-              epoch_end_callback=_checkpointer(plan, kv, rank))
+              epoch_end_callback=[history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
@@ -103,18 +103,19 @@ def _checkpointer(plan, kv, rank):
     """Epoch-end callback of worker 0 that has the servers save weights and optimizer state."""
     folder = plan.get("checkpoint_dir")
     if not folder or rank != 0:
-        return None
+        return []
 
     def save(epoch, *_):
         kv.save_checkpoint(os.path.join(folder, "epoch-%04d" % (epoch + 1)))
-    return save
+    return [save]
 
 
 class EpochHistory:
     """The last metric values seen in each epoch (FeedForward's metrics accumulate over an epoch)."""
 
-    def __init__(self):
-        self._last = {}
+    def __init__(self, batch_size):
+        self.batch_size = batch_size
+        self._last, self._epoch_batches = {}, {}
         self.batches = 0
         self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
 
@@ -122,6 +123,7 @@ class EpochHistory:
         now = time.time()
         self.first_batch_end = self.first_batch_end or now
         self.last_batch_end, self.batches = now, self.batches + 1
+        self._epoch_batches[int(param.epoch)] = int(param.nbatch)
         metric = getattr(param, "eval_metric", None)
         if metric is None:
             return
@@ -129,6 +131,17 @@ class EpochHistory:
         if not isinstance(names, (list, tuple)):
             names, values = [names], [values]
         self._last[int(param.epoch)] = {str(n): float(v) for n, v in zip(names, values)}
+
+    def epoch_done(self, kv):
+        """Epoch-end callback: report the finished epoch's metrics at once (progress is otherwise sent at
+        most once a second, so short epochs would not show on the driver)."""
+        def report(epoch, *_):
+            epoch = int(epoch)
+            batches = self._epoch_batches.get(epoch, 0)
+            if hasattr(kv, "report_progress"):
+                kv.report_progress(epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
+                                   metrics=dict(self._last.get(epoch, {})), force=True)
+        return report
 
     def epochs(self):
         return [dict(values, epoch=epoch) for epoch, values in sorted(self._last.items())]

@@ -11,7 +11,7 @@ import uuid
 
 from sparkps.errors import ClusterError, PeerTimeout
 
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.25
 
 
 class StageFailed(ClusterError):
@@ -39,7 +39,7 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
     """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results.
 
     Blocks until the stage finishes, a role fails, or ``timeout`` seconds pass (None: no limit).  Polls
-    ``scheduler.status()`` every half second for progress (shown through ``view``) and errors.  On any
+    ``scheduler.status()`` every quarter second for progress (shown through ``view``) and errors.  On any
     failure it cancels the job group, stops the scheduler and raises StageFailed (PeerTimeout on timeout)
     naming the failed role and its cause.
     """

@@ -34,9 +34,13 @@ def summarize(progress, num_workers):
 
 def format_summary(summary, num_epoch, samples_per_s):
     """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``."""
-    metrics = " ".join("%s=%.4f" % (name, value) for name, value in sorted(summary["metrics"].items()))
-    return "epoch %d/%d step %d %s %.0f samples/s" % (
-        min(summary["epoch"] + 1, num_epoch), num_epoch, summary["step"], metrics, samples_per_s)
+    parts = ["epoch %d/%d" % (min(summary["epoch"] + 1, num_epoch), num_epoch)]
+    if summary["step"]:
+        parts.append("step %d" % summary["step"])
+    parts += ["%s=%.4f" % (name, value) for name, value in sorted(summary["metrics"].items())]
+    if samples_per_s:
+        parts.append("%.0f samples/s" % samples_per_s)
+    return " ".join(parts)
 
 
 class ProgressView:
@@ -66,8 +70,11 @@ class ProgressView:
         """Take one ``scheduler.status()`` snapshot."""
         summary = summarize(status.get("progress"), self.num_workers)
         now = time.monotonic()
+        first = not self._seen
         new_samples = self._new_samples(status.get("progress") or {})
-        if new_samples and now > self._last_time:
+        if first:
+            self._last_time = now          # the rate starts at the first report, not at launch
+        elif new_samples and now > self._last_time:
             self.samples_per_s = new_samples / (now - self._last_time)
             self._last_time = now
         self.last = summary
@@ -88,19 +95,26 @@ class ProgressView:
             print("sparkps: " + line, file=self._stream, flush=True)
 
     def _new_samples(self, progress):
-        """Samples trained since the last snapshot (workers report per-epoch counts)."""
+        """Samples trained since the last snapshot.  Workers report per-epoch counts, and several short
+        epochs may pass between snapshots: those count as full epochs (the largest count seen)."""
         new = 0
         for rank, entry in progress.items():
             if not isinstance(entry, dict):
                 continue
             epoch, samples = int(entry.get("epoch", 0) or 0), int(entry.get("samples", 0) or 0)
-            last_epoch, last_samples = self._seen.get(rank, (epoch, 0))
-            new += samples - last_samples if epoch == last_epoch else samples
-            self._seen[rank] = (epoch, samples)
-        return max(new, 0)
+            last_epoch, last_samples, full = self._seen.get(rank, (epoch, 0, 0))
+            if epoch == last_epoch:
+                new += max(samples - last_samples, 0)
+            else:
+                new += max(full - last_samples, 0) + max(epoch - last_epoch - 1, 0) * full + samples
+            self._seen[rank] = (epoch, samples, max(full, samples))
+        return new
 
     def close(self, finished=False):
-        """Close the bar (filled when ``finished``)."""
+        """Close the bar (filled when ``finished``); without a bar, log the last snapshot once more."""
+        if self._bar is None and finished and self.last and self.last["workers"]:
+            if self.last["epoch"] != self._logged_epoch:
+                self._say(format_summary(self.last, self.num_epoch, self.samples_per_s))
         if self._bar is not None:
             if finished:
                 self._bar.n = self.num_epoch
