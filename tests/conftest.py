@@ -6,6 +6,10 @@ import pytest
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+
 def pyspark_home():
     """pyspark's package dir: it ships the jars and bin/ that SPARK_HOME must point to."""
     import pyspark

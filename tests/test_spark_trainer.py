@@ -127,3 +127,36 @@ def test_gpu_workers_train_with_cupy(spark, digits):
     X_train, y_train, X_test, y_test = digits
     model = trainer(num_epoch=6, ctx="gpu").fit(spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2))
     assert np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test) >= 0.93
+
+
+def test_a_killed_server_fails_fit_naming_the_server(spark, digits):
+    import signal
+    import threading
+    X_train, y_train = digits[0], digits[1]
+    fitted = trainer(num_epoch=500, timeouts={"heartbeat_interval": 0.5, "heartbeat_timeout": 3, "register": 30})
+    outcome = {}
+
+    def fit():
+        try:
+            fitted.fit(spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2))
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=fit, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and thread.is_alive():       # wait until both workers train
+        status = fitted.status() or {}
+        if len(status.get("progress") or {}) == 2:
+            break
+        time.sleep(0.1)
+    servers = server_processes(fitted.scheduler_uri)
+    assert len(servers) == 1, "the server process is not running"
+    killed_at = time.monotonic()
+    os.kill(servers[0], signal.SIGKILL)
+    thread.join(60)
+    assert not thread.is_alive()
+    assert time.monotonic() - killed_at < 30
+    assert isinstance(outcome.get("error"), ClusterError)
+    assert "server 0" in str(outcome["error"]), outcome["error"]
+    assert wait_until_gone(fitted.scheduler_uri) == []

@@ -66,6 +66,8 @@ def run_worker(plan, rank, rows, ctx="cpu"):
             return result
     except BaseException as exc:
         message = "%s: %s" % (type(exc).__name__, exc)
+        if server is not None and server.poll() not in (None, 0):
+            message += " (the server %d process beside it exited with code %s)" % (rank, server.returncode)
         _report(kv, message)
         raise WorkerFailed("sparkps worker %d failed: %s" % (rank, message)) from exc
     finally:

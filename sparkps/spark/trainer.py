@@ -53,6 +53,7 @@ class SparkTrainer:
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
+        self._scheduler = None
 
     def fit(self, data, features_col="features", label_col="label"):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
@@ -70,7 +71,7 @@ class SparkTrainer:
         from sparkps.scheduler import Scheduler
         scheduler = Scheduler(self.num_servers, self.num_workers, timeouts=Timeouts(**self.timeouts))
         scheduler.start()
-        self.scheduler_uri = scheduler.uri
+        self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
             task = make_train_task(self._plan(scheduler.uri, scheduler.secret))
         except BaseException:
@@ -83,8 +84,16 @@ class SparkTrainer:
                                 "sparkps: %d workers, %d servers" % (self.num_workers, self.num_servers))
         finally:
             view.close(finished=results is not None)
+            self._scheduler = None
         self.last_fit = fit_stats(results, self.batch_size)
         return self._model(results)
+
+    def status(self):
+        """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
+
+        For another thread of the driver; never blocks."""
+        scheduler = self._scheduler
+        return scheduler.status() if scheduler is not None else None
 
     def _plan(self, scheduler_uri, secret):
         """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
