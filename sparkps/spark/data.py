@@ -79,17 +79,17 @@ def iter_batches(rows, batch_size, num_features, with_label=True):
     for row in rows:
         features, label = split_row(row, with_label)
         if is_block(features):
-            for bx, by in _block_pieces(features, label, num_features, with_label, seen):
-                while len(bx):
-                    take = min(batch_size - filled, len(bx))
-                    X[filled:filled + take] = bx[:take]
-                    if with_label:
-                        y[filled:filled + take] = by[:take]
-                    bx, by = bx[take:], (by[take:] if with_label else None)
-                    filled, seen = filled + take, seen + take
-                    if filled == batch_size:
-                        yield _checked(X, y, filled, seen, with_label)
-                        filled = 0
+            bx, by = _checked_block(features, label, num_features, with_label, seen)
+            while len(bx):
+                take = min(batch_size - filled, len(bx))
+                X[filled:filled + take] = bx[:take]
+                if with_label:
+                    y[filled:filled + take] = by[:take]
+                    by = by[take:]
+                bx, filled, seen = bx[take:], filled + take, seen + take
+                if filled == batch_size:
+                    yield _checked(X, y, filled, seen, with_label)
+                    filled = 0
             continue
         write_features(features, X[filled], seen)
         if with_label:
@@ -102,17 +102,18 @@ def iter_batches(rows, batch_size, num_features, with_label=True):
         yield _checked(X, y, filled, seen, with_label)
 
 
-def _block_pieces(features, label, num_features, with_label, seen):
+def _checked_block(features, label, num_features, with_label, seen):
+    """``(X, y)`` of a block row, y None without labels; DataError when widths or row counts differ."""
     if features.shape[1] != num_features:
         raise DataError("rows %d..: block of shape %s, expected %d features"
                         % (seen, features.shape, num_features))
-    labels = None
-    if with_label:
-        labels = np.asarray(label, dtype=np.float32).reshape(-1)
-        if labels.shape[0] != features.shape[0]:
-            raise DataError("rows %d..: block of %d feature rows but %d labels"
-                            % (seen, features.shape[0], labels.shape[0]))
-    yield features, labels
+    if not with_label:
+        return features, None
+    labels = np.asarray(label, dtype=np.float32).reshape(-1)
+    if labels.shape[0] != features.shape[0]:
+        raise DataError("rows %d..: block of %d feature rows but %d labels"
+                        % (seen, features.shape[0], labels.shape[0]))
+    return features, labels
 
 
 def _checked(X, y, filled, seen, with_label):
