@@ -140,9 +140,14 @@ class EpochHistory:
         def report(epoch, *_):
             epoch = int(epoch)
             batches = self._epoch_batches.get(epoch, 0)
-            if hasattr(kv, "report_progress"):
-                kv.report_progress(epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
-                                   metrics=dict(self._last.get(epoch, {})), force=True)
+            if not hasattr(kv, "report_progress"):
+                return
+            progress = dict(epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
+                            metrics=dict(self._last.get(epoch, {})))
+            try:
+                kv.report_progress(force=True, **progress)
+            except TypeError:              # a kvstore without the (optional) force flag: throttled report
+                kv.report_progress(**progress)
         return report
 
     def epochs(self):
