@@ -26,9 +26,9 @@ def features_as_arrays(df, features_col):
     return df.withColumn(FEATURES_TMP, values)
 
 
-def add_predictions(df, payload, features_col, prediction_col, probability_col):
+def add_predictions(df, broadcast, features_col, prediction_col, probability_col):
     """``df`` plus ``prediction_col`` (double, arg-max of the first output) and ``probability_col``
-    (Vector of the first output).  Lazy; the payload is broadcast once.
+    (Vector of the first output).  Lazy; ``broadcast`` holds the model payload (SparkModel.payload).
 
     A scalar pandas UDF over the features as float32 arrays returns both as one struct: only the features
     travel to Python (through Arrow), every other column stays in the JVM untouched.
@@ -43,8 +43,7 @@ def add_predictions(df, payload, features_col, prediction_col, probability_col):
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
-    broadcast = df.sparkSession.sparkContext.broadcast(payload)
-    num_features = int(np.prod(payload["input_shape"]))
+    num_features = int(np.prod(broadcast.value["input_shape"]))
 
     def score(features):
         from sparkps.spark.predictor import predictor_for

@@ -38,6 +38,7 @@ class SparkModel:
         self.epoch, self.history = int(epoch), list(history or [])
         self.model_id = uuid.uuid4().hex
         self._local = None
+        self._broadcasts = {}
 
     @property
     def symbol(self):
@@ -51,6 +52,19 @@ class SparkModel:
                 "params": params_to_bytes(self.arg_params, self.aux_params),
                 "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
                 "label_name": self.label_name, "ctx": "cpu"}
+
+    def broadcast(self, sc, batch_size=None):
+        """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
+        key = (id(sc), int(batch_size or self.batch_size))
+        if key not in self._broadcasts:
+            self._broadcasts[key] = sc.broadcast(self.payload(batch_size))
+        return self._broadcasts[key]
+
+    def unpersist(self):
+        """Drop this model's broadcasts from the executors (later predictions broadcast again)."""
+        for broadcast in self._broadcasts.values():
+            broadcast.unpersist()
+        self._broadcasts = {}
 
     def predict_numpy(self, X):
         """Outputs for the rows of a numpy array, on the driver (no Spark)."""
@@ -67,7 +81,7 @@ class SparkModel:
         block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
         Lazy: nothing runs until an action.
         """
-        broadcast = rdd.context.broadcast(self.payload(batch_size))
+        broadcast = self.broadcast(rdd.context, batch_size)
         num_features = int(np.prod(self.input_shape))
 
         def predict_partition(rows):
@@ -91,7 +105,8 @@ class SparkModel:
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions
-        return add_predictions(df, self.payload(batch_size), featuresCol, predictionCol, probabilityCol)
+        broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
+        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol)
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
