@@ -113,7 +113,9 @@ def describe_stage_error(exc, status=None):
     ours = re.findall(r"sparkps ((?:worker|server) \d+) failed: (.+)", text)
     if ours:
         return "%s failed: %s" % (ours[-1][0], ours[-1][1].strip())
-    found = [m for m in _PY_ERROR.finditer(text) if not m.group(1).startswith(("Py4J", "Spark"))]
+    matches = list(_PY_ERROR.finditer(text))
+    found = [m for m in matches if not m.group(1).startswith(("Py4J", "Spark"))] or \
+        [m for m in matches if m.group(1).startswith("Spark")]
     role = "a Spark task"
     if found:
         last = found[-1]
