@@ -47,12 +47,14 @@ class ProgressView:
     """Shows training progress from scheduler status snapshots.
 
     On a terminal (or ``bar=True``) a tqdm bar counts epochs with the metrics as its postfix; otherwise a
-    log line is written at most every ``log_every`` seconds.  ``update`` and ``close`` never block.
+    line is written at each new epoch or every ``log_every`` seconds: to ``stream`` when given, else to the
+    ``sparkps.spark`` logger when logging is configured, else to stderr.  ``update`` and ``close`` never block.
     """
 
     def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None):
         self.num_epoch, self.num_workers = num_epoch, num_workers
         self.log_every = log_every
+        self._log = stream is None          # lines go to logging when it is set up, unless a stream is given
         stream = stream or sys.stderr
         self._stream = stream
         if bar is None:
@@ -89,7 +91,7 @@ class ProgressView:
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
     def _say(self, line):
-        if LOG.hasHandlers():
+        if self._log and LOG.hasHandlers():
             LOG.info(line)
         else:
             print("sparkps: " + line, file=self._stream, flush=True)
