@@ -104,14 +104,16 @@ def test_a_failing_worker_fails_fit_with_its_message_and_leaves_nothing(spark, d
 
 @pytest.mark.parametrize("kvstore, cut", [("dist_sync", 0), ("dist_async", 0), ("dist_sync", 1200),
                                          ("dist_async", 150)])
-def test_uneven_and_empty_partitions(spark, digits, kvstore, cut):
+def test_uneven_and_empty_partitions(spark, digits, kvstore, cut, tmp_path):
     """Partition 0 gets the first ``cut`` rows (none: worker 0, which returns the model, has no data)."""
     X_train, y_train, X_test, y_test = digits
     rows = list(zip(X_train, y_train))
     rdd = spark.sparkContext.parallelize([rows[:cut], rows[cut:]], 2).flatMap(lambda part: part)
     counts = rdd.glom().map(len).collect()
     assert counts == [cut, len(X_train) - cut]
-    model = trainer(num_epoch=4, kvstore=kvstore).fit(rdd)
+    model = trainer(num_epoch=4, kvstore=kvstore, checkpoint_dir=str(tmp_path)).fit(rdd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["epoch-0001", "epoch-0002", "epoch-0003", "epoch-0004"]
+    assert (tmp_path / "epoch-0004" / "manifest.json").exists()
     accuracy = np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test)
     assert accuracy >= 0.85, accuracy
 
