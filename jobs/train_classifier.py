@@ -98,6 +98,8 @@ def export_digits(folder):
 
 def read_frame(spark, path, fmt, num_features, label_col):
     """A DataFrame (features Vector, label double) from a libsvm or CSV file."""
+    if "://" not in path and not os.path.exists(path):
+        raise ConfigError("input %s does not exist" % path)
     fmt = fmt or ("csv" if path.endswith(".csv") else "libsvm")
     if fmt == "libsvm":
         reader = spark.read.format("libsvm")
