@@ -95,3 +95,18 @@ def test_slot_arithmetic_and_the_advice_it_gives():
         check_cluster("yarn", {"spark.dynamicAllocation.enabled": "true"}, 8, 2)
     with pytest.raises(ConfigError, match="num_servers=3 > num_workers=2"):
         check_roles(2, 3)
+
+
+def test_dataframes_become_float32_blocks_or_rows_when_too_wide(spark, digits):
+    from pyspark.ml.linalg import Vectors
+    from sparkps.spark.frames import blocks_fit, frame_to_blocks
+    X, y = digits[0][:500], digits[1][:500]
+    df = spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X, y)], ["f", "l"]).repartition(2)
+    blocks = frame_to_blocks(df, "f", "l", 64).collect()
+    got_X, got_y = np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+    order, expected = np.lexsort(got_X.T), np.lexsort(X.T)
+    np.testing.assert_array_equal(got_X[order], X[expected])
+    np.testing.assert_array_equal(got_y[order], y[expected])
+    assert blocks_fit(df, 64) and not blocks_fit(df, 1 << 20)
+    with pytest.raises(Exception, match="expected 30 per row"):
+        frame_to_blocks(df, "f", "l", 30).collect()

@@ -69,3 +69,45 @@ def _stack(cells, num_features):
     if X.ndim != 2 or X.shape[1] != num_features:
         raise DataError("features of shape %s, expected %d per row" % (X.shape[1:], num_features))
     return X
+
+
+BLOCK_BYTES = 128 << 20    # largest dense Arrow batch of features worth building in one piece
+
+
+def blocks_fit(df, num_features):
+    """True when a dense float32 Arrow batch of the session's batch size stays under BLOCK_BYTES (wide
+    sparse data is better streamed row by row, densifying one mini-batch at a time)."""
+    rows = int(df.sparkSession.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000") or 10000)
+    return rows * int(num_features) * 4 <= BLOCK_BYTES
+
+
+def frame_to_blocks(df, features_col, label_col, num_features):
+    """An RDD of ``(X float32 (n, num_features), y float32 (n,))`` blocks, one per Arrow batch, from the
+    DataFrame's features (Vector or array) and label columns.  Vectorised: no Python object per row.
+    Keeps the DataFrame's partitions.  Lazy."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+    for name in (features_col, label_col):
+        if name not in df.columns:
+            raise DataError("DataFrame has no column %r; columns are %s" % (name, df.columns))
+    prepared = features_as_arrays(df, features_col).select(
+        F.col(FEATURES_TMP), F.col(label_col).cast("float").alias("label"))
+    schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
+                         StructField("rows", IntegerType())])
+
+    def encode(frames):
+        import pandas as pd
+        for frame in frames:
+            if len(frame) == 0:
+                continue
+            X = _stack(frame[FEATURES_TMP], num_features)
+            if frame["label"].isna().any():
+                raise DataError("label column %r has a null" % label_col)
+            y = frame["label"].to_numpy(np.float32)
+            yield pd.DataFrame({"X": [X.tobytes()], "y": [y.tobytes()], "rows": [len(X)]})
+
+    def decode(row):
+        X = np.frombuffer(row.X, np.float32).reshape(row.rows, num_features)
+        return X, np.frombuffer(row.y, np.float32)
+
+    return prepared.mapInPandas(encode, schema).rdd.map(decode)

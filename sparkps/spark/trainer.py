@@ -63,7 +63,7 @@ class SparkTrainer:
         raises ConfigError before launching when the cluster cannot run ``num_workers`` barrier tasks, and
         ClusterError naming the failed role otherwise.
         """
-        rdd = _as_rdd(data, features_col, label_col)
+        rdd = _as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)))
         sc = rdd.context
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, self.num_workers)
         rdd = _partitioned(rdd, self.num_workers)
@@ -148,9 +148,13 @@ def merge_histories(results):
             for epoch in sorted(sums)]
 
 
-def _as_rdd(data, features_col, label_col):
-    """An RDD of rows from an RDD or a DataFrame (its ``features_col`` and ``label_col``)."""
+def _as_rdd(data, features_col, label_col, num_features):
+    """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
+    blocks, or of rows when the features are too wide for dense Arrow batches."""
     if hasattr(data, "rdd") and hasattr(data, "select"):
+        from sparkps.spark.frames import blocks_fit, frame_to_blocks
+        if blocks_fit(data, num_features):
+            return frame_to_blocks(data, features_col, label_col, num_features)
         missing = [c for c in (features_col, label_col) if c not in data.columns]
         if missing:
             raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
