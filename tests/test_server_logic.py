@@ -128,6 +128,71 @@ def test_store_applies_optimizer_per_piece_like_the_whole_key(name, kw):
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
+FUSED_KEYS = {0: (6, 4), 1: (6,), 2: (3, 6), 3: (3,)}
+
+
+def _fused_pair(config):
+    """Two stores holding the same four keys from one INIT, with the same optimizer."""
+    sizes = {k: int(np.prod(s)) for k, s in FUSED_KEYS.items()}
+    values = np.random.default_rng(1).standard_normal(sum(sizes.values())).astype(np.float32)
+    stores = [_store([[k, 0, n] for k, n in sizes.items()], [[k, list(s)] for k, s in FUSED_KEYS.items()], values)
+              for _ in range(2)]
+    for store in stores:
+        store.set_optimizer(config)
+    return stores
+
+
+@pytest.mark.parametrize("name,kw", [("sgd", {"momentum": 0.9}), ("adam", {"wd": 0.01}),
+                                     ("sgd", {"momentum": 0.9, "wd": 0.1, "param_idx2name": {0: "a_weight",
+                                              1: "a_bias", 2: "b_weight", 3: "b_bias"}}),
+                                     ("adam", {"lr_mult": {2: 0.5}})])
+def test_store_fused_update_of_all_keys_equals_key_by_key(name, kw):
+    """A flat gradient for every key gives the weights, states and counts of per-key updates,
+    also when keys differ (weight decay only on weights, a learning-rate multiplier)."""
+    fused, per_key = _fused_pair(optimizer.create(name, learning_rate=0.1, rescale_grad=0.5, **kw).to_config())
+    keys = fused.keys()
+    rng = np.random.default_rng(2)
+    for step in range(4):
+        flat = rng.standard_normal(fused.size_of(keys)).astype(np.float32)
+        fused.apply(fused.fused(keys, flat), scale=2.0 if step == 2 else 1.0)
+        per_key.apply(per_key.split(keys, flat), scale=2.0 if step == 2 else 1.0)
+    np.testing.assert_allclose(fused.gather(keys), per_key.gather(keys), rtol=1e-6, atol=1e-7)
+    assert fused.optimizer.update_counts() == per_key.optimizer.update_counts()
+    for key in keys:
+        for a, b in zip(fused.state_of(key), per_key.state_of(key)):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_store_fused_gradient_mixed_with_per_key_gradients_is_summed_once():
+    fused, per_key = _fused_pair(optimizer.create("sgd", learning_rate=0.1, momentum=0.9).to_config())
+    keys = fused.keys()
+    flat = np.arange(fused.size_of(keys), dtype=np.float32)
+    extra = {1: np.ones(6, np.float32), 3: np.ones(3, np.float32)}
+    grads = {**fused.fused(keys, flat), **extra}  # one worker pushed everything, another two keys
+    fused.apply(grads)
+    summed = per_key.split(keys, flat.copy())
+    for key, grad in extra.items():
+        summed[key] = summed[key] + grad
+    per_key.apply(summed)
+    np.testing.assert_allclose(fused.gather(keys), per_key.gather(keys), rtol=1e-6)
+    with pytest.raises(MalformedMessage, match="carries 5 values"):
+        fused.fused(keys, np.zeros(5, np.float32))
+
+
+def test_store_fused_state_survives_a_checkpoint_round_trip(tmp_path):
+    config = optimizer.create("adam", learning_rate=0.1).to_config()
+    store, reference = _fused_pair(config)
+    keys = store.keys()
+    grad = np.ones(store.size_of(keys), np.float32)
+    for target in (store, reference):
+        target.apply(target.fused(keys, grad))
+    checkpoint.write_manifest(str(tmp_path), checkpoint.save_pieces(str(tmp_path), store), config)
+    checkpoint.load_pieces(str(tmp_path), store)   # replaces the per-key states: the fused one is rebuilt
+    for target in (store, reference):
+        target.apply(target.fused(keys, grad * 3))
+    np.testing.assert_allclose(store.gather(keys), reference.gather(keys), rtol=1e-6)
+
+
 def test_checkpoint_from_two_servers_loads_onto_three(tmp_path):
     shapes = {0: (6, 5), 1: (5,), 2: (7,)}
     rng = np.random.default_rng(1)

@@ -20,6 +20,7 @@ import logging
 
 import numpy as np
 
+from sparkps.comm.buffers import BufferPool
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.server import checkpoint
 from sparkps.server.store import ServerStore
@@ -54,6 +55,7 @@ class KVServer:
         self.sync = None
         self.served = collections.Counter()  # requests served, by (command, sender node id)
         self._rounds = None
+        self._buffers = BufferPool()
         self._handlers = {"INIT": self._init, "PUSH": self._push, "PULL": self._pull,
                           "PUSHPULL": self._pushpull, "SET_OPTIMIZER": self._set_optimizer,
                           "COMMAND": self._command, "LEAVE": self._leave}
@@ -104,7 +106,7 @@ class KVServer:
 
     def _received_grads(self, msg):
         keys = self.store.known(_meta_keys(msg.meta))
-        grads = self.store.split(keys, self._one_array(msg))
+        grads = self.store.fused(keys, self._one_array(msg))
         if self.sync:
             _meta_int(msg.meta, "round")
         return keys, grads
@@ -129,8 +131,14 @@ class KVServer:
         self._pull(msg, responder)
 
     def _answer_pull(self, responder, keys):
-        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot.
-        responder.reply(arrays=[self.store.snapshot(keys)])
+        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
+        # in a buffer reused once its last reply went out (values the store never changes go as they are).
+        values = self.store.gather(keys)
+        if values.flags.writeable and keys:
+            snapshot = self._buffers.take(values.size)
+            snapshot[:] = values
+            values = snapshot
+        responder.reply(arrays=[values])
 
     def _apply_rounds(self, completed):
         for done in completed:

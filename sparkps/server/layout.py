@@ -71,6 +71,7 @@ class KeyLayout:
         self.num_servers = int(num_servers)
         self.shapes = {}
         self._pieces = {}
+        self._memo = {}  # (server or None, tuple(keys)) -> pieces / servers; cleared by ``add``
 
     def add(self, shapes):
         """Register ``{key: shape}`` as one new group; raises ConfigError if a key is already known."""
@@ -81,6 +82,7 @@ class KeyLayout:
         sizes = {k: int(np.prod(shape, dtype=np.int64)) for k, shape in shapes.items()}
         self._pieces.update(cut_group(sizes, self.num_servers))
         self.shapes.update(shapes)
+        self._memo.clear()
 
     def size(self, key):
         """Number of elements of ``key``."""
@@ -96,8 +98,12 @@ class KeyLayout:
 
     def pieces_on(self, server, keys=None):
         """Pieces of ``keys`` (default: every key) held by ``server``, in sorted key order."""
-        keys = sorted(self.shapes) if keys is None else self.check_known(keys)
-        return [p for k in keys for p in self._pieces[k] if p.server == server]
+        memo = self._memo_key(server, keys)
+        found = self._memo.get(memo)
+        if found is None:
+            keys = sorted(self.shapes) if keys is None else self.check_known(keys)
+            found = self._remember(memo, [p for k in keys for p in self._pieces[k] if p.server == server])
+        return list(found)
 
     def pieces_of(self, key):
         """Every piece of ``key``, in server order."""
@@ -105,8 +111,27 @@ class KeyLayout:
 
     def servers_for(self, keys=None):
         """Sorted server ranks that hold at least one piece of ``keys`` (default: every key)."""
-        keys = sorted(self.shapes) if keys is None else self.check_known(keys)
-        return sorted({p.server for k in keys for p in self._pieces[k]})
+        memo = self._memo_key("servers", keys)
+        found = self._memo.get(memo)
+        if found is None:
+            keys = sorted(self.shapes) if keys is None else self.check_known(keys)
+            found = self._remember(memo, sorted({p.server for k in keys for p in self._pieces[k]}))
+        return list(found)
+
+    @staticmethod
+    def _memo_key(what, keys):
+        """A memo key for a lookup, or None when ``keys`` must go through the full checks (not plain ints)."""
+        if keys is None:
+            return (what, None)
+        keys = tuple(keys)
+        return (what, keys) if all(type(k) is int for k in keys) else None
+
+    def _remember(self, memo, found):
+        if memo is not None:
+            if len(self._memo) >= 1024:  # many distinct key subsets: start over rather than grow
+                self._memo.clear()
+            self._memo[memo] = found
+        return found
 
     def to_meta(self, server, keys=None):
         """The pieces of ``keys`` (default all) ``server`` holds, as msgpack-able lists (sent with INIT)."""

@@ -6,6 +6,12 @@ pulling every parameter of a group answers with a single slice. The optimizer (b
 runs per piece with the key as MXNet's ``index``, so per-key state and update counts behave as in MXNet;
 since every optimizer we ship is elementwise, running it on a piece equals running it on the whole key.
 
+A gradient for every key of one group may come as one flat array under the id ``tuple(keys)`` (a *fused*
+gradient, as a push of all parameters carries it). When the group's pieces are still adjacent and the
+optimizer treats every key alike (same learning rate, weight decay and update count), it then runs once on
+the whole flat buffer, with per-key states that are views of one flat state; otherwise the gradient is
+split and applied key by key. Either way the result, the states and the update counts are the same.
+
 >>> store = ServerStore()
 >>> store.init([[0, 0, 3]], [[0, [3]]], np.zeros(3, np.float32))
 >>> store.apply({0: np.ones(3, np.float32)})     # no optimizer: the value becomes the pushed sum
@@ -17,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from sparkps.errors import ConfigError, MalformedMessage
+
+ELEMENTWISE = frozenset(("sgd", "nag", "adam", "adagrad", "rmsprop", "adadelta", "ftrl"))
 
 
 class Slot(NamedTuple):
@@ -49,6 +57,7 @@ class ServerStore:
         self.groups = []
         self.optimizer = None
         self.states = {}
+        self._fused = {}  # tuple(keys) -> (flat state arrays, the per-key views handed to self.states)
 
     # ---- layout and weights -------------------------------------------------------------------------
     def init(self, pieces, shapes, values=None):
@@ -124,6 +133,16 @@ class ServerStore:
             slot = self.slots[key] = slot._replace(weight=np.array(slot.weight, dtype=np.float32), group=-1)
         return slot.weight
 
+    def fused(self, keys, flat):
+        """``{tuple(keys): flat}`` when ``keys`` are every key held here (see ``apply``), else ``split``."""
+        if len(keys) > 1 and keys == self.keys():
+            flat = np.asarray(flat).reshape(-1)
+            if flat.size != self.size_of(keys):
+                raise MalformedMessage("message carries %d values but keys %s hold %d here"
+                                       % (flat.size, keys, self.size_of(keys)))
+            return {tuple(keys): flat}
+        return self.split(keys, flat)
+
     def split(self, keys, flat):
         """Cut a received flat array into ``{key: piece}`` for ``keys``; raises MalformedMessage on a bad size."""
         flat = np.asarray(flat).reshape(-1)
@@ -147,6 +166,7 @@ class ServerStore:
         """Use the optimizer described by ``config`` from now on; states restart from scratch."""
         self.optimizer = optimizer_from_config(config)
         self.states = {}
+        self._fused = {}
 
     def set_learning_rate(self, lr):
         """Change the optimizer's learning rate; raises ConfigError when there is no optimizer."""
@@ -157,22 +177,75 @@ class ServerStore:
     def apply(self, grads, scale=1.0):
         """Apply gradients ``{key: flat float array}`` once, each multiplied by ``scale`` (takes ownership).
 
-        With an optimizer, runs ``optimizer.update(key, piece, grad, state)``; without one, the piece
-        becomes the (scaled) gradient sum, as MXNet's server does without an updater.
+        A fused gradient ``{tuple(keys): flat}`` (see the module docstring) may stand for its keys. With an
+        optimizer, runs ``optimizer.update(key, piece, grad, state)``; without one, the piece becomes the
+        (scaled) gradient sum, as MXNet's server does without an updater.
         """
-        for key in sorted(grads):
+        grads = self._unfused(grads)
+        for key in sorted(grads, key=lambda k: k if isinstance(k, int) else k[0]):
             grad = np.asarray(grads[key], dtype=np.float32)
             if scale != 1.0:
                 grad = grad * np.float32(scale)
-            if self.optimizer is None:
+            if isinstance(key, tuple):
+                self._apply_fused(key, grad)
+            elif self.optimizer is None:
                 # Keep the received (read-only) array as the new value: no copy, and a pull may send it
                 # without one since nothing ever writes into it.
                 self.slots[key] = self.slots[key]._replace(weight=grad.reshape(-1), group=-1)
-                continue
-            weight = self._writable(key)
-            if key not in self.states:
-                self.states[key] = self.optimizer.create_state(key, weight)
-            self.optimizer.update(key, weight, grad, self.states[key])
+            else:
+                self._apply_key(key, grad)
+
+    def _apply_key(self, key, grad):
+        weight = self._writable(key)
+        if key not in self.states:
+            self.states[key] = self.optimizer.create_state(key, weight)
+        self.optimizer.update(key, weight, grad, self.states[key])
+
+    def _unfused(self, grads):
+        """``grads`` with fused entries split into keys where they could overlap other entries."""
+        if len(grads) == 1:
+            return grads
+        plain = {}
+        for pid, grad in grads.items():
+            parts = self.split(list(pid), grad) if isinstance(pid, tuple) else {pid: grad}
+            for key, part in parts.items():
+                plain[key] = part if key not in plain else np.add(plain[key], part, dtype=np.float32)
+        return plain
+
+    def _apply_fused(self, keys, grad):
+        """Run the optimizer once on the flat weights of ``keys`` if it may; else key by key."""
+        opt = self.optimizer
+        weight = self.gather(list(keys)) if opt is not None else None
+        if (opt is None or opt.name not in ELEMENTWISE or not weight.flags.writeable
+                or weight.base is None or len({(opt.lr_mult.get(k, 1.0), opt.wd_mult.get(k, 1.0),
+                                               opt.index_update_count.get(k)) for k in keys}) != 1):
+            for key, part in self.split(list(keys), grad).items():
+                self.apply({key: part})
+            return
+        state = self._fused_state(keys, weight)
+        opt.update(keys[0], weight, grad, state)
+        for key in keys[1:]:  # the counts every per-key update would have left
+            opt.index_update_count[key] = opt.index_update_count[keys[0]]
+
+    def _fused_state(self, keys, weight):
+        """The flat optimizer state of ``keys``, whose per-key views are ``self.states[key]``."""
+        fused = self._fused.get(keys)
+        if fused is not None and all(self.states.get(k) is view for k, view in zip(keys, fused[1])):
+            return fused[0]
+        per_key = [self.state_of(k) for k in keys]
+        if per_key[0] is None:
+            flat = None
+        else:
+            flat = tuple(np.concatenate([s[i].reshape(-1) for s in per_key]) for i in range(len(per_key[0])))
+        views, offset = [], 0
+        for key in keys:
+            n = self.slots[key].hi - self.slots[key].lo
+            views.append(None if flat is None else tuple(a[offset:offset + n] for a in flat))
+            offset += n
+        if flat is not None:
+            self.states.update(zip(keys, views))
+        self._fused[keys] = (flat, views)
+        return flat
 
     def state_of(self, key):
         """The optimizer state of ``key``'s piece, created on first use (None without an optimizer)."""

@@ -87,23 +87,21 @@ class DistKVStore:
     def push(self, keys, values, priority=0):
         """Queue gradients for ``keys`` (a per-device list per key is summed). Returns at once.
 
-        The values are copied now. They travel with the next ``pull`` of the same keys as one PUSHPULL
-        request per server (one round trip per step), or alone before any other call. Errors of a push
-        surface at that call.
+        The values are copied now, straight into one payload per server. They travel with the next
+        ``pull`` of the same keys as one PUSHPULL request per server (one round trip per step), or alone
+        before any other call. Errors of a push surface at that call.
         """
         self._check_open()
         keys, values = _as_lists(keys, values)
-        flat = self.worker.check_values(keys, values)
+        staged = self.worker.stage(keys, values)
         self._flush()
-        shapes = self.worker.layout.shapes
-        self._deferred = (list(flat), [np.array(v, copy=True).reshape(shapes[k]) for k, v in flat.items()])
+        self._deferred = staged
 
     def _flush(self):
         """Send a queued push on its own."""
         if self._deferred is not None:
-            keys, values = self._deferred
-            self._deferred = None
-            self._pending_pushes.append(self.worker.push(keys, values, copy=False))
+            staged, self._deferred = self._deferred, None
+            self._pending_pushes.append(self.worker.push_staged(staged))
 
     def pull(self, keys, out=None, priority=0):
         """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
@@ -115,11 +113,11 @@ class DistKVStore:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
         keys, outs = _as_lists(keys, out)
         outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
-        if self._deferred is not None and sorted(self._deferred[0]) == sorted(keys) == sorted(set(keys)):
-            pushed, values = self._deferred
-            self._deferred = None
-            by_key = dict(zip(keys, outs))
-            rid = self.worker.pushpull(pushed, values, [by_key[k] for k in pushed])
+        by_key = dict(zip(keys, outs))
+        if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
+                and sorted(by_key) == self._deferred.keys):
+            staged, self._deferred = self._deferred, None
+            rid = self.worker.pushpull_staged(staged, by_key)
         else:
             self._flush()
             rid = self.worker.pull(keys, outs)

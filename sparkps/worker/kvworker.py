@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from sparkps.comm.buffers import BufferPool
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.server.layout import KeyLayout, check_key
 
@@ -45,6 +46,14 @@ def as_host_array(value):
     return np.asarray(value)
 
 
+class Staged:
+    """A push whose gradients were already copied into one payload per server (``KVWorker.stage``)."""
+
+    def __init__(self, keys, payloads):
+        self.keys = keys          # sorted keys
+        self.payloads = payloads  # {server rank: flat array in that server's piece order}
+
+
 class _Request:
     """Server requests behind one KVWorker request id, and where a pull's answers go."""
 
@@ -71,6 +80,7 @@ class KVWorker:
         self._requests = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._buffers = BufferPool()
 
     # ---- keys -----------------------------------------------------------------------------------
     def declare(self, shapes):
@@ -85,24 +95,44 @@ class KVWorker:
         """Check ``keys``/``values`` and return ``{key: flat float32 view or copy}``."""
         if len(keys) != len(values):
             raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(values)))
-        flat = {}
+        shapes, flat = self.layout.shapes, {}
         for key, value in zip(keys, values):
-            key = check_key(key)
+            if type(key) is not int or key not in shapes:  # the checks below name what is wrong
+                key = check_key(key)
+                self.layout.check_known([key])
             if key in flat:
                 raise ConfigError("kvstore key %d appears twice in one call" % key)
-            self.layout.check_known([key])
-            array = as_host_array(value)
-            if tuple(array.shape) != self.layout.shapes[key]:
+            array = value if type(value) is np.ndarray else as_host_array(value)
+            if array.shape != shapes[key]:
                 raise ShapeError("kvstore key %d has shape %s, the value given has shape %s"
-                                 % (key, self.layout.shapes[key], tuple(array.shape)))
-            flat[key] = np.ascontiguousarray(array, dtype=np.float32).reshape(-1)
+                                 % (key, shapes[key], tuple(array.shape)))
+            if array.dtype != np.float32 or not array.flags.c_contiguous:
+                array = np.ascontiguousarray(array, dtype=np.float32)
+            flat[key] = array.reshape(-1)
         return flat
 
-    def _payload(self, pieces, flat, dtype=np.float32, copy=False):
+    def stage(self, keys, values):
+        """Check gradients and copy them now into one payload per server (for ``push_staged``).
+
+        Returns a :class:`Staged` push; ``values`` may change as soon as this returns.
+        """
+        flat = self._flat_values(keys, values)
+        keys = sorted(flat)
+        payloads = {}
+        for s in self.layout.servers_for(keys):
+            pieces = self.layout.pieces_on(s, keys)
+            payloads[s] = self._buffers.take(sum(p.size for p in pieces), self.push_dtype)
+            offset = 0
+            for p in pieces:
+                payloads[s][offset:offset + p.size] = flat[p.key][p.lo:p.hi]
+                offset += p.size
+        return Staged(keys, payloads)
+
+    def _payload(self, pieces, flat, dtype=np.float32):
         parts = [flat[p.key][p.lo:p.hi] for p in pieces]
         if len(parts) > 1:
-            return np.concatenate(parts).astype(dtype, copy=False)
-        return np.array(parts[0], dtype=dtype, copy=True) if copy else parts[0].astype(dtype, copy=False)
+            return np.concatenate(parts, dtype=dtype)
+        return parts[0].astype(dtype, copy=False)
 
     # ---- requests -------------------------------------------------------------------------------
     def init(self, keys, values=None):
@@ -112,15 +142,26 @@ class KVWorker:
         """
         flat = self._flat_values(keys, values) if values is not None else None
         keys = sorted(flat) if flat is not None else self.layout.check_known(keys)
-        return self._send("INIT", keys, flat, meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
+        payloads = None
+        if flat is not None:
+            payloads = {s: self._payload(self.layout.pieces_on(s, keys), flat) for s in self.layout.servers_for(keys)}
+        return self._send("INIT", keys, payloads,
+                          meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
 
     def push(self, keys, values, copy=True):
         """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
 
         With ``copy=False`` the values may travel without a copy: leave them unchanged until ``wait``.
         """
+        if copy:
+            return self.push_staged(self.stage(keys, values))
         flat = self._flat_values(keys, values)
-        return self._send("PUSH", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync, copy=copy)
+        keys = sorted(flat)
+        return self._send("PUSH", keys, self._payloads(keys, flat), new_round=self.sync)
+
+    def push_staged(self, staged):
+        """Send a push prepared by ``stage``; returns a request id."""
+        return self._send("PUSH", staged.keys, staged.payloads, new_round=self.sync)
 
     def pull(self, keys, outs):
         """Ask for the weights of ``keys``; ``wait`` fills ``outs`` in place. Returns a request id."""
@@ -134,8 +175,20 @@ class KVWorker:
         """
         flat = self._flat_values(keys, values)
         self._out_keys(list(flat), outs)
-        return self._send("PUSHPULL", sorted(flat), flat, dtype=self.push_dtype, new_round=self.sync,
+        keys = sorted(flat)
+        return self._send("PUSHPULL", keys, self._payloads(keys, flat), new_round=self.sync,
                           outs=dict(zip(flat, outs)))
+
+    def pushpull_staged(self, staged, outs):
+        """Send a push prepared by ``stage`` and pull the weights of its keys into ``outs`` (``{key: array}``)."""
+        self._out_keys(list(outs), list(outs.values()))
+        if sorted(outs) != staged.keys:
+            raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(outs)))
+        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=self.sync, outs=dict(outs))
+
+    def _payloads(self, keys, flat):
+        return {s: self._payload(self.layout.pieces_on(s, keys), flat, self.push_dtype)
+                for s in self.layout.servers_for(keys)}
 
     def command(self, cmd, meta, servers=None):
         """Send ``cmd`` with ``meta`` to ``servers`` (ranks, default all); returns a request id."""
@@ -154,8 +207,8 @@ class KVWorker:
             raise ConfigError("a kvstore key appears twice in one pull")
         return sorted(keys)
 
-    def _send(self, cmd, keys, flat, dtype=np.float32, new_round=False, outs=None, servers=None,
-              meta_of=None, copy=False):
+    def _send(self, cmd, keys, payloads, new_round=False, outs=None, servers=None, meta_of=None):
+        """One request per server; ``payloads`` ({server: array} or None) are sent without a copy."""
         with self._lock:
             if servers is None:
                 servers = self.layout.servers_for(keys)
@@ -163,13 +216,13 @@ class KVWorker:
                 self.round += 1
             parts = []
             for s in servers:
-                pieces = self.layout.pieces_on(s, keys) if keys is not None else []
+                pieces = self.layout.pieces_on(s, keys) if keys is not None and outs is not None else None
                 meta = meta_of(s) if meta_of else {"keys": keys}
                 if new_round:
                     self._last_round[s] = self.round
                 if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
                     meta["round"] = self._last_round.get(s, 0)
-                arrays = [self._payload(pieces, flat, dtype, copy)] if flat is not None else []
+                arrays = [payloads[s]] if payloads is not None else []
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
             rid = next(self._ids)
