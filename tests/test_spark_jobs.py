@@ -58,3 +58,41 @@ def test_local_cluster_with_separate_executor_jvms(digits_files, tmp_path):
                        "dist_async", "--output", output)
     summary = check_outputs(run, output, 6)
     assert summary["validation_accuracy"] >= 0.93
+
+
+GPU_PROBE = r'''
+import json
+import sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local-cluster[1,2,1024]").config("spark.ui.enabled", "false")
+         .config("spark.worker.resource.gpu.amount", "2")
+         .config("spark.worker.resource.gpu.discoveryScript", sys.argv[1])
+         .config("spark.executor.resource.gpu.amount", "2").config("spark.task.resource.gpu.amount", "1")
+         .getOrCreate())
+
+def probe(rows):
+    from pyspark import BarrierTaskContext
+    from sparkps.spark.barrier_task import task_device
+    context = BarrierTaskContext.get()
+    yield [task_device("gpu", context), task_device("cpu", context)]
+
+print("DEVICES " + json.dumps(sorted(spark.sparkContext.parallelize(range(2), 2).barrier()
+                                     .mapPartitions(probe).collect())))
+spark.stop()
+'''
+
+
+def test_gpu_workers_take_the_gpu_spark_assigned_to_their_task(tmp_path):
+    """Spark's resource scheduling with a discovery script announcing GPUs 0 and 1 (no GPU needed: only
+    the assignment is checked): the two tasks of one executor get gpu(0) and gpu(1)."""
+    script = tmp_path / "gpus.sh"
+    script.write_text('#!/bin/sh\necho \'{"name": "gpu", "addresses": ["0", "1"]}\'\n')
+    script.chmod(0o755)
+    probe = tmp_path / "probe.py"
+    probe.write_text(GPU_PROBE)
+    run = subprocess.run([sys.executable, str(probe), str(script)], env=spark_env(), capture_output=True,
+                         text=True, timeout=240, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [line for line in run.stdout.splitlines() if line.startswith("DEVICES ")]
+    assert lines, run.stdout
+    assert json.loads(lines[0][len("DEVICES "):]) == [["gpu(0)", "cpu"], ["gpu(1)", "cpu"]]
