@@ -11,7 +11,7 @@ import threading
 
 from sparkps.comm import message as wire
 from sparkps.comm.customer import Customer
-from sparkps.comm.security import secret_bytes
+from sparkps.comm.security import MacKey
 from sparkps.comm.van import Van
 from sparkps.errors import ClusterError
 
@@ -62,7 +62,7 @@ class Endpoint:
     def __init__(self, name, secret, handler=None, transport="tcp", host="127.0.0.1", port=0,
                  zmq_context=None, curve=None, threaded=False):
         self.name, self.handler, self.node_id, self.threaded = name, handler, -1, threaded
-        self._key = secret_bytes(secret)
+        self._key = MacKey(secret)
         self.customer = Customer()
         self.van = Van(self._key, self._received_request, self._received_reply, transport, host, port,
                        zmq_context, curve, name)

@@ -12,8 +12,11 @@ are read-only ``np.frombuffer`` views of the received frames.  Nothing is ever u
 """
 from dataclasses import dataclass, field
 
+import hmac
+
 import msgpack
 import numpy as np
+import zmq
 
 from sparkps.comm import security
 from sparkps.errors import AuthError, MalformedMessage
@@ -78,49 +81,56 @@ def encode(msg, key):
 
 def _raw(frame):
     """The bytes-like content of a zmq Frame, bytes or memoryview."""
-    return frame.buffer if hasattr(frame, "buffer") else frame
+    return frame.buffer if type(frame) is zmq.Frame else frame
 
 
 def _unpack_header(raw, key):
-    if len(raw) <= security.MAC_SIZE:
-        raise MalformedMessage("header frame of %d bytes is too short" % len(raw))
-    if len(raw) > security.MAC_SIZE + MAX_HEADER_BYTES:
-        raise MalformedMessage("header frame of %d bytes is above the limit" % len(raw))
+    size = len(raw)
+    if size <= security.MAC_SIZE:
+        raise MalformedMessage("header frame of %d bytes is too short" % size)
+    if size > security.MAC_SIZE + MAX_HEADER_BYTES:
+        raise MalformedMessage("header frame of %d bytes is above the limit" % size)
     raw = memoryview(raw)
-    mac, body = bytes(raw[:security.MAC_SIZE]), raw[security.MAC_SIZE:]
-    if not security.verify(key, mac, body):
+    body = raw[security.MAC_SIZE:]
+    if not hmac.compare_digest(raw[:security.MAC_SIZE], security.sign(key, body)):
         raise AuthError("message authentication failed (wrong or missing job secret)")
     try:
         header = msgpack.unpackb(body, raw=False, strict_map_key=False, use_list=True,
                                  max_array_len=1 << 20, max_map_len=1 << 20)
     except Exception as exc:  # msgpack raises several unrelated classes on garbage
         raise MalformedMessage("header is not valid msgpack: %s" % exc) from None
-    if not isinstance(header, dict):
+    if type(header) is not dict:
         raise MalformedMessage("header is a %s, not a map" % type(header).__name__)
     for name, kind in _HEADER_KEYS.items():
-        if not isinstance(header.get(name), kind) or (kind is int and isinstance(header[name], bool)):
+        if type(header.get(name)) is not kind:  # exact types: msgpack gives no subclasses (bool is not int)
             raise MalformedMessage("header field %r is missing or not a %s" % (name, kind.__name__))
     if header["cmd"] not in COMMANDS:
         raise MalformedMessage("unknown command %r" % header["cmd"][:40])
-    if header.get("err") is not None and not isinstance(header["err"], str):
+    err = header.get("err")
+    if err is not None and type(err) is not str:
         raise MalformedMessage("header field 'err' is not text")
     return header
 
 
 def _array(spec, frame, index):
-    if (not isinstance(spec, list) or len(spec) != 2 or spec[0] not in DTYPES
-            or not isinstance(spec[1], list) or len(spec[1]) > MAX_NDIM
-            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in spec[1])):
+    dtype = _DTYPES_BY_NAME.get(spec[0]) if type(spec) is list and len(spec) == 2 and type(spec[0]) is str else None
+    shape = spec[1] if dtype is not None else None
+    if (type(shape) is not list or len(shape) > MAX_NDIM
+            or not all(type(d) is int and d >= 0 for d in shape)):
         raise MalformedMessage("array %d has a bad description %r" % (index, str(spec)[:80]))
-    dtype = _DTYPES_BY_NAME[spec[0]]
     count = 1
-    for dim in spec[1]:
+    for dim in shape:
         count *= dim
-    data = _raw(frame)
-    if count * dtype.itemsize != memoryview(data).nbytes:
+    data = memoryview(_raw(frame))
+    if count * dtype.itemsize != data.nbytes:
         raise MalformedMessage("array %d: %s%s needs %d bytes, frame has %d"
-                               % (index, spec[0], tuple(spec[1]), count * dtype.itemsize, memoryview(data).nbytes))
-    array = np.frombuffer(data, dtype=dtype).reshape(spec[1]) if count else np.zeros(spec[1], dtype)
+                               % (index, spec[0], tuple(shape), count * dtype.itemsize, data.nbytes))
+    if not count:
+        array = np.zeros(shape, dtype)
+    else:
+        array = np.frombuffer(data, dtype=dtype)
+        if len(shape) != 1:
+            array = array.reshape(shape)
     array.flags.writeable = False
     return array
 
@@ -137,6 +147,6 @@ def decode(frames, key):
     if len(specs) != len(frames) - 1 or len(specs) > MAX_ARRAYS:
         raise MalformedMessage("header announces %d arrays, message has %d array frames"
                                % (len(specs), len(frames) - 1))
-    arrays = [_array(spec, frame, i) for i, (spec, frame) in enumerate(zip(specs, frames[1:]))]
+    arrays = [_array(spec, frames[i + 1], i) for i, spec in enumerate(specs)]
     return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
                    arrays, header.get("err"))

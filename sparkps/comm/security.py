@@ -31,13 +31,29 @@ def secret_bytes(secret):
     return bytes(secret)
 
 
+class MacKey:
+    """A job secret prepared for signing: the HMAC key schedule is computed once, not per message."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, secret):
+        self._base = hmac.new(secret_bytes(secret), digestmod="sha256")
+
+    def sign(self, body):
+        mac = self._base.copy()
+        mac.update(body)
+        return mac.digest()
+
+
 def sign(key, body):
-    """The 32-byte MAC of ``body`` under ``key`` (bytes)."""
+    """The 32-byte MAC of ``body`` under ``key`` (bytes or a MacKey)."""
+    if isinstance(key, MacKey):
+        return key.sign(body)
     return hmac.digest(key, body, "sha256")
 
 
 def verify(key, mac, body):
-    """True when ``mac`` is the MAC of ``body`` under ``key`` (constant-time comparison)."""
+    """True when ``mac`` is the MAC of ``body`` under ``key`` (bytes or a MacKey; constant time)."""
     return hmac.compare_digest(mac, sign(key, body))
 
 
