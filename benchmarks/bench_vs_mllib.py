@@ -160,7 +160,8 @@ def report(results, numpy_rate):
               "| whole fit (incl. stage launch, server start, registration) | %.0f | %.2f |"
               % (sp["samples_per_s"], sp["samples_per_s"] / numpy_rate),
               "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fit); other "
-              "processes on this shared machine can lower either side.",
+              "processes on this shared machine can lower either side (1-minute load average at the end of "
+              "the run: %.1f)." % os.getloadavg()[0],
               "", "![sparkps vs MLlib](bench_vs_mllib.png)", "",
               "Command: `.venv/bin/python benchmarks/bench_vs_mllib.py`"]
     write_section("vs_mllib", "## sparkps vs Spark MLlib\n\n" + "\n".join(lines))
