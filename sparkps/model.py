@@ -138,7 +138,8 @@ class FeedForward:
 
     @staticmethod
     def _make_step(exe, param_names, kv, opt):
-        """Return ``step()`` applying one update: in place (no kvstore) or one push + one pull."""
+        """Return ``step()`` applying one update: in place (no kvstore), or one push + one pull of every
+        parameter (``kv.pushpull`` where the kvstore has it)."""
         weights = [exe.arg_dict[n] for n in param_names]
         grads = [exe.grad_dict[n] for n in param_names]
         keys = list(range(len(param_names)))
@@ -152,6 +153,10 @@ class FeedForward:
         kv.init(keys, weights)
         kv.pull(keys, out=weights)
         kv.set_optimizer(opt)
+        if callable(getattr(kv, 'pushpull', None)):
+            def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
+                kv.pushpull(keys, grads, out=weights)
+            return step
 
         def step():
             kv.push(keys, grads)

@@ -71,6 +71,59 @@ def test_sync_over_tcp_loopback():
         np.testing.assert_allclose(histories[1][-1][k], expected[-1][k], rtol=1e-6, atol=1e-7)
 
 
+def flat_views(arrays):
+    """Copies of ``arrays`` laid end to end in one flat buffer, as simple_bind lays out parameters."""
+    flat = np.concatenate([a.reshape(-1) for a in arrays])
+    views, offset = [], 0
+    for a in arrays:
+        views.append(flat[offset:offset + a.size].reshape(a.shape))
+        offset += a.size
+    return views
+
+
+def test_contiguous_span_only_joins_views_lying_end_to_end_in_order():
+    from sparkps.worker.kvworker import contiguous_span
+    flat = np.arange(10, dtype=np.float32)
+    assert contiguous_span([flat[0:3], flat[3:7], flat[7:9]]).tolist() == list(range(9))
+    assert contiguous_span([flat[3:7], flat[0:3]]) is None            # out of order
+    assert contiguous_span([flat[0:3], flat[2:5]]) is None            # overlapping
+    assert contiguous_span([flat[0:3], flat[4:6]]) is None            # a gap
+    assert contiguous_span([flat[0:3], np.arange(3, 5, dtype=np.float32)]) is None  # another buffer
+
+
+@pytest.mark.parametrize("servers", [1, 2])
+def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(servers):
+    """Gradients and weights that are views of one flat buffer go out without a copy and come back
+    with one; the result is the same as with separate arrays (split across servers too)."""
+    opt = optimizer.create("sgd", learning_rate=0.1, momentum=0.9, rescale_grad=0.5)
+    keys = sorted(SHAPES)
+
+    def run(kv, flat):
+        weights = [initial_weights()[k] for k in keys]
+        weights = flat_views(weights) if flat else [w.copy() for w in weights]
+        kv.init(keys, weights)
+        kv.set_optimizer(opt)
+        for step in range(3):
+            grads = [gradient(0, step, k) for k in keys]
+            kv.pushpull(keys, flat_views(grads) if flat else grads, out=weights)
+        kv.end_training()
+        return [w.copy() for w in weights]
+    results = []
+    for flat in (True, False):
+        with PSCluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
+            (got,) = cluster.run_workers(lambda kv: run(kv, flat))
+            results.append(got)
+    local = optimizer.from_config(opt.to_config())
+    expected = initial_weights()
+    states = {k: local.create_state(k, w) for k, w in expected.items()}
+    for step in range(3):
+        for k in keys:
+            local.update(k, expected[k], gradient(0, step, k), states[k])
+    for got in results:
+        for k, w in zip(keys, got):
+            np.testing.assert_allclose(w, expected[k], rtol=1e-6, atol=1e-7)
+
+
 def test_uneven_worker_data_finishes_and_keeps_the_mean_gradient_scale():
     opt = optimizer.create("sgd", learning_rate=0.1, rescale_grad=0.5)
     with PSCluster(num_servers=2, num_workers=2) as cluster:

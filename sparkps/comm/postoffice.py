@@ -63,6 +63,7 @@ class Postoffice:
         if rank is not None and (not isinstance(rank, int) or rank < 0):
             raise ConfigError("rank must be a non-negative integer, got %r" % (rank,))
         self.role, self.scheduler_uri, self.requested_rank = role, scheduler_uri, rank
+        self.transport = transport
         self.timeouts = timeouts or Timeouts()
         self.node_id, self.rank, self.num_servers, self.num_workers = -1, None, 0, 0
         self.nodes = []

@@ -46,6 +46,24 @@ def as_host_array(value):
     return np.asarray(value)
 
 
+def contiguous_span(parts):
+    """One view covering the flat arrays ``parts`` when they lie end to end, in order, in one buffer
+    (parameters and gradients bound by ``simple_bind`` do); None otherwise."""
+    if len(parts) == 1:
+        return parts[0]
+    owner = parts[0].base
+    if type(owner) is not np.ndarray or owner.ndim != 1 or not owner.flags.c_contiguous:
+        return None
+    base, itemsize = owner.__array_interface__["data"][0], owner.itemsize
+    start = position = (parts[0].__array_interface__["data"][0] - base) // itemsize
+    for part in parts:
+        if (part.base is not owner or part.dtype != owner.dtype
+                or part.__array_interface__["data"][0] != base + position * itemsize):
+            return None
+        position += part.size
+    return owner[start:position]
+
+
 class Staged:
     """A push whose gradients were already copied into one payload per server (``KVWorker.stage``)."""
 
@@ -81,6 +99,7 @@ class KVWorker:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._buffers = BufferPool()
+        self._zero_copy = getattr(postoffice, "transport", "tcp") != "inproc"
 
     # ---- keys -----------------------------------------------------------------------------------
     def declare(self, shapes):
@@ -129,8 +148,13 @@ class KVWorker:
         return Staged(keys, payloads)
 
     def _payload(self, pieces, flat, dtype=np.float32):
+        """The values of ``pieces`` as one flat array: without a copy when they already lie end to end
+        (not over inproc://, where the server would hold a view of the caller's memory)."""
         parts = [flat[p.key][p.lo:p.hi] for p in pieces]
         if len(parts) > 1:
+            span = contiguous_span(parts) if self._zero_copy else None
+            if span is not None and span.dtype == dtype:
+                return span
             return np.concatenate(parts, dtype=dtype)
         return parts[0].astype(dtype, copy=False)
 
@@ -260,11 +284,15 @@ class KVWorker:
         expected = sum(p.size for p in pieces)
         if payload.size != expected:
             raise ConfigError("server answered %d values for pieces of %d elements" % (payload.size, expected))
+        targets = [self._host_view(outs, p.key)[p.lo:p.hi] for p in pieces]
+        span = contiguous_span(targets) if len(targets) > 1 else None
+        if span is not None:  # weights bound as one flat buffer: one copy
+            span[...] = payload
+            return
         offset = 0
-        for p in pieces:
-            target = self._host_view(outs, p.key)
-            target[p.lo:p.hi] = payload[offset:offset + p.size]
-            offset += p.size
+        for target in targets:
+            target[...] = payload[offset:offset + target.size]
+            offset += target.size
 
     def _host_view(self, outs, key):
         out = outs[key]
