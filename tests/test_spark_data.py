@@ -110,3 +110,12 @@ def test_dataframes_become_float32_blocks_or_rows_when_too_wide(spark, digits):
     assert blocks_fit(df, 64) and not blocks_fit(df, 1 << 20)
     with pytest.raises(Exception, match="expected 30 per row"):
         frame_to_blocks(df, "f", "l", 30).collect()
+
+
+def test_roles_bind_loopback_locally_and_the_driver_address_on_clusters():
+    from sparkps.spark.checks import is_local, scheduler_host
+    assert is_local("local[2]") and is_local("local[*]") and not is_local("local-cluster[2,1,1024]")
+    assert scheduler_host("local[2]", {"spark.driver.host": "10.1.2.3"}) == "127.0.0.1"
+    assert scheduler_host("yarn", {"spark.driver.host": "localhost"}) == "127.0.0.1"
+    with pytest.raises(ConfigError, match="cannot resolve the driver address 'no-such-host.invalid'"):
+        scheduler_host("spark://master:7077", {"spark.driver.host": "no-such-host.invalid"})

@@ -24,8 +24,20 @@ def make_train_task(plan):
     def train_partition(rows):
         from pyspark import BarrierTaskContext
         context = BarrierTaskContext.get()
-        yield run_worker(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context))
+        host = task_host(context) if plan.get("bind_executor_host") else "127.0.0.1"
+        yield run_worker(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context), host)
     return train_partition
+
+
+def task_host(context):
+    """The IP of this task's executor (as Spark's barrier coordinator knows it), for nodes to bind."""
+    address = context.getTaskInfos()[context.partitionId()].address
+    host = address.rsplit(":", 1)[0].strip("[]")
+    import socket
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        return host
 
 
 def task_device(ctx, context):
@@ -38,7 +50,7 @@ def task_device(ctx, context):
     return str(ctx) if "(" in str(ctx) else "gpu(0)"
 
 
-def run_worker(plan, rank, rows, ctx="cpu"):
+def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     """Train on ``rows`` as worker ``rank`` (starting server ``rank`` first when rank < num_servers).
 
     Blocks until every worker finished (the servers end then).  Any exception is reported to the
@@ -49,10 +61,10 @@ def run_worker(plan, rank, rows, ctx="cpu"):
     try:
         with _blas_threads(plan.get("blas_threads")):
             if rank < plan["num_servers"]:
-                server = _start_server(plan, rank)
+                server = _start_server(plan, rank, host)
             from sparkps import kvstore
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                rank=rank, timeouts=plan.get("timeouts"))
+                                rank=rank, timeouts=plan.get("timeouts"), host=host)
             timeline["registered"] = time.time()
             batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
                                        seed=plan.get("seed", 0) + rank)
@@ -154,14 +166,21 @@ class EpochHistory:
         return [dict(values, epoch=epoch) for epoch, values in sorted(self._last.items())]
 
 
-def _start_server(plan, rank):
+def _start_server(plan, rank, host):
+    import inspect
     from sparkps.comm.timeouts import Timeouts
     from sparkps.server import spawn_server
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
-    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts)
+    extra = {}
+    if host != "127.0.0.1":
+        if "host" not in inspect.signature(spawn_server).parameters:
+            raise WorkerFailed("this sparkps server cannot bind %s (spawn_server has no host argument), so "
+                               "servers on other machines would be unreachable" % host)
+        extra["host"] = host
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, **extra)
 
 
 def _await_exit(process, timeout):

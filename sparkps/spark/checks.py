@@ -60,6 +60,25 @@ def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None
     return slots
 
 
+def is_local(master):
+    """True for local[...] masters: every role runs on this machine and binds 127.0.0.1."""
+    return bool(_LOCAL.match(master))
+
+
+def scheduler_host(master, conf):
+    """Where the driver's scheduler binds: 127.0.0.1 for local masters, else the address executors already
+    use to reach the driver (``spark.driver.host``), resolved to an IP."""
+    if is_local(master):
+        return "127.0.0.1"
+    host = conf.get("spark.driver.host") or "127.0.0.1"
+    import socket
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        raise ConfigError("cannot resolve the driver address %r (spark.driver.host); set it to an IP the "
+                          "executors can reach" % host) from None
+
+
 def spark_conf_dict(sc):
     """The SparkContext's config as a plain dict of strings (for the checks above)."""
     return dict(sc.getConf().getAll())

@@ -66,10 +66,13 @@ class SparkTrainer:
         rdd = _as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)))
         sc = rdd.context
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, self.num_workers)
+        self._local_master = checks.is_local(sc.master)
         rdd = _partitioned(rdd, self.num_workers)
         from sparkps.comm.timeouts import Timeouts
         from sparkps.scheduler import Scheduler
-        scheduler = Scheduler(self.num_servers, self.num_workers, timeouts=Timeouts(**self.timeouts))
+        conf = checks.spark_conf_dict(sc)
+        scheduler = Scheduler(self.num_servers, self.num_workers, host=checks.scheduler_host(sc.master, conf),
+                              timeouts=Timeouts(**self.timeouts))
         scheduler.start()
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
@@ -104,7 +107,8 @@ class SparkTrainer:
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
                 "ctx": self.ctx, "label_name": self.label_name, "eval_metric": self.eval_metric,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
-                "seed": self.seed, "blas_threads": self.blas_threads}
+                "seed": self.seed, "blas_threads": self.blas_threads,
+                "bind_executor_host": not getattr(self, "_local_master", True)}
 
     def _model(self, results):
         final = [r for r in results if r.get("params") is not None]
