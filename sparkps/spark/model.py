@@ -40,6 +40,11 @@ class SparkModel:
         self._local = None
         self._broadcasts = {}
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(_local=None, _broadcasts={})    # bound executors and broadcasts stay with their owner
+        return state
+
     @property
     def symbol(self):
         """The network as a Symbol."""
