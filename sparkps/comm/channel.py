@@ -12,6 +12,30 @@ import weakref
 import zmq
 
 log = logging.getLogger(__name__)
+_NOBLOCK, _SNDMORE, _EVENTS, _POLLIN = int(zmq.NOBLOCK), int(zmq.SNDMORE), int(zmq.EVENTS), int(zmq.POLLIN)
+
+
+def send_frames(sock, frames):
+    """``sock.send_multipart(frames, NOBLOCK, copy=False)`` with plain-int flags (pyzmq's wrapper and its
+    enum arithmetic cost more than the send itself).  Raises zmq.ZMQError as send_multipart does."""
+    last = len(frames) - 1
+    for i, frame in enumerate(frames):
+        sock.send(frame, _NOBLOCK | _SNDMORE if i < last else _NOBLOCK, copy=False)
+
+
+def readable(sock):
+    """True when a whole message is waiting on ``sock`` (ZeroMQ delivers multipart messages at once)."""
+    return sock.getsockopt(_EVENTS) & _POLLIN
+
+
+def recv_frames(sock):
+    """The frames of the next message on ``sock`` (zmq Frames, no copy); call only when ``readable``."""
+    frame = sock.recv(_NOBLOCK, copy=False)
+    frames = [frame]
+    while frame.more:
+        frame = sock.recv(_NOBLOCK, copy=False)
+        frames.append(frame)
+    return frames
 
 
 class Channel:
@@ -34,7 +58,7 @@ class Channel:
             self._poller.register(sock, zmq.POLLIN)
         self.sends += 1
         try:
-            sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+            send_frames(sock, frames)
             return True
         except zmq.ZMQError as exc:
             log.warning("could not send to %s: %s", address, exc)
@@ -44,9 +68,9 @@ class Channel:
         """Wait at most ``timeout_s`` for replies; hand every received message to ``on_frames``."""
         for sock, _ in self._poller.poll(int(timeout_s * 1000)):
             for _ in range(burst):
-                if not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                if not readable(sock):
                     break
-                on_frames(sock.recv_multipart(copy=False))
+                on_frames(recv_frames(sock))
 
     def close(self):
         self.closed = True

@@ -17,7 +17,7 @@ import uuid
 import zmq
 
 from sparkps.comm import message as wire
-from sparkps.comm.channel import ChannelBook
+from sparkps.comm.channel import ChannelBook, readable, recv_frames, send_frames
 from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
 
 log = logging.getLogger(__name__)
@@ -231,16 +231,16 @@ class Van:
 
     def _send(self, sock, frames, target):
         try:
-            sock.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+            send_frames(sock, frames)
         except zmq.ZMQError as exc:
             self.dropped += 1
             log.warning("%s: could not send to %r: %s", self.name, target, exc)
 
     def _drain(self, sock, routed):
         for _ in range(_BURST):  # EVENTS instead of catching zmq.Again: an exception per drain is slow
-            if not sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            if not readable(sock):
                 return
-            self._handle_frames(sock.recv_multipart(copy=False), routed)
+            self._handle_frames(recv_frames(sock), routed)
 
     def _handle_frames(self, frames, routed):
         route = frames.pop(0).bytes if routed and frames else None
