@@ -24,7 +24,8 @@ KVSTORES = ("dist_sync", "dist_async")
 class SparkTrainer:
     """Distributed training of one network on Spark data.
 
-    ``timeout`` bounds the whole ``fit`` (None: no limit); ``timeouts`` (dict of
+    ``data_name`` and ``label_name`` are the symbol's input names.  ``timeout`` bounds the whole ``fit``
+    (None: no limit); ``timeouts`` (dict of
     ``sparkps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
     heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
     False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
@@ -34,7 +35,7 @@ class SparkTrainer:
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
-                 timeouts=None, progress=None, seed=0, blas_threads=1):
+                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data"):
         if kvstore not in KVSTORES:
             raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(KVSTORES), kvstore))
         checks.check_roles(num_workers, num_servers)
@@ -47,10 +48,11 @@ class SparkTrainer:
         self.num_workers, self.num_servers = int(num_workers), int(num_servers)
         self.kvstore, self.optimizer = kvstore, optimizer
         self.optimizer_params = dict(optimizer_params or {})
-        self.initializer, self.ctx, self.label_name = initializer, ctx, label_name
+        self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
+        self._check_network()
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
@@ -91,6 +93,20 @@ class SparkTrainer:
         self.last_fit = fit_stats(results, self.batch_size)
         return self._model(results)
 
+    def _check_network(self):
+        """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
+        from sparkps import symbol as sym
+        from sparkps.errors import ShapeError
+        net = sym.load_json(self.symbol_json)
+        missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]
+        if missing:
+            raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
+                              "label_name)" % (missing, net.list_arguments()))
+        try:
+            net.infer_shape(**{self.data_name: (self.batch_size,) + self.input_shape})
+        except ShapeError as exc:
+            raise ConfigError("input_shape %s does not fit the network: %s" % (self.input_shape, exc)) from None
+
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
 
@@ -105,7 +121,8 @@ class SparkTrainer:
                 "input_shape": list(self.input_shape), "num_features": int(np.prod(self.input_shape)),
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
-                "ctx": self.ctx, "label_name": self.label_name, "eval_metric": self.eval_metric,
+                "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
+                "eval_metric": self.eval_metric,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "seed": self.seed, "blas_threads": self.blas_threads,
                 "bind_executor_host": not getattr(self, "_local_master", True)}
