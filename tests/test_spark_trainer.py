@@ -162,3 +162,15 @@ def test_a_killed_server_fails_fit_naming_the_server(spark, digits):
     assert isinstance(outcome.get("error"), ClusterError)
     assert "server 0" in str(outcome["error"]), outcome["error"]
     assert wait_until_gone(fitted.scheduler_uri) == []
+
+
+def test_fit_gives_up_after_its_timeout_and_cleans_up(spark, digits):
+    from sparkps.errors import PeerTimeout
+    fitted = trainer(num_epoch=1000)
+    fitted.timeout = 3
+    started = time.monotonic()
+    with pytest.raises(PeerTimeout, match="did not finish within 3 s"):
+        fitted.fit(spark.sparkContext.parallelize(list(zip(digits[0], digits[1])), 2))
+    assert time.monotonic() - started < 30
+    assert wait_until_gone(fitted.scheduler_uri) == []
+    assert fitted.status() is None
