@@ -1,119 +1,138 @@
-"""Parameter-server benchmarks, each against a baseline measured in the same run.
+"""Parameter-server benchmarks against baselines measured in the same run, as deployed: every peer in
+its own process (the server started with ``spawn_server``, as a Spark task does), over tcp://127.0.0.1.
 
-1. Throughput: push+pull of a 16 MB float32 array through one server over tcp loopback (one PUSHPULL
-   request, and a separate push then pull) vs a raw pyzmq DEALER -> ROUTER echo of the same bytes.
-2. Latency: round trip of a small pull (one float32) vs a raw pyzmq echo of a 4-byte message.
-3. Training: per-step time of the MLP 784-128-64-10 (batch 128) with 1 worker + 1 server ``dist_sync``
-   vs ``kvstore='local'``: forward, backward, push every gradient, pull every weight.
+1. Transfer: a round trip of 4 bytes and of 16 MiB through (a) a raw pyzmq DEALER -> ROUTER echo in a
+   child process (the baseline), (b) a Postoffice request to a server node that echoes the arrays
+   (the comm layer: authenticated header, zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through
+   a KVServer without optimizer (it keeps the pushed value, as MXNet's server without an updater).
+2. Training: per-step time of the MLP 784-128-64-10 (batch 128, SGD momentum) with ``kvstore='local'``
+   vs ``dist_sync`` with 1 worker (this process) + 1 server (a subprocess).
 
-Everything runs in this process (server and echo peer on threads), over tcp://127.0.0.1.
+Every figure is the median over ``--repeat`` interleaved rounds (each round times every contender
+once, in blocks of several calls), so load on the machine affects all contenders alike; ratios are
+medians of the per-round ratios.
 
-    python benchmarks/bench_ps.py [--repeat 20] [--no-write]
+    python benchmarks/bench_ps.py [--repeat 15] [--no-write]
 """
 import argparse
 import os
 import statistics
+import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 import zmq
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section  # noqa: E402
-from ps_cluster import PSCluster  # noqa: E402
+from sparkps import kvstore, optimizer  # noqa: E402
+from sparkps.comm import Postoffice  # noqa: E402
 from sparkps.comm.timeouts import Timeouts  # noqa: E402
+from sparkps.scheduler import Scheduler  # noqa: E402
+from sparkps.server import spawn_server  # noqa: E402
 
-MB16 = 4 * 1024 * 1024  # float32 elements in 16 MiB
+MIB16 = 4 << 20  # float32 elements in 16 MiB
+RAW_PEER = """
+import zmq
+ctx = zmq.Context(); sock = ctx.socket(zmq.ROUTER); sock.linger = 0
+print(sock.bind_to_random_port("tcp://127.0.0.1"), flush=True)
+while True:
+    frames = sock.recv_multipart(copy=False)
+    if frames[1].bytes == b"stop":
+        break
+    sock.send_multipart(frames, copy=False)
+"""
+ECHO_PEER = """
+from sparkps.comm import Postoffice
+from sparkps.scheduler import Scheduler
+sched = Scheduler(1, 1).start(); print(sched.uri, sched.secret, flush=True)
+server = Postoffice("server", sched.uri, sched.secret)
+server.start(lambda msg, responder: responder.reply(arrays=msg.arrays))
+sched.wait(); server.wait_for_termination(10); server.stop(); sched.stop()
+"""
 
 
-class RawEcho:
-    """A ROUTER on a thread that sends every message back; the baseline of a request/reply."""
+def child(code):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
 
-    def __init__(self):
-        self.context = zmq.Context()
-        router = self.context.socket(zmq.ROUTER)
-        router.setsockopt(zmq.LINGER, 0)
-        port = router.bind_to_random_port("tcp://127.0.0.1")
-        self.address = "tcp://127.0.0.1:%d" % port
-        self._router = router
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-        self.dealer = self.context.socket(zmq.DEALER)
-        self.dealer.setsockopt(zmq.LINGER, 0)
-        self.dealer.connect(self.address)
 
-    def _serve(self):
-        while True:
-            frames = self._router.recv_multipart(copy=False)
-            if frames[-1].bytes == b"stop":
-                return
-            self._router.send_multipart(frames, copy=False)
+class Cluster:
+    """A scheduler here, one server subprocess (``spawn_server``) and this process as the one worker."""
 
-    def round_trip(self, payload):
-        self.dealer.send(payload, copy=False)
-        return self.dealer.recv(copy=False)
+    def __init__(self, kvtype):
+        self.scheduler = Scheduler(1, 1, timeouts=Timeouts(register=30)).start()
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
+        self.server = spawn_server(self.scheduler.uri, self.scheduler.secret, env=env)
+        self.kv = kvstore.create(kvtype, scheduler_uri=self.scheduler.uri, secret=self.scheduler.secret)
 
     def close(self):
-        self.dealer.send(b"stop")
-        self._thread.join(5)
-        self.dealer.close()
-        self._router.close()
-        self.context.term()
+        self.kv.close()
+        self.scheduler.wait(30)
+        self.server.wait(30)
+        self.scheduler.stop()
 
 
-def timed(function, repeat, warmup=2):
-    """Median and best seconds of ``repeat`` calls after ``warmup`` calls."""
-    for _ in range(warmup):
-        function()
-    times = []
+def interleaved(contenders, repeat):
+    """``{name: [seconds per call, one per round]}``: every round times each ``(call, count)`` once."""
+    for call, count in contenders.values():  # warm-up
+        for _ in range(max(2, count // 4)):
+            call()
+    times = {name: [] for name in contenders}
     for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times)
+        for name, (call, count) in contenders.items():
+            start = time.perf_counter()
+            for _ in range(count):
+                call()
+            times[name].append((time.perf_counter() - start) / count)
+    return times
 
 
 def bench_transfer(repeat):
-    """16 MB through one server vs raw echo; small-message round trip vs raw echo."""
-    data = np.random.default_rng(0).standard_normal(MB16).astype(np.float32)
-    small = np.zeros(1, np.float32)
-    echo = RawEcho()
+    big, small = np.ones(MIB16, np.float32), np.ones(1, np.float32)
+    raw_peer, echo_peer = child(RAW_PEER), child(ECHO_PEER)
+    ctx = zmq.Context()
+    dealer = ctx.socket(zmq.DEALER)
+    dealer.linger = 0
+    dealer.connect("tcp://127.0.0.1:%d" % int(raw_peer.stdout.readline()))
+    uri, secret = echo_peer.stdout.readline().split()
+    po = Postoffice("worker", uri, secret).start()
+    cluster = Cluster("dist_async")
+    kv, out_big, out_small = cluster.kv, np.empty(MIB16, np.float32), np.empty(1, np.float32)
     try:
-        raw_big = timed(lambda: echo.round_trip(data), repeat)
-        raw_small = timed(lambda: echo.round_trip(b"ping"), repeat * 50)
+        kv.init([0, 1], [big, small])
+
+        def raw(array):
+            dealer.send_multipart([b"h" * 64, array], copy=False)
+            dealer.recv_multipart(copy=False)
+        contenders = {
+            "raw 4 B": (lambda: raw(small), 400), "Postoffice 4 B": (lambda: po.wait(po.request(1, "PULL", arrays=[small])), 400),
+            "kv.pull 4 B": (lambda: kv.pull(1, out=out_small), 400),
+            "raw 16 MiB": (lambda: raw(big), 4), "Postoffice 16 MiB": (lambda: po.wait(po.request(1, "PULL", arrays=[big])), 4),
+            "kv.pushpull 16 MiB": (lambda: kv.pushpull(0, big, out=out_big), 4),
+        }
+        return interleaved(contenders, repeat)
     finally:
-        echo.close()
-    timeouts = Timeouts(register=30, request=60, barrier=60)
-    with PSCluster(1, 1, kvtype="dist_async", transport="tcp", timeouts=timeouts) as cluster:
-        (kv,) = cluster.start_workers()
-        out = np.zeros(MB16, np.float32)
-        kv.init([0, 1], [data, small])
-        ps_pushpull = timed(lambda: kv.pushpull(0, data, out=out), repeat)
-
-        def push_then_pull():  # two round trips: the KVWorker under the kvstore, without merging
-            kv.worker.wait(kv.worker.push([0], [data]))
-            kv.worker.wait(kv.worker.pull([0], [out]))
-        ps_push_pull = timed(push_then_pull, repeat)
-        ps_small = timed(lambda: kv.pull(1, out=small), repeat * 50)
-    return {"raw_big": raw_big, "pushpull": ps_pushpull, "push_pull": ps_push_pull,
-            "raw_small": raw_small, "ps_small": ps_small}
+        dealer.send_multipart([b"stop", b"stop"])
+        po.finish()
+        po.stop()
+        cluster.close()
+        dealer.close()
+        ctx.term()
+        raw_peer.wait(10)
+        echo_peer.wait(10)
 
 
-def mlp_step_time(kvstore_factory, steps, batch=128):
-    """Median seconds per training step of the 784-128-64-10 MLP with the kvstore from the factory."""
+def mlp(batch=128):
+    """An executor of the 784-128-64-10 MLP, one batch, and its trained parameter names."""
     import sparkps.symbol as sym
-    from sparkps import optimizer
-    data = sym.Variable("data")
-    net = sym.FullyConnected(data, num_hidden=128, name="fc1")
-    net = sym.Activation(net, act_type="relu", name="relu1")
-    net = sym.FullyConnected(net, num_hidden=64, name="fc2")
-    net = sym.Activation(net, act_type="relu", name="relu2")
-    net = sym.FullyConnected(net, num_hidden=10, name="fc3")
-    net = sym.SoftmaxOutput(net, name="softmax")
+    net = sym.Variable("data")
+    for i, hidden in enumerate((128, 64)):
+        net = sym.Activation(sym.FullyConnected(net, num_hidden=hidden, name="fc%d" % (i + 1)), act_type="relu")
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=10, name="fc3"), name="softmax")
     exe = net.simple_bind(ctx="cpu", data=(batch, 784), softmax_label=(batch,))
     rng = np.random.default_rng(0)
     names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
@@ -121,91 +140,97 @@ def mlp_step_time(kvstore_factory, steps, batch=128):
         exe.arg_dict[n][...] = rng.standard_normal(exe.arg_dict[n].shape).astype(np.float32) * 0.05
     x = rng.standard_normal((batch, 784)).astype(np.float32)
     y = rng.integers(0, 10, batch).astype(np.float32)
-    keys = list(range(len(names)))
-    weights = [exe.arg_dict[n] for n in names]
-    grads = [exe.grad_dict[n] for n in names]
-    kv, finish = kvstore_factory()
+    return exe, names, x, y
+
+
+def training_step(kv, batch=128):
+    """``step()`` of forward, backward and the update exactly as ``FeedForward.fit`` runs it: in place
+    for ``kv=None`` (``fit(kvstore='local')``), else one push + pull of every parameter through ``kv``."""
+    from sparkps.model import FeedForward
+    exe, names, x, y = mlp(batch)
+    update = FeedForward._make_step(exe, names, kv, optimizer.create(
+        "sgd", learning_rate=0.1, momentum=0.9, rescale_grad=1.0 / batch))
+
+    def step():
+        exe.forward(is_train=True, data=x, softmax_label=y)
+        exe.backward()
+        update()
+    return step
+
+
+def bench_training(repeat, steps):
+    cluster = Cluster("dist_sync")
     try:
-        kv.init(keys, weights)
-        kv.set_optimizer(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, rescale_grad=1.0 / batch))
-        kv.pull(keys, out=weights)
-
-        def step():
-            exe.forward(is_train=True, data=x, softmax_label=y)
-            exe.backward()
-            kv.push(keys, grads)
-            kv.pull(keys, out=weights)
-        return timed(step, steps, warmup=5)
+        contenders = {"local": (training_step(None), steps),
+                      "LocalKVStore": (training_step(kvstore.create("local")), steps),
+                      "dist_sync": (training_step(cluster.kv), steps)}
+        return interleaved(contenders, repeat)
     finally:
-        finish()
+        cluster.kv.end_training()
+        cluster.close()
 
 
-def bench_training(steps):
-    from sparkps import kvstore
-    local = mlp_step_time(lambda: (kvstore.create("local"), lambda: None), steps)
-    cluster = PSCluster(1, 1, kvtype="dist_sync", transport="tcp", timeouts=Timeouts(register=30))
-
-    def dist():
-        (kv,) = cluster.start_workers()
-        return kv, lambda: (kv.end_training(), cluster.close())
-    return {"local": local, "dist": mlp_step_time(dist, steps)}
+def median_ratio(times, num, den):
+    return statistics.median(a / b for a, b in zip(times[num], times[den]))
 
 
-def report(transfer, training):
-    mb = MB16 * 4 / 1e6
-    ms = lambda s: "%.2f" % (s * 1e3)  # noqa: E731
-    rate = lambda s: "%.0f" % (2 * mb / s)  # noqa: E731 (MB/s moved: 16 MB out and 16 MB back)
+def report(transfer, training, args):
+    ms = lambda name, t: "%.3f" % (statistics.median(t[name]) * 1e3)  # noqa: E731
     lines = [
-        "Command: `python benchmarks/bench_ps.py`. In one process over tcp://127.0.0.1: a scheduler and one "
-        "server (threads) and one worker (`dist_async` for 1-2, `dist_sync` for 3); the raw baseline is a "
-        "pyzmq DEALER talking to a ROUTER thread that echoes every message. For 1-2 the server runs no optimizer "
-        "(it keeps the pushed value, as MXNet's server without an updater), so the rows measure the transport. "
-        "`kv.pull` after `kv.push` of the same keys is sent as one PUSHPULL. Medians (best in brackets).",
+        "Command: `python benchmarks/bench_ps.py --repeat %d --steps %d --threads %d`. Every peer runs in its own process over "
+        "tcp://127.0.0.1: the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each "
+        "message; the Postoffice row is a worker Postoffice talking to a server node (child process) whose handler "
+        "echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a subprocess, as Spark tasks "
+        "start it), without optimizer. Medians over %d interleaved rounds; \"vs raw\" is the median per-round "
+        "ratio raw time / our time (goal for 16 MiB: >= 0.8)." % (args.repeat, args.steps, args.threads, args.repeat),
         "",
-        "| what | time per round trip (ms) | MB/s (both ways) | vs raw |",
+        "| round trip | time (ms) | MB/s (both ways) | vs raw |",
         "|---|---|---|---|",
-        "| raw pyzmq echo of 16 MiB | %s (%s) | %s | 1.00 |" % (ms(transfer["raw_big"][0]), ms(transfer["raw_big"][1]),
-                                                           rate(transfer["raw_big"][0])),
     ]
-    for name, label in (("pushpull", "kv.pushpull of 16 MiB (1 request)"),
-                        ("push_pull", "KVWorker push, wait, pull, wait of 16 MiB (2 requests)")):
-        median = transfer[name][0]
-        lines.append("| %s | %s (%s) | %s | %.2f |" % (label, ms(median), ms(transfer[name][1]), rate(median),
-                                                      transfer["raw_big"][0] / median))
-    lines += [
-        "| raw pyzmq echo of 4 bytes | %s (%s) | | 1.00 |" % (ms(transfer["raw_small"][0]),
-                                                             ms(transfer["raw_small"][1])),
-        "| kv.pull of one float32 | %s (%s) | | %.2f |" % (ms(transfer["ps_small"][0]), ms(transfer["ps_small"][1]),
-                                                           transfer["raw_small"][0] / transfer["ps_small"][0]),
-        "",
-        "\"vs raw\" is raw time / our time (throughput ratio; goal for 16 MiB: >= 0.8).",
-    ]
+    for size, rows in () if transfer is None else (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
+        raw = "raw " + size
+        rate = lambda name: "%.0f" % (2 * MIB16 * 4 / 1e6 / statistics.median(transfer[name])) if size == "16 MiB" else ""  # noqa: E731,E501
+        lines.append("| raw pyzmq echo of %s | %s | %s | 1.00 |" % (size, ms(raw, transfer), rate(raw)))
+        for row in rows:
+            name = "%s %s" % (row, size)
+            label = {"Postoffice": "Postoffice request/reply of " + size, "kv.pull": "kv.pull of one float32",
+                     "kv.pushpull": "kv.pushpull of 16 MiB (1 request)"}[row]
+            lines.append("| %s | %s | %s | %.2f |" % (label, ms(name, transfer), rate(name),
+                                                          median_ratio(transfer, raw, name)))
     if training is not None:
-        local, dist = training["local"][0], training["dist"][0]
         lines += [
             "",
-            "MLP 784-128-64-10, batch 128, SGD momentum, forward + backward + push + pull per step:",
+            "MLP 784-128-64-10, batch 128, SGD momentum, %d BLAS thread(s); a step is forward + backward + the update as "
+            "`FeedForward.fit` runs it (`kvstore='local'`: in-place optimizer updates; a kvstore object: "
+            "`kv.pushpull` of every parameter, one PUSHPULL request, or push + pull where the kvstore has no "
+            "pushpull); blocks of %d steps:" % (args.threads, args.steps),
             "",
             "| kvstore | ms per step |",
             "|---|---|",
-            "| local | %s |" % ms(local),
-            "| dist_sync, 1 worker + 1 server | %s |" % ms(dist),
+            "| `fit(kvstore='local')` | %s |" % ms("local", training),
+            "| `LocalKVStore` object (push + pull, copies) | %s |" % ms("LocalKVStore", training),
+            "| dist_sync, 1 worker + 1 server subprocess | %s |" % ms("dist_sync", training),
             "",
-            "dist_sync / local = **%.2f×** (goal <= 1.3×)." % (dist / local),
+            "dist_sync / local = **%.2f×** (goal <= 1.3×); dist_sync / LocalKVStore = %.2f×."
+            % (median_ratio(training, "dist_sync", "local"), median_ratio(training, "dist_sync", "LocalKVStore")),
         ]
     return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=15, help="interleaved rounds (default 15)")
+    parser.add_argument("--steps", type=int, default=50, help="training steps per block (default 50)")
     parser.add_argument("--no-write", action="store_true", help="print only, do not update docs/benchmarks.md")
     parser.add_argument("--skip-training", action="store_true")
+    parser.add_argument("--skip-transfer", action="store_true")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the training step (default 1)")
     args = parser.parse_args()
-    transfer = bench_transfer(args.repeat)
-    training = None if args.skip_training else bench_training(args.steps)
-    text = report(transfer, training)
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(args.threads)
+    transfer = None if args.skip_transfer else bench_transfer(args.repeat)
+    training = None if args.skip_training else bench_training(args.repeat, args.steps)
+    text = report(transfer, training, args)
     print(text)
     if not args.no_write:
         write_section("ps", "## Parameter server\n\n" + text)
