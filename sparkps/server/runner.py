@@ -63,14 +63,15 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
         postoffice.stop()
 
 
-def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None):
+def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1"):
     """Start ``python -m sparkps.server`` as a subprocess; returns the ``subprocess.Popen``. Never blocks.
 
-    The secret travels in the child's environment (``SPARKPS_SECRET``), not on its command line.
+    ``host`` is the address the server binds and advertises (an address other nodes can reach). The secret
+    travels in the child's environment (``SPARKPS_SECRET``), not on its command line.
     """
     child_env = dict(os.environ if env is None else env)
     child_env["SPARKPS_SECRET"] = secret
-    command = [sys.executable, "-m", "sparkps.server", "--scheduler", scheduler_uri]
+    command = [sys.executable, "-m", "sparkps.server", "--scheduler", scheduler_uri, "--host", host]
     if rank is not None:
         command += ["--rank", str(int(rank))]
     if timeouts is not None:

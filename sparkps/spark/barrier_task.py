@@ -167,20 +167,13 @@ class EpochHistory:
 
 
 def _start_server(plan, rank, host):
-    import inspect
     from sparkps.comm.timeouts import Timeouts
     from sparkps.server import spawn_server
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
-    extra = {}
-    if host != "127.0.0.1":
-        if "host" not in inspect.signature(spawn_server).parameters:
-            raise WorkerFailed("this sparkps server cannot bind %s (spawn_server has no host argument), so "
-                               "servers on other machines would be unreachable" % host)
-        extra["host"] = host
-    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, **extra)
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
 
 
 def _await_exit(process, timeout):
