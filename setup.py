@@ -18,7 +18,7 @@ setup(
         "tqdm>=4.60",
         "matplotlib>=3.5",
         "pyspark>=3.5",
-        "pandas>=1.5",
+        "pandas>=1.5,<3",  # PySpark 4 warns that pandas 3 is not fully supported
         "pyarrow>=10",
         "threadpoolctl>=3",
     ],
