@@ -1,5 +1,6 @@
 """FullyConnected and the three nodes of its gradient (data, weight, bias)."""
 from functools import partial
+from math import prod
 
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, to_bool, to_int
@@ -10,13 +11,6 @@ def _rows(x, flatten):
     if x.ndim == 2:
         return x
     return x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
-
-
-def _prod(dims):
-    total = 1
-    for d in dims:
-        total *= d
-    return total
 
 
 @register
@@ -35,7 +29,7 @@ class FullyConnected(Op):
         if data is not None:
             if len(data) < 2 and self.flatten:
                 raise self.shape_error("data '%s' must have a batch axis, got shape %s", self.input_name(0), data)
-            features = _prod(data[1:]) if self.flatten else data[-1]
+            features = prod(data[1:]) if self.flatten else data[-1]
             weight = (self.num_hidden, features)
             out = (data[0], self.num_hidden) if self.flatten else tuple(data[:-1]) + (self.num_hidden,)
         elif weight is not None:
@@ -96,7 +90,7 @@ class FCWeightGrad(BackwardOp):
         dy, data = in_shapes
         if dy is None or data is None:
             return [None]
-        return [(dy[-1], _prod(data[1:]) if self.flatten else data[-1])]
+        return [(dy[-1], prod(data[1:]) if self.flatten else data[-1])]
 
     def forward(self, rt, ins, outs, aux):
         self.compile(rt, ins, outs, aux)()
@@ -115,7 +109,7 @@ class SumRows(BackwardOp):
         return [None if in_shapes[0] is None else (in_shapes[0][-1],)]
 
     def scratch_shapes(self, in_shapes, out_shapes):
-        return [((_prod(in_shapes[0][:-1]),), None)]
+        return [((prod(in_shapes[0][:-1]),), None)]
 
     def forward(self, rt, ins, outs, aux):
         self.compile(rt, ins, outs, aux)()

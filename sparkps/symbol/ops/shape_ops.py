@@ -1,13 +1,8 @@
 """Ops that move data without arithmetic: Flatten, Reshape, Concat, and their gradient helpers."""
+from math import prod
+
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, to_int, to_shape
-
-
-def _size(shape):
-    total = 1
-    for d in shape:
-        total *= d
-    return total
 
 
 @register
@@ -17,7 +12,7 @@ class Flatten(Op):
 
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
-        return in_shapes, [None if data is None else (data[0], _size(data[1:]))], []
+        return in_shapes, [None if data is None else (data[0], prod(data[1:]))], []
 
     def forward(self, rt, ins, outs, aux):
         rt.xp.copyto(outs[0], ins[0].reshape(outs[0].shape))
@@ -45,14 +40,14 @@ def reshape_target(op, data, spec):
             i += 1
         else:
             raise op.shape_error("unsupported shape code %d in %s", code, spec)
-    total = _size(data)
+    total = prod(data)
     if infer_at is not None:
-        known = _size(out)
+        known = prod(out)
         if known == 0 or total % known:
             raise op.shape_error("cannot reshape %s to %s", data, spec)
         out[infer_at] = total // known
-    if _size(out) != total:
-        raise op.shape_error("cannot reshape %s (size %d) to %s (size %d)", data, total, tuple(out), _size(out))
+    if prod(out) != total:
+        raise op.shape_error("cannot reshape %s (size %d) to %s (size %d)", data, total, tuple(out), prod(out))
     return tuple(out)
 
 
