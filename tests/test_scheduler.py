@@ -10,6 +10,7 @@ from comm_cluster import Cluster, fast_timeouts, start_all
 from sparkps.comm import Endpoint, Postoffice
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout, RemoteError
 from sparkps.scheduler import Scheduler, fetch_status
+from sparkps.scheduler.client import report_abort
 
 
 def until(condition, timeout=5.0):
@@ -207,3 +208,29 @@ def test_unregistered_senders_and_late_registrations_are_refused():
     finally:
         stranger.stop()
         c.stop()
+
+
+def test_a_role_that_fails_before_registering_fails_the_job_at_once(stoppers):
+    sched = Scheduler(1, 1, timeouts=fast_timeouts(register=30)).start()
+    stoppers.append(sched)
+    worker = Postoffice("worker", sched.uri, sched.secret, rank=0, timeouts=sched.timeouts)
+    stoppers.append(worker)
+    outcome = {}
+    waiting = threading.Thread(target=lambda: outcome.update(errors=start_all([worker])))
+    started = time.monotonic()
+    waiting.start()
+    assert until(lambda: sched.status()["registered"] == 1)
+    report_abort(sched.uri, sched.secret, "server", 0, "its process exited with code 3")
+    waiting.join(10)
+    assert time.monotonic() - started < 10
+    assert re.search("server 0 failed before registering: its process exited with code 3", str(outcome["errors"][0]))
+    with pytest.raises(NodeDied, match="exited with code 3"):
+        sched.wait(5)
+
+
+def test_an_abort_without_the_secret_is_dropped(stoppers):
+    sched = Scheduler(1, 1, timeouts=fast_timeouts(register=30)).start()
+    stoppers.append(sched)
+    with pytest.raises(PeerTimeout):
+        report_abort(sched.uri, "not-the-secret", "server", 0, "forged", timeout=0.5)
+    assert sched.status()["state"] == "registering"

@@ -21,7 +21,7 @@ import zmq
 from sparkps.comm import security
 from sparkps.errors import AuthError, MalformedMessage
 
-COMMANDS = frozenset("""REGISTER NODES BARRIER RELEASE HEARTBEAT STATUS PROGRESS REPORT_ERROR FINISH
+COMMANDS = frozenset("""ABORT REGISTER NODES BARRIER RELEASE HEARTBEAT STATUS PROGRESS REPORT_ERROR FINISH
     TERMINATE INIT PUSH PULL PUSHPULL SET_OPTIMIZER COMMAND LEAVE ERROR""".split())
 DTYPES = frozenset("""bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
     float16 float32 float64""".split())

@@ -9,6 +9,19 @@ from sparkps.errors import PeerTimeout, RemoteError
 def fetch_status(uri, secret, timeout=10.0, curve=False):
     """The scheduler's status dict (see Scheduler.status).  Blocks at most ``timeout`` seconds,
     then raises PeerTimeout (scheduler gone, or a wrong secret: unauthenticated requests are dropped)."""
+    return _ask(uri, secret, wire.Message("STATUS", rid=1), timeout, curve).meta["status"]
+
+
+def report_abort(uri, secret, role, rank, error, timeout=5.0, curve=False):
+    """Fail the job from outside its node table: tell the scheduler that ``role`` ``rank`` failed before it
+    could register (e.g. a server process that died at start-up), so every waiting node gets the error at
+    once instead of a registration timeout.  Blocks at most ``timeout`` seconds (PeerTimeout after)."""
+    meta = {"role": str(role), "rank": None if rank is None else int(rank), "error": str(error)[:4000]}
+    _ask(uri, secret, wire.Message("ABORT", rid=1, meta=meta), timeout, curve)
+
+
+def _ask(uri, secret, request, timeout, curve):
+    """Send one request on a fresh DEALER and return the reply; RemoteError for an ERROR reply."""
     key = secret_bytes(secret)
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
@@ -17,14 +30,15 @@ def fetch_status(uri, secret, timeout=10.0, curve=False):
         if curve:
             CurveKeys(secret).configure_client(sock)
         sock.connect(uri)
-        sock.send_multipart(wire.encode(wire.Message("STATUS", rid=1), key))
+        sock.send_multipart(wire.encode(request, key))
         if not sock.poll(int(timeout * 1000)):
-            raise PeerTimeout("no STATUS reply from the scheduler at %s within %g s (is it running, and is the "
-                              "secret right?)" % (uri, timeout), node="scheduler")
+            raise PeerTimeout("no %s reply from the scheduler at %s within %g s (is it running, and is the "
+                              "secret right?)" % (request.cmd, uri, timeout), node="scheduler")
         reply = wire.decode(sock.recv_multipart(), key)
         if reply.cmd == "ERROR":
-            raise RemoteError("the scheduler at %s answered STATUS with: %s" % (uri, reply.err), node="scheduler")
-        return reply.meta["status"]
+            raise RemoteError("the scheduler at %s answered %s with: %s" % (uri, request.cmd, reply.err),
+                              node="scheduler")
+        return reply
     finally:
         sock.close(0)
         context.term()

@@ -69,6 +69,8 @@ class Scheduler:
                 return self._register(msg, responder)
             if msg.cmd == "STATUS":
                 return responder.reply({"status": self.status()})
+            if msg.cmd == "ABORT":
+                return self._abort(msg, responder)
             node = self._nodes.get(msg.sender)
             if node is None:
                 return responder.error("scheduler: node %s is not registered in this job" % msg.sender)
@@ -86,6 +88,13 @@ class Scheduler:
         self._registrants[index] = responder
         if self._registry.complete:
             self._announce_nodes()
+
+    def _abort(self, msg, responder):
+        """A peer holding the secret reports a role that failed before registering (see report_abort)."""
+        responder.reply()
+        meta = msg.meta
+        name = "%s %s" % (meta.get("role"), "?" if meta.get("rank") is None else meta.get("rank"))
+        self._fail(name, "%s failed before registering: %s" % (name, str(meta.get("error"))[:4000]), NodeDied)
 
     def _announce_nodes(self):
         table = self._registry.assign()

@@ -63,8 +63,9 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
             if rank < plan["num_servers"]:
                 server = _start_server(plan, rank, host)
             from sparkps import kvstore
-            kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                rank=rank, timeouts=plan.get("timeouts"), host=host)
+            with _ServerStartWatch(server, plan, rank):
+                kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
+                                    rank=rank, timeouts=plan.get("timeouts"), host=host)
             timeline["registered"] = time.time()
             batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
                                        seed=plan.get("seed", 0) + rank)
@@ -174,6 +175,39 @@ def _start_server(plan, rank, host):
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
+
+
+class _ServerStartWatch:
+    """While this task registers, watch the server process it started: if that process ends before the
+    cluster has formed, tell the scheduler at once (ABORT), so every node fails now with the exit code
+    instead of waiting out the registration timeout."""
+
+    def __init__(self, process, plan, rank):
+        import threading
+        self._process, self._plan, self._rank = process, plan, rank
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="sparkps-server-start-watch", daemon=True)
+
+    def __enter__(self):
+        if self._process is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+
+    def _watch(self):
+        from sparkps.scheduler.client import report_abort
+        while not self._done.wait(0.1):
+            code = self._process.poll()
+            if code is None:
+                continue
+            with contextlib.suppress(SparkpsError):
+                report_abort(self._plan["scheduler_uri"], self._plan["secret"], "server", self._rank,
+                             "its process (started by worker %d) exited with code %s" % (self._rank, code))
+            return
 
 
 def _await_exit(process, timeout):
