@@ -260,3 +260,8 @@ def test_updater_keeps_state_per_index():
     updater(0, np.ones(1), weight)
     updater(0, np.ones(1), weight)
     np.testing.assert_allclose(weight, [-(1.0 + 1.5)])
+
+
+def test_create_names_an_unknown_hyper_parameter():
+    with pytest.raises(ConfigError, match=r"unknown hyper-parameter\(s\) \['momentom'\] for optimizer 'sgd'"):
+        optimizer.create('sgd', learning_rate=0.1, momentom=0.9)

@@ -174,3 +174,8 @@ def test_fit_gives_up_after_its_timeout_and_cleans_up(spark, digits):
     assert time.monotonic() - started < 30
     assert wait_until_gone(fitted.scheduler_uri) == []
     assert fitted.status() is None
+
+
+def test_a_misspelt_optimizer_parameter_is_refused_before_anything_starts():
+    with pytest.raises(ConfigError, match="momentom"):
+        SparkTrainer(mlp_symbol([64, 10]), (64,), optimizer_params={"learning_rate": 0.1, "momentom": 0.9})

@@ -32,13 +32,24 @@ def register(cls):
 
 
 def create(name, **kwargs):
-    """Build an optimizer by name (``'sgd'``, ``'nag'``, ``'adam'``, ...). Unknown names -> ConfigError."""
+    """Build an optimizer by name (``'sgd'``, ``'nag'``, ``'adam'``, ...). Unknown names and unknown
+    hyper-parameters -> ConfigError naming them."""
     if isinstance(name, Optimizer):
         return name
     cls = OPTIMIZERS.get(str(name).lower())
     if cls is None:
         raise ConfigError(f"unknown optimizer {name!r}; known: {sorted(OPTIMIZERS)}")
+    _check_hyper_params(cls, kwargs)
     return cls(**kwargs)
+
+
+def _check_hyper_params(cls, params):
+    known = set(_BASE_KEYS) | set(cls.hyper_params) | {'lr_scheduler'}
+    unknown = set(params) - known
+    if unknown:
+        known = sorted(known)
+        raise ConfigError(f"unknown hyper-parameter(s) {sorted(unknown)} for optimizer {cls.name!r}; "
+                          f"known: {known}")
 
 
 def from_config(config):
@@ -57,10 +68,7 @@ def from_config(config):
     if cls is None:
         raise ConfigError(f"unknown optimizer {name!r} in config; known: {sorted(OPTIMIZERS)}")
     params = dict(config.get('params') or {})
-    allowed = set(_BASE_KEYS) | set(cls.hyper_params)
-    unknown = set(params) - allowed
-    if unknown:
-        raise ConfigError(f"unknown hyper-parameter(s) {sorted(unknown)} for optimizer {cls.name!r}")
+    _check_hyper_params(cls, params)
     sched = config.get('lr_scheduler')
     if sched is not None:
         params['lr_scheduler'] = scheduler_from_config(sched)

@@ -2,8 +2,12 @@
 
 The slot arithmetic is a pure function of the master string and a few config values, tested without Spark.
 """
+import functools
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 from sparkps.errors import ConfigError
 
@@ -58,6 +62,36 @@ def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None
             "executor cores (spark.executor.cores / spark.executor.instances, or a larger local[N])"
             % (num_workers, num_workers, master, slots, max(slots, 1)))
     return slots
+
+
+def check_worker_python(python_exec, master):
+    """On masters whose executors run on this machine (local, local-cluster), make sure Spark's Python
+    workers (``python_exec``, from PYSPARK_PYTHON) can import sparkps; raise ConfigError saying how to fix it
+    otherwise.  Blocks for one short interpreter start (at most 60 s), once per interpreter."""
+    if not (_LOCAL.match(master) or _LOCAL_CLUSTER.match(master)):
+        return
+    resolved = shutil.which(python_exec) or python_exec
+    if os.path.abspath(resolved) == os.path.abspath(sys.executable):   # not realpath: venvs link the base
+        return
+    problem = _import_problem(resolved)
+    if problem:
+        raise ConfigError(
+            "Spark's Python workers run %r (PYSPARK_PYTHON), which cannot import sparkps: %s. Set "
+            "PYSPARK_PYTHON=%s (the Python that has sparkps installed) before the SparkSession is created"
+            % (python_exec, problem, sys.executable))
+
+
+@functools.lru_cache(maxsize=8)
+def _import_problem(python_exec):
+    """The last line of the error ``python_exec`` gives when importing sparkps's dependencies, or ''."""
+    probe = "import numpy, zmq, msgpack, sparkps.model, sparkps.worker"
+    try:
+        done = subprocess.run([python_exec, "-c", probe], capture_output=True, text=True, timeout=60,
+                              cwd=os.getcwd(), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    lines = done.stderr.strip().splitlines()
+    return (lines[-1] if lines else "exit code %d" % done.returncode) if done.returncode else ""
 
 
 def is_local(master):

@@ -12,6 +12,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
+from sparkps.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.launch import run_stage
@@ -48,6 +49,7 @@ class SparkTrainer:
         self.num_workers, self.num_servers = int(num_workers), int(num_servers)
         self.kvstore, self.optimizer = kvstore, optimizer
         self.optimizer_params = dict(optimizer_params or {})
+        create_optimizer(optimizer, **self.optimizer_params)    # unknown names / keys fail here, not in a task
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
@@ -68,6 +70,7 @@ class SparkTrainer:
         rdd = _as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)))
         sc = rdd.context
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, self.num_workers)
+        checks.check_worker_python(sc.pythonExec, sc.master)
         self._local_master = checks.is_local(sc.master)
         rdd = _partitioned(rdd, self.num_workers)
         from sparkps.comm.timeouts import Timeouts
