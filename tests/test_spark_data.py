@@ -58,6 +58,8 @@ def test_blocks_and_rows_mix_and_bad_rows_name_themselves(digits):
         list(iter_batches(iter(zip(bad, y)), 8, 64))
     with pytest.raises(DataError, match="row 0: label"):
         list(iter_batches(iter([(X[0], "seven")]), 8, 64))
+    with pytest.raises(DataError, match="row 1: features are not numbers: str 'hello'"):
+        list(iter_batches(iter([(X[0], 1), ("hello", 2)]), 8, 64))
 
 
 @pytest.mark.parametrize("spill_bytes", [1 << 30, 4096])

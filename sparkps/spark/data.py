@@ -53,7 +53,10 @@ def write_features(features, out, row_index):
         return
     if hasattr(features, "toArray"):
         features = features.toArray()
-    values = np.asarray(features, dtype=np.float32)
+    try:
+        values = np.asarray(features, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise DataError("row %d: features are not numbers: %s" % (row_index, _describe(features))) from None
     if values.ndim != 1 or values.shape[0] != width:
         raise DataError("row %d: features of shape %s, expected (%d,)" % (row_index, values.shape, width))
     out[:] = values
