@@ -106,6 +106,7 @@ def main(log_level):
     """
     logging.basicConfig(level=getattr(logging, log_level.upper()),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    os.environ["SPARKPS_LOG_LEVEL"] = log_level    # roles started by `launch` log at the same level
 
 
 @main.command()

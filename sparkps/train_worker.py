@@ -88,6 +88,19 @@ def build_model(config, symbol):
                        initializer=make_initializer(config.initializer, config.seed), seed=config.seed, **params)
 
 
+def epoch_logger(rank):
+    """The logger ``fit`` reports epochs on: worker 0's lines (metrics, samples/s) reach stderr even at the
+    default log level, so a launched job shows its progress; other workers follow the root level."""
+    logger = logging.getLogger("sparkps.train.worker%d" % rank)
+    if rank == 0 and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
+        logger.propagate = False
+    return logger
+
+
 def train(config, kv):
     """Train on ``kv``'s shard of the data; returns the fitted model.  Blocks on the kvstore's waits."""
     symbol = load_symbol(config.symbol)
@@ -97,7 +110,7 @@ def train(config, kv):
         eval_data = read_shard(config, config.eval_data, 0, 1)
     log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
     model = build_model(config, symbol)
-    model.fit(X, y, eval_data=eval_data, kvstore=kv)
+    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank))
     if config.save_prefix and kv.rank == 0:
         directory = os.path.dirname(os.path.abspath(config.save_prefix))
         os.makedirs(directory, exist_ok=True)
