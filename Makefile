@@ -22,7 +22,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/bench_executor.py
+	$(PY) benchmarks/bench_ps.py
+	$(PY) benchmarks/bench_vs_mllib.py
 
 clean:
 	rm -rf $(VENV) demo-output build *.egg-info
