@@ -24,6 +24,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_executor.py
 	$(PY) benchmarks/bench_ps.py
+	$(PY) benchmarks/bench_step_floor.py
 	$(PY) benchmarks/bench_vs_mllib.py
 
 clean:
