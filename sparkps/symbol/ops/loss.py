@@ -20,19 +20,23 @@ def check_labels(op, label, classes):
                         % (op.name, op.node_name, op.input_name(1), float(bad.ravel()[0]), classes))
 
 
+class _LabelledHead(Op):
+    """A loss head fed (data, label): the label is an input that gets no gradient."""
+    is_loss = True
+    label_inputs = (1,)
+
+    def arguments(self):
+        return ["data", "label"]
+
+
 @register
-class SoftmaxOutput(Op):
+class SoftmaxOutput(_LabelledHead):
     """Softmax over the last axis of (batch, classes) data; gradient (softmax - one-hot(label)) *
     grad_scale, divided by the batch size ('batch') or the number of counted labels ('valid')."""
     name, hint, aliases = "SoftmaxOutput", "softmaxoutput", ("Softmax",)
     spec = {"grad_scale": (to_float, 1.0), "ignore_label": (to_float, -1.0), "use_ignore": (to_bool, False),
             "normalization": (choice("null", "batch", "valid"), "null"),
             "multi_output": (to_bool, False), "preserve_shape": (to_bool, False)}
-    is_loss = True
-    label_inputs = (1,)
-
-    def arguments(self):
-        return ["data", "label"]
 
     def infer_shape(self, in_shapes):
         data, label = in_shapes
@@ -102,13 +106,8 @@ class SoftmaxOutputGrad(BackwardOp):
             xp.multiply(out, scale, out=out)
 
 
-class _Regression(Op):
+class _Regression(_LabelledHead):
     spec = {"grad_scale": (to_float, 1.0)}
-    is_loss = True
-    label_inputs = (1,)
-
-    def arguments(self):
-        return ["data", "label"]
 
     def infer_shape(self, in_shapes):
         data, label = in_shapes
