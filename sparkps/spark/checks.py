@@ -87,7 +87,7 @@ def _import_problem(python_exec):
     probe = "import numpy, zmq, msgpack, sparkps.model, sparkps.worker"
     try:
         done = subprocess.run([python_exec, "-c", probe], capture_output=True, text=True, timeout=60,
-                              cwd=os.getcwd(), stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     lines = done.stderr.strip().splitlines()
