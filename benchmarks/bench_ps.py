@@ -5,14 +5,16 @@ its own process (the server started with ``spawn_server``, as a Spark task does)
    child process (the baseline), (b) a Postoffice request to a server node that echoes the arrays
    (the comm layer: authenticated header, zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through
    a KVServer without optimizer (it keeps the pushed value, as MXNet's server without an updater).
-2. Training: per-step time of the MLP 784-128-64-10 (batch 128, SGD momentum) with ``kvstore='local'``
-   vs ``dist_sync`` with 1 worker (this process) + 1 server (a subprocess).
+2. Training: per-step time of the MLP 784-128-64-10 (SGD momentum) with ``kvstore='local'`` vs
+   ``dist_sync`` with 1 worker (this process) + 1 server (a subprocess), at batch 128 (the headline figure)
+   and at the larger batches of ``--batches``: the parameters, and so the bytes of a step, stay the same
+   while the compute grows with the batch, which shows the fixed cost a dist_sync step adds.
 
 Every figure is the median over ``--repeat`` interleaved rounds (each round times every contender
 once, in blocks of several calls), so load on the machine affects all contenders alike; ratios are
 medians of the per-round ratios.
 
-    python benchmarks/bench_ps.py [--repeat 15] [--no-write]
+    python benchmarks/bench_ps.py [--repeat 15] [--batches 128,256,512,1024] [--no-write]
 """
 import argparse
 import os
@@ -158,16 +160,20 @@ def training_step(kv, batch=128):
     return step
 
 
-def bench_training(repeat, steps):
-    cluster = Cluster("dist_sync")
-    try:
-        contenders = {"local": (training_step(None), steps),
-                      "LocalKVStore": (training_step(kvstore.create("local")), steps),
-                      "dist_sync": (training_step(cluster.kv), steps)}
-        return interleaved(contenders, repeat)
-    finally:
-        cluster.kv.end_training()
-        cluster.close()
+def bench_training(repeat, steps, batches):
+    """``{batch: times}`` for every batch size, each with a fresh dist_sync cluster (keys are initialised once)."""
+    results = {}
+    for batch in batches:
+        cluster = Cluster("dist_sync")
+        try:
+            contenders = {"local": (training_step(None, batch), steps),
+                          "LocalKVStore": (training_step(kvstore.create("local"), batch), steps),
+                          "dist_sync": (training_step(cluster.kv, batch), steps)}
+            results[batch] = interleaved(contenders, repeat)
+        finally:
+            cluster.kv.end_training()
+            cluster.close()
+    return results
 
 
 def median_ratio(times, num, den):
@@ -177,12 +183,13 @@ def median_ratio(times, num, den):
 def report(transfer, training, args):
     ms = lambda name, t: "%.3f" % (statistics.median(t[name]) * 1e3)  # noqa: E731
     lines = [
-        "Command: `python benchmarks/bench_ps.py --repeat %d --steps %d --threads %d`. Every peer runs in its own process over "
+        "Command: `python benchmarks/bench_ps.py --repeat %d --steps %d --threads %d --batches %s`. Every peer runs in its own process over "
         "tcp://127.0.0.1: the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each "
         "message; the Postoffice row is a worker Postoffice talking to a server node (child process) whose handler "
         "echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a subprocess, as Spark tasks "
         "start it), without optimizer. Medians over %d interleaved rounds; \"vs raw\" is the median per-round "
-        "ratio raw time / our time (goal for 16 MiB: >= 0.8)." % (args.repeat, args.steps, args.threads, args.repeat),
+        "ratio raw time / our time (goal for 16 MiB: >= 0.8)." % (args.repeat, args.steps, args.threads,
+                                                                    ",".join(map(str, args.batches)), args.repeat),
         "",
         "| round trip | time (ms) | MB/s (both ways) | vs raw |",
         "|---|---|---|---|",
@@ -198,23 +205,43 @@ def report(transfer, training, args):
             lines.append("| %s | %s | %s | %.2f |" % (label, ms(name, transfer), rate(name),
                                                           median_ratio(transfer, raw, name)))
     if training is not None:
+        head = args.batches[0]
         lines += [
             "",
-            "MLP 784-128-64-10, batch 128, SGD momentum, %d BLAS thread(s); a step is forward + backward + the update as "
-            "`FeedForward.fit` runs it (`kvstore='local'`: in-place optimizer updates; a kvstore object: "
-            "`kv.pushpull` of every parameter, one PUSHPULL request, or push + pull where the kvstore has no "
-            "pushpull); blocks of %d steps:" % (args.threads, args.steps),
+            "MLP 784-128-64-10 (109,386 parameters: 437 kB pushed and 437 kB pulled per step), SGD momentum, %d BLAS "
+            "thread(s); a step is forward + backward + the update as `FeedForward.fit` runs it (`kvstore='local'`: "
+            "in-place optimizer updates; `LocalKVStore`: push + pull through the local kvstore object; dist_sync: "
+            "`kv.pushpull` of every parameter, one PUSHPULL request to the server subprocess); blocks of %d steps:"
+            % (args.threads, args.steps),
             "",
-            "| kvstore | ms per step |",
-            "|---|---|",
-            "| `fit(kvstore='local')` | %s |" % ms("local", training),
-            "| `LocalKVStore` object (push + pull, copies) | %s |" % ms("LocalKVStore", training),
-            "| dist_sync, 1 worker + 1 server subprocess | %s |" % ms("dist_sync", training),
+            "| batch | `fit(kvstore='local')` ms | `LocalKVStore` ms | dist_sync, 1 worker + 1 server ms "
+            "| dist_sync added ms | dist_sync / local |",
+            "|---|---|---|---|---|---|",
+        ]
+        for batch, times in training.items():
+            added = statistics.median(d - l for d, l in zip(times["dist_sync"], times["local"]))
+            lines.append("| %d | %s | %s | %s | %.3f | %.2f× |" % (
+                batch, ms("local", times), ms("LocalKVStore", times), ms("dist_sync", times), added * 1e3,
+                median_ratio(times, "dist_sync", "local")))
+        lines += [
             "",
-            "dist_sync / local = **%.2f×** (goal <= 1.3×); dist_sync / LocalKVStore = %.2f×."
-            % (median_ratio(training, "dist_sync", "local"), median_ratio(training, "dist_sync", "LocalKVStore")),
+            "At batch %d: dist_sync / local = **%.2f×** (goal <= 1.3×); dist_sync / LocalKVStore = %.2f×. The "
+            "time dist_sync adds per step hardly depends on the batch (same bytes, same server update), so the "
+            "ratio falls as the step's compute grows; `bench_step_floor.py` measures what the round trip alone "
+            "costs on this machine." % (head, median_ratio(training[head], "dist_sync", "local"),
+                                        median_ratio(training[head], "dist_sync", "LocalKVStore")),
         ]
     return "\n".join(lines)
+
+
+def _batch_list(text):
+    try:
+        batches = [int(b) for b in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("--batches takes comma-separated integers, got %r" % text) from None
+    if not batches or min(batches) < 1:
+        raise argparse.ArgumentTypeError("--batches needs positive batch sizes, got %r" % text)
+    return batches
 
 
 def main():
@@ -225,11 +252,14 @@ def main():
     parser.add_argument("--skip-training", action="store_true")
     parser.add_argument("--skip-transfer", action="store_true")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the training step (default 1)")
+    parser.add_argument("--batches", type=_batch_list, default=[128, 256, 512, 1024],
+                        help="comma-separated batch sizes of the training step; the first is the headline "
+                             "figure (default 128,256,512,1024)")
     args = parser.parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(args.threads)
     transfer = None if args.skip_transfer else bench_transfer(args.repeat)
-    training = None if args.skip_training else bench_training(args.repeat, args.steps)
+    training = None if args.skip_training else bench_training(args.repeat, args.steps, args.batches)
     text = report(transfer, training, args)
     print(text)
     if not args.no_write:
