@@ -10,7 +10,9 @@ from .ops import constructors as _constructors
 from .serialize import load, load_json
 from .symbol import Group, Symbol, Variable, var
 
-globals().update(_constructors.public_constructors())
+_PUBLIC = _constructors.public_constructors()
+_PUBLIC.update({name: _constructors.constructor(OPS[name], name) for name in ("Convolution", "Pooling")})
+globals().update(_PUBLIC)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "Op", "OPS", "op_class",
-           "register"] + sorted(_constructors.public_constructors())
+           "register"] + sorted(_PUBLIC)
