@@ -10,9 +10,7 @@ from .ops import constructors as _constructors
 from .serialize import load, load_json
 from .symbol import Group, Symbol, Variable, var
 
-_PUBLIC = _constructors.public_constructors()
-_PUBLIC.update({name: _constructors.constructor(OPS[name], name) for name in ("Convolution", "Pooling")})
-globals().update(_PUBLIC)
+globals().update(_constructors.public_constructors())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "Op", "OPS", "op_class",
-           "register"] + sorted(_PUBLIC)
+           "register"] + sorted(_constructors.public_constructors())

@@ -10,7 +10,7 @@ PUBLIC = {
     "SoftmaxOutput": "SoftmaxOutput", "Softmax": "SoftmaxOutput",
     "LinearRegressionOutput": "LinearRegressionOutput",
     "LogisticRegressionOutput": "LogisticRegressionOutput", "MakeLoss": "MakeLoss",
-    "ElementWiseSum": "add_n", "add_n": "add_n",
+    "ElementWiseSum": "add_n", "add_n": "add_n", "Convolution": "Convolution", "Pooling": "Pooling",
 }
 
 
