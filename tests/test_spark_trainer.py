@@ -179,3 +179,17 @@ def test_fit_gives_up_after_its_timeout_and_cleans_up(spark, digits):
 def test_a_misspelt_optimizer_parameter_is_refused_before_anything_starts():
     with pytest.raises(ConfigError, match="momentom"):
         SparkTrainer(mlp_symbol([64, 10]), (64,), optimizer_params={"learning_rate": 0.1, "momentom": 0.9})
+
+
+def test_a_convolutional_net_trains_on_flat_feature_rows(spark, digits):
+    """Rows hold 64 flat features; input_shape (1, 8, 8) gives the conv net its NCHW batches."""
+    import sparkps.symbol as sym
+    X_train, y_train, X_test, y_test = digits
+    net = sym.Convolution(sym.Variable("data"), kernel=(3, 3), num_filter=8, pad=(1, 1), name="conv1")
+    net = sym.Pooling(sym.Activation(net, act_type="relu"), kernel=(2, 2), stride=(2, 2), pool_type="max")
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(net), num_hidden=10, name="fc"), name="softmax")
+    model = SparkTrainer(net, (1, 8, 8), batch_size=32, num_epoch=8, num_workers=2, num_servers=1,
+                         optimizer_params=SGD, progress=False, timeout=120).fit(
+        spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2))
+    accuracy = np.mean(np.argmax(model.predict_numpy(X_test), axis=1) == y_test)
+    assert accuracy >= 0.93, accuracy
