@@ -30,11 +30,12 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section  # noqa: E402
-from sparkps import kvstore, optimizer  # noqa: E402
-from sparkps.comm import Postoffice  # noqa: E402
-from sparkps.comm.timeouts import Timeouts  # noqa: E402
-from sparkps.scheduler import Scheduler  # noqa: E402
-from sparkps.server import spawn_server  # noqa: E402
+from sparkps import kvstore
+from sparkps.train import optimizer  # noqa: E402
+from sparkps.ps.comm import Postoffice  # noqa: E402
+from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
+from sparkps.ps.scheduler import Scheduler  # noqa: E402
+from sparkps.ps.server import spawn_server  # noqa: E402
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB
 RAW_PEER = """
@@ -48,8 +49,8 @@ while True:
     sock.send_multipart(frames, copy=False)
 """
 ECHO_PEER = """
-from sparkps.comm import Postoffice
-from sparkps.scheduler import Scheduler
+from sparkps.ps.comm import Postoffice
+from sparkps.ps.scheduler import Scheduler
 sched = Scheduler(1, 1).start(); print(sched.uri, sched.secret, flush=True)
 server = Postoffice("server", sched.uri, sched.secret)
 server.start(lambda msg, responder: responder.reply(arrays=msg.arrays))
@@ -148,7 +149,7 @@ def mlp(batch=128):
 def training_step(kv, batch=128):
     """``step()`` of forward, backward and the update exactly as ``FeedForward.fit`` runs it: in place
     for ``kv=None`` (``fit(kvstore='local')``), else one push + pull of every parameter through ``kv``."""
-    from sparkps.model import FeedForward
+    from sparkps.train.feedforward import FeedForward
     exe, names, x, y = mlp(batch)
     update = FeedForward._make_step(exe, names, kv, optimizer.create(
         "sgd", learning_rate=0.1, momentum=0.9, rescale_grad=1.0 / batch))

@@ -11,10 +11,14 @@ import importlib
 
 __version__ = '0.1.0'
 
-_SUBMODULES = ('symbol', 'optimizer', 'initializer', 'metric', 'io', 'kvstore', 'lr_scheduler', 'callback',
-               'model', 'backend', 'errors')
+_SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.train.optimizer',
+               'initializer': 'sparkps.train.initializer', 'metric': 'sparkps.train.metric',
+               'io': 'sparkps.train.io', 'kvstore': 'sparkps.kvstore', 'lr_scheduler': 'sparkps.train.lr_scheduler',
+               'callback': 'sparkps.train.callback', 'model': 'sparkps.train.feedforward',
+               'backend': 'sparkps.backend', 'errors': 'sparkps.errors'}
 _ALIASES = {'sym': 'symbol', 'init': 'initializer', 'kv': 'kvstore', 'opt': 'optimizer'}
-_NAMES = {'FeedForward': 'model', 'cpu': 'backend', 'gpu': 'backend', 'Context': 'backend'}
+_NAMES = {'FeedForward': 'sparkps.train.feedforward', 'cpu': 'sparkps.backend', 'gpu': 'sparkps.backend',
+          'Context': 'sparkps.backend'}
 
 __all__ = list(_SUBMODULES) + list(_ALIASES) + list(_NAMES)
 
@@ -22,9 +26,9 @@ __all__ = list(_SUBMODULES) + list(_ALIASES) + list(_NAMES)
 def __getattr__(name):
     module = _ALIASES.get(name, name)
     if module in _SUBMODULES:
-        return importlib.import_module(f'sparkps.{module}')
+        return importlib.import_module(_SUBMODULES[module])
     if name in _NAMES:
-        return getattr(importlib.import_module(f'sparkps.{_NAMES[name]}'), name)
+        return getattr(importlib.import_module(_NAMES[name]), name)
     raise AttributeError(f"module 'sparkps' has no attribute {name!r}")
 
 

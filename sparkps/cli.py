@@ -34,7 +34,7 @@ def timeout_options(function):
 
 
 def make_timeouts(kw):
-    from sparkps.comm.timeouts import Timeouts
+    from sparkps.ps.comm.timeouts import Timeouts
     return Timeouts(register=kw.pop("register_timeout"), request=kw.pop("request_timeout"),
                     heartbeat_interval=kw.pop("heartbeat_interval"), heartbeat_timeout=kw.pop("heartbeat_timeout"))
 
@@ -130,7 +130,7 @@ def scheduler(num_servers, num_workers, host, port, secret, curve, uri_file, **k
     Prints its URI (and the secret when it made one up), waits for NUM_SERVERS servers and NUM_WORKERS
     workers, and exits 0 when every worker finished or 1 with the error that ended the job.
     """
-    from sparkps.scheduler import Scheduler
+    from sparkps.ps.scheduler import Scheduler
     sched = Scheduler(num_servers, num_workers, host=host, port=port, secret=secret, timeouts=make_timeouts(kw),
                       curve=curve)
     try:
@@ -159,7 +159,7 @@ def server(scheduler_uri, secret, rank, curve, host, **kw):
 
     Exits 0 after an orderly end, 1 with a message naming the node at fault when the job fails.
     """
-    from sparkps.server import run_server
+    from sparkps.ps.server import run_server
     run_server(scheduler_uri_from_env(scheduler_uri), require_secret(secret), rank=rank, host=host,
                timeouts=make_timeouts(kw), curve=curve)
 
@@ -203,7 +203,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, symbol_file, data, data_f
 
     Any failure is reported to the scheduler, which stops the whole job with it.
     """
-    from sparkps import train_worker
+    from sparkps.runtime import worker as train_worker
     config = train_worker.TrainConfig(
         symbol=symbol_file, data=data, data_format=data_format, num_features=num_features,
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
@@ -224,7 +224,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, symbol_file, data, data_f
 @reports_errors("status")
 def status(scheduler_uri, secret, curve, as_json, timeout):
     """Print the job's state, nodes, per-worker progress and errors."""
-    from sparkps.scheduler import fetch_status, format_status
+    from sparkps.ps.scheduler import fetch_status, format_status
     result = fetch_status(scheduler_uri_from_env(scheduler_uri), require_secret(secret), timeout=timeout,
                           curve=curve)
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
@@ -252,7 +252,7 @@ def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
 
     Example: sparkps launch -s 2 -w 2 -- train --symbol net.json --data train.libsvm --num-features 64
     """
-    from sparkps.launch import LocalCluster
+    from sparkps.runtime.launcher import LocalCluster
     if command[0] != "train":
         raise ConfigError("the launcher runs `train ...` on the workers, got %r" % " ".join(command))
     train.make_context("sparkps launch -- train", list(command[1:]))  # bad train options: fail before starting

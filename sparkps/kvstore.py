@@ -2,22 +2,22 @@
 
     kv = sparkps.kvstore.create('local')
     kv.init([0, 1], [w0, w1])
-    kv.set_optimizer(sparkps.optimizer.create('sgd', learning_rate=0.1))
+    kv.set_optimizer(sparkps.train.optimizer.create('sgd', learning_rate=0.1))
     kv.push([0, 1], [g0, g1])            # applies the optimizer to the stored weights
     kv.pull([0, 1], out=[w0, w1])        # copies the stored weights into w0, w1
 
-The dist types live in ``sparkps.worker`` and are imported only when asked for, so local training never
+The dist types live in ``sparkps.ps.worker`` and are imported only when asked for, so local training never
 loads the parameter-server code.
 """
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.optimizer import get_updater
+from sparkps.train.optimizer import get_updater
 
 DIST_TYPES = ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device')
 
 
 def create(name='local', **kwargs):
     """Return a KVStore: ``'local'`` (or ``'device'``) -> LocalKVStore; ``'dist_sync'``/``'dist_async'`` ->
-    ``sparkps.worker.create_dist_kvstore(name, **kwargs)`` (which blocks until the worker registered with
+    ``sparkps.ps.worker.create_dist_kvstore(name, **kwargs)`` (which blocks until the worker registered with
     the scheduler, up to its register timeout). Unknown types -> ConfigError."""
     if not isinstance(name, str):
         return name
@@ -26,7 +26,7 @@ def create(name='local', **kwargs):
             raise ConfigError(f"kvstore 'local' takes no options, got {sorted(kwargs)}")
         return LocalKVStore()
     if name in DIST_TYPES:
-        import sparkps.worker as worker
+        import sparkps.ps.worker as worker
         return worker.create_dist_kvstore(name.replace('_device', ''), **kwargs)
     raise ConfigError(f"unknown kvstore type {name!r}; use 'local', 'dist_sync' or 'dist_async'")
 

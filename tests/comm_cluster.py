@@ -1,8 +1,8 @@
 """Start a real scheduler and real Postoffice nodes inside the test process (inproc, ipc or tcp)."""
 import threading
 
-from sparkps.comm import Postoffice, Timeouts
-from sparkps.scheduler import Scheduler
+from sparkps.ps.comm import Postoffice, Timeouts
+from sparkps.ps.scheduler import Scheduler
 
 FAST = dict(register=10, request=10, barrier=10, heartbeat_interval=0.1, heartbeat_timeout=1.0)
 

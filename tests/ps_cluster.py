@@ -3,7 +3,7 @@
     with PSCluster(num_servers=2, num_workers=2, transport="inproc") as cluster:
         results = cluster.run_workers(lambda kv: ...)       # one call per worker, in threads
 
-Servers run ``sparkps.server.run_server`` on threads; workers are DistKVStores created concurrently
+Servers run ``sparkps.ps.server.run_server`` on threads; workers are DistKVStores created concurrently
 (registration blocks until every node arrived). Tear-down closes the workers, waits for the scheduler to
 stop the servers, joins every thread and terminates the zmq context (which only returns once every socket
 is closed: a leaked socket makes the tear-down fail).
@@ -12,9 +12,9 @@ import threading
 
 import zmq
 
-from sparkps.comm.timeouts import Timeouts
-from sparkps.scheduler import Scheduler
-from sparkps.server import run_server
+from sparkps.ps.comm.timeouts import Timeouts
+from sparkps.ps.scheduler import Scheduler
+from sparkps.ps.server import run_server
 from sparkps import kvstore
 
 FAST = dict(register=20.0, request=20.0, barrier=30.0, heartbeat_interval=0.2, heartbeat_timeout=3.0)

@@ -8,7 +8,7 @@ Names are imported on first use, so ``import sparkps.spark`` does not start a JV
 """
 import importlib
 
-_NAMES = {"SparkTrainer": "trainer", "SparkModel": "model", "SparkpsClassifier": "ml",
+_NAMES = {"SparkTrainer": "trainer", "SparkModel": "spark_model", "SparkpsClassifier": "ml",
           "SparkpsClassificationModel": "ml", "mlp_symbol": "networks"}
 
 __all__ = list(_NAMES)

@@ -94,8 +94,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
 
 def _fit(plan, kv, batches, rank, ctx):
     from sparkps import symbol as sym
-    from sparkps.initializer import Xavier
-    from sparkps.model import FeedForward
+    from sparkps.train.initializer import Xavier
+    from sparkps.train.feedforward import FeedForward
     from sparkps.spark.predictor import params_to_bytes
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
@@ -168,8 +168,8 @@ class EpochHistory:
 
 
 def _start_server(plan, rank, host):
-    from sparkps.comm.timeouts import Timeouts
-    from sparkps.server import spawn_server
+    from sparkps.ps.comm.timeouts import Timeouts
+    from sparkps.ps.server import spawn_server
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
@@ -199,7 +199,7 @@ class _ServerStartWatch:
             self._thread.join(10)
 
     def _watch(self):
-        from sparkps.scheduler.client import report_abort
+        from sparkps.ps.scheduler.client import report_abort
         while not self._done.wait(0.1):
             code = self._process.poll()
             if code is None:

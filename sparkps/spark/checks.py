@@ -84,7 +84,7 @@ def check_worker_python(python_exec, master):
 @functools.lru_cache(maxsize=8)
 def _import_problem(python_exec):
     """The last line of the error ``python_exec`` gives when importing sparkps's dependencies, or ''."""
-    probe = "import numpy, zmq, msgpack, sparkps.model, sparkps.worker"
+    probe = "import numpy, zmq, msgpack, sparkps.train.feedforward, sparkps.ps.worker"
     try:
         done = subprocess.run([python_exec, "-c", probe], capture_output=True, text=True, timeout=60,
                               stdin=subprocess.DEVNULL)

@@ -17,7 +17,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultP
     DefaultParamsWriter
 
 from sparkps.errors import ConfigError
-from sparkps.spark.model import SparkModel
+from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.trainer import SparkTrainer
 

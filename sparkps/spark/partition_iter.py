@@ -1,5 +1,5 @@
 """A DataIter (MXNet's interface, as FeedForward.fit expects) over one Spark partition's batches."""
-from sparkps.io import DataBatch, DataDesc, DataIter
+from sparkps.train.io import DataBatch, DataDesc, DataIter
 
 
 class PartitionIter(DataIter):

@@ -12,11 +12,11 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.optimizer import create as create_optimizer
+from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
-from sparkps.spark.launch import run_stage
-from sparkps.spark.model import SparkModel
+from sparkps.spark.stage import run_stage
+from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.progress import ProgressView
 
 KVSTORES = ("dist_sync", "dist_async")
@@ -27,7 +27,7 @@ class SparkTrainer:
 
     ``data_name`` and ``label_name`` are the symbol's input names.  ``timeout`` bounds the whole ``fit``
     (None: no limit); ``timeouts`` (dict of
-    ``sparkps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
+    ``sparkps.ps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
     heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
     False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
     write, e.g. a shared mount) gets the servers' weights and optimizer state after every epoch.
@@ -73,8 +73,8 @@ class SparkTrainer:
         checks.check_worker_python(sc.pythonExec, sc.master)
         self._local_master = checks.is_local(sc.master)
         rdd = _partitioned(rdd, self.num_workers)
-        from sparkps.comm.timeouts import Timeouts
-        from sparkps.scheduler import Scheduler
+        from sparkps.ps.comm.timeouts import Timeouts
+        from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
         scheduler = Scheduler(self.num_servers, self.num_workers, host=checks.scheduler_host(sc.master, conf),
                               timeouts=Timeouts(**self.timeouts))

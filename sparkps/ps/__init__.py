@@ -1,0 +1,1 @@
+"""The parameter server: transport and message codec (comm), scheduler, servers and workers."""

@@ -1,0 +1,100 @@
+"""Run a server node: in this process (``run_server``), as a subprocess (``spawn_server``) or from the shell.
+
+``python -m sparkps.ps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``) registers
+with the scheduler, serves until the scheduler sends TERMINATE, and exits 0; it exits 1 with a message
+naming the peer when the job fails (a dead node, a lost scheduler).
+"""
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+
+from sparkps.ps.comm.postoffice import Postoffice
+from sparkps.ps.comm.timeouts import Timeouts
+from sparkps.errors import ConfigError, SparkpsError
+from sparkps.ps.server.kvserver import KVServer
+
+log = logging.getLogger(__name__)
+
+
+def env_settings(scheduler_uri=None, secret=None, rank=None, env=None):
+    """Fill missing settings from ``SPARKPS_SCHEDULER_URI`` (or ``..._PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``."""
+    env = os.environ if env is None else env
+    if scheduler_uri is None:
+        scheduler_uri = env.get("SPARKPS_SCHEDULER_URI")
+        if scheduler_uri and "://" not in scheduler_uri and env.get("SPARKPS_SCHEDULER_PORT"):
+            scheduler_uri = "tcp://%s:%s" % (scheduler_uri, env["SPARKPS_SCHEDULER_PORT"])
+        elif not scheduler_uri and env.get("SPARKPS_SCHEDULER_PORT"):
+            scheduler_uri = "tcp://127.0.0.1:%s" % env["SPARKPS_SCHEDULER_PORT"]
+    secret = secret if secret is not None else env.get("SPARKPS_SECRET")
+    if rank is None and env.get("SPARKPS_RANK") not in (None, ""):
+        try:
+            rank = int(env["SPARKPS_RANK"])
+        except ValueError:
+            raise ConfigError("SPARKPS_RANK must be an integer, got %r" % env["SPARKPS_RANK"]) from None
+    if not scheduler_uri:
+        raise ConfigError("no scheduler address: give scheduler_uri or set SPARKPS_SCHEDULER_URI")
+    if not secret:
+        raise ConfigError("no job secret: give secret or set SPARKPS_SECRET")
+    return scheduler_uri, secret, rank
+
+
+def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", transport="tcp",
+               zmq_context=None, timeouts=None, curve=False, on_started=None):
+    """Register a server node and serve until the scheduler ends the job.
+
+    Blocks until TERMINATE (returns None) or a job failure (raises NodeDied / ClusterError naming the
+    node at fault); registration waits at most ``timeouts.register`` seconds. ``on_started(server)``
+    is called with the KVServer once the node is registered (tests use it to inspect the server).
+    """
+    scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
+    postoffice = Postoffice("server", scheduler_uri, secret, rank=rank, host=host, transport=transport,
+                            zmq_context=zmq_context, timeouts=timeouts, curve=curve)
+    server = KVServer(postoffice)
+    postoffice.start(server.handle)
+    try:
+        if on_started is not None:
+            on_started(server)
+        postoffice.wait_for_termination()
+    finally:
+        server.close("%s is stopping" % postoffice.name)
+        postoffice.stop()
+
+
+def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1"):
+    """Start ``python -m sparkps.ps.server`` as a subprocess; returns the ``subprocess.Popen``. Never blocks.
+
+    ``host`` is the address the server binds and advertises (an address other nodes can reach). The secret
+    travels in the child's environment (``SPARKPS_SECRET``), not on its command line.
+    """
+    child_env = dict(os.environ if env is None else env)
+    child_env["SPARKPS_SECRET"] = secret
+    command = [sys.executable, "-m", "sparkps.ps.server", "--scheduler", scheduler_uri, "--host", host]
+    if rank is not None:
+        command += ["--rank", str(int(rank))]
+    if timeouts is not None:
+        command += ["--timeouts", json.dumps(timeouts.to_dict())]
+    return subprocess.Popen(command, env=child_env, stdin=subprocess.DEVNULL, stderr=stderr)
+
+
+def main(argv=None):
+    """Entry point of ``python -m sparkps.ps.server``; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m sparkps.ps.server",
+                                     description="Run one sparkps parameter-server node until the job ends.")
+    parser.add_argument("--scheduler", help="scheduler URI (default: $SPARKPS_SCHEDULER_URI)")
+    parser.add_argument("--rank", type=int, help="requested server rank (default: $SPARKPS_RANK or any)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--timeouts", help="JSON object of Timeouts fields, e.g. '{\"request\": 30}'")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        timeouts = Timeouts(**json.loads(args.timeouts)) if args.timeouts else None
+        run_server(args.scheduler, None, args.rank, host=args.host, timeouts=timeouts)
+    except (SparkpsError, ValueError, TypeError) as exc:
+        print("sparkps server: %s" % exc, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,268 @@
+"""DistKVStore: MXNet's KVStore interface over the parameter server (``dist_sync`` / ``dist_async``).
+
+>>> # with sparkps.kvstore.create('dist_sync', scheduler_uri=uri, secret=secret) as kv:
+>>> #     kv.init([0, 1], [w0, w1]); kv.set_optimizer(opt)
+>>> #     kv.push([0, 1], [g0, g1]); kv.pull([0, 1], out=[w0, w1])
+>>> #     kv.end_training()
+
+Every blocking method waits at most the request timeout (``Timeouts.request``; barriers
+``Timeouts.barrier``) and raises PeerTimeout / NodeDied / RemoteError naming the node at fault.
+
+``dist_sync`` keeps explicit rounds: every ``push`` is a new round; a ``pull`` returns the weights after this
+worker's last round was applied with every active worker's gradient. A worker that runs out of data calls
+``end_training()``: it leaves the rounds (the others go on without waiting for it; the servers scale a
+round's gradient sum by ``num_workers / contributors``, so the step stays the mean gradient) and waits
+for every worker. All pushes of one step must cover the same keys on every worker.
+"""
+import time
+
+import numpy as np
+
+from sparkps.ps.comm.postoffice import Postoffice
+from sparkps.ps.comm.timeouts import Timeouts
+from sparkps.errors import ClusterError, ConfigError
+from sparkps.ps.server import checkpoint
+from sparkps.ps.server.runner import env_settings
+from sparkps.ps.worker.kvworker import KVWorker, as_host_array
+
+TYPES = ("dist_sync", "dist_async")
+
+
+def _as_lists(keys, values):
+    """MXNet accepts one key with one value, or lists of both."""
+    if isinstance(keys, (list, tuple)):
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        return list(keys), values
+    return [keys], [values]
+
+
+class DistKVStore:
+    """The worker's view of the parameter server, with MXNet's KVStore methods.
+
+    Construct with ``create_dist_kvstore``; the kvstore owns (and stops) the postoffice it started.
+    Not meant to be shared by threads: one kvstore per worker.
+    """
+
+    def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0):
+        if kvtype not in TYPES:
+            raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
+        self.type = kvtype
+        self.postoffice = postoffice
+        self.worker = KVWorker(postoffice, sync=kvtype == "dist_sync", compression=compression)
+        self._own_postoffice = own_postoffice
+        self._pending_pushes = []
+        self._deferred = None
+        self._left = self._closed = False
+        self._progress_interval = float(progress_interval)
+        self._last_progress = float("-inf")
+
+    @property
+    def rank(self):
+        """This worker's rank, 0 .. num_workers - 1."""
+        return self.postoffice.rank
+
+    @property
+    def num_workers(self):
+        return self.postoffice.num_workers
+
+    @property
+    def num_servers(self):
+        return self.postoffice.num_servers
+
+    # ---- parameters ------------------------------------------------------------------------------
+    def init(self, keys, values):
+        """Declare ``keys``; rank 0's ``values`` become the initial weights. Collective.
+
+        Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
+        """
+        keys, values = _as_lists(keys, values)
+        arrays = [as_host_array(v) for v in values]
+        if len(keys) != len(arrays):
+            raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(arrays)))
+        self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
+        if self.rank == 0:
+            self.worker.wait(self.worker.init(keys, arrays))
+        self.barrier()
+
+    def push(self, keys, values, priority=0):
+        """Queue gradients for ``keys`` (a per-device list per key is summed). Returns at once.
+
+        The values are copied now, straight into one payload per server. They travel with the next
+        ``pull`` of the same keys as one PUSHPULL request per server (one round trip per step), or alone
+        before any other call. Errors of a push surface at that call.
+        """
+        self._check_open()
+        keys, values = _as_lists(keys, values)
+        staged = self.worker.stage(keys, values)
+        self._flush()
+        self._deferred = staged
+
+    def _flush(self):
+        """Send a queued push on its own."""
+        if self._deferred is not None:
+            staged, self._deferred = self._deferred, None
+            self._pending_pushes.append(self.worker.push_staged(staged))
+
+    def pull(self, keys, out=None, priority=0):
+        """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
+
+        Blocks until every server involved answered (at most ``Timeouts.request`` s).
+        """
+        self._check_open(pushing=False)
+        if out is None:
+            raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
+        keys, outs = _as_lists(keys, out)
+        outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
+        by_key = dict(zip(keys, outs))
+        if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
+                and sorted(by_key) == self._deferred.keys):
+            staged, self._deferred = self._deferred, None
+            rid = self.worker.pushpull_staged(staged, by_key)
+        else:
+            self._flush()
+            rid = self.worker.pull(keys, outs)
+        self._wait_pushes()
+        self.worker.wait(rid)
+
+    def pushpull(self, keys, values, out=None, priority=0):
+        """Push ``values`` and pull the updated weights into ``out``: one request per server."""
+        self._check_open()
+        keys, values = _as_lists(keys, values)
+        out = values if out is None else out
+        _, outs = _as_lists(keys, out)
+        self._wait_pushes()
+        self.worker.wait(self.worker.pushpull(keys, values, outs))
+
+    def _wait_pushes(self):
+        self._flush()
+        pending, self._pending_pushes = self._pending_pushes, []
+        for rid in pending:
+            self.worker.wait(rid)
+
+    def _check_open(self, pushing=True):
+        if self._closed:
+            raise ClusterError("the kvstore of worker %s is closed" % self.rank)
+        if self._left and pushing:
+            raise ClusterError("worker %s already called end_training: it pushes no more"
+                               % self.rank)
+
+    # ---- optimizer and commands ------------------------------------------------------------------
+    def set_optimizer(self, optimizer):
+        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective."""
+        if self.rank == 0:
+            self.worker.wait(self.worker.command("SET_OPTIMIZER", {"config": optimizer.to_config()}))
+        self.barrier()
+
+    def set_learning_rate(self, lr):
+        """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
+        self._wait_pushes()
+        self.worker.wait(self.worker.command("COMMAND", {"name": "set_lr", "lr": float(lr)}))
+
+    def save_checkpoint(self, path):
+        """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
+
+        Blocks until every server wrote its pieces; the manifest names pieces per key, so the checkpoint
+        loads onto any number of servers. Returns the manifest.
+        """
+        self._wait_pushes()
+        path = str(path)
+        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
+        described = [d for r in replies for d in r.meta.get("pieces", [])]
+        config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
+        return checkpoint.write_manifest(path, described, config)
+
+    def load_checkpoint(self, path):
+        """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
+
+        Keys not initialised yet are declared from the checkpoint. Blocks until every server loaded
+        (rank 0 asks them) and every worker arrived (a barrier).
+        """
+        path = str(path)
+        shapes = checkpoint.key_shapes(checkpoint.read_manifest(path))
+        new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
+        if new:
+            self.worker.declare(new)
+        if self.rank == 0:
+            if new:
+                self.worker.wait(self.worker.init(sorted(new)))
+            self.worker.wait(self.worker.command("COMMAND", {"name": "load", "path": path}))
+        self.barrier()
+
+    # ---- cluster ---------------------------------------------------------------------------------
+    def barrier(self):
+        """Block until every worker reached this barrier (at most ``Timeouts.barrier`` s)."""
+        self._wait_pushes()
+        self.postoffice.barrier("workers")
+
+    def report_progress(self, epoch=None, nbatch=None, samples=None, metrics=None, force=False):
+        """Tell the scheduler how far this worker is; sent at most once per second unless ``force``."""
+        now = time.monotonic()
+        if not force and now - self._last_progress < self._progress_interval:
+            return
+        self._last_progress = now
+        metrics = {str(k): float(np.asarray(v)) for k, v in (metrics or {}).items()}
+        self.postoffice.report_progress({"epoch": epoch, "nbatch": nbatch, "samples": samples,
+                                         "metrics": metrics, "time": time.time()})
+
+    def end_training(self):
+        """This worker pushes no more: leave the sync rounds, then wait for every worker.
+
+        Afterwards ``pull`` returns the final weights. Blocks at most the request timeout for the
+        servers and ``Timeouts.barrier`` for the other workers.
+        """
+        if self._left:
+            return
+        self._wait_pushes()
+        self._leave_rounds()
+        self.postoffice.barrier("workers")
+
+    def _leave_rounds(self):
+        if self.worker.sync and not self._left:
+            self.worker.wait(self.worker.command("LEAVE", self.worker.leave_meta()))
+        self._left = True
+
+    def close(self):
+        """Finish this worker and stop its node (idempotent). Blocks at most the request timeout."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.postoffice.failure is None:
+                self._wait_pushes()
+                self._leave_rounds()
+                if self._own_postoffice:
+                    self.postoffice.finish()
+        finally:
+            if self._own_postoffice:
+                self.postoffice.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, timeouts=None, compression=None,
+                        transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False):
+    """Register a worker node with the scheduler and return its DistKVStore.
+
+    Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
+    ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
+    ``postoffice`` may be given instead (it is not stopped by ``close``).
+    """
+    if kvtype not in TYPES:
+        raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
+    if postoffice is not None:
+        return DistKVStore(kvtype, postoffice, compression, own_postoffice=False)
+    scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
+    if isinstance(timeouts, dict):
+        timeouts = Timeouts(**timeouts)
+    postoffice = Postoffice("worker", scheduler_uri, secret, rank=rank, host=host, transport=transport,
+                            zmq_context=zmq_context, timeouts=timeouts, curve=curve)
+    postoffice.start()
+    try:
+        return DistKVStore(kvtype, postoffice, compression)
+    except BaseException:
+        postoffice.stop()
+        raise

@@ -1,0 +1,1 @@
+"""Node life cycles outside Spark: the local launcher and the worker the ``sparkps worker`` command runs."""

@@ -1,0 +1,222 @@
+"""The local launcher: a scheduler, S servers and W workers as subprocesses on 127.0.0.1.
+
+Each role runs in its own process group; its output is relayed line by line with a ``[role]`` prefix.
+When a role fails the others are expected to stop on their own (the scheduler notices and tells them);
+whatever still runs after the heartbeat timeout plus a grace period is sent SIGTERM, then SIGKILL.
+Ctrl-C and SIGTERM stop every role the same way.  No process is left behind.
+"""
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from sparkps.ps.comm.security import generate_secret
+from sparkps.ps.comm.timeouts import Timeouts
+from sparkps.errors import ClusterError
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In the child, before exec: get SIGTERM if the launcher dies (Linux), so no role is orphaned."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def describe_exit(code):
+    """'exit code 1' or 'killed by SIGKILL'."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return "killed by %s" % signal.Signals(-code).name
+        except ValueError:
+            return "killed by signal %d" % -code
+    return "exit code %d" % code
+
+
+class Role:
+    """One subprocess of the cluster and the relay thread of its output."""
+
+    def __init__(self, name, argv, env, out):
+        self.name, self.last_line = name, ""
+        self.process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        self.pid = self.process.pid
+        self._relay = threading.Thread(target=self._forward, args=(out,), daemon=True,
+                                       name="sparkps-launch-%s" % name)
+        self._relay.start()
+
+    def _forward(self, out):
+        for raw in self.process.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self.last_line = line
+                out.write("[%s] %s\n" % (self.name, line))
+                out.flush()
+        self.process.stdout.close()
+
+    def signal(self, signum):
+        try:
+            os.killpg(self.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def join(self, timeout):
+        self._relay.join(timeout)
+
+
+class LocalCluster:
+    """Runs one job locally; ``run()`` returns the exit code (0: every role exited 0).
+
+    >>> LocalCluster(2, 2, ['train', '--symbol', 'net.json', '--data', 'train.libsvm']).run()  # doctest: +SKIP
+    """
+
+    def __init__(self, num_servers, num_workers, train_args, kvstore="dist_sync", curve=False, timeouts=None,
+                 grace=5.0, python=sys.executable, out=None, env=None):
+        self.num_servers, self.num_workers = num_servers, num_workers
+        self.train_args, self.kvstore, self.curve = list(train_args), kvstore, curve
+        self.timeouts = timeouts or Timeouts()
+        self.grace, self.python = grace, python
+        self.out = out or sys.stderr
+        self.env = dict(os.environ if env is None else env)
+        self.roles = []
+        self.pids_file = None
+        self.first_failure = None
+
+    def _timeout_args(self):
+        t = self.timeouts
+        return ["--register-timeout", str(t.register), "--request-timeout", str(t.request),
+                "--heartbeat-interval", str(t.heartbeat_interval), "--heartbeat-timeout", str(t.heartbeat_timeout)]
+
+    def _role_env(self, role, secret, uri=None):
+        env = dict(self.env, SPARKPS_ROLE=role, SPARKPS_SECRET=secret, SPARKPS_NUM_SERVER=str(self.num_servers),
+                   SPARKPS_NUM_WORKER=str(self.num_workers), PYTHONUNBUFFERED="1",
+                   SPARKPS_CURVE="1" if self.curve else "0")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
+        if uri:
+            env["SPARKPS_SCHEDULER_URI"] = uri
+        return env
+
+    def _start(self, name, args, env):
+        role = Role(name, [self.python, "-m", "sparkps.cli"] + args, env, self.out)
+        self.roles.append(role)
+        if self.pids_file:
+            with open(self.pids_file, "a", encoding="utf-8") as handle:
+                handle.write("%s %d\n" % (name, role.pid))
+        return role
+
+    def _start_scheduler(self, secret, workdir):
+        uri_file = os.path.join(workdir, "scheduler.uri")
+        sched = self._start("scheduler", ["scheduler", "--uri-file", uri_file] + self._timeout_args(),
+                            self._role_env("scheduler", secret))
+        deadline = time.monotonic() + self.timeouts.register
+        pause = threading.Event()
+        while not os.path.exists(uri_file):
+            if sched.process.poll() is not None:
+                raise ClusterError("the scheduler exited (%s) before binding: %s"
+                                   % (describe_exit(sched.process.returncode), sched.last_line), node="scheduler")
+            if time.monotonic() > deadline:
+                raise ClusterError("the scheduler did not bind within %g s" % self.timeouts.register, node="scheduler")
+            pause.wait(0.02)
+        with open(uri_file, encoding="utf-8") as handle:
+            return handle.read().strip()
+
+    def start(self):
+        """Start every role; returns the scheduler URI.  Blocks until the scheduler is bound."""
+        secret = generate_secret()
+        with tempfile.TemporaryDirectory(prefix="sparkps-launch-") as workdir:
+            uri = self._start_scheduler(secret, workdir)
+        for rank in range(self.num_servers):
+            self._start("server %d" % rank, ["server", "--rank", str(rank)] + self._timeout_args(),
+                        self._role_env("server", secret, uri))
+        for rank in range(self.num_workers):
+            args = ["worker", *self.train_args[:1], "--rank", str(rank), "--kvstore", self.kvstore]
+            self._start("worker %d" % rank, args + self._timeout_args() + self.train_args[1:],
+                        self._role_env("worker", secret, uri))
+        return uri
+
+    def _wait(self):
+        """Wait for every role; after the first failure give the rest heartbeat timeout + grace to stop."""
+        pause, failed_at = threading.Event(), None
+        while True:
+            codes = [r.process.poll() for r in self.roles]
+            if all(code is not None for code in codes):
+                return
+            if failed_at is None and any(code not in (None, 0) for code in codes):
+                failed_at = time.monotonic()
+                self.first_failure = next(r for r, code in zip(self.roles, codes) if code not in (None, 0))
+            if failed_at is None and codes[0] is not None:  # the scheduler ended: the rest must follow
+                failed_at = time.monotonic()
+            if failed_at is not None and time.monotonic() - failed_at > self.timeouts.heartbeat_timeout + self.grace:
+                self.out.write("sparkps launch: roles still running after a failure; stopping them\n")
+                return
+            pause.wait(0.05)
+
+    def stop(self):
+        """SIGTERM every role's process group, SIGKILL after ``grace`` seconds; reap them all."""
+        live = [r for r in self.roles if r.process.poll() is None]
+        for r in live:
+            r.signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.grace
+        for r in live:
+            try:
+                r.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        for r in self.roles:
+            if r.process.poll() is None:
+                r.signal(signal.SIGKILL)
+            r.process.wait()
+            r.join(self.grace)
+
+    def report(self):
+        """Exit code: 0 if every role exited 0; else print which role failed first and why, return 1."""
+        failed = [r for r in self.roles if r.process.returncode != 0]
+        if not failed:
+            self.out.write("sparkps launch: job finished (%d servers, %d workers)\n"
+                           % (self.num_servers, self.num_workers))
+            return 0
+        failed.sort(key=lambda r: r is not self.first_failure)  # the first to fail is the likely cause
+        for r in failed:
+            why = describe_exit(r.process.returncode)
+            self.out.write("sparkps launch: %s (pid %d) failed: %s%s\n"
+                           % (r.name, r.pid, why, (": " + r.last_line) if r.last_line and r.process.returncode > 0 else ""))
+        return 1
+
+    def run(self):
+        """Start, wait, stop and report; returns the exit code.  Ctrl-C / SIGTERM stop every role (130/143)."""
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
+        try:
+            self.start()
+            self._wait()
+        except KeyboardInterrupt as exc:
+            self.out.write("sparkps launch: %s; stopping every role\n" % (exc.args[0] if exc.args else "interrupted"))
+            self.stop()
+            return 143 if exc.args and "SIGTERM" in exc.args[0] else 130
+        except ClusterError as exc:
+            self.out.write("sparkps launch: %s\n" % exc)
+            self.stop()
+            self.report()
+            return 1
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+            self.stop()
+        return self.report()
+
+
+def _main_thread():
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt("got SIGTERM")

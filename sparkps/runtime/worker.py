@@ -1,0 +1,140 @@
+"""What ``sparkps worker train`` runs: one worker of a distributed job.
+
+It registers with the scheduler (through ``sparkps.kvstore.create('dist_sync'|'dist_async')``), reads
+shard ``rank`` of ``num_workers`` of a LibSVM or CSV file, trains the symbol with
+``FeedForward.fit(..., kvstore=kv)`` and, with ``save_prefix``, rank 0 writes ``PREFIX-symbol.json`` and
+``PREFIX-%04d.params`` holding the final weights pulled from the servers (``FeedForward.load(PREFIX, E)``).
+"""
+import logging
+import os
+import traceback
+from dataclasses import dataclass, field
+
+from sparkps.errors import ConfigError, DataError
+
+log = logging.getLogger(__name__)
+INITIALIZERS = ("xavier", "uniform", "normal")
+
+
+@dataclass
+class TrainConfig:
+    """Everything one training worker needs; the CLI fills it from its options."""
+
+    symbol: str
+    data: str
+    data_format: str = "auto"
+    num_features: int = None
+    label_column: int = 0
+    batch_size: int = 64
+    epochs: int = 10
+    optimizer: str = "sgd"
+    lr: float = 0.1
+    momentum: float = None
+    wd: float = None
+    initializer: str = "xavier"
+    seed: int = None
+    save_prefix: str = None
+    eval_data: str = None
+    compression: str = None
+    optimizer_params: dict = field(default_factory=dict)
+
+    def format_of(self, path):
+        if self.data_format != "auto":
+            return self.data_format
+        return "csv" if path.lower().endswith((".csv", ".tsv", ".txt")) else "libsvm"
+
+
+def read_shard(config, path, part_index, num_parts):
+    """(X, y) of shard ``part_index`` of ``num_parts`` of ``path``; an empty shard is a DataError."""
+    from sparkps.train.io.readers import read_csv, read_libsvm
+    if not os.path.exists(path):
+        raise DataError("data file %s does not exist" % path)
+    if config.format_of(path) == "csv":
+        X, y = read_csv(path, label_column=config.label_column, part_index=part_index, num_parts=num_parts)
+    else:
+        X, y = read_libsvm(path, num_features=config.num_features, part_index=part_index, num_parts=num_parts)
+    if len(y) == 0:
+        raise DataError("%s: shard %d of %d holds no rows" % (path, part_index, num_parts))
+    return X, y
+
+
+def load_symbol(path):
+    """The network saved as JSON at ``path``."""
+    from sparkps.symbol import load_json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return load_json(handle.read())
+    except OSError as exc:
+        raise ConfigError("cannot read the symbol file %s: %s" % (path, exc)) from None
+
+
+def make_initializer(name, seed):
+    from sparkps.train import initializer
+    if name not in INITIALIZERS:
+        raise ConfigError("unknown initializer %r (use %s)" % (name, ", ".join(INITIALIZERS)))
+    if name == "xavier":
+        return initializer.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
+    return initializer.Uniform(0.07) if name == "uniform" else initializer.Normal(0.01)
+
+
+def build_model(config, symbol):
+    from sparkps.train.feedforward import FeedForward
+    params = dict(config.optimizer_params, learning_rate=config.lr)
+    if config.momentum is not None:
+        params["momentum"] = config.momentum
+    if config.wd is not None:
+        params["wd"] = config.wd
+    return FeedForward(symbol, num_epoch=config.epochs, optimizer=config.optimizer, numpy_batch_size=config.batch_size,
+                       initializer=make_initializer(config.initializer, config.seed), seed=config.seed, **params)
+
+
+def epoch_logger(rank):
+    """The logger ``fit`` reports epochs on: worker 0's lines (metrics, samples/s) reach stderr even at the
+    default log level, so a launched job shows its progress; other workers follow the root level."""
+    logger = logging.getLogger("sparkps.train.worker%d" % rank)
+    if rank == 0 and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
+        logger.propagate = False
+    return logger
+
+
+def train(config, kv):
+    """Train on ``kv``'s shard of the data; returns the fitted model.  Blocks on the kvstore's waits."""
+    symbol = load_symbol(config.symbol)
+    X, y = read_shard(config, config.data, kv.rank, kv.num_workers)
+    eval_data = None
+    if config.eval_data:
+        eval_data = read_shard(config, config.eval_data, 0, 1)
+    log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
+    model = build_model(config, symbol)
+    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank))
+    if config.save_prefix and kv.rank == 0:
+        directory = os.path.dirname(os.path.abspath(config.save_prefix))
+        os.makedirs(directory, exist_ok=True)
+        model.save(config.save_prefix, config.epochs)
+        log.info("worker 0: saved %s-symbol.json and %s-%04d.params", config.save_prefix, config.save_prefix,
+                 config.epochs)
+    return model
+
+
+def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False):
+    """Register, train and finish one worker.  Any error is reported to the scheduler (so the whole job
+    stops at once with it) and re-raised.  Blocks at most the registration timeout to register."""
+    from sparkps import kvstore as kvstore_mod
+    if kvstore not in ("dist_sync", "dist_async"):
+        raise ConfigError("kvstore must be dist_sync or dist_async, got %r" % (kvstore,))
+    kv = kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
+                            compression=config.compression, curve=curve)
+    try:
+        return train(config, kv)
+    except BaseException as exc:
+        if kv.postoffice.failure is None:
+            text = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
+            log.debug("worker %s failed:\n%s", kv.rank, traceback.format_exc())
+            kv.postoffice.report_error(text)
+        raise
+    finally:
+        kv.close()

@@ -1,0 +1,178 @@
+"""SparkModel: a trained network that predicts on RDDs and DataFrames and saves in FeedForward's format.
+
+    model = trainer.fit(rdd)                       # or SparkModel.load('/models/digits')
+    probs = model.predict(features_rdd)            # RDD of output arrays, input order
+    scored = model.transform(df)                   # + 'prediction' and 'probability' columns
+    model.save('/models/digits')                   # model-symbol.json, model-NNNN.params, metadata.json
+    ff = sparkps.FeedForward.load('/models/digits/model', model.epoch)
+"""
+import json
+import os
+import uuid
+
+import numpy as np
+
+from sparkps.errors import ConfigError
+from sparkps.spark.data import iter_batches
+from sparkps.spark.predictor import Predictor, params_from_bytes, params_to_bytes, predictor_for
+
+PREFIX = "model"
+METADATA = "metadata.json"
+
+
+class SparkModel:
+    """A symbol with its trained parameters plus what prediction needs (input shape, label name).
+
+    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``.
+    """
+
+    def __init__(self, symbol, arg_params, aux_params=None, input_shape=None, label_name="softmax_label",
+                 batch_size=256, epoch=0, history=None, ctx="cpu"):
+        self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
+        self.arg_params = dict(arg_params)
+        self.aux_params = dict(aux_params or {})
+        if input_shape is None:
+            raise ConfigError("SparkModel needs input_shape, e.g. (784,)")
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
+        self.epoch, self.history = int(epoch), list(history or [])
+        self.model_id = uuid.uuid4().hex
+        self._local = None
+        self._broadcasts = {}
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(_local=None, _broadcasts={})    # bound executors and broadcasts stay with their owner
+        return state
+
+    @property
+    def symbol(self):
+        """The network as a Symbol."""
+        from sparkps import symbol as sym
+        return sym.load_json(self.symbol_json)
+
+    def payload(self, batch_size=None):
+        """The broadcast form: plain strings, numbers and .npz bytes."""
+        return {"id": self.model_id, "symbol": self.symbol_json,
+                "params": params_to_bytes(self.arg_params, self.aux_params),
+                "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
+                "label_name": self.label_name, "ctx": "cpu"}
+
+    def broadcast(self, sc, batch_size=None):
+        """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
+        key = (id(sc), int(batch_size or self.batch_size))
+        if key not in self._broadcasts:
+            self._broadcasts[key] = sc.broadcast(self.payload(batch_size))
+        return self._broadcasts[key]
+
+    def unpersist(self):
+        """Drop this model's broadcasts from the executors (later predictions broadcast again)."""
+        for broadcast in self._broadcasts.values():
+            broadcast.unpersist()
+        self._broadcasts = {}
+
+    def predict_numpy(self, X):
+        """Outputs for the rows of a numpy array, on the driver (no Spark)."""
+        if self._local is None:
+            payload = self.payload()
+            self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
+                                    self.label_name)
+        return self._local.predict(X)
+
+    def predict(self, rdd, batch_size=None):
+        """RDD of output arrays (e.g. class probabilities), one per input row, in input order.
+
+        Rows are features (array, list, Vector), ``(features, label)`` pairs or LabeledPoints; a 2-D numpy
+        block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
+        Lazy: nothing runs until an action.
+        """
+        broadcast = self.broadcast(rdd.context, batch_size)
+        num_features = int(np.prod(self.input_shape))
+
+        def predict_partition(rows):
+            predictor = predictor_for(broadcast.value)
+            block_rows = []
+            for row in rows:
+                block_rows.append(row)
+                if len(block_rows) == predictor.batch_size:
+                    yield from _predict_rows(predictor, block_rows, num_features)
+                    block_rows = []
+            if block_rows:
+                yield from _predict_rows(predictor, block_rows, num_features)
+
+        return rdd.mapPartitions(predict_partition, preservesPartitioning=True)
+
+    def transform(self, df, featuresCol="features", predictionCol="prediction", probabilityCol="probability",
+                  batch_size=None):
+        """``df`` plus a double ``predictionCol`` (arg-max class) and a Vector ``probabilityCol``.
+
+        Vectorised with a pandas UDF: features go to Arrow as float32 arrays, each Arrow batch is predicted
+        in executor batches with the worker's cached Predictor.  Lazy.
+        """
+        from sparkps.spark.frames import add_predictions
+        broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
+        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol)
+
+    def save(self, path):
+        """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
+        ``path/metadata.json``.  ``path`` is a local (or mounted) directory."""
+        os.makedirs(path, exist_ok=True)
+        feedforward = self.to_feedforward()
+        feedforward.save(os.path.join(path, PREFIX), self.epoch)
+        meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
+                "input_shape": list(self.input_shape), "label_name": self.label_name,
+                "batch_size": self.batch_size, "history": self.history}
+        with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by ``save``."""
+        meta_path = os.path.join(path, METADATA)
+        if not os.path.exists(meta_path):
+            raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        from sparkps.train.feedforward import FeedForward
+        feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
+        return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
+                   input_shape=meta["input_shape"], label_name=meta["label_name"],
+                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"))
+
+    def to_feedforward(self):
+        """This model as a single-machine ``sparkps.FeedForward``."""
+        from sparkps.train.feedforward import FeedForward
+        return FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
+                           num_epoch=self.epoch)
+
+    @classmethod
+    def from_bytes(cls, symbol_json, params_bytes, **meta):
+        """A model from the symbol JSON and the .npz bytes a training task returned."""
+        arg_params, aux_params = params_from_bytes(params_bytes)
+        return cls(symbol_json, arg_params, aux_params, **meta)
+
+
+def _predict_rows(predictor, rows, num_features):
+    """Predict a list of rows; blocks (2-D arrays) come back as blocks, rows as single arrays."""
+    if any(_row_is_block(row) for row in rows):
+        for row in rows:
+            if _row_is_block(row):
+                yield predictor.predict(_block_features(row))
+            else:
+                yield from predictor.predict(_features_matrix([row], num_features))
+        return
+    yield from predictor.predict(_features_matrix(rows, num_features))
+
+
+def _row_is_block(row):
+    features = row[0] if isinstance(row, tuple) and len(row) == 2 and not np.isscalar(row[0]) else row
+    return isinstance(features, np.ndarray) and features.ndim == 2
+
+
+def _block_features(row):
+    return row[0] if isinstance(row, tuple) else row
+
+
+def _features_matrix(rows, num_features):
+    return np.concatenate([X for X, _ in iter_batches(iter(rows), max(len(rows), 1), num_features,
+                                                      with_label=False)])

@@ -1,0 +1,363 @@
+"""FeedForward: MXNet's one-object training API over a Symbol, an optimizer and a kvstore.
+
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable('data'), num_hidden=10, name='fc'), name='softmax')
+    model = FeedForward(net, num_epoch=10, optimizer='sgd', learning_rate=0.1, momentum=0.9, seed=0)
+    model.fit(X_train, y_train, eval_data=(X_test, y_test))
+    probabilities = model.predict(X_test)
+    model.save('digits')                    # digits-symbol.json, digits-0010.params
+    again = FeedForward.load('digits', 10)
+
+``fit`` binds one executor and reuses it for every batch. With ``kvstore='local'`` (the string) the optimizer
+updates the executor's weights in place; with a KVStore object (or 'dist_sync'/'dist_async') every step is one
+``push`` of all gradients and one ``pull`` of all weights, and the final weights are pulled from the store.
+"""
+import logging
+import time
+
+import numpy as np
+
+from sparkps.train import initializer as init_mod, metric as metric_mod, optimizer as opt_mod
+from sparkps.train.callback import BatchEndParam
+from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.train.io import DataIter, NDArrayIter
+from sparkps.train.model_file import load_checkpoint, save_checkpoint
+from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host
+
+__all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
+LOG = logging.getLogger('sparkps')
+
+
+class FeedForward:
+    """A network plus everything needed to train it (MXNet's ``mx.model.FeedForward``).
+
+    ``optimizer`` is a name or an Optimizer; extra keyword arguments (``learning_rate``, ``momentum``,
+    ``wd``, ...) go to ``optimizer.create``. ``seed`` makes initialisation and shuffling reproducible.
+    ``numpy_batch_size`` is the batch size used when ``fit``/``predict`` get numpy arrays. The default
+    initializer is ``Uniform(0.01)``, as MXNet's.
+    """
+
+    def __init__(self, symbol, ctx='cpu', num_epoch=None, epoch_size=None, optimizer='sgd',
+                 initializer=None, numpy_batch_size=128, arg_params=None, aux_params=None,
+                 allow_extra_params=False, begin_epoch=0, seed=None, **kwargs):
+        from sparkps.backend import Context
+        self.symbol = symbol
+        self.ctx = Context.parse(ctx)
+        self.num_epoch, self.epoch_size = num_epoch, epoch_size
+        self.optimizer = optimizer
+        self.initializer = init_mod.Uniform(0.01) if initializer is None else initializer
+        self.numpy_batch_size = int(numpy_batch_size)
+        self.arg_params = dict(arg_params) if arg_params is not None else None
+        self.aux_params = dict(aux_params) if aux_params is not None else None
+        self.allow_extra_params, self.begin_epoch, self.seed = allow_extra_params, int(begin_epoch), seed
+        self.kwargs = kwargs
+        self._pred_exec = None
+
+    # ----- data -----------------------------------------------------------------------------------
+    def _init_iter(self, X, y, is_train):
+        """Wrap numpy input in an NDArrayIter (validated); pass DataIters through."""
+        if isinstance(X, DataIter):
+            if y is not None:
+                raise ConfigError("y must be None when X is a DataIter (labels come from the iterator)")
+            return X
+        X, y = checked_arrays(X, y, need_label=is_train)
+        batch = min(X.shape[0], self.numpy_batch_size)
+        if is_train:
+            return NDArrayIter(X, y, batch, shuffle=True, last_batch_handle='roll_over', seed=self.seed)
+        return NDArrayIter(X, y, batch, shuffle=False, last_batch_handle='pad')
+
+    def _init_eval_iter(self, eval_data):
+        if eval_data is None or isinstance(eval_data, DataIter):
+            return eval_data
+        if isinstance(eval_data, (tuple, list)) and len(eval_data) == 2:
+            return self._init_iter(eval_data[0], eval_data[1], is_train=False)
+        raise ConfigError("eval_data must be a DataIter or an (X, y) pair")
+
+    # ----- binding and parameters ---------------------------------------------------------------
+    def _input_shapes(self, data_iter, with_label=True):
+        shapes = {d[0]: tuple(d[1]) for d in data_iter.provide_data}
+        if with_label:
+            shapes.update({d[0]: tuple(d[1]) for d in data_iter.provide_label})
+        return shapes
+
+    def _bind(self, shapes, grad_req):
+        """simple_bind; shapes that do not fit the network are bad data, not a crash inside the graph."""
+        unknown = [name for name in shapes if name not in self.symbol.list_arguments()]
+        if unknown:
+            raise DataError(f"input(s) {unknown} are not arguments of the network "
+                            f"{self.symbol.list_arguments()}")
+        try:
+            return self.symbol.simple_bind(self.ctx, grad_req=grad_req, **shapes)
+        except ShapeError as exc:
+            raise DataError(f"input shapes {shapes} do not fit the network: {exc}") from exc
+
+    def _param_names(self, input_names):
+        return [n for n in self.symbol.list_arguments() if n not in input_names]
+
+    def _check_given_params(self, exe, param_names, shapes):
+        """arg_params/aux_params must match the bound shapes (a wrong feature width shows up here)."""
+        names = set(param_names) | set(exe.aux_dict)
+        for params, arrays in ((self.arg_params, exe.arg_dict), (self.aux_params, exe.aux_dict)):
+            for name, value in (params or {}).items():
+                if name not in names:
+                    if not self.allow_extra_params:
+                        raise ConfigError(f"parameter {name!r} is not in the network (allow_extra_params=True "
+                                          f"ignores it)")
+                    continue
+                if tuple(value.shape) != tuple(arrays[name].shape):
+                    raise DataError(f"inputs {shapes} need parameter {name!r} of shape "
+                                    f"{tuple(arrays[name].shape)} but the model holds {tuple(value.shape)} "
+                                    f"(wrong number of features?)")
+
+    def _init_params(self, exe, param_names):
+        """Copy given parameters into the executor, initialise the rest (seeded when ``seed`` is set)."""
+        rng = np.random.default_rng(self.seed) if self.seed is not None else None
+        init = init_mod.create(self.initializer) if isinstance(self.initializer, str) else self.initializer
+        targets = [(n, exe.arg_dict[n], self.arg_params) for n in param_names] + \
+                  [(n, a, self.aux_params) for n, a in exe.aux_dict.items()]
+        for name, array, given in targets:
+            if given is not None and name in given:
+                copy_into(array, given[name])
+            elif rng is not None and isinstance(init, init_mod.Initializer):
+                init(name, array, rng=rng)
+            else:
+                init(name, array)
+
+    def _save_params_from(self, exe, param_names):
+        self.arg_params = {n: host(exe.arg_dict[n]).copy() for n in param_names}
+        self.aux_params = {n: host(a).copy() for n, a in exe.aux_dict.items()}
+
+    # ----- optimizer and kvstore ----------------------------------------------------------------
+    def _make_optimizer(self, batch_size, kv, param_names):
+        workers = kv.num_workers if kv is not None and 'dist_sync' in str(kv.type) else 1
+        rescale = 1.0 / (batch_size * workers)
+        if isinstance(self.optimizer, opt_mod.Optimizer):
+            self.optimizer.rescale_grad = rescale
+            return self.optimizer
+        idx2name = dict(enumerate(param_names))
+        return opt_mod.create(self.optimizer, rescale_grad=rescale, param_idx2name=idx2name, **self.kwargs)
+
+    @staticmethod
+    def _make_step(exe, param_names, kv, opt):
+        """Return ``step()`` applying one update: in place (no kvstore), or one push + one pull of every
+        parameter (``kv.pushpull`` where the kvstore has it)."""
+        weights = [exe.arg_dict[n] for n in param_names]
+        grads = [exe.grad_dict[n] for n in param_names]
+        keys = list(range(len(param_names)))
+        if kv is None:
+            updater = opt_mod.get_updater(opt)
+
+            def step():
+                for key, grad, weight in zip(keys, grads, weights):
+                    updater(key, grad, weight)
+            return step
+        kv.init(keys, weights)
+        kv.pull(keys, out=weights)
+        kv.set_optimizer(opt)
+        if callable(getattr(kv, 'pushpull', None)):
+            def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
+                kv.pushpull(keys, grads, out=weights)
+            return step
+
+        def step():
+            kv.push(keys, grads)
+            kv.pull(keys, out=weights)
+        return step
+
+    # ----- training -----------------------------------------------------------------------------
+    def fit(self, X, y=None, eval_data=None, eval_metric='acc', epoch_end_callback=None,
+            batch_end_callback=None, kvstore='local', logger=None):
+        """Train for epochs ``begin_epoch .. num_epoch - 1``; returns self.
+
+        ``X``: numpy array (with labels ``y``) or a DataIter. ``eval_data``: (X, y) or a DataIter, scored
+        after each epoch. ``kvstore``: 'local' (in-place updates), a type name for ``kvstore.create`` or a
+        KVStore object. Bad input (row counts, NaN, labels outside the network's classes, shapes) raises
+        DataError before the first step. With a dist kvstore, blocks on it as its methods document.
+        """
+        if self.num_epoch is None:
+            raise ConfigError("FeedForward.fit needs num_epoch")
+        logger = logger or LOG
+        data = self._init_iter(X, y, is_train=True)
+        eval_iter = self._init_eval_iter(eval_data)
+        shapes = self._input_shapes(data)
+        grad_req = {n: ('null' if n in shapes else 'write') for n in self.symbol.list_arguments()}
+        exe = self._bind(shapes, grad_req)
+        param_names = self._param_names(shapes)
+        self._check_given_params(exe, param_names, shapes)
+        if y is not None and not isinstance(X, DataIter):
+            check_labels_fit(data.label, self.symbol, shapes)
+        self._init_params(exe, param_names)
+        kv = None if kvstore is None or kvstore == 'local' else _kvstore(kvstore)
+        try:
+            self._fit_epochs(exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
+                             batch_end_callback, logger)
+        finally:
+            if kv is not None and isinstance(kvstore, str):
+                kv.close()
+        return self
+
+    def _fit_epochs(self, exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
+                    batch_end_callback, logger):
+        opt = self._make_optimizer(data.batch_size, kv, param_names)
+        step = self._make_step(exe, param_names, kv, opt)
+        train_metric = metric_mod.create(eval_metric)
+        for epoch in range(self.begin_epoch, self.num_epoch):
+            self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger)
+            self._save_params_from(exe, param_names)
+            for callback in _as_list(epoch_end_callback):
+                callback(epoch, self.symbol, self.arg_params, self.aux_params)
+            if eval_iter is not None:
+                eval_iter.reset()
+                for name, value in self._evaluate(eval_iter, metric_mod.create(eval_metric)):
+                    logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
+        if kv is not None:
+            self._finish_with_store(kv, exe, param_names)
+
+    def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger):
+        data.reset()
+        train_metric.reset()
+        tic, samples, nbatch = time.time(), 0, 0
+        for batch in data:
+            inputs = _batch_inputs(data, batch)
+            exe.forward(is_train=True, **inputs)
+            exe.backward()
+            step()
+            valid = batch.data[0].shape[0] - batch.pad
+            train_metric.update([lab[:valid] for lab in batch.label], [out[:valid] for out in exe.outputs])
+            nbatch, samples = nbatch + 1, samples + valid
+            for callback in _as_list(batch_end_callback):
+                callback(BatchEndParam(epoch, nbatch, train_metric, locals()))
+            if kv is not None and hasattr(kv, 'report_progress'):
+                kv.report_progress(epoch=epoch, nbatch=nbatch, samples=samples,
+                                   metrics=dict(train_metric.get_name_value()))
+            if self.epoch_size is not None and nbatch >= self.epoch_size:
+                break
+        elapsed = max(time.time() - tic, 1e-9)
+        for name, value in train_metric.get_name_value():
+            logger.info('Epoch[%d] Train-%s=%f', epoch, name, value)
+        logger.info('Epoch[%d] Time cost=%.3f s, %d samples, %.1f samples/sec', epoch, elapsed, samples,
+                    samples / elapsed)
+
+    def _finish_with_store(self, kv, exe, param_names):
+        """Leave training on the store (if it knows how) and take the store's final weights."""
+        if hasattr(kv, 'end_training'):
+            kv.end_training()
+        weights = [exe.arg_dict[n] for n in param_names]
+        kv.pull(list(range(len(param_names))), out=weights)
+        self._save_params_from(exe, param_names)
+
+    # ----- inference ----------------------------------------------------------------------------
+    def _predict_executor(self, data_iter):
+        """An inference executor for the iterator's data shapes (cached), holding the current params."""
+        if self.arg_params is None:
+            raise ConfigError("the model has no parameters yet: fit it or pass arg_params")
+        shapes = self._input_shapes(data_iter, with_label=False)
+        key = tuple(sorted(shapes.items()))
+        if self._pred_exec is None or self._pred_exec[0] != key:
+            exe = self._bind(shapes, 'null')
+            self._pred_exec = (key, exe)
+        exe = self._pred_exec[1]
+        self._check_given_params(exe, self._param_names(shapes), shapes)
+        for name, value in self.arg_params.items():
+            if name in exe.arg_dict:
+                copy_into(exe.arg_dict[name], value)
+        for name, value in (self.aux_params or {}).items():
+            if name in exe.aux_dict:
+                copy_into(exe.aux_dict[name], value)
+        return exe
+
+    def _batches(self, data_iter, num_batch):
+        """Yield (batch, outputs without the pad rows) for up to ``num_batch`` batches."""
+        exe = self._predict_executor(data_iter)
+        for nbatch, batch in enumerate(data_iter):
+            if num_batch is not None and nbatch >= num_batch:
+                break
+            exe.forward(is_train=False, **_batch_inputs(data_iter, batch, with_label=False))
+            valid = batch.data[0].shape[0] - batch.pad
+            yield batch, valid, [host(out[:valid]).copy() for out in exe.outputs]
+
+    def predict(self, X, num_batch=None, return_data=False, reset=True):
+        """Run the network on ``X`` (numpy or DataIter); returns numpy outputs (one array per output,
+        a single array when the network has one), pad rows dropped. ``return_data`` also returns the
+        data and labels seen, as (outputs, data, label)."""
+        data_iter = self._init_iter(X, None, is_train=False)
+        if reset:
+            data_iter.reset()
+        outputs, data, label = [], [], []
+        for batch, valid, outs in self._batches(data_iter, num_batch):
+            outputs.append(outs)
+            if return_data:
+                data.append([host(d[:valid]) for d in batch.data])
+                label.append([host(lab[:valid]) for lab in batch.label])
+        merged = [np.concatenate(parts) for parts in zip(*outputs)]
+        merged = merged[0] if len(merged) == 1 else merged
+        if not return_data:
+            return merged
+        data = [np.concatenate(p) for p in zip(*data)]
+        label = [np.concatenate(p) for p in zip(*label)]
+        return merged, (data[0] if len(data) == 1 else data), (label[0] if len(label) == 1 else label)
+
+    def _evaluate(self, data_iter, eval_metric, num_batch=None, batch_end_callback=None):
+        eval_metric.reset()
+        for nbatch, (batch, valid, outs) in enumerate(self._batches(data_iter, num_batch)):
+            eval_metric.update([lab[:valid] for lab in batch.label], outs)
+            for callback in _as_list(batch_end_callback):
+                callback(BatchEndParam(0, nbatch, eval_metric, locals()))
+        return eval_metric.get_name_value()
+
+    def score(self, X, y=None, eval_metric='acc', num_batch=None, batch_end_callback=None, reset=True):
+        """Evaluate ``eval_metric`` on ``X`` (with ``y``, or a DataIter); returns its value (a list of
+        values for several metrics)."""
+        if not isinstance(X, DataIter):
+            X, y = checked_arrays(X, y, need_label=True)
+        data_iter = self._init_iter(X, y, is_train=False) if not isinstance(X, DataIter) else X
+        if reset:
+            data_iter.reset()
+        values = [v for _, v in self._evaluate(data_iter, metric_mod.create(eval_metric), num_batch,
+                                                batch_end_callback)]
+        return values[0] if len(values) == 1 else values
+
+    # ----- persistence --------------------------------------------------------------------------
+    def save(self, prefix, epoch=None):
+        """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (epoch defaults to ``num_epoch``)."""
+        epoch = self.num_epoch if epoch is None else epoch
+        if epoch is None:
+            raise ConfigError("FeedForward.save needs an epoch (num_epoch is not set)")
+        if self.arg_params is None:
+            raise ConfigError("the model has no parameters to save: fit it first")
+        save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {})
+
+    @staticmethod
+    def load(prefix, epoch, ctx='cpu', **kwargs):
+        """Rebuild a model saved by ``save``; training would resume at ``epoch``."""
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params, begin_epoch=epoch,
+                           **kwargs)
+
+    @staticmethod
+    def create(symbol, X, y=None, ctx='cpu', num_epoch=None, epoch_size=None, optimizer='sgd',
+               initializer=None, eval_data=None, eval_metric='acc', epoch_end_callback=None,
+               batch_end_callback=None, kvstore='local', logger=None, **kwargs):
+        """Build a FeedForward and fit it in one call (as MXNet); returns the trained model."""
+        model = FeedForward(symbol, ctx=ctx, num_epoch=num_epoch, epoch_size=epoch_size, optimizer=optimizer,
+                            initializer=initializer, **kwargs)
+        return model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric,
+                         epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
+                         kvstore=kvstore, logger=logger)
+
+
+def _kvstore(kvstore):
+    from sparkps import kvstore as kv_mod
+    return kv_mod.create(kvstore)
+
+
+def _as_list(callbacks):
+    if callbacks is None:
+        return []
+    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
+def _batch_inputs(data_iter, batch, with_label=True):
+    inputs = {d[0]: arr for d, arr in zip(data_iter.provide_data, batch.data)}
+    if with_label:
+        inputs.update({d[0]: arr for d, arr in zip(data_iter.provide_label, batch.label)})
+    return inputs

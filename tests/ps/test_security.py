@@ -1,0 +1,104 @@
+"""A job secret guards every node; strangers and garbage are dropped and the job still finishes."""
+import socket
+
+import numpy as np
+import pytest
+import zmq
+
+from comm_cluster import Cluster, fast_timeouts
+from sparkps.ps.comm import Endpoint, Message, Postoffice, encode
+from sparkps.ps.comm.security import curve_available
+from sparkps.errors import ConfigError, PeerTimeout
+from sparkps.ps.scheduler import Scheduler
+
+
+def echo(msg, responder):
+    responder.reply(arrays=msg.arrays)
+
+
+def assert_job_works(cluster):
+    worker = cluster.workers[0]
+    reply = worker.wait(worker.request(1, "PULL", arrays=[np.arange(4.0)]), timeout=5)
+    np.testing.assert_array_equal(reply.arrays[0], np.arange(4.0))
+    cluster.finish()
+    assert cluster.scheduler.status()["state"] == "finished"
+
+
+def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
+    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=fast_timeouts(register=0.3))
+    try:
+        with pytest.raises(PeerTimeout, match="is the job secret the same"):
+            stranger.start()
+        assert c.scheduler.status()["dropped_messages"] >= 1
+        assert_job_works(c)
+    finally:
+        stranger.stop()
+        c.stop()
+
+
+def test_a_stranger_cannot_push_or_pull_on_a_server():
+    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Endpoint("stranger", "guessed-secret")
+    stranger.start()
+    try:
+        rid = stranger.request(c.servers[0].address, "server 0", "PULL", {"keys": [0]})
+        with pytest.raises(PeerTimeout):
+            stranger.wait(rid, 0.3)
+        assert c.servers[0].dropped_messages >= 1
+        assert_job_works(c)
+    finally:
+        stranger.stop()
+        c.stop()
+
+
+def tcp_port(address):
+    return int(address.rsplit(":", 1)[1])
+
+
+def test_random_bytes_on_every_port_crash_nothing():
+    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    rng = np.random.default_rng(1)
+    addresses = [c.scheduler.uri] + [po.address for po in c.servers + c.workers]
+    context = zmq.Context()
+    try:
+        for address in addresses:
+            for size in (1, 10, 64, 4096):  # raw TCP garbage: not even a ZMTP greeting
+                with socket.create_connection(("127.0.0.1", tcp_port(address)), timeout=2) as raw:
+                    raw.sendall(rng.bytes(size))
+            dealer = context.socket(zmq.DEALER)
+            dealer.linger = 0
+            dealer.connect(address)
+            for n in range(1, 5):  # well-formed ZeroMQ messages with garbage frames
+                dealer.send_multipart([rng.bytes(int(rng.integers(0, 300))) for _ in range(n)])
+            dealer.send_multipart(encode(Message("PUSH", arrays=[np.ones(3)]), b"wrong key"))
+            dealer.send_multipart([b""])
+            dealer.close(0)
+        assert_job_works(c)
+        assert c.scheduler.status()["dropped_messages"] > 0
+    finally:
+        context.term()
+        c.stop()
+
+
+def test_a_secret_is_required_and_generated_when_not_given():
+    with pytest.raises(ConfigError, match="secret is required"):
+        Postoffice("worker", "tcp://127.0.0.1:1", "")
+    sched = Scheduler(1, 1)
+    assert len(sched.secret) == 64 and sched.secret != Scheduler(1, 1).secret
+    sched.stop()
+
+
+@pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
+def test_curve_encrypted_cluster_trains_and_plain_nodes_cannot_join():
+    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
+    plain = Endpoint("plain", c.scheduler.secret)  # right secret, no CURVE: the handshake fails
+    plain.start()
+    try:
+        rid = plain.request(c.servers[0].address, "server 0", "PULL")
+        with pytest.raises(PeerTimeout):
+            plain.wait(rid, 0.3)
+        assert_job_works(c)
+    finally:
+        plain.stop()
+        c.stop()
