@@ -5,8 +5,10 @@
 """
 from sparkps.train.optimizer.base import (OPTIMIZERS, Optimizer, Updater, create, from_config, get_updater,
                                     register)
-from sparkps.train.optimizer.sgd import NAG, SGD
+from sparkps.train.optimizer.sgd import NAG, SGD, SGLD, Signum
 from sparkps.train.optimizer.adaptive import AdaDelta, AdaGrad, Adam, Ftrl, RMSProp
+from sparkps.train.optimizer.adam_variants import FTML, LAMB, Adamax, Nadam
 
 __all__ = ['OPTIMIZERS', 'Optimizer', 'Updater', 'create', 'from_config', 'get_updater', 'register',
-           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl']
+           'SGD', 'NAG', 'Signum', 'SGLD', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Adamax', 'Nadam',
+           'FTML', 'LAMB']
