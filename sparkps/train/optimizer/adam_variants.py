@@ -29,7 +29,7 @@ class Adamax(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         mean, u = state
         mean *= self.beta1
         np.multiply(g, 1.0 - self.beta1, out=tmp)
@@ -84,7 +84,7 @@ class Nadam(Optimizer):
         self._schedule[index] = (t, value)
         return value
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         mean, var = state
         mu_t, mu_next = self._momentum(count), self._momentum(count + 1)
         sched = self._m_schedule(index, count)
@@ -126,7 +126,7 @@ class FTML(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 3)                     # d, v, z
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         d, v, z = state
         v *= self.beta2
         np.multiply(g, g, out=tmp)
@@ -174,7 +174,7 @@ class LAMB(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         mean, var = state
         mean *= self.beta1
         np.multiply(g, 1.0 - self.beta1, out=tmp)

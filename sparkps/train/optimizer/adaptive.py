@@ -27,7 +27,7 @@ class Adam(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         mean, var = state
         lr_t = lr * math.sqrt(1.0 - self.beta2 ** count) / (1.0 - self.beta1 ** count)
         mean *= self.beta1
@@ -69,7 +69,7 @@ class AdaGrad(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         history, = state
         np.multiply(g, g, out=tmp)
         history += tmp
@@ -107,7 +107,7 @@ class RMSProp(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 3 if self.centered else 1)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         n = state[0]
         n *= self.gamma1
         np.multiply(g, g, out=tmp)
@@ -154,7 +154,7 @@ class AdaDelta(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         acc_g, acc_delta = state
         acc_g *= self.rho
         np.multiply(g, g, out=tmp)
@@ -195,7 +195,7 @@ class Ftrl(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         z, n = state
         z += g
         np.sqrt(n, out=tmp)

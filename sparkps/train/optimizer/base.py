@@ -343,7 +343,7 @@ class Optimizer:
             return
         self.update(index, weight, grad, state)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         raise NotImplementedError
 
 

@@ -27,7 +27,7 @@ class SGD(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1) if self.momentum else None
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         g *= lr
         if state is None:
             weight -= g
@@ -47,7 +47,7 @@ class NAG(SGD):
     """
     name = 'nag'
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         g *= lr
         if state is None:
             weight -= g
@@ -81,7 +81,7 @@ class Signum(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1) if self.momentum else None
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         if state is None:
             np.sign(g, out=g)
             g *= lr
@@ -119,7 +119,7 @@ class SGLD(Optimizer):
         self.seed = None if seed is None else int(seed)
         self._rng = np.random.default_rng(self.seed)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count, index):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         if wd:
             np.multiply(weight, wd, out=tmp)
             g += tmp
