@@ -13,7 +13,14 @@ import math
 import numpy
 
 from sparkps.errors import ConfigError, DataError
-from sparkps.train.metric import CrossEntropy, CustomMetric, EvalMetric, _as_list, _host, _positive_scores
+from sparkps.train.metric import (
+    CrossEntropy,
+    CustomMetric,
+    EvalMetric,
+    _as_list,
+    _host,
+    _positive_scores,
+)
 
 AVERAGES = ('macro', 'micro')
 

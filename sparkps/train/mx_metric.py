@@ -6,8 +6,27 @@
     acc = sp.metric.create('acc')
     mae = sp.metric.np(lambda label, pred: abs(label - pred).mean())
 """
-from sparkps.train.metric import *  # noqa: F401,F403  (the namespace is the union of both modules)
-from sparkps.train.metric import (AUC, MAE, MSE, RMSE, Accuracy, CompositeEvalMetric, CrossEntropy,  # noqa: F401
-                                  CustomMetric, EvalMetric, Loss, TopKAccuracy, create)
-from sparkps.train.metric_scores import (F1, MCC, PCC, NegativeLogLikelihood, PearsonCorrelation,  # noqa: F401
-                                         Perplexity, np)
+from sparkps.train.metric import *
+from sparkps.train.metric import (  # noqa: F401
+                                  AUC,
+                                  MAE,
+                                  MSE,
+                                  RMSE,
+                                  Accuracy,
+                                  CompositeEvalMetric,
+                                  CrossEntropy,
+                                  CustomMetric,
+                                  EvalMetric,
+                                  Loss,
+                                  TopKAccuracy,
+                                  create,
+)
+from sparkps.train.metric_scores import (  # noqa: F401
+                                  F1,
+                                  MCC,
+                                  PCC,
+                                  NegativeLogLikelihood,
+                                  PearsonCorrelation,
+                                  Perplexity,
+                                  np,
+)

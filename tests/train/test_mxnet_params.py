@@ -118,7 +118,7 @@ def mxnet_mlp_files(tmp_path, epoch=10):
     params = {k: v.astype(np.float32) for k, v in params.items()}
     prefix = str(tmp_path / 'mlp')
     shutil.copy(os.path.join(HERE, 'mxnet_mlp-symbol.json'), prefix + '-symbol.json')
-    write('%s-%04d.params' % (prefix, epoch), ndarray_file([dense(v) for v in params.values()],
+    write(f'{prefix}-{epoch:04d}.params', ndarray_file([dense(v) for v in params.values()],
                                                            ['arg:' + k for k in params]))
 
     def forward(X):

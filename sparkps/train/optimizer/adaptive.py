@@ -54,7 +54,7 @@ class AdaGrad(Optimizer):
     """
     name = 'adagrad'
     hyper_params = ('eps',)
-    aliases = {'epsilon': 'eps'}
+    aliases = ('epsilon',)
     grad_decay = 'none'
 
     def __init__(self, eps=1e-7, epsilon=None, **kwargs):

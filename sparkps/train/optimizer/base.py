@@ -133,7 +133,7 @@ class Optimizer:
     """
     name = None
     hyper_params = ()
-    aliases = {}            # {old hyper-parameter name: current name}, accepted on construction
+    aliases = ()            # older hyper-parameter names still accepted on construction
     grad_decay = 'after_clip'
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
@@ -255,8 +255,8 @@ class Optimizer:
 
     # ----- state --------------------------------------------------------------------------------
     def create_state(self, index, weight):
-        """Return the optimizer state for parameter ``index``: None or a tuple of arrays like ``weight``."""
-        return None
+        """Return the optimizer state for parameter ``index``: None (this base keeps none) or a tuple of
+        arrays like ``weight``."""
 
     def create_state_multi_precision(self, index, weight):
         """As ``create_state``; for a float16 weight with ``multi_precision`` the state is
