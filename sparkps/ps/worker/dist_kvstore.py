@@ -18,11 +18,11 @@ import time
 
 import numpy as np
 
+from sparkps.errors import ClusterError, ConfigError
+from sparkps.ps import manifest
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ClusterError, ConfigError
-from sparkps.ps.server import checkpoint
-from sparkps.ps.server.runner import env_settings
+from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, as_host_array
 
 TYPES = ("dist_sync", "dist_async")
@@ -169,7 +169,7 @@ class DistKVStore:
         replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
-        return checkpoint.write_manifest(path, described, config)
+        return manifest.write_manifest(path, described, config)
 
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
@@ -178,7 +178,7 @@ class DistKVStore:
         (rank 0 asks them) and every worker arrived (a barrier).
         """
         path = str(path)
-        shapes = checkpoint.key_shapes(checkpoint.read_manifest(path))
+        shapes = manifest.key_shapes(manifest.read_manifest(path))
         new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
         if new:
             self.worker.declare(new)
