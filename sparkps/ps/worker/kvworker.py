@@ -106,10 +106,6 @@ class KVWorker:
         """Register ``{key: shape}`` as one group of the layout (every worker declares the same)."""
         self.layout.add(shapes)
 
-    def check_values(self, keys, values):
-        """``{key: flat float32 array}`` for ``values`` (views where possible); raises on bad keys/shapes."""
-        return self._flat_values(keys, values)
-
     def _flat_values(self, keys, values):
         """Check ``keys``/``values`` and return ``{key: flat float32 view or copy}``."""
         if len(keys) != len(values):
