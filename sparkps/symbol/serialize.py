@@ -12,9 +12,9 @@ from .op import op_class
 FORMAT_VERSION = 10600
 
 
-def to_json(symbol):
-    """The JSON text of ``symbol``'s graph."""
-    nodes = topo_order(symbol.entries)
+def to_json(entries):
+    """The JSON text of the graph whose outputs are ``entries``."""
+    nodes = topo_order(entries)
     index = {id(n): i for i, n in enumerate(nodes)}
     out, row_ptr = [], [0]
     for node in nodes:
@@ -29,14 +29,13 @@ def to_json(symbol):
         out.append(item)
         row_ptr.append(row_ptr[-1] + node.num_outputs)
     doc = {"nodes": out, "arg_nodes": [i for i, n in enumerate(nodes) if n.op is None],
-           "node_row_ptr": row_ptr, "heads": [[index[id(n)], i, 0] for n, i in symbol.entries],
+           "node_row_ptr": row_ptr, "heads": [[index[id(n)], i, 0] for n, i in entries],
            "attrs": {"sparkps_version": ["int", FORMAT_VERSION]}}
     return json.dumps(doc, indent=2)
 
 
-def load_json(text):
-    """A Symbol from JSON text written by tojson(). Unknown ops raise ConfigError naming them."""
-    from .symbol import Symbol
+def parse_json(text):
+    """The output entries of the graph in JSON ``text``. Unknown ops raise ConfigError naming them."""
     try:
         doc = json.loads(text)
         items, heads = doc["nodes"], doc["heads"]
@@ -53,7 +52,7 @@ def load_json(text):
         entries = [(nodes[h[0]], int(h[1])) for h in heads]
     except (IndexError, TypeError) as exc:
         raise ConfigError("symbol JSON: bad heads %r" % (heads,)) from exc
-    return Symbol(entries)
+    return entries
 
 
 def _node(item, nodes, k):
@@ -76,9 +75,3 @@ def _node(item, nodes, k):
         raise ConfigError("symbol JSON: %s '%s' has %d inputs, expected %d (%s)"
                           % (op_name, name, len(inputs), len(op.arguments()), ", ".join(op.arguments())))
     return Node(op, name, inputs, attrs=user)
-
-
-def load(path):
-    """A Symbol from a JSON file written by Symbol.save()."""
-    with open(path, encoding="utf-8") as f:
-        return load_json(f.read())

@@ -9,9 +9,13 @@
 from numbers import Number
 
 from ..errors import ConfigError
-from .graph import Node, auto_name, resolve_clashes, topo_order
+from .autodiff import gradient_entries
+from .binding import bind, simple_bind
+from .graph import Node, argument_names, auto_name, aux_state_names, output_names, resolve_clashes, topo_order
+from .op import op_class
 from .params import render
-from .shape import aux_name, infer_graph_shapes
+from .serialize import parse_json, to_json
+from .shape import infer_entry_shapes
 
 
 class Symbol:
@@ -37,16 +41,15 @@ class Symbol:
 
     def list_arguments(self):
         """Argument (variable) names, depth-first, inputs in each op's argument order."""
-        return [n.name for n in self._nodes() if n.op is None]
+        return argument_names(self._entries)
 
     def list_outputs(self):
         """Output names, e.g. ['fc1_output', 'softmax_output']."""
-        return [node.output_name(i) for node, i in self._entries]
+        return output_names(self._entries)
 
     def list_auxiliary_states(self):
         """Auxiliary state names, e.g. ['bn1_moving_mean', 'bn1_moving_var']."""
-        return [aux_name(n, j) for n in self._nodes() if n.op is not None
-                for j in range(len(n.op.aux_names()))]
+        return aux_state_names(self._entries)
 
     def list_inputs(self):
         return self.list_arguments()
@@ -116,13 +119,7 @@ class Symbol:
 
     def infer_shape_partial(self, *args, **kwargs):
         """Like infer_shape, with None for each shape that cannot be determined."""
-        known = self._known_shapes(args, kwargs)
-        nodes = self._nodes()
-        shapes, aux = infer_graph_shapes(nodes, known)
-        arg_shapes = [shapes[(n, 0)] for n in nodes if n.op is None]
-        out_shapes = [shapes.get(e) for e in self._entries]
-        aux_shapes = [aux[(n, j)] for n in nodes if n.op is not None for j in range(len(n.op.aux_names()))]
-        return arg_shapes, out_shapes, aux_shapes
+        return infer_entry_shapes(self._entries, self._known_shapes(args, kwargs))
 
     def _known_shapes(self, args, kwargs):
         names = self.list_arguments()
@@ -138,9 +135,8 @@ class Symbol:
 
     # ---- serialisation, binding, gradients (implemented in their own modules) ----------------
     def tojson(self):
-        """MXNet-style JSON text of the graph (nodes, arg_nodes, heads, attrs)."""
-        from .serialize import to_json
-        return to_json(self)
+        """MXNet-style JSON text of the graph (nodes, arg_nodes, node_row_ptr, heads, attrs)."""
+        return to_json(self._entries)
 
     def save(self, path):
         """Write tojson() to ``path``."""
@@ -152,22 +148,19 @@ class Symbol:
         (default: every argument), built from the ops' gradient nodes ('fc1_backward_weight', ...)
         and pruned to what those outputs need. Its extra arguments '<output>_head_grad' are the
         gradients flowing into this symbol's outputs (loss heads ignore them)."""
-        from .autodiff import gradient_symbol
-        return gradient_symbol(self, wrt)
+        wrt = self.list_arguments() if wrt is None else list(wrt)
+        return Symbol(gradient_entries(self._entries, wrt))
 
     def simple_bind(self, ctx="cpu", grad_req="write", type_dict=None, dtype="float32", **shapes):
         """Allocate every array from the given input shapes and return an Executor."""
-        from .binding import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, dtype, shapes)
+        return simple_bind(self._entries, ctx, grad_req, type_dict, dtype, shapes)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None):
         """An Executor over the given arrays (used in place, not copied when already on ctx)."""
-        from .binding import bind
-        return bind(self, ctx, args, args_grad, grad_req, aux_states)
+        return bind(self._entries, ctx, args, args_grad, grad_req, aux_states)
 
     # ---- arithmetic ------------------------------------------------------------------------
     def _binary(self, other, op_name, scalar_name):
-        from .op import op_class
         if isinstance(other, Symbol):
             return create(op_class(op_name), [self, other], {}, None, None)
         if isinstance(other, Number):
@@ -269,3 +262,14 @@ def Group(symbols):
         raise ConfigError("Group needs at least one symbol")
     resolve_clashes(entries)
     return Symbol(entries)
+
+
+def load_json(text):
+    """A Symbol from JSON text written by ``tojson()`` or by MXNet. Unknown ops raise ConfigError."""
+    return Symbol(parse_json(text))
+
+
+def load(path):
+    """A Symbol from a JSON file written by ``Symbol.save()`` or MXNet's ``save``."""
+    with open(path, encoding="utf-8") as f:
+        return load_json(f.read())
