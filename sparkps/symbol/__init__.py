@@ -7,6 +7,7 @@
 
 Every public op function is defined by name in ``ops/constructors.py``.
 """
+from .attribute import AttrScope
 from .op import OPS, Op, op_class, register
 from .ops.constructors import (Activation, BatchNorm, BlockGrad, Concat, Convolution, Dropout, ElementWiseSum,
                                Embedding, Flatten, FullyConnected, LeakyReLU, LinearRegressionOutput,
@@ -23,7 +24,7 @@ from .ops.constructors import (Activation, BatchNorm, BlockGrad, Concat, Convolu
                                softsign, sqrt, square, stop_gradient, sum, sum_axis, tanh, transpose, trunc)
 from .symbol import Group, Symbol, Variable, load, load_json, var
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "Op", "OPS", "op_class",
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope", "Op", "OPS", "op_class",
            "register", "FullyConnected", "Convolution", "Pooling", "Activation", "LeakyReLU", "Dropout", "BatchNorm",
            "Embedding", "Concat", "Flatten", "Reshape", "sum", "mean", "add_n", "ElementWiseSum", "SoftmaxOutput",
            "Softmax", "LinearRegressionOutput", "LogisticRegressionOutput", "MakeLoss", "dot", "batch_dot",

@@ -205,6 +205,8 @@ class Executor:
     def _set_head_grads(self, out_grads):
         if not isinstance(out_grads, (list, tuple)):
             out_grads = [out_grads]
+        if not self.head_grad_arrays and len(out_grads) == len(self._heads):
+            return                                     # nothing to differentiate (every grad_req 'null')
         if len(out_grads) != len(self.head_grad_arrays):
             raise ConfigError("backward got %d out_grads for %d outputs" % (len(out_grads), len(self._heads)))
         for name, array, value in zip(self._output_names, self.head_grad_arrays, out_grads):

@@ -3,7 +3,7 @@ definition per public op, made from the registered op classes: positional and ke
 inputs, everything else a parameter. ``sparkps.symbol`` re-exports each of them by name."""
 from ...errors import ConfigError
 from ..op import op_class
-from ..symbol import Symbol, create
+from ..symbol import Symbol, apply_op, create
 
 
 def constructor(op_name, public_name=None):
@@ -11,10 +11,8 @@ def constructor(op_name, public_name=None):
     convention: ``f(*inputs, name=None, attr=None, **inputs_or_params)``. Blocks on nothing."""
     cls = op_class(op_name)
 
-    def construct(*args, name=None, attr=None, **kwargs):
-        inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-        params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
-        return create(cls, list(args), params, name, attr, inputs)
+    def construct(*args, **kwargs):
+        return apply_op(cls, args, kwargs)
     construct.__name__ = construct.__qualname__ = public_name or op_name
     construct.__doc__ = cls.__doc__
     return construct
