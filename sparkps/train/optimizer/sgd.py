@@ -67,7 +67,7 @@ class Signum(Optimizer):
 
         mom = momentum * mom - (1 - momentum) * (clip(rescale_grad * grad) + wd * weight)
         weight = (1 - lr * wd_lh) * weight + lr * sign(mom)
-        momentum == 0:  weight = (1 - lr * wd) * weight - lr * sign(grad)
+        momentum == 0:  weight = (1 - lr * (wd + wd_lh)) * weight - lr * sign(grad)
     """
     name = 'signum'
     hyper_params = ('momentum', 'wd_lh')
@@ -85,7 +85,7 @@ class Signum(Optimizer):
         if state is None:
             np.sign(g, out=g)
             g *= lr
-            weight *= 1.0 - lr * wd
+            weight *= 1.0 - lr * (wd + self.wd_lh)
             weight -= g
             return
         mom, = state
