@@ -127,9 +127,13 @@ class FeedForward:
         init = init_mod.create(self.initializer) if isinstance(self.initializer, str) else self.initializer
         targets = [(n, exe.arg_dict[n], self.arg_params) for n in param_names] + \
                   [(n, a, self.aux_params) for n, a in exe.aux_dict.items()]
+        own = {n: a['__init__'] for n, a in self.symbol.attr_dict().items() if '__init__' in a}
         for name, array, given in targets:
             if given is not None and name in given:
                 copy_into(array, given[name])
+            elif name in own:                       # Variable(init=...): its own rule, whatever the name
+                rule = init_mod.create(own[name])
+                rule._init_weight(name, array, rng if rng is not None else rule.rng)
             elif rng is not None and isinstance(init, init_mod.Initializer):
                 init(name, array, rng=rng)
             else:
