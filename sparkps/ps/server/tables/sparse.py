@@ -11,7 +11,8 @@ The socket-free core of sparse training (the server's handlers call it; tests ca
 Options: ``input_dim`` bounds the ids (``Embedding(input_dim=...)``); ``min_count`` admits an id as a row
 only once it was named that often (until then it reads as zeros, is not stored and its gradients are
 dropped); ``ttl`` evicts rows unseen for more than that many steps; ``decay`` + ``min_decayed`` evict rows
-whose decayed occurrence count fell under the threshold; ``capacity`` bounds the rows this server holds and
+whose decayed occurrence count fell under the threshold (both checked every ``sweep_every`` steps, by
+default ttl/8, so a row goes at most ttl/8 steps late); ``capacity`` bounds the rows this server holds and
 ``on_full`` says what happens at the bound: ``'evict'`` the least recently seen rows, or ``'fail'`` with an
 error. An occurrence is one naming of the id by a pull (``counts=`` may say how often a batch used each id).
 
@@ -65,7 +66,7 @@ class SparseTable:
         self.min_count = _positive_int(self.name, 'min_count', min_count, allow_none=False)
         self.ttl = _positive_int(self.name, 'ttl', ttl)
         self.capacity = _positive_int(self.name, 'capacity', capacity)
-        self.sweep_every = _positive_int(self.name, 'sweep_every', sweep_every) or (self.ttl or 1)
+        self.sweep_every = _positive_int(self.name, 'sweep_every', sweep_every) or max(1, (self.ttl or 1) // 8)
         if decay is not None and not 0.0 < float(decay) <= 1.0:
             raise ConfigError(f"table {self.name!r}: option 'decay' must be in (0, 1], got {decay!r}")
         self.decay = None if decay is None else float(decay)
@@ -303,10 +304,13 @@ class SparseTable:
         store.changed[slots] = False
 
     def drop(self, ids):
-        """Remove the rows of ``ids`` that are held (a checkpoint's evictions); returns how many went."""
+        """Remove the rows of ``ids`` that are held (the next incremental save records them as removed);
+        returns how many went."""
         ids = np.asarray(ids, np.uint64)
         slots = self.index.lookup(ids)
         slots = slots[slots >= 0]
-        self.index.remove(self.store.ids[slots])
+        gone = self.store.ids[slots].copy()
+        self.index.remove(gone)
         self.store.release(slots)
+        self.removed.append(gone)
         return int(slots.size)
