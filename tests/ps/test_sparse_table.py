@@ -191,3 +191,14 @@ def test_stats_count_rows_bytes_and_events():
     stats = t.stats()
     assert stats['rows'] == 1000 and stats['admitted'] == 1000 and stats['evicted'] == 0
     assert stats['bytes'] >= 1000 * 16 * 4 * 2
+
+
+def test_a_row_made_in_a_freed_slot_starts_with_fresh_state():
+    t = table(dim=2, capacity=2, optimizer={'name': 'adagrad', 'params': {}})
+    t.pull([1, 2])
+    t.push([1, 2], np.ones((2, 2), np.float32))
+    t.tick()
+    t.pull([3])                                     # evicts 1 or 2 and reuses its slot
+    slot = t.index.lookup(np.array([3], np.uint64))
+    assert t.store.states[0][slot].tolist() == [[0.0, 0.0]] and t.store.updates[slot].tolist() == [0]
+    np.testing.assert_array_equal(t.store.values[slot], table(dim=2).pull([3]))

@@ -3,9 +3,10 @@
 A :class:`RowOptimizer` wraps one of the dense optimizers of this package and applies it to a gathered
 block of rows ``(n, dim)`` with their gathered state, as TensorFlow's and MXNet's lazy sparse updates do:
 rows the gradient does not name keep their value and state (no momentum drift, no decay). The update math
-is the dense optimizer's own (``Optimizer._prepared_grad`` + ``_step``), so a row updated here changes
+is the dense optimizer's own (``Optimizer.update`` on the gathered rows), so a row updated here changes
 exactly as the dense optimizer would change it. Adam is the exception in one respect: its bias correction
-uses each row's own step count (how often that row was updated), kept by the table in ``counts``.
+uses each row's own step count (how often that row was updated), kept by the table in ``counts``; its
+gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay).
 
 The optimizer instance belongs to one table (index 0 is "this table" for its update count, learning-rate
 multipliers and scheduler), so a table may use a different optimizer from the dense parameters.
@@ -59,15 +60,15 @@ class RowOptimizer:
     def update(self, weights, grads, states, counts):
         """Update the gathered ``weights`` (n, dim) and ``states`` in place from ``grads`` (n, dim), left as
         they are. ``counts`` (n,) holds each row's update count and is incremented (used by adam)."""
+        counts += 1
         opt = self.optimizer
-        step = opt._update_count(_TABLE_INDEX)
+        if not self.per_row_count:
+            opt.update(_TABLE_INDEX, weights, grads, tuple(states) if states else None)
+            return
+        opt._update_count(_TABLE_INDEX)
         lr, wd = opt._get_lr(_TABLE_INDEX), opt._get_wd(_TABLE_INDEX)
         g, tmp = opt._prepared_grad(_TABLE_INDEX, weights, grads, wd)
-        counts += 1
-        if self.per_row_count:
-            _adam_rows(opt, weights, g, tmp, states, lr, counts)
-        else:
-            opt._step(weights, g, tmp, tuple(states) if states else None, lr, wd, step)
+        _adam_rows(opt, weights, g, tmp, states, lr, counts)
 
     def set_learning_rate(self, lr):
         """Set the base learning rate of the wrapped optimizer."""

@@ -46,6 +46,11 @@ class RowStore:
         return self._top - self._free.size
 
     @property
+    def high_water(self):
+        """Slots handed out at least once: slots in use are below it."""
+        return self._top
+
+    @property
     def nbytes(self):
         """Bytes of every array (allocated capacity, not only rows in use)."""
         total = self.values.nbytes + sum(s.nbytes for s in self.states) + self._free.nbytes
@@ -62,8 +67,13 @@ class RowStore:
             self._grow(self._top + fresh)
         slots[reuse:] = np.arange(self._top, self._top + fresh, dtype=np.int32)
         self._top += fresh
-        self.clear(slots)
+        self.clear(slots[:reuse])          # slots never used before are still zero from the resize
         return slots
+
+    def reserve(self, rows):
+        """Make room for ``rows`` rows in all (one resize instead of many when the count is known)."""
+        if rows > self.capacity:
+            self._grow(rows, exact=True)
 
     def clear(self, slots):
         """Zero every array at ``slots``."""
@@ -83,9 +93,9 @@ class RowStore:
         used[self._free] = False
         return np.flatnonzero(used).astype(np.int32)
 
-    def _grow(self, need):
+    def _grow(self, need, exact=False):
         step = max(self.chunk_rows, self.capacity // 8)
-        new = max(need, self.capacity + step)
+        new = need if exact else max(need, self.capacity + step)
         new = -(-new // self.chunk_rows) * self.chunk_rows
         self.values.resize((new, self.dim), refcheck=False)
         for state in self.states:

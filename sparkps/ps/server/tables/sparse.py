@@ -263,10 +263,12 @@ class SparseTable:
         """Arrays of the rows held (or only those changed since ``mark_saved``): ``ids``, ``values``,
         ``state0``..., ``updates``, ``seen``, ``last_seen``, plus ``removed`` (ids evicted since the last
         save), ``step``, ``optimizer_updates`` and, with admission by count, the occurrence ``sketch``."""
-        slots = self.store.live_slots()
-        if changed_only:
-            slots = slots[self.store.changed[slots]]
         store = self.store
+        if changed_only:
+            slots = store.live_slots()
+            slots = slots[store.changed[slots]]
+        else:   # every slot in use: slices, so a full save copies nothing
+            slots = slice(0, store.rows) if store.rows == store.high_water else store.live_slots()
         arrays = {'ids': store.ids[slots], 'values': store.values[slots], 'updates': store.updates[slots],
                   'seen': store.seen[slots], 'last_seen': store.last_seen[slots],
                   'removed': np.concatenate(self.removed) if self.removed else np.zeros(0, np.uint64),
@@ -292,9 +294,12 @@ class SparseTable:
         slots = self.index.lookup(ids)
         new = slots < 0
         if new.any():
+            self.store.reserve(self.store.rows + int(np.count_nonzero(new)))
             slots[new] = self.store.allocate(int(np.count_nonzero(new)))
             self.index.insert(ids[new], slots[new])
         store = self.store
+        if slots.size and slots[0] + slots.size - 1 == slots[-1] and (np.diff(slots) == 1).all():
+            slots = slice(int(slots[0]), int(slots[-1]) + 1)       # a fresh table: copy, do not scatter
         store.ids[slots] = ids
         store.values[slots] = arrays['values']
         for k, state in enumerate(store.states):

@@ -96,11 +96,12 @@ def _entry(manifest, name):
     return entry
 
 
-def load_table(directory, manifest, name, rank, num_servers):
-    """Build table ``name`` as server ``rank`` of ``num_servers`` holds it: the rows routed to ``rank``,
-    with their optimizer state and counters, replaying the base and then each delta. Blocks on file I/O."""
+def load_table(directory, manifest, name, rank, num_servers, table_class=SparseTable):
+    """Build table ``name`` (a ``table_class``) as server ``rank`` of ``num_servers`` holds it: the rows
+    routed to ``rank``, with their optimizer state and counters, replaying the base and then each delta.
+    Blocks on file I/O."""
     entry = _entry(manifest, name)
-    table = SparseTable.from_options(entry['options'])
+    table = table_class.from_options(entry['options'])
     sketch, step, updates = None, 0, 0
     for gen in entry['generations']:
         sketches = []
