@@ -30,7 +30,8 @@ def _unit_floats(seed, ids, dim, stream):
 
 class RowInitializer:
     """How a table fills a new row: ``'zeros'``, ``'constant'`` (value), ``'uniform'`` (scale: [-scale,
-    scale)) or ``'normal'`` (sigma). ``config()`` is plain JSON; ``RowInitializer.from_config`` rebuilds it."""
+    scale)) or ``'normal'`` (sigma); scale and sigma default to 0.01. ``config()`` is plain JSON;
+    ``RowInitializer.from_config`` rebuilds it."""
 
     def __init__(self, kind='uniform', **params):
         if kind not in _KINDS:
@@ -38,13 +39,13 @@ class RowInitializer:
         unknown = set(params) - set(_KINDS[kind])
         if unknown:
             raise ConfigError(f"row initializer {kind!r} takes {list(_KINDS[kind])}, not {sorted(unknown)}")
-        defaults = {'value': 0.0, 'scale': 0.07, 'sigma': 0.01}
+        defaults = {'value': 0.0, 'scale': 0.01, 'sigma': 0.01}
         self.kind = kind
         self.params = {k: float(params.get(k, defaults[k])) for k in _KINDS[kind]}
 
     @classmethod
     def from_config(cls, config):
-        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.07)."""
+        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.01)."""
         if config is None:
             return cls()
         if isinstance(config, str):

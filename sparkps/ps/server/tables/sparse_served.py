@@ -22,7 +22,7 @@ async mode every push is applied on arrival. The table's step advances by one pe
 >>> rows = table.read_rows(ids)
 >>> update = table.gradient_rows(ids, np.ones((2, 2), np.float32))
 >>> table.apply(update.add(update))                  # two workers pushed the same gradient
->>> (table.read_rows(ids) - rows).tolist()
+>>> np.round(table.read_rows(ids) - rows, 6).tolist()
 [[-2.0, -2.0], [-2.0, -2.0]]
 """
 import numpy as np
