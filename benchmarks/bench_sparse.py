@@ -31,6 +31,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section
+from sparkps.ps.manifest import add_table_generation
 from sparkps.ps.rows import mix64
 from sparkps.ps.server.tables import sparse_checkpoint
 from sparkps.ps.server.tables.row_index import HashRowIndex, SortedRowIndex
@@ -140,7 +141,7 @@ def bench_memory(args):
     directory = tempfile.mkdtemp(prefix='bench-sparse-')
     try:
         save_s, described = timed(sparse_checkpoint.save_table, directory, table, 0, 0)
-        manifest = sparse_checkpoint.add_generation({}, [described])
+        manifest = add_table_generation({}, [described])
         table = None
         load_s, loaded = timed(sparse_checkpoint.load_table, directory, manifest, 'bench', 0, 1)
         assert loaded.stats()['rows'] == args.rows

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from sparkps.errors import DataError
+from sparkps.ps.manifest import add_table_generation, next_table_generation
 from sparkps.ps.rows import row_ids, shard_of
 from sparkps.ps.server.tables import sparse_checkpoint as ckpt
 from sparkps.ps.server.tables.sparse import SparseTable
@@ -30,10 +31,10 @@ def train(servers, ids, steps, rng):
 
 
 def save(directory, servers, manifest, delta=False):
-    generation, can_delta = ckpt.next_generation(manifest, 'user')
+    generation, can_delta = next_table_generation(manifest, 'user')
     described = [ckpt.save_table(directory, t, rank, generation, delta and can_delta)
                  for rank, t in enumerate(servers)]
-    return ckpt.add_generation(manifest, described)
+    return add_table_generation(manifest, described)
 
 
 def snapshot(servers):
@@ -110,5 +111,5 @@ def test_a_missing_table_or_unreadable_file_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match=r"table 'user': cannot read checkpoint file"):
         ckpt.load_table(str(tmp_path), manifest, 'user', 0, 1)
     with pytest.raises(DataError, match=r"table 'user': a delta save needs an earlier base"):
-        ckpt.add_generation({}, [{'table': 'user', 'generation': 1, 'delta': True, 'file': 'f', 'rows': 0,
+        add_table_generation({}, [{'table': 'user', 'generation': 1, 'delta': True, 'file': 'f', 'rows': 0,
                                   'removed': 0, 'options': OPTIONS}])

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sparkps.errors import ConfigError, DataError
-from sparkps.ps.server.tables import sparse_checkpoint
+from sparkps.ps.manifest import add_table_generation
 from sparkps.ps.server.tables.sparse_served import RowGradient, ServedSparseTable
 
 SGD = {'name': 'sgd', 'params': {'learning_rate': 0.5}}
@@ -51,7 +51,7 @@ def test_bad_init_and_push_name_the_table_and_field():
 def test_a_served_table_loads_back_as_a_served_table(tmp_path):
     table = served(optimizer=SGD, min_count=1)
     table.read_rows(np.arange(20))
-    manifest = sparse_checkpoint.add_generation({}, [table.save(str(tmp_path), 0, 0)])
+    manifest = add_table_generation({}, [table.save(str(tmp_path), 0, 0)])
     back = ServedSparseTable.load(str(tmp_path), manifest, 'user', 0, 1)
     assert isinstance(back, ServedSparseTable) and back.stats()['rows'] == 20
     np.testing.assert_array_equal(back.read_rows(np.arange(20)), table.read_rows(np.arange(20)))

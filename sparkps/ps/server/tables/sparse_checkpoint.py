@@ -1,7 +1,7 @@
 """Checkpoints of sparse tables that any server count can load: per-server files, generations, re-routing.
 
 Each server writes its rows of a table into one file per save (:func:`save_table`); the answers of all
-servers become one *generation* of the table in the checkpoint manifest (:func:`add_generation`), under
+servers become one *generation* of the table in the checkpoint manifest (:func:`sparkps.ps.manifest.add_table_generation`), under
 ``manifest["tables"][name]``::
 
     {"options": table.options(), "generations": [
@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.ps.manifest import add_table_generation
 from sparkps.ps.rows import shard_of
 from sparkps.ps.server.tables.sparse import SparseTable
 
@@ -39,7 +40,7 @@ def _write(directory, name, arrays):
 
 def save_table(directory, table, rank, generation, delta=False):
     """Write server ``rank``'s rows of ``table`` (all, or with ``delta`` those changed since the last save)
-    as ``generation``; returns the description ``add_generation`` merges. Blocks on file I/O only."""
+    as ``generation``; returns the description ``add_table_generation`` merges. Blocks on file I/O only."""
     arrays = table.export_rows(changed_only=delta)
     if table.sketch is not None:
         arrays['sketch'] = table.sketch.total(with_base=rank == 0)
@@ -48,36 +49,6 @@ def save_table(directory, table, rank, generation, delta=False):
     table.mark_saved()
     return {'table': table.name, 'generation': int(generation), 'delta': bool(delta), 'file': name,
             'rows': int(arrays['ids'].size), 'removed': int(arrays['removed'].size), 'options': table.options()}
-
-
-def next_generation(manifest, name):
-    """The generation number the next save of table ``name`` takes, and whether it may be a delta."""
-    gens = manifest.get('tables', {}).get(name, {}).get('generations', [])
-    return (gens[-1]['generation'] + 1, True) if gens else (0, False)
-
-
-def add_generation(manifest, described):
-    """Merge every server's ``save_table`` descriptions into ``manifest['tables']`` (in place; returned).
-
-    A base generation replaces the table's earlier generations; a delta is appended after them.
-    """
-    tables = manifest.setdefault('tables', {})
-    by_table = {}
-    for d in described:
-        by_table.setdefault(d['table'], []).append(d)
-    for name, parts in by_table.items():
-        kinds = {(d['generation'], d['delta']) for d in parts}
-        if len(kinds) != 1:
-            raise DataError(f"table {name!r}: servers saved different generations {sorted(kinds)}")
-        generation, delta = kinds.pop()
-        entry = tables.setdefault(name, {'generations': []})
-        entry['options'] = parts[0]['options']
-        if delta and not entry['generations']:
-            raise DataError(f"table {name!r}: a delta save needs an earlier base generation in the manifest")
-        gen = {'generation': generation, 'delta': delta, 'files': sorted(d['file'] for d in parts),
-               'rows': sum(d['rows'] for d in parts)}
-        entry['generations'] = entry['generations'] + [gen] if delta else [gen]
-    return manifest
 
 
 def _read(directory, name, table):
@@ -109,8 +80,9 @@ def load_table(directory, manifest, name, rank, num_servers, table_class=SparseT
             arrays = _read(directory, file_name, name)
             removed = arrays['removed']
             table.drop(removed[shard_of(removed, num_servers) == rank])
+            rows = {k: v for k, v in arrays.items() if k in _ROW_FIELDS or k.startswith('state')}
             mine = shard_of(arrays['ids'], num_servers) == rank
-            table.load_rows({k: v[mine] for k, v in arrays.items() if k in _ROW_FIELDS or k.startswith('state')})
+            table.load_rows(rows if mine.all() else {k: v[mine] for k, v in rows.items()})
             step, updates = max(step, int(arrays['step'])), max(updates, int(arrays['optimizer_updates']))
             if 'sketch' in arrays:
                 sketches.append(arrays['sketch'])
@@ -135,7 +107,7 @@ def compact(directory, manifest, name, num_files=1):
     for part in range(num_files):
         table = load_table(directory, manifest, name, part, num_files)
         described.append(save_table(directory, table, part, generation))
-    add_generation(manifest, described)
+    add_table_generation(manifest, described)
     for file_name in old_files:
         path = os.path.join(directory, file_name)
         if os.path.exists(path):
