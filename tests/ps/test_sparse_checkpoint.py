@@ -89,7 +89,7 @@ def test_incremental_saves_hold_changed_rows_and_evictions_and_compact_to_the_sa
         t.drop(row_ids(np.arange(0, 10)))
     manifest = save(str(tmp_path), servers, manifest, delta=True)
     delta = manifest['tables']['user']['generations'][1]
-    assert delta['delta'] and delta['rows'] == 20
+    assert delta['delta'] and delta['rows'] == 20           # rows pulled (counters) or pushed since the base
     expected = snapshot(servers)
     assert len(expected) == 100 and not set(range(10)) & set(expected)
     loaded = [ckpt.load_table(str(tmp_path), manifest, 'user', r, 3) for r in range(3)]
@@ -113,3 +113,13 @@ def test_a_missing_table_or_unreadable_file_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match=r"table 'user': a delta save needs an earlier base"):
         add_table_generation({}, [{'table': 'user', 'generation': 1, 'delta': True, 'file': 'f', 'rows': 0,
                                   'removed': 0, 'options': OPTIONS}])
+
+
+def test_counters_of_rows_only_pulled_since_the_base_survive_an_incremental_save(tmp_path):
+    servers = cluster(1)
+    servers[0].pull([5, 5, 6])                         # 5 is admitted (named twice), 6 is not
+    manifest = save(str(tmp_path), servers, {})
+    servers[0].tick()
+    servers[0].pull([5])
+    manifest = save(str(tmp_path), servers, manifest, delta=True)
+    assert snapshot([ckpt.load_table(str(tmp_path), manifest, 'user', 0, 1)]) == snapshot(servers)

@@ -144,6 +144,7 @@ class SparseTable:
         seen = admission.decayed(store.seen[slots], store.last_seen[slots], self.step, self.decay)
         store.seen[slots] = seen + occurrences
         store.last_seen[slots] = self.step
+        store.changed[slots] = True        # its counters changed: an incremental save keeps them exact
 
     def _admit(self, ids, occurrences):
         """Create the rows of new ``ids`` that pass admission; returns their slots (-1: not admitted)."""
