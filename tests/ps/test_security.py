@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import zmq
 
-from comm_cluster import Cluster, fast_timeouts
+from cluster import NodeCluster, cluster_timeouts
 from sparkps.ps.comm import Endpoint, Message, Postoffice, encode
 from sparkps.ps.comm.security import curve_available
 from sparkps.errors import ConfigError, PeerTimeout
@@ -25,8 +25,8 @@ def assert_job_works(cluster):
 
 
 def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
-    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=fast_timeouts(register=0.3))
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=cluster_timeouts(register=0.3))
     try:
         with pytest.raises(PeerTimeout, match="is the job secret the same"):
             stranger.start()
@@ -38,7 +38,7 @@ def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
 
 
 def test_a_stranger_cannot_push_or_pull_on_a_server():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
     stranger = Endpoint("stranger", "guessed-secret")
     stranger.start()
     try:
@@ -57,7 +57,7 @@ def tcp_port(address):
 
 
 def test_random_bytes_on_every_port_crash_nothing():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
     rng = np.random.default_rng(1)
     addresses = [c.scheduler.uri] + [po.address for po in c.servers + c.workers]
     context = zmq.Context()
@@ -91,7 +91,7 @@ def test_a_secret_is_required_and_generated_when_not_given():
 
 @pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
 def test_curve_encrypted_cluster_trains_and_plain_nodes_cannot_join():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
     plain = Endpoint("plain", c.scheduler.secret)  # right secret, no CURVE: the handshake fails
     plain.start()
     try:
