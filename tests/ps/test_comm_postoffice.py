@@ -4,7 +4,7 @@ import threading
 import numpy as np
 import pytest
 
-from cluster import NodeCluster, live_threads
+from cluster import NodeCluster, live_threads, run_in_threads
 from sparkps.errors import ClusterError, ConfigError, PeerTimeout, RemoteError
 
 
@@ -216,10 +216,7 @@ def test_inline_handlers_cannot_wait_but_threaded_ones_can():
 
 def test_a_reply_can_be_waited_for_on_another_thread_than_the_sender(cluster):
     worker = cluster.workers[0]
-    rids = []
-    sender = threading.Thread(target=lambda: rids.extend(worker.request(1, "PULL", meta={"n": n}) for n in range(20)))
-    sender.start()
-    sender.join(10)
+    (rids,) = run_in_threads([lambda: [worker.request(1, "PULL", meta={"n": n}) for n in range(20)]], 10)
     assert [worker.wait(rid, 5).meta["got"]["n"] for rid in rids] == list(range(20))
     assert worker.in_flight() == 0
 
@@ -228,10 +225,8 @@ def test_short_lived_sender_threads_do_not_pile_up_sockets():
     c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": echo})
     try:
         worker = c.workers[0]
-        for _ in range(30):
-            t = threading.Thread(target=lambda: worker.wait(worker.request(1, "PULL"), 5))
-            t.start()
-            t.join(10)
+        for _ in range(30):  # each call on a thread of its own that then ends; their errors are re-raised
+            run_in_threads([lambda: worker.wait(worker.request(1, "PULL"), 5)], 10)
         worker.wait(worker.request(1, "PULL"), 5)
         assert len(worker._endpoint.van._channels._channels) <= 3  # the main thread's and at most a couple
     finally:

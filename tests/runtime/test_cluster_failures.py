@@ -138,6 +138,7 @@ def test_roles_do_not_outlive_a_sigkilled_launcher(job_files, tmp_path):
         proc.process.kill()  # no chance to clean up: the roles get SIGTERM from the kernel (PDEATHSIG)
         proc.finish(30)
         pids = recorded_pids(pids_file)
+        assert len(pids) == 5, pids  # the scheduler, 2 servers and 2 workers were all recorded
         deadline, pause = time.monotonic() + 20, threading.Event()
         while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
             pause.wait(0.05)
