@@ -27,16 +27,13 @@ RULES = [
      {("sparkps.ps.server", "sparkps.train.optimizer")}),
     ("training never imports the parameter server, Spark or the entry points", ["sparkps.train"],
      ["sparkps.ps", "sparkps.spark", "sparkps.runtime", "sparkps.cli"], set()),
-    # The worker side reaches the servers only through the protocol they share. Until the protocol layer
-    # of issue 8 (item 1) moves the key layout, the checkpoint manifest and the settings out of the server
-    # package, the worker imports them from there: those three modules are the listed exceptions.
     ("the worker side never imports sparkps.ps.server", ["sparkps.ps.worker", "sparkps.kvstore", "sparkps.train"],
-     ["sparkps.ps.server"],
-     {("sparkps.ps.worker", "sparkps.ps.server.layout"), ("sparkps.ps.worker", "sparkps.ps.server.checkpoint"),
-      ("sparkps.ps.worker", "sparkps.ps.server.runner")}),
+     ["sparkps.ps.server"], set()),
+    ("the protocol under both sides imports neither side",
+     ["sparkps.ps.protocol", "sparkps.ps.layout", "sparkps.ps.manifest", "sparkps.ps.settings"],
+     ["sparkps.ps.server", "sparkps.ps.worker", "sparkps.ps.scheduler", "sparkps.kvstore", "sparkps.train",
+      "sparkps.symbol", "sparkps.spark", "sparkps.runtime", "zmq"], set()),
 ]
-
-SPARK_OWNERS = {"pyspark", "py4j"}
 
 
 def module_name(path, root):
