@@ -247,3 +247,22 @@ def test_an_abort_without_the_secret_is_dropped(stoppers):
     with pytest.raises(PeerTimeout):
         report_abort(sched.uri, "not-the-secret", "server", 0, "forged", timeout=0.5)
     assert sched.status()["state"] == "registering"
+
+
+@pytest.mark.parametrize("role", ["worker", "server"])
+def test_a_node_stopped_early_fails_the_job_naming_itself_at_once(role):
+    """The report, not the heartbeat timeout (60 s here), is what ends the job within the 10 s waited."""
+    c = NodeCluster(num_servers=2, num_workers=2, timeouts=cluster_timeouts(heartbeat_timeout=60.0))
+    try:
+        quitter = (c.workers if role == "worker" else c.servers)[1]
+        quitter.stop()
+        expected = re.escape(quitter.name) + " stopped before the job finished"
+        with pytest.raises(ClusterError, match=expected):
+            c.scheduler.wait(10)
+        survivors = [n for n in c.workers + c.servers if n is not quitter]
+        for node in survivors:
+            with pytest.raises(ClusterError, match=expected):
+                node.wait_for_termination(10)
+        assert c.scheduler.status()["errors"][0]["node"] == quitter.name
+    finally:
+        c.stop()
