@@ -13,6 +13,21 @@ worker's last round was applied with every active worker's gradient. A worker th
 ``end_training()``: it leaves the rounds (the others go on without waiting for it; the servers scale a
 round's gradient sum by ``num_workers / contributors``, so the step stays the mean gradient) and waits
 for every worker. All pushes of one step must cover the same keys on every worker.
+
+Strategies (the servers' round policy, :mod:`sparkps.ps.server.policy`, chosen by the type and its options):
+
+=======================  ==========================================  ===========================================
+type                     options                                     rounds
+=======================  ==========================================  ===========================================
+``dist_sync``                                                        every active worker's gradient, summed
+``dist_async``           ``max_staleness=s`` (Angel's SSP)           each push applied on arrival; with ``s`` a
+                                                                     worker waits when > s rounds ahead
+``dist_sync_replicas``   ``replicas_to_aggregate=N``,                the first N gradients of a round (their
+                         ``total_num_replicas=M``                    mean); stale ones dropped and counted
+=======================  ==========================================  ===========================================
+
+An option the type does not take is a ConfigError naming it. ``set_gradient_compression`` picks the codec
+of pushed gradients (:mod:`sparkps.ps.codec`: ``fp16``, ``2bit`` with error feedback).
 """
 import time
 
@@ -21,14 +36,33 @@ import numpy as np
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
 from sparkps.ps import manifest
+from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, as_host_array
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
-                "dist_device_sync": True}
+                "dist_device_sync": True, "dist_sync_replicas": True}
 TYPES = tuple(SYNC_OF_TYPE)
+STRATEGY_OPTIONS = {"dist_sync_replicas": ("replicas_to_aggregate", "total_num_replicas"),
+                    "dist_async": ("max_staleness",), "dist_async_device": ("max_staleness",)}
+
+
+def round_policy(kvtype, options):
+    """``(rounds mode, INIT policy or None)`` of a kvstore type and its strategy ``options``.
+
+    ConfigError naming an option the type does not take.
+    """
+    unknown = sorted(set(options) - set(STRATEGY_OPTIONS.get(kvtype, ())))
+    if unknown:
+        known = ", ".join(STRATEGY_OPTIONS.get(kvtype, ())) or "none"
+        raise ConfigError("kvstore %r has no option(s) %s (known: %s)" % (kvtype, ", ".join(unknown), known))
+    if kvtype == "dist_sync_replicas":
+        return "server", dict(options, name="sync_replicas")
+    if options.get("max_staleness") is not None:
+        return "own", {"name": "ssp", "max_staleness": options["max_staleness"]}
+    return ("own" if SYNC_OF_TYPE[kvtype] else None), None
 
 
 class DistKVStore(KVStoreBase):
@@ -39,14 +73,16 @@ class DistKVStore(KVStoreBase):
     ``checkpoint`` and, for the sync types, ``sync``.
     """
 
-    def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0):
+    def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0,
+                 **strategy):
         if kvtype not in SYNC_OF_TYPE:
             raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
         super().__init__(kvtype)
         sync = SYNC_OF_TYPE[kvtype]
+        rounds, policy = round_policy(kvtype, strategy)
         self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
-        self.worker = KVWorker(postoffice, sync=sync, compression=compression)
+        self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)
         self._own_postoffice = own_postoffice
         self._pending_pushes = []
         self._deferred = None
@@ -142,6 +178,26 @@ class DistKVStore(KVStoreBase):
             raise ClusterError("worker %s already called end_training: it pushes no more"
                                % self.rank)
 
+    def set_gradient_compression(self, compression_params):
+        """Send later pushes through the codec ``compression_params`` (MXNet's ``{'type': '2bit',
+        'threshold': t}`` or ``{'type': 'fp16'}``); ConfigError naming an unknown type or option."""
+        self._wait_pushes()
+        self.worker.codec = create_codec(compression_params)
+        self.worker.push_dtype = self.worker.codec.dtype
+
+    @property
+    def bytes_per_step(self):
+        """Gradient bytes this worker sent per push so far (what the codec saves shows here)."""
+        return self.worker.bytes_pushed / max(self.worker.pushes, 1)
+
+    def server_stats(self):
+        """The round policy's counters of every server (rounds applied, stale pushes dropped, ...), by rank.
+
+        Blocks until every server answered (at most the request timeout).
+        """
+        self._wait_pushes()
+        return [r.meta for r in self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))]
+
     # ---- optimizer and commands ------------------------------------------------------------------
     def set_optimizer(self, optimizer):
         """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective."""
@@ -198,6 +254,10 @@ class DistKVStore(KVStoreBase):
             return
         self._last_progress = now
         metrics = {str(k): float(np.asarray(v)) for k, v in (metrics or {}).items()}
+        if self.worker.pushes:
+            metrics["push_bytes_per_step"] = float(self.bytes_per_step)
+        if self.worker.rounds == "server":
+            metrics["stale_pushes"] = float(self.worker.stale_pushes)
         self.postoffice.report_progress({"epoch": epoch, "nbatch": nbatch, "samples": samples,
                                          "metrics": metrics, "time": time.time()})
 
@@ -214,7 +274,7 @@ class DistKVStore(KVStoreBase):
         self.postoffice.barrier("workers")
 
     def _leave_rounds(self):
-        if self.worker.sync and not self._left:
+        if self.worker.rounds and not self._left:
             self.worker.wait(self.worker.command("LEAVE", self.worker.leave_meta()))
         self._left = True
 
@@ -236,17 +296,21 @@ class DistKVStore(KVStoreBase):
 
 
 def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, timeouts=None, compression=None,
-                        transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False):
+                        transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False,
+                        **strategy):
     """Register a worker node with the scheduler and return its DistKVStore.
 
-    Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
+    ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
+    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
     ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
     ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
+    round_policy(kvtype, strategy)
+    create_codec(compression)
     if postoffice is not None:
-        return DistKVStore(kvtype, postoffice, compression, own_postoffice=False)
+        return DistKVStore(kvtype, postoffice, compression, own_postoffice=False, **strategy)
     scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
     if isinstance(timeouts, dict):
         timeouts = Timeouts(**timeouts)
@@ -254,7 +318,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
     postoffice.start()
     try:
-        return DistKVStore(kvtype, postoffice, compression)
+        return DistKVStore(kvtype, postoffice, compression, **strategy)
     except BaseException:
         postoffice.stop()
         raise

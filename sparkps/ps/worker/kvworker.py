@@ -6,7 +6,10 @@ their shapes are declared once (``declare``); a request for server ``s`` carries
 ``s`` holds, concatenated in sorted key order (see :mod:`sparkps.ps.layout`).
 
 In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
-pushed to it, so it returns the weights after that round was applied by every worker.
+pushed to it, so it returns the weights after that round was applied by every worker. ``rounds="server"``
+(``dist_sync_replicas``) tags a push with the round after the one its weights came from (a pull's reply names
+it), so a worker whose push was stale continues from the server's current round. Pushed gradients go
+through a codec (:mod:`sparkps.ps.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped.
 
 >>> # worker = KVWorker(postoffice, sync=True)
 >>> # worker.declare({0: (3, 2)}); rid = worker.push([0], [grad]); worker.wait(rid, timeout=60)
@@ -18,20 +21,11 @@ import time
 import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.buffers import BufferPool
 from sparkps.ps.layout import KeyLayout, check_key
 
-COMPRESSIONS = {None: None, "none": None, "fp16": np.float16}
-
-
-def compression_dtype(compression):
-    """The dtype pushed gradients travel as, from ``{'type': 'fp16'}`` / ``'fp16'`` / None."""
-    kind = compression.get("type") if isinstance(compression, dict) else compression
-    if isinstance(compression, dict) and set(compression) - {"type"}:
-        raise ConfigError("unknown compression option(s) %s" % sorted(set(compression) - {"type"}))
-    if kind not in COMPRESSIONS:
-        raise ConfigError("unknown gradient compression %r (known: 'fp16', None)" % (kind,))
-    return COMPRESSIONS[kind]
+ROUND_MODES = (None, "own", "server")
 
 
 def as_host_array(value):
@@ -87,14 +81,21 @@ class KVWorker:
     ``timeout`` seconds (default ``postoffice.timeouts.request``).
     """
 
-    def __init__(self, postoffice, sync=False, compression=None, timeout=None):
+    def __init__(self, postoffice, sync=False, compression=None, timeout=None, rounds=None, policy=None):
         self.postoffice = postoffice
         self.sync = bool(sync)
-        self.push_dtype = compression_dtype(compression) or np.float32
+        self.rounds = ("own" if self.sync else None) if rounds is None and policy is None else rounds
+        if self.rounds not in ROUND_MODES:
+            raise ConfigError("KVWorker rounds must be one of %s, got %r" % (ROUND_MODES, rounds))
+        self.policy = policy  # sent with INIT: the servers' round policy and its options
+        self.codec = create_codec(compression)
+        self.push_dtype = self.codec.dtype
+        self.bytes_pushed = self.pushes = self.stale_pushes = 0
         self.timeout = timeout
         self.layout = KeyLayout(postoffice.num_servers)
         self.round = 0
         self._last_round = {}
+        self._server_round = {}  # rounds="server": the round the last pulled weights of each server are of
         self._requests = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -165,8 +166,8 @@ class KVWorker:
         payloads = None
         if flat is not None:
             payloads = {s: self._payload(self.layout.pieces_on(s, keys), flat) for s in self.layout.servers_for(keys)}
-        return self._send("INIT", keys, payloads,
-                          meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
+        extra = {"sync": self.sync} if self.policy is None else {"sync": self.sync, "policy": dict(self.policy)}
+        return self._send("INIT", keys, payloads, meta_of=lambda s: dict(self.layout.to_meta(s, keys), **extra))
 
     def push(self, keys, values, copy=True):
         """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
@@ -177,11 +178,11 @@ class KVWorker:
             return self.push_staged(self.stage(keys, values))
         flat = self._flat_values(keys, values)
         keys = sorted(flat)
-        return self._send("PUSH", keys, self._payloads(keys, flat), new_round=self.sync)
+        return self._send("PUSH", keys, self._payloads(keys, flat), new_round=bool(self.rounds))
 
     def push_staged(self, staged):
         """Send a push prepared by ``stage``; returns a request id."""
-        return self._send("PUSH", staged.keys, staged.payloads, new_round=self.sync)
+        return self._send("PUSH", staged.keys, staged.payloads, new_round=bool(self.rounds))
 
     def pull(self, keys, outs):
         """Ask for the weights of ``keys``; ``wait`` fills ``outs`` in place. Returns a request id."""
@@ -196,7 +197,7 @@ class KVWorker:
         flat = self._flat_values(keys, values)
         self._out_keys(list(flat), outs)
         keys = sorted(flat)
-        return self._send("PUSHPULL", keys, self._payloads(keys, flat), new_round=self.sync,
+        return self._send("PUSHPULL", keys, self._payloads(keys, flat), new_round=bool(self.rounds),
                           outs=dict(zip(flat, outs)))
 
     def pushpull_staged(self, staged, outs):
@@ -204,7 +205,7 @@ class KVWorker:
         self._out_keys(list(outs), list(outs.values()))
         if sorted(outs) != staged.keys:
             raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(outs)))
-        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=self.sync, outs=dict(outs))
+        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=bool(self.rounds), outs=dict(outs))
 
     def _payloads(self, keys, flat):
         return {s: self._payload(self.layout.pieces_on(s, keys), flat, self.push_dtype)
@@ -239,15 +240,28 @@ class KVWorker:
                 pieces = self.layout.pieces_on(s, keys) if keys is not None and outs is not None else None
                 meta = meta_of(s) if meta_of else {"keys": keys}
                 if new_round:
-                    self._last_round[s] = self.round
-                if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
+                    self._last_round[s] = self._next_round(s)
+                if self.rounds and cmd in ("PUSH", "PULL", "PUSHPULL"):
                     meta["round"] = self._last_round.get(s, 0)
                 arrays = [payloads[s]] if payloads is not None else []
+                if arrays and cmd in ("PUSH", "PUSHPULL"):
+                    arrays, header = self.codec.encode(arrays[0], slot=(s, tuple(keys)))
+                    if header is not None:
+                        meta["codec"] = header
+                    self.bytes_pushed += sum(a.nbytes for a in arrays)
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
+            if cmd in ("PUSH", "PUSHPULL"):
+                self.pushes += 1
             rid = next(self._ids)
             self._requests[rid] = _Request(parts, outs)
             return rid
+
+    def _next_round(self, server):
+        """The round a new push to ``server`` is tagged with."""
+        if self.rounds == "server":
+            return max(self._last_round.get(server, 0), self._server_round.get(server, 0)) + 1
+        return self.round
 
     # ---- completion -----------------------------------------------------------------------------
     def wait(self, rid, timeout=None):
@@ -262,10 +276,12 @@ class KVWorker:
         deadline = time.monotonic() + timeout
         replies = []
         try:
-            for index, (_, server_rid, pieces) in enumerate(request.parts):
+            for index, (server, server_rid, pieces) in enumerate(request.parts):
                 reply = self.postoffice.wait(server_rid, max(deadline - time.monotonic(), 1e-3))
                 if request.outs is not None:
                     self._scatter(pieces, reply, request.outs)
+                if isinstance(reply.meta.get("round"), int):
+                    self._server_round[server] = max(self._server_round.get(server, 0), reply.meta["round"])
                 replies.append(reply)
         except BaseException:
             for _, server_rid, _ in request.parts[index + 1:]:
@@ -273,6 +289,8 @@ class KVWorker:
             raise
         if request.outs is not None:
             self._finish_outs(request.outs)
+        if any(r.meta.get("stale") for r in replies):
+            self.stale_pushes += 1
         return replies
 
     def _scatter(self, pieces, reply, outs):
