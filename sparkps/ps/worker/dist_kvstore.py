@@ -159,9 +159,9 @@ class DistKVStore(KVStoreBase):
     def pushpull(self, keys, values, out=None, priority=0):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
-        keys, values = key_value_lists(keys, values, "pushpull")
         out = values if out is None else out
         _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
+        keys, values = key_value_lists(keys, values, "pushpull")
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
