@@ -24,7 +24,13 @@ type                     options                                     rounds
                                                                      worker waits when > s rounds ahead
 ``dist_sync_replicas``   ``replicas_to_aggregate=N``,                the first N gradients of a round (their
                          ``total_num_replicas=M``                    mean); stale ones dropped and counted
+``dist_model_average``   ``interval_steps=k``                        local steps; every k the weights' mean
+``dist_easgd``           ``communication_period=τ``,                 local steps; every τ an elastic move
+                         ``moving_rate=α``                           towards the center, which is the model
 =======================  ==========================================  ===========================================
+
+The last two train on the worker (:mod:`sparkps.ps.worker.local_training`): ``set_optimizer`` keeps the
+optimizer here and ``pushpull`` (or ``push`` then ``pull`` of the same keys) is a local step.
 
 An option the type does not take is a ConfigError naming it. ``set_gradient_compression`` picks the codec
 of pushed gradients (:mod:`sparkps.ps.codec`: ``fp16``, ``2bit`` with error feedback).
@@ -41,12 +47,16 @@ from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, as_host_array
+from sparkps.ps.worker.local_training import STRATEGIES
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
-                "dist_device_sync": True, "dist_sync_replicas": True}
+                "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
+                "dist_easgd": False}
 TYPES = tuple(SYNC_OF_TYPE)
 STRATEGY_OPTIONS = {"dist_sync_replicas": ("replicas_to_aggregate", "total_num_replicas"),
-                    "dist_async": ("max_staleness",), "dist_async_device": ("max_staleness",)}
+                    "dist_async": ("max_staleness",), "dist_async_device": ("max_staleness",),
+                    "dist_model_average": ("interval_steps",),
+                    "dist_easgd": ("communication_period", "moving_rate")}
 
 
 def round_policy(kvtype, options):
@@ -60,6 +70,8 @@ def round_policy(kvtype, options):
         raise ConfigError("kvstore %r has no option(s) %s (known: %s)" % (kvtype, ", ".join(unknown), known))
     if kvtype == "dist_sync_replicas":
         return "server", dict(options, name="sync_replicas")
+    if kvtype in STRATEGIES:
+        return STRATEGIES[kvtype].rounds, STRATEGIES[kvtype].server_policy
     if options.get("max_staleness") is not None:
         return "own", {"name": "ssp", "max_staleness": options["max_staleness"]}
     return ("own" if SYNC_OF_TYPE[kvtype] else None), None
@@ -80,6 +92,8 @@ class DistKVStore(KVStoreBase):
         super().__init__(kvtype)
         sync = SYNC_OF_TYPE[kvtype]
         rounds, policy = round_policy(kvtype, strategy)
+        self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
+        self._local_push = None
         self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
         self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)
@@ -125,6 +139,9 @@ class DistKVStore(KVStoreBase):
         """
         self._check_open()
         keys, values = key_value_lists(keys, values, "push")
+        if self._local is not None:  # a local step, taken by the next pull of these keys
+            self._local_push = (keys, [as_host_array(v).copy() for v in values])
+            return
         staged = self.worker.stage(keys, values)
         self._flush()
         self._deferred = staged
@@ -145,6 +162,13 @@ class DistKVStore(KVStoreBase):
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
         keys, outs = key_value_lists(keys, out, "pull", "out arrays")
         outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
+        if self._local_push is not None:
+            (pushed, grads), self._local_push = self._local_push, None
+            if pushed != keys:
+                raise ConfigError("%s: a pull after a push must be of the pushed keys %s, got %s"
+                                  % (self.type, pushed, keys))
+            self._local.step(self.worker, keys, grads, outs)
+            return
         by_key = dict(zip(keys, outs))
         if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
                 and sorted(by_key) == self._deferred.keys):
@@ -162,6 +186,9 @@ class DistKVStore(KVStoreBase):
         out = values if out is None else out
         _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
         keys, values = key_value_lists(keys, values, "pushpull")
+        if self._local is not None:
+            self._local.step(self.worker, keys, [as_host_array(v) for v in values], outs)
+            return
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
@@ -200,8 +227,14 @@ class DistKVStore(KVStoreBase):
 
     # ---- optimizer and commands ------------------------------------------------------------------
     def set_optimizer(self, optimizer):
-        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective."""
-        if self.rank == 0:
+        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective.
+
+        Model averaging and EASGD keep ``optimizer`` on this worker and give the servers their own rule.
+        """
+        if self._local is not None:
+            self._local.set_optimizer(optimizer)
+            optimizer = self._local.server_optimizer(optimizer)
+        if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command("SET_OPTIMIZER", {"config": optimizer.to_config()}))
         self.barrier()
 
@@ -270,6 +303,8 @@ class DistKVStore(KVStoreBase):
         if self._left:
             return
         self._wait_pushes()
+        if self._local is not None:
+            self._local.finish(self.worker)
         self._leave_rounds()
         self.postoffice.barrier("workers")
 
@@ -307,7 +342,9 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     """
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
-    round_policy(kvtype, strategy)
+    round_policy(kvtype, strategy)  # bad options fail here, before this worker registers
+    if kvtype in STRATEGIES:
+        STRATEGIES[kvtype](1, **strategy)
     create_codec(compression)
     if postoffice is not None:
         return DistKVStore(kvtype, postoffice, compression, own_postoffice=False, **strategy)

@@ -22,15 +22,16 @@ The server feeds each policy events and acts on what comes back (no sockets here
 (sync replicas, model averaging, elastic averaging, bounded staleness) is one module in this package and one
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
-``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``). A policy may also have
+``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may also have
 ``status()`` (counters for the cluster status) and ``answers_round`` (a pull's reply names the applied round).
 
 >>> sorted(ROUND_POLICIES)
-['async', 'ssp', 'sync', 'sync_replicas']
+['async', 'average', 'ssp', 'sync', 'sync_replicas']
 """
 from sparkps.errors import ConfigError
 import inspect
 
+from sparkps.ps.server.policy.averaging import WeightAverage
 from sparkps.ps.server.policy.replicas import SyncReplicas
 from sparkps.ps.server.policy.rounds import AsyncUpdates, CompletedRound, SyncRounds
 from sparkps.ps.server.policy.staleness import BoundedStaleness
@@ -70,6 +71,7 @@ register_policy("sync", SyncRounds)
 register_policy("async", AsyncUpdates)
 register_policy("sync_replicas", SyncReplicas)
 register_policy("ssp", BoundedStaleness)
+register_policy("average", WeightAverage)
 
 __all__ = ["AsyncUpdates", "BoundedStaleness", "CompletedRound", "ROUND_POLICIES", "SyncReplicas", "SyncRounds",
-           "create_policy", "policy_options", "register_policy"]
+           "WeightAverage", "create_policy", "policy_options", "register_policy"]
