@@ -138,6 +138,7 @@ class Optimizer:
     hyper_params = ()
     aliases = ()            # older hyper-parameter names still accepted on construction
     grad_decay = 'after_clip'
+    elementwise = True      # an update of a piece of a weight equals that piece of the whole update
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
                  begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None, sym=None,
