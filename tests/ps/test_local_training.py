@@ -1,8 +1,8 @@
 """dist_model_average and dist_easgd on quadratics with known answers, against a real in-process cluster."""
 import numpy as np
 import pytest
-
 from cluster import run_in_threads
+
 from sparkps import kvstore
 from sparkps.errors import ConfigError
 from sparkps.train import optimizer

@@ -75,7 +75,7 @@ class KVServer:
             options = {k: v for k, v in request.policy.items() if k != "name"}
             if (request.policy["name"], options) != (self._policy_name, self._policy_options):
                 self._policy_name, self._policy_options, self._policy = request.policy["name"], options, None
-            self.policy  # an unknown policy or option is an error of this INIT
+            _ = self.policy  # an unknown policy or option is an error of this INIT
         elif request.sync is not None:
             name = "sync" if request.sync else "async"
             if name != self._policy_name:

@@ -40,7 +40,15 @@ import time
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import (
+    CHECKPOINT,
+    OPTIMIZER,
+    PROGRESS,
+    SYNC,
+    KVStoreBase,
+    key_value_lists,
+)
+from sparkps.kvstore.strategies import STRATEGY_OPTIONS
 from sparkps.ps import manifest
 from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
@@ -53,10 +61,7 @@ SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True
                 "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
                 "dist_easgd": False}
 TYPES = tuple(SYNC_OF_TYPE)
-STRATEGY_OPTIONS = {"dist_sync_replicas": ("replicas_to_aggregate", "total_num_replicas"),
-                    "dist_async": ("max_staleness",), "dist_async_device": ("max_staleness",),
-                    "dist_model_average": ("interval_steps",),
-                    "dist_easgd": ("communication_period", "moving_rate")}
+STRATEGY_OPTIONS = dict(STRATEGY_OPTIONS, dist_async_device=("max_staleness",))
 
 
 def round_policy(kvtype, options):
@@ -336,7 +341,8 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     """Register a worker node with the scheduler and return its DistKVStore.
 
     ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
-    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
+    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from
+    ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
     ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
     ``postoffice`` may be given instead (it is not stopped by ``close``).
     """

@@ -107,6 +107,7 @@ class ElasticAverage(LocalTraining):
 
     def finish(self, worker):
         """Nothing to send: the final model is the center."""
+        return None
 
 
 STRATEGIES = {"dist_model_average": ModelAverage, "dist_easgd": ElasticAverage}

@@ -22,15 +22,15 @@ The server feeds each policy events and acts on what comes back (no sockets here
 (sync replicas, model averaging, elastic averaging, bounded staleness) is one module in this package and one
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
-``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may also have
-``status()`` (counters for the cluster status) and ``answers_round`` (a pull's reply names the applied round).
+``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
+also have ``status()`` (counters for the cluster status) and ``answers_round`` (a pull's reply names the applied round).
 
 >>> sorted(ROUND_POLICIES)
 ['async', 'average', 'ssp', 'sync', 'sync_replicas']
 """
-from sparkps.errors import ConfigError
 import inspect
 
+from sparkps.errors import ConfigError
 from sparkps.ps.server.policy.averaging import WeightAverage
 from sparkps.ps.server.policy.replicas import SyncReplicas
 from sparkps.ps.server.policy.rounds import AsyncUpdates, CompletedRound, SyncRounds
