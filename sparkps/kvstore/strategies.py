@@ -20,8 +20,16 @@ STRATEGY_OPTIONS = {
 STRATEGIES = tuple(STRATEGY_OPTIONS)
 
 
-def check_strategy(kvtype, options=None):
-    """``options`` (a dict) if the strategy ``kvtype`` takes them; ConfigError naming an unknown type or option."""
+def check_strategy(kvtype, options=None, compression=None):
+    """``options`` (a dict) if the strategy ``kvtype`` takes them; ConfigError naming an unknown type or option.
+
+    ``dist_model_average`` pushes weights, not gradients: 2-bit compression (which sends only -t, 0, +t) is a
+    ConfigError with it.
+    """
+    kind = compression.get("type") if isinstance(compression, dict) else compression
+    if kvtype == "dist_model_average" and kind == "2bit":
+        raise ConfigError("kvstore 'dist_model_average' pushes weights, not gradients: 2bit compression does not "
+                          "apply (use fp16 or none)")
     if kvtype not in STRATEGY_OPTIONS:
         raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(STRATEGIES), kvtype))
     options = dict(options or {})

@@ -17,6 +17,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultP
     DefaultParamsWriter
 
 from sparkps.errors import ConfigError
+from sparkps.kvstore.strategies import parse_options
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.trainer import SparkTrainer
@@ -40,7 +41,13 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
     numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
     numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
     numServers = _param("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
-    kvstore = _param("kvstore", "dist_sync or dist_async", TypeConverters.toString)
+    kvstore = _param("kvstore", "strategy: dist_sync, dist_async, dist_sync_replicas, dist_model_average, dist_easgd",
+                     TypeConverters.toString)
+    kvstoreParams = _param("kvstoreParams", "strategy options as NAME=VALUE strings (replicas_to_aggregate=1, ...)",
+                           TypeConverters.toListString)
+    gradientCompression = _param("gradientCompression", "'' (none), fp16 or 2bit", TypeConverters.toString)
+    compressionThreshold = _param("compressionThreshold", "2bit: the threshold t of {-t, 0, +t}",
+                                  TypeConverters.toFloat)
     optimizer = _param("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
@@ -51,7 +58,8 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
         super().__init__(*args)
         self._setDefault(layers=[], symbolJson="", inputSize=0, activation="relu", batchSize=64, numEpochs=10,
                          numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
-                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability")
+                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability", kvstoreParams=[],
+                         gradientCompression="", compressionThreshold=0.5)
 
 
 class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -61,7 +69,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     def __init__(self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
                  probabilityCol="probability", layers=None, symbolJson=None, inputSize=None, activation=None,
                  batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
-                 learningRate=None, momentum=None, weightDecay=None, seed=None):
+                 learningRate=None, momentum=None, weightDecay=None, seed=None, kvstoreParams=None,
+                 gradientCompression=None, compressionThreshold=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -90,7 +99,10 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         trainer = SparkTrainer(symbol_json, input_shape, batch_size=get("batchSize"), num_epoch=get("numEpochs"),
                                num_workers=get("numWorkers"), num_servers=get("numServers"),
                                kvstore=get("kvstore"), optimizer=get("optimizer"),
-                               optimizer_params=optimizer_params, seed=get("seed"), progress=False)
+                               optimizer_params=optimizer_params, seed=get("seed"), progress=False,
+                               kvstore_params=parse_options(get("kvstoreParams")),
+                               gradient_compression=_compression(get("gradientCompression"),
+                                                                 get("compressionThreshold")))
         spark_model = trainer.fit(dataset, features_col=get("featuresCol"), label_col=get("labelCol"))
         model = SparkpsClassificationModel(spark_model)
         self._copyValues(model)
@@ -138,3 +150,10 @@ class _ModelReader(DefaultParamsReader):
 
 def _local_path(path):
     return path[len("file:"):] if str(path).startswith("file:") else path
+
+
+def _compression(kind, threshold):
+    """The SparkTrainer ``gradient_compression`` of the estimator's params."""
+    if not kind:
+        return None
+    return {"type": kind, "threshold": threshold} if kind == "2bit" else {"type": kind}

@@ -48,7 +48,7 @@ from sparkps.kvstore.base import (
     KVStoreBase,
     key_value_lists,
 )
-from sparkps.kvstore.strategies import STRATEGY_OPTIONS
+from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
 from sparkps.ps import manifest
 from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
@@ -213,6 +213,7 @@ class DistKVStore(KVStoreBase):
     def set_gradient_compression(self, compression_params):
         """Send later pushes through the codec ``compression_params`` (MXNet's ``{'type': '2bit',
         'threshold': t}`` or ``{'type': 'fp16'}``); ConfigError naming an unknown type or option."""
+        check_strategy(self.type.replace("_device", ""), {}, compression_params)
         self._wait_pushes()
         self.worker.codec = create_codec(compression_params)
         self.worker.push_dtype = self.worker.codec.dtype
@@ -349,6 +350,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
     round_policy(kvtype, strategy)  # bad options fail here, before this worker registers
+    check_strategy(kvtype.replace("_device", ""), {}, compression)
     if kvtype in STRATEGIES:
         STRATEGIES[kvtype](1, **strategy)
     create_codec(compression)
