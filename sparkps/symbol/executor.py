@@ -37,8 +37,10 @@ class Runtime:
 class Executor:
     """A symbol bound to arrays on one context. Made by ``simple_bind`` / ``bind``."""
 
-    def __init__(self, symbol, ctx, args, grads, grad_req, aux, dtype, unverified=()):
+    def __init__(self, symbol, ctx, args, grads, grad_req, aux, dtype, unverified=(), groups=(None, None)):
         self._symbol = symbol
+        # The ParameterGroups simple_bind laid the parameters and their gradients out in (None from bind).
+        self.arg_group, self.grad_group = groups
         self.ctx = ctx
         self.xp = backend.get_array_module(ctx)
         self._rt = Runtime(ctx, self.xp)
