@@ -10,7 +10,7 @@ import zmq
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.errors import NodeDied
 from sparkps.ps.scheduler import Scheduler
-from sparkps.ps.server import spawn_server
+from sparkps.runtime.server_node import spawn_server
 from sparkps.ps.worker import create_dist_kvstore
 
 TIMEOUTS = Timeouts(register=30, request=30, barrier=30, heartbeat_interval=0.2, heartbeat_timeout=2.0)
