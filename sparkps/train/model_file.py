@@ -1,8 +1,11 @@
 """Model files: ``prefix-symbol.json`` and ``prefix-%04d.params``, and the params codec they share with Spark.
 
-The params codec is a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back with
-``allow_pickle=False``, so loading a model file never runs code from it. The same bytes are what a Spark
-model broadcasts (:func:`params_to_bytes`, :func:`params_from_bytes`); any other key is a DataError.
+sparkps writes the params file as a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back
+with ``allow_pickle=False``, so loading a model file never runs code from it. The same bytes are what a Spark
+model broadcasts (:func:`params_to_bytes`, :func:`params_from_bytes`); any other key is a DataError on every
+path. ``load_params`` also reads MXNet's binary params files (``mx.model.save_checkpoint`` / ``mx.nd.save``
+output, see :mod:`sparkps.train.mxnet_params`): the format is chosen by the file's first bytes, so a model
+trained in MXNet loads with ``FeedForward.load(prefix, epoch)`` as it is.
 
 >>> arg, aux = params_from_bytes(params_to_bytes({'w': np.ones(2)}, {'m': np.zeros(1)}))
 >>> sorted(arg), sorted(aux)
@@ -14,6 +17,7 @@ import numpy as np
 
 from sparkps.backend import asnumpy
 from sparkps.errors import DataError
+from sparkps.train.mxnet_params import is_ndarray_file, read_ndarray_file
 
 
 def params_path(prefix, epoch):
@@ -32,18 +36,12 @@ def read_params(source, what):
 
     Anything but ``arg:NAME`` / ``aux:NAME`` entries, or bytes that are not such an archive, is a DataError.
     """
-    arg_params, aux_params = {}, {}
     try:
         archive = np.load(source, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise DataError(f"{what} is not a sparkps params file: {exc}") from None
     with archive:
-        for key in archive.files:
-            kind, _, name = key.partition(':')
-            if kind not in ('arg', 'aux') or not name:
-                raise DataError(f"{what}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
-            (arg_params if kind == 'arg' else aux_params)[name] = archive[key]
-    return arg_params, aux_params
+        return _split_entries(what, ((key, archive[key]) for key in archive.files))
 
 
 def params_to_bytes(arg_params, aux_params=None):
@@ -67,8 +65,34 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params):
 
 
 def load_params(path):
-    """Read a params file into (arg_params, aux_params); unknown key prefixes -> DataError."""
-    return read_params(path, path)
+    """Read a params file into (arg_params, aux_params), sparkps's ``.npz`` or MXNet's binary format (chosen
+    by content). Entries not named ``arg:NAME``/``aux:NAME``, or files of neither format -> DataError."""
+    try:
+        with open(path, 'rb') as handle:
+            head = handle.read(8)
+    except OSError as exc:
+        raise DataError(f"cannot read params file {path}: {exc}") from None
+    if is_ndarray_file(head):
+        entries = read_ndarray_file(path)
+        if not isinstance(entries, dict):
+            raise DataError(f"{path}: the MXNet NDArray file has no array names (expected arg:NAME, aux:NAME)")
+        return _split_entries(path, entries.items())
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path} is neither a sparkps (.npz) nor an MXNet params file: {exc}") from None
+    with archive:
+        return _split_entries(path, ((key, archive[key]) for key in archive.files))
+
+
+def _split_entries(what, entries):
+    arg_params, aux_params = {}, {}
+    for key, value in entries:
+        kind, _, name = key.partition(':')
+        if kind not in ('arg', 'aux') or not name:
+            raise DataError(f"{what}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
+        (arg_params if kind == 'arg' else aux_params)[name] = value
+    return arg_params, aux_params
 
 
 def load_checkpoint(prefix, epoch):
