@@ -10,7 +10,7 @@ import zmq
 from sparkps.errors import NodeDied
 from sparkps.ps.scheduler import Scheduler
 from sparkps.runtime.server_node import spawn_server
-from sparkps.ps.worker import create_dist_kvstore
+from sparkps.kvstore.dist import create_dist_kvstore
 
 from cluster import cluster_timeouts
 
