@@ -14,7 +14,8 @@ from sparkps.errors import ClusterError
 from sparkps.runtime.lifecycle import run_worker
 from sparkps.runtime.supervisor import ExitWatch, describe_exit, spawn, stop_all
 
-STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+STUBBORN = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+            "time.sleep(60)")
 
 
 def _wait_for_line(child, text, timeout=20):
