@@ -124,9 +124,9 @@ class DistKVStore(KVStoreBase):
     def pushpull(self, keys, values, out=None, priority=0):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
-        keys, values = key_value_lists(keys, values, "pushpull")
-        out = values if out is None else out
-        _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
+        given = keys
+        keys, values = key_value_lists(given, values, "pushpull")
+        outs = values if out is None else key_value_lists(given, out, "pushpull", "out arrays")[1]
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
