@@ -38,7 +38,9 @@ class Executor:
     """A graph (its output entries ``heads``) bound to arrays on one context. Made by
     ``Symbol.simple_bind`` / ``Symbol.bind``."""
 
-    def __init__(self, heads, ctx, args, grads, grad_req, aux, dtype, unverified=()):
+    def __init__(self, heads, ctx, args, grads, grad_req, aux, dtype, unverified=(), groups=(None, None)):
+        # The ParameterGroups simple_bind laid the parameters and their gradients out in (None from bind).
+        self.arg_group, self.grad_group = groups
         self.ctx = ctx
         self.xp = backend.get_array_module(ctx)
         self._rt = Runtime(ctx, self.xp)
