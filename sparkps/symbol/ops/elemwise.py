@@ -169,6 +169,9 @@ class ZerosLike(BackwardOp):
     def forward(self, rt, ins, outs, aux):
         outs[0].fill(0)
 
+    def gradient(self, node, out_grads):
+        return [None]
+
 
 @register
 class FullLike(BackwardOp):

@@ -1,5 +1,6 @@
 """Dropout and BatchNorm: ops whose forward differs between training and inference."""
 from ... import backend
+from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import to_bool, to_float
 from .elemwise import Mul
@@ -128,3 +129,53 @@ class BatchNormGrad(BackwardOp):
             xp.multiply(dy, g.reshape(shape), out=dx)
         if self.fix_gamma:
             dgamma.fill(0)
+
+
+def _channel_window_sum(xp, x, nsize):
+    """Sum over a window of ``nsize`` channels centred on each channel (axis 1), zero beyond the ends."""
+    half = nsize // 2
+    total = xp.zeros_like(x)
+    channels = x.shape[1]
+    for shift in range(-half, half + 1):
+        lo, hi = max(0, -shift), min(channels, channels - shift)
+        if lo < hi:
+            total[:, lo:hi] += x[:, lo + shift:hi + shift]
+    return total
+
+
+@register
+class LRN(Op):
+    """Local response normalisation across channels: x / (knorm + alpha/nsize * sum of x^2 over
+    ``nsize`` neighbouring channels)^beta, as MXNet's LRN."""
+    name, hint = "LRN", "lrn"
+    spec = {"alpha": (to_float, 1e-4), "beta": (to_float, 0.75), "knorm": (to_float, 2.0),
+            "nsize": (int, None)}
+
+    def setup(self):
+        if self.nsize is None or self.nsize < 1:
+            raise ConfigError("LRN needs the parameter 'nsize' (a positive window size)")
+
+    def norm(self, xp, x):
+        return self.knorm + (self.alpha / self.nsize) * _channel_window_sum(xp, x * x, self.nsize)
+
+    def forward(self, rt, ins, outs, aux):
+        xp, x = rt.xp, ins[0]
+        xp.multiply(x, self.norm(xp, x) ** -self.beta, out=outs[0])
+
+    def gradient(self, node, out_grads):
+        return [apply(LRNGrad, [out_grads[0], node.inputs[0]], grad_name(node, "data"), **self.params)]
+
+
+@register
+class LRNGrad(BackwardOp):
+    """dy * N^-beta - 2 alpha beta / nsize * x * window_sum(dy * x * N^(-beta-1)) (inputs dy, x)."""
+    name, hint = "_backward_LRN", "_backward_lrn"
+    spec = LRN.spec
+    num_inputs = 2
+    setup, norm = LRN.setup, LRN.norm
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (dy, x) = rt.xp, ins
+        n = self.norm(xp, x)
+        spread = _channel_window_sum(xp, dy * x * n ** (-self.beta - 1), self.nsize)
+        xp.subtract(dy * n ** -self.beta, (2 * self.alpha * self.beta / self.nsize) * x * spread, out=outs[0])
