@@ -9,7 +9,7 @@ Every public op function is defined by name in ``ops/constructors.py``.
 """
 from .attribute import AttrScope
 from .op import OPS, Op, op_class, register
-from .ops.constructors import (Activation, BatchNorm, BlockGrad, Concat, Convolution, Dropout, ElementWiseSum,
+from .ops.constructors import (Activation, BatchNorm, BlockGrad, Cast, Concat, Convolution, Dropout, ElementWiseSum,
                                Embedding, Flatten, FullyConnected, LRN, LeakyReLU, LinearRegressionOutput,
                                LogisticRegressionOutput, MAERegressionOutput, MakeLoss, Pooling, Reshape,
                                SliceChannel, Softmax, SoftmaxActivation, SoftmaxOutput, SwapAxis, abs, add_n,
@@ -18,7 +18,7 @@ from .ops.constructors import (Activation, BatchNorm, BlockGrad, Concat, Convolu
                                broadcast_lesser, broadcast_lesser_equal, broadcast_like, broadcast_logical_and,
                                broadcast_logical_or, broadcast_logical_xor, broadcast_maximum, broadcast_minimum,
                                broadcast_minus, broadcast_mod, broadcast_mul, broadcast_not_equal, broadcast_plus,
-                               broadcast_power, broadcast_sub, broadcast_to, cbrt, ceil, clip, concat, cos, dot,
+                               broadcast_power, broadcast_sub, broadcast_to, cast, cbrt, ceil, clip, concat, cos, dot,
                                elemwise_add, elemwise_div, elemwise_mul, elemwise_sub, exp, expand_dims, expm1, fix,
                                flatten, flip, floor, hard_sigmoid, hypot, log, log10, log1p, log2, log_softmax, max,
                                maximum, mean, min, minimum, nanprod, nansum, negative, norm, ones_like, pick, pow,
@@ -43,4 +43,4 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope
            "min", "prod", "nansum", "nanprod", "norm", "sum_axis", "SliceChannel", "split", "slice_axis", "pick",
            "where", "reverse", "flip", "expand_dims", "squeeze", "SwapAxis", "swapaxes", "reshape", "reshape_like",
            "flatten", "concat", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation", "LRN",
-           "MAERegressionOutput"]
+           "MAERegressionOutput", "Cast", "cast"]

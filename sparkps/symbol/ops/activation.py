@@ -7,6 +7,7 @@ from ..params import REQUIRED, choice, to_float
 @register
 class Activation(Op):
     name, hint = "Activation", "activation"
+    elementwise = True
     spec = {"act_type": (choice("relu", "sigmoid", "tanh", "softrelu", "softsign"), REQUIRED)}
 
     def forward(self, rt, ins, outs, aux):

@@ -56,14 +56,27 @@ class _Window:
         return self.kernel, self.stride, self.pad
 
     def check_data(self, data):
-        """The output (N, C', OH, OW) spatial size for data shape ``data``, or a ShapeError."""
+        """The output (N, C', OH, OW) spatial size for data shape ``data`` (0 where the input size is
+        unknown), or a ShapeError."""
         if len(data) != 4:
             raise self.shape_error("data '%s' must be 4-D (N, C, H, W), got shape %s", self.input_name(0), data)
         kernel, stride, pad = self.window(data)
-        if any(kernel[a] > data[2 + a] + 2 * pad[a] for a in (0, 1)):
+        if any(data[2 + a] and kernel[a] > data[2 + a] + 2 * pad[a] for a in (0, 1)):
             raise self.shape_error("kernel %s is larger than data '%s' of shape %s padded by %s",
                                    kernel, self.input_name(0), data, pad)
-        return _out_hw(data[2:], kernel, stride, pad)
+        out = _out_hw(data[2:], kernel, stride, pad)
+        return tuple(o if data[2 + a] else 0 for a, o in enumerate(out))
+
+    def refine_inputs(self, in_shapes, out_shapes):
+        """Batch and spatial sizes of data from a known output (MXNet's backward inference)."""
+        data, out = in_shapes[0], out_shapes[0]
+        if data is None or out is None or len(data) != 4 or getattr(self, "global_pool", False):
+            return in_shapes
+        kernel, stride, pad = self.window(data)
+        guess = [out[0], data[1]] + [(out[2 + a] - 1) * stride[a] + kernel[a] - 2 * pad[a] if out[2 + a] else 0
+                                     for a in (0, 1)]
+        in_shapes[0] = tuple(d or g for d, g in zip(data, guess))
+        return in_shapes
 
 
 def _cols_scratch(data, kernel, stride, pad):
@@ -100,10 +113,17 @@ _WINDOW_SPEC = {"kernel": (to_shape, REQUIRED), "stride": (to_shape, (1, 1)), "p
 class Convolution(_Window, Op):
     """out[n, f] = bias[f] + sum over c, i, j of weight[f, c, i, j] * data_padded[n, c, y*sh + i, x*sw + j]
     (a 2-D cross-correlation as MXNet's), weight (num_filter, C, kh, kw), zero padding ``pad``."""
-    name, hint = "Convolution", "convolution"
-    spec = dict(_WINDOW_SPEC, num_filter=(to_int, REQUIRED), no_bias=(to_bool, False))
+    name, hint, aliases = "Convolution", "convolution", ("Convolution_v1",)
+    spec = dict(_WINDOW_SPEC, num_filter=(to_int, REQUIRED), no_bias=(to_bool, False), dilate=(to_shape, ()),
+                num_group=(to_int, 1), workspace=(to_int, 1024), cudnn_tune=(str, None), cudnn_off=(to_bool, False),
+                layout=(str, None))
+    partial_shapes = True
 
     def setup(self):
+        if any(d != 1 for d in self.dilate) or self.num_group != 1 or self.layout not in (None, "None", "NCHW"):
+            raise ConfigError("Convolution: dilate %s, num_group %d, layout %s are not supported yet (only "
+                              "2-D NCHW convolutions without dilation or groups)"
+                              % (render(self.dilate), self.num_group, self.layout))
         self.check_window()
         if self.num_filter < 1:
             raise ConfigError("Convolution: parameter 'num_filter' must be >= 1, got %d" % self.num_filter)

@@ -4,6 +4,7 @@ from ..params import REQUIRED, to_float, to_int
 
 
 class _Binary(Op):
+    elementwise = True
     def arguments(self):
         return ["lhs", "rhs"]
 
@@ -68,6 +69,7 @@ class AddN(Op):
     name, hint, aliases = "add_n", "add_n", ("ElementWiseSum", "_grad_add")
     spec = {"num_args": (to_int, REQUIRED)}
     variadic = True
+    elementwise = True
 
     def arguments(self):
         return ["arg%d" % i for i in range(self.num_args)]
@@ -90,6 +92,7 @@ class AddN(Op):
 
 
 class _Scalar(Op):
+    elementwise = True
     spec = {"scalar": (to_float, REQUIRED)}
 
 
@@ -192,3 +195,22 @@ class Copy(BackwardOp):
 
     def gradient(self, node, out_grads):
         return [out_grads[0]]
+
+
+@register
+class Cast(Op):
+    """``Cast(data, dtype)``: the values converted to ``dtype`` (rounded or truncated as numpy's
+    astype does). Type inference gives the output ``dtype``; the executor stores every intermediate
+    array in its own dtype, so the converted values are held in that type."""
+    name, hint, aliases = "Cast", "cast", ("cast",)
+    spec = {"dtype": (str, REQUIRED)}
+    elementwise = True              # in shape; its type is its own (infer_type)
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [self.dtype], []
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0].astype(self.dtype), casting="unsafe")
+
+    def gradient(self, node, out_grads):
+        return [apply(Copy, [out_grads[0]], grad_name(node, "data"))]

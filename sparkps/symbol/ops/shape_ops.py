@@ -4,6 +4,7 @@ from math import prod
 from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, to_bool, to_int, to_shape
+from ..shape import unify
 
 
 @register
@@ -169,6 +170,8 @@ class Concat(Op):
     def arguments(self):
         return ["arg%d" % i for i in range(self.num_args)]
 
+    partial_shapes = True
+
     def infer_shape(self, in_shapes):
         known = [s for s in in_shapes if s is not None]
         if len(known) < len(in_shapes):
@@ -177,14 +180,31 @@ class Concat(Op):
         if not -len(first) <= self.dim < len(first):
             raise self.shape_error("dim %d out of range for input shape %s", self.dim, first)
         dim = self.dim % len(first)
+        rest = lambda s: tuple(s[:dim]) + tuple(s[dim + 1:])  # noqa: E731
+        common = rest(first)
         for i, shape in enumerate(in_shapes):
-            rest = lambda s: tuple(s[:dim]) + tuple(s[dim + 1:])  # noqa: E731
-            if len(shape) != len(first) or rest(shape) != rest(first):
+            merged = unify(rest(shape), common) if len(shape) == len(first) else None
+            if merged is None:
                 raise self.shape_error("input '%s' has shape %s, which does not fit %s '%s' beside dim %d",
                                        self.input_name(i), shape, first, self.input_name(0), self.dim)
-        out = list(first)
-        out[dim] = sum(s[dim] for s in in_shapes)
-        return in_shapes, [tuple(out)], []
+            common = merged
+        sizes = [s[dim] for s in in_shapes]
+        whole = sum(sizes) if all(sizes) else 0
+        full = lambda size: common[:dim] + (size,) + common[dim:]  # noqa: E731
+        return [full(s[dim]) for s in in_shapes], [full(whole)], []
+
+    def refine_inputs(self, in_shapes, out_shapes):
+        out = out_shapes[0]
+        if out is None or any(s is None for s in in_shapes):
+            return in_shapes
+        dim = self.dim % len(out)
+        shapes = [tuple(out[:dim]) + (s[dim],) + tuple(out[dim + 1:]) for s in in_shapes]
+        missing = [i for i, s in enumerate(shapes) if s[dim] == 0]
+        if len(missing) == 1 and out[dim]:
+            i = missing[0]
+            size = out[dim] - sum(s[dim] for s in shapes)
+            shapes[i] = shapes[i][:dim] + (size,) + shapes[i][dim + 1:]
+        return shapes
 
     def forward(self, rt, ins, outs, aux):
         rt.xp.concatenate(ins, axis=self.dim % ins[0].ndim, out=outs[0])

@@ -2,6 +2,7 @@
 ``where``, ``reverse``, ``expand_dims``, ``squeeze``, ``SwapAxis``, ``zeros_like``/``ones_like``."""
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_axis, to_bool, to_int
+from ..shape import unify
 from .elemwise import ZerosLike
 
 
@@ -17,6 +18,22 @@ class SliceChannel(Op):
     ``axis``; ``squeeze_axis`` drops that axis when each part has size 1."""
     name, hint, aliases = "SliceChannel", "slicechannel", ("split",)
     spec = {"num_outputs": (to_int, REQUIRED), "axis": (to_int, 1), "squeeze_axis": (to_bool, False)}
+    partial_shapes = True
+
+    def refine_inputs(self, in_shapes, out_shapes):
+        data, out = in_shapes[0], None
+        for shape in out_shapes:                    # every part has one shape
+            if shape is not None:
+                out = tuple(shape) if out is None else (unify(out, tuple(shape)) or out)
+        if data is None or out is None:
+            return in_shapes
+        axis = self.axis % len(data)
+        dims = list(out)
+        if self.squeeze_axis:
+            dims.insert(axis, 1)
+        dims[axis] *= self.num_outputs
+        merged = unify(tuple(data), tuple(dims))
+        return [merged if merged is not None else data]
 
     def setup(self):
         self.num_outputs = self.params["num_outputs"]
@@ -27,13 +44,13 @@ class SliceChannel(Op):
         if data is None:
             return in_shapes, [None] * self.num_outputs, []
         axis = _axis(self, self.axis, len(data))
-        if data[axis] % self.num_outputs:
+        if data[axis] and data[axis] % self.num_outputs:
             raise self.shape_error("axis %d of data '%s' %s does not split into %d equal parts",
                                    self.axis, self.input_name(0), data, self.num_outputs)
         part = list(data)
         part[axis] //= self.num_outputs
         if self.squeeze_axis:
-            if part[axis] != 1:
+            if data[axis] and part[axis] != 1:
                 raise self.shape_error("squeeze_axis needs parts of size 1 along axis %d, got %d", self.axis,
                                        part[axis])
             del part[axis]
@@ -140,7 +157,7 @@ class Pick(Op):
     ``axis``; indices outside the axis are clipped ('clip') or wrapped ('wrap')."""
     name, hint = "pick", "pick"
     spec = {"axis": (to_axis, -1), "keepdims": (to_bool, False), "mode": (choice("clip", "wrap"), "clip")}
-    label_inputs = ()
+    partial_shapes = True
 
     def arguments(self):
         return ["data", "index"]
@@ -153,9 +170,13 @@ class Pick(Op):
         out = tuple(1 if i == axis else d for i, d in enumerate(data)) if self.keepdims else \
             tuple(d for i, d in enumerate(data) if i != axis)
         index = tuple(d for i, d in enumerate(data) if i != axis)
-        if in_shapes[1] is not None and (in_shapes[1] != index and in_shapes[1] != out):
-            raise self.shape_error("index '%s' has shape %s, expected %s", self.input_name(1), in_shapes[1], index)
-        return [data, in_shapes[1] or index], [out or (1,)], []
+        given = in_shapes[1]
+        if given is not None:
+            merged = unify(tuple(given), index) if len(given) == len(index) else unify(tuple(given), out)
+            if merged is None:
+                raise self.shape_error("index '%s' has shape %s, expected %s", self.input_name(1), given, index)
+            index = merged
+        return [data, index], [out or (1,)], []
 
     def positions(self, xp, data, index):
         axis = self.axis % data.ndim
@@ -197,6 +218,7 @@ class Where(Op):
     """``where(condition, x, y)``: x where condition is non-zero, else y (condition of x's shape,
     or 1-D over x's first axis)."""
     name, hint = "where", "where"
+    partial_shapes = True
 
     def arguments(self):
         return ["condition", "x", "y"]
@@ -204,7 +226,12 @@ class Where(Op):
     def infer_shape(self, in_shapes):
         cond, x, y = in_shapes
         shape = x if x is not None else y
-        if shape is not None and cond is not None and cond != shape and cond != shape[:1]:
+        if x is not None and y is not None:
+            shape = unify(tuple(x), tuple(y))
+            if shape is None:
+                raise self.shape_error("x '%s' %s and y '%s' %s differ", self.input_name(1), x, self.input_name(2), y)
+        if shape is not None and cond is not None and unify(tuple(cond), tuple(shape)) is None \
+                and unify(tuple(cond), tuple(shape[:1])) is None:
             raise self.shape_error("condition '%s' %s must have the shape of x %s or be (%d,)",
                                    self.input_name(0), cond, shape, shape[0])
         return [cond, shape, shape], [shape], []
