@@ -335,8 +335,10 @@ def create(cls, args, params, name, attr, kwargs_inputs=None, hint=None):
         hint = None
     node = Node(op, name, attrs=_attr_strings(attr), auto_hint=hint)
     inherited = {k: v for k, v in node.attrs.items() if k in _INHERITED}   # as MXNet's compose
+    extra = getattr(op, "input_attrs", {})
     node.inputs = [entries[a] if a in entries else
-                   (Node(None, "%s_%s" % (name, a), attrs=inherited, owner=node), 0) for a in names]
+                   (Node(None, "%s_%s" % (name, a), attrs=dict(extra.get(a, {}), **inherited), owner=node), 0)
+                   for a in names]
     resolve_clashes([(node, 0)])
     return Symbol([(node, i) for i in range(op.visible_outputs)])
 

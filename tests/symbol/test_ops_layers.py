@@ -179,3 +179,41 @@ def test_softmax_output_multi_output_and_preserve_shape():
     np.testing.assert_allclose(out, _softmax(x, -1), rtol=1e-10)
     np.testing.assert_allclose(grad, out - np.eye(4)[label2.astype(int)], rtol=1e-10)
     assert sym.SoftmaxOutput(X, name="sm", multi_output=True).infer_shape(x=(2, 3, 4))[0][1] == (2, 4)
+
+
+@pytest.mark.parametrize("act_type", ["leaky", "elu", "selu", "gelu"])
+def test_leaky_relu_kinds(act_type):
+    from math import erf
+    x = RNG.normal(size=(3, 4))
+    x = np.where(np.abs(x) < 0.05, 0.1, x)
+    net = sym.LeakyReLU(X, act_type=act_type, slope=0.3)
+    _, (out,) = run(net, x=x)
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    expected = {"leaky": np.where(x > 0, x, 0.3 * x), "elu": np.where(x > 0, x, 0.3 * np.expm1(x)),
+                "selu": scale * np.where(x > 0, x, alpha * np.expm1(x)),
+                "gelu": x * 0.5 * (1 + np.vectorize(erf)(x / np.sqrt(2)))}[act_type]
+    np.testing.assert_allclose(out, expected, rtol=1e-10)
+    check_gradients(net, {"x": x}, ["x"])
+
+
+def test_prelu_learns_a_slope_per_channel_initialised_to_a_quarter():
+    x = RNG.normal(size=(2, 3, 4))
+    x = np.where(np.abs(x) < 0.05, 0.1, x)
+    net = sym.LeakyReLU(X, act_type="prelu", name="act")
+    assert net.list_arguments() == ["x", "act_gamma"]
+    assert net.infer_shape(x=x.shape)[0][1] == (3,)
+    assert net.attr_dict()["act_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'   # as MXNet sets it
+    gamma = np.array([0.1, 0.25, 0.5])
+    _, (out,) = run(net, x=x, act_gamma=gamma)
+    np.testing.assert_allclose(out, np.where(x > 0, x, gamma[None, :, None] * x), rtol=1e-12)
+    check_gradients(net, {"x": x, "act_gamma": gamma}, ["x", "act_gamma"])
+
+
+def test_batchnorm_output_mean_var():
+    x = RNG.normal(size=(4, 3))
+    net = sym.BatchNorm(X, output_mean_var=True, fix_gamma=False, name="bn")
+    assert net.list_outputs() == ["bn_output", "bn_mean", "bn_var"]
+    _, (out, mean, var) = run(net, is_train=True, x=x, bn_gamma=np.ones(3), bn_beta=np.zeros(3))
+    np.testing.assert_allclose(mean, x.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(var, x.var(axis=0), rtol=1e-12)
+    assert len(sym.BatchNorm(X, name="bn").list_outputs()) == 1
