@@ -20,11 +20,12 @@ from .ops.constructors import (Activation, BatchNorm, BlockGrad, Cast, Concat, C
                                broadcast_minus, broadcast_mod, broadcast_mul, broadcast_not_equal, broadcast_plus,
                                broadcast_power, broadcast_sub, broadcast_to, cast, cbrt, ceil, clip, concat, cos, dot,
                                elemwise_add, elemwise_div, elemwise_mul, elemwise_sub, exp, expand_dims, expm1, fix,
-                               flatten, flip, floor, hard_sigmoid, hypot, log, log10, log1p, log2, log_softmax, max,
-                               maximum, mean, min, minimum, nanprod, nansum, negative, norm, ones_like, pick, pow,
-                               power, prod, reciprocal, relu, reshape, reshape_like, reverse, rint, round, rsqrt,
-                               sigmoid, sign, sin, slice_axis, softmax, softsign, split, sqrt, square, squeeze,
-                               stop_gradient, sum, sum_axis, swapaxes, tanh, transpose, trunc, where, zeros_like)
+                               flatten, flip, floor, full, hard_sigmoid, hypot, log, log10, log1p, log2, log_softmax,
+                               max, maximum, mean, min, minimum, nanprod, nansum, negative, norm, ones, ones_like,
+                               pick, pow, power, prod, reciprocal, relu, reshape, reshape_like, reverse, rint, round,
+                               rsqrt, sigmoid, sign, sin, slice_axis, softmax, softsign, split, sqrt, square, squeeze,
+                               stop_gradient, sum, sum_axis, swapaxes, tanh, transpose, trunc, where, zeros,
+                               zeros_like)
 from .symbol import Group, Symbol, Variable, load, load_json, var
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope", "Op", "OPS", "op_class",
@@ -43,4 +44,4 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope
            "min", "prod", "nansum", "nanprod", "norm", "sum_axis", "SliceChannel", "split", "slice_axis", "pick",
            "where", "reverse", "flip", "expand_dims", "squeeze", "SwapAxis", "swapaxes", "reshape", "reshape_like",
            "flatten", "concat", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation", "LRN",
-           "MAERegressionOutput", "Cast", "cast"]
+           "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full"]

@@ -80,14 +80,15 @@ def _one_pass(nodes, shapes, aux):
             continue
         ins = [shapes.get(entry) for entry in node.inputs]
         outs_known = [shapes.get((node, i)) for i in range(op.num_outputs)]
-        if all(s is None for s in ins) and all(s is None for s in outs_known):
+        if node.inputs and all(s is None for s in ins) and all(s is None for s in outs_known):
             continue
         if op.elementwise:
             in_new, out_new, aux_new = _elementwise(ins, outs_known, op)
         else:
             seen = ins if op.partial_shapes else [s if complete(s) else None for s in ins]
             in_new, out_new, aux_new = op.infer_shape(list(seen))
-            in_new = op.refine_inputs(list(in_new), outs_known)
+            in_new = op.refine_inputs([n if n is not None else k for n, k in zip(list(in_new) + [None] * len(ins),
+                                                                                  ins)], outs_known)
         arg_names = op.arguments()
         for i, entry in enumerate(node.inputs):
             label = arg_names[i] if i < len(arg_names) else "input %d" % i

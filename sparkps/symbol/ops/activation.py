@@ -2,8 +2,6 @@
 reads the forward output (or input) instead of rebuilding the derivative from small ops."""
 import math
 
-import numpy as np
-
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_float
 
@@ -74,17 +72,18 @@ class ActivationGrad(BackwardOp):
 
 
 SELU_ALPHA, SELU_LAMBDA = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-_erf = np.frompyfunc(math.erf, 1, 1)
+GELU_CUBE, GELU_SCALE = 0.044715, math.sqrt(2.0 / math.pi)
 
 
-def _gelu_parts(x):
-    """(Phi(x), phi(x)): the standard normal CDF and density at x."""
-    cdf = 0.5 * (1.0 + _erf(x / math.sqrt(2.0)).astype(x.dtype))
-    return cdf, np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+def _gelu_parts(xp, x):
+    """(tanh(g(x)), g'(x)) of MXNet 1.x's gelu, 0.5 x (1 + tanh(g(x))), g(x) = sqrt(2/pi) (x + 0.044715 x^3)."""
+    return xp.tanh(GELU_SCALE * (x + GELU_CUBE * x * x * x)), GELU_SCALE * (1.0 + 3.0 * GELU_CUBE * x * x)
 
 
 def _gamma_shape(gamma, x):
-    """gamma (C,) spread along axis 1 of x, or a single slope."""
+    """gamma of x's own shape, (C,) spread along axis 1 of x, or a single slope."""
+    if gamma.shape == x.shape:
+        return gamma
     return gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma.reshape(())
 
 
@@ -92,7 +91,7 @@ def _gamma_shape(gamma, x):
 class LeakyReLU(Op):
     """x for x > 0, otherwise: slope * x ('leaky'), gamma * x with a learnt gamma per channel
     ('prelu', gamma initialised to 0.25), slope * (exp(x) - 1) ('elu'), SELU's scaled elu ('selu');
-    'gelu' is x * Phi(x) everywhere (Phi the standard normal CDF, as MXNet's erf form)."""
+    'gelu' is MXNet 1.x's tanh approximation of x * Phi(x) everywhere."""
     name, hint = "LeakyReLU", "leakyrelu"
     spec = {"act_type": (choice("leaky", "elu", "prelu", "selu", "gelu"), "leaky"), "slope": (to_float, 0.25),
             "lower_bound": (to_float, 0.125), "upper_bound": (to_float, 0.334)}
@@ -122,7 +121,8 @@ class LeakyReLU(Op):
         elif kind == "prelu":
             xp.copyto(out, xp.where(x > 0, x, _gamma_shape(ins[1], x) * x))
         elif kind == "gelu":
-            xp.multiply(x, _gelu_parts(x)[0], out=out)
+            t, _ = _gelu_parts(xp, x)
+            xp.multiply(0.5 * x, 1.0 + t, out=out)
         else:
             alpha, scale = (self.slope, 1.0) if kind == "elu" else (SELU_ALPHA, SELU_LAMBDA)
             xp.minimum(x, 0, out=out)
@@ -162,14 +162,17 @@ class LeakyReLUGrad(BackwardOp):
             gamma = ins[3]
             if self.part == 1:
                 spread = dy * x * ~positive
+                if gamma.shape == x.shape:
+                    xp.copyto(out, spread)
+                    return
                 axes = tuple(a for a in range(x.ndim) if a != 1 or gamma.size == 1)
                 xp.copyto(out, spread.sum(axis=axes).reshape(out.shape))
                 return
             xp.copyto(out, xp.where(positive, dy, dy * _gamma_shape(gamma, x)))
             return
         if kind == "gelu":
-            cdf, pdf = _gelu_parts(x)
-            xp.multiply(dy, cdf + x * pdf, out=out)
+            t, slope = _gelu_parts(xp, x)
+            xp.multiply(dy, 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * slope, out=out)
             return
         if kind == "leaky":
             xp.multiply(dy, self.slope, out=out)

@@ -188,3 +188,18 @@ LRN = constructor("LRN")
 MAERegressionOutput = constructor("MAERegressionOutput")
 Cast = constructor("Cast")
 cast = constructor("Cast", "cast")
+
+
+def zeros(shape, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with 0 (no inputs)."""
+    return apply_op(op_class("_zeros"), [], dict(kwargs, shape=shape, dtype=dtype, name=name, attr=attr))
+
+
+def ones(shape, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with 1 (no inputs)."""
+    return apply_op(op_class("_ones"), [], dict(kwargs, shape=shape, dtype=dtype, name=name, attr=attr))
+
+
+def full(shape, val, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with ``val`` (no inputs)."""
+    return apply_op(op_class("_full"), [], dict(kwargs, shape=shape, value=val, dtype=dtype, name=name, attr=attr))

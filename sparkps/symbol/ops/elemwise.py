@@ -1,6 +1,6 @@
 """Element-wise arithmetic between symbols of the same shape (never broadcast) and with scalars."""
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import REQUIRED, to_float, to_int
+from ..params import REQUIRED, to_float, to_int, to_shape
 
 
 class _Binary(Op):
@@ -214,3 +214,44 @@ class Cast(Op):
 
     def gradient(self, node, out_grads):
         return [apply(Copy, [out_grads[0]], grad_name(node, "data"))]
+
+
+class _Filled(Op):
+    """An array of ``shape`` holding one value, with no inputs (``zeros``, ``ones``, ``full``)."""
+    spec = {"shape": (to_shape, REQUIRED), "dtype": (str, None), "ctx": (str, None)}
+    value = 0.0
+
+    def arguments(self):
+        return []
+
+    def infer_shape(self, in_shapes):
+        return [], [tuple(self.shape)], []
+
+    def infer_type(self, in_types, out_types):
+        return [], [self.dtype or "float32"], []
+
+    def forward(self, rt, ins, outs, aux):
+        outs[0].fill(self.value)
+
+    def gradient(self, node, out_grads):
+        return []
+
+
+@register
+class Zeros(_Filled):
+    name, hint, aliases = "_zeros", "zeros", ("zeros",)
+
+
+@register
+class Ones(_Filled):
+    name, hint, aliases = "_ones", "ones", ("ones",)
+    value = 1.0
+
+
+@register
+class Full(_Filled):
+    name, hint, aliases = "_full", "full", ("full",)
+    spec = dict(_Filled.spec, value=(to_float, REQUIRED))
+
+    def setup(self):
+        self.value = self.params["value"]

@@ -121,6 +121,17 @@ class Reshape(Op):
         data = in_shapes[0]
         return in_shapes, [None if data is None else self.output_shape(tuple(data))], []
 
+    def refine_inputs(self, in_shapes, out_shapes):
+        """One unknown (0) input dimension follows from a known output's size (as MXNet)."""
+        data, out = in_shapes[0], out_shapes[0]
+        if data is None or out is None or list(data).count(0) != 1 or 0 in out:
+            return in_shapes
+        known = prod(d for d in data if d)
+        if prod(out) % known:
+            return in_shapes
+        in_shapes[0] = tuple(d or prod(out) // known for d in data)
+        return in_shapes
+
     def forward(self, rt, ins, outs, aux):
         rt.xp.copyto(outs[0], ins[0].reshape(outs[0].shape))
 
@@ -129,19 +140,9 @@ class Reshape(Op):
 
 
 def _reversed_codes(shape):
-    """The codes read from the right (a -4 keeps its two values after it, in reversed order)."""
-    codes, out, k = list(shape), [], 0
-    groups = []
-    while k < len(codes):
-        if codes[k] == -4:
-            groups.append([-4, codes[k + 1], codes[k + 2]])
-            k += 3
-        else:
-            groups.append([codes[k]])
-            k += 1
-    for group in reversed(groups):
-        out.extend([-4, group[2], group[1]] if group[0] == -4 else group)
-    return out
+    """The codes read from the right; a -4 is written after its two values there ((16, 4, -4) splits
+    the last input dim into 16 x 4), so plain reversal puts it before them."""
+    return list(reversed(shape))
 
 
 @register
