@@ -10,7 +10,7 @@ import copy
 from numbers import Number
 
 from ..errors import ConfigError
-from .attribute import attr_strings, lookup, stored_key
+from .attribute import HIDDEN_KEYS, attr_strings, lookup, stored_key
 from .autodiff import gradient_entries
 from .binding import bind, simple_bind
 from .dtypes import infer_entry_types
@@ -274,7 +274,10 @@ def apply_op(cls, args, kwargs, hint=None):
     kwargs = dict(kwargs)
     name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
     inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and k not in HIDDEN_KEYS}
+    hidden = {k: str(v) for k, v in kwargs.items() if k in HIDDEN_KEYS and k not in cls.spec}
+    if hidden:                                  # FullyConnected(..., lr_mult=0.1) is an attribute, as MXNet
+        attr = dict(attr or {}, **hidden)
     args = list(args)
     cut = 0
     while cut < len(args) and (args[cut] is None or isinstance(args[cut], Symbol)):

@@ -248,3 +248,54 @@ def test_attr_basic():
     assert data.attr("force_mirroring") == "True" and data.attr("__force_mirroring__") == "True"
     data2 = pickle.loads(pickle.dumps(data))
     assert data.attr("dtype") == data2.attr("dtype")
+
+
+def _as_mxnet_0_8(net):
+    """``net``'s JSON in MXNet 0.8's layout: parameters under "param", attributes under "attr" with
+    the legacy key names (lr_mult, not __lr_mult__), two-element entries, no auxiliary inputs and no
+    mxnet_version (the layout of MXNet's own save_000800.json)."""
+    import json
+    doc = json.loads(net.tojson())
+    keep = [i for i, n in enumerate(doc["nodes"]) if not n["name"].endswith(("_moving_mean", "_moving_var"))]
+    index = {old: new for new, old in enumerate(keep)}
+    nodes = []
+    for i in keep:
+        node = doc["nodes"][i]
+        attrs = node.get("attrs", {})
+        user = {k.strip("_"): v for k, v in attrs.items() if k.startswith("__")}
+        param = {k: v for k, v in attrs.items() if not k.startswith("__")}
+        nodes.append({"op": node["op"], "param": param, "name": node["name"], "backward_source_id": -1,
+                      "attr": user, "inputs": [[index[a], b] for a, b, _ in node["inputs"] if a in index]})
+    return json.dumps({"nodes": nodes, "arg_nodes": [index[a] for a in doc["arg_nodes"] if a in index],
+                       "heads": [[index[a], b] for a, b, _ in doc["heads"]]})
+
+
+def test_load_000800():
+    # MXNet 1.0 test_symbol.py: test_load_000800 (its network; the 0.8 document is written here from it.
+    # MXNet's own save_000800.json loads with the same result.)
+    with sym.AttrScope(ctx_group="stage1"):
+        data = sym.Variable("data", lr_mult=0.2)
+        weight = sym.Variable(name="fc1_weight", lr_mult=1.2)
+        fc1 = sym.FullyConnected(data=data, weight=weight, name="fc1", num_hidden=128, wd_mult=0.3)
+        act1 = sym.Activation(data=fc1, name="relu1", act_type="relu")
+    with sym.AttrScope(ctx_group="stage2"):
+        fc2 = sym.FullyConnected(data=act1, name="fc2", num_hidden=64, lr_mult=0.01)
+        act2 = sym.Activation(data=fc2, name="relu2", act_type="relu")
+        fc3 = sym.BatchNorm(sym.FullyConnected(data=act2, name="fc3", num_hidden=10), name="batchnorm0")
+        sym1 = sym.SoftmaxOutput(data=fc3, name="softmax")
+    sym2 = sym.load_json(_as_mxnet_0_8(sym1))
+    attr1, attr2 = sym1.attr_dict(), sym2.attr_dict()
+    for k, v1 in attr1.items():
+        assert k in attr2, k
+        for kk, vv1 in v1.items():
+            if kk.startswith("__") and kk.endswith("__"):
+                assert attr2[k].get(kk) == vv1, (k, kk)
+    assert sym1.list_arguments() == sym2.list_arguments()
+    assert sym1.list_auxiliary_states() == sym2.list_auxiliary_states()
+    x = np.random.default_rng(0).normal(size=(1, 200))
+    exes = [s.simple_bind("cpu", data=(1, 200), dtype="float64") for s in (sym1, sym2)]
+    for name, array in exes[0].arg_dict.items():
+        array[:] = np.random.default_rng(len(name)).normal(size=array.shape)
+        exes[1].arg_dict[name][:] = array
+    outs = [e.forward(is_train=False, data=x, softmax_label=np.zeros(1))[0] for e in exes]
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
