@@ -216,3 +216,12 @@ def test_batchnorm_output_mean_var():
     np.testing.assert_allclose(mean, x.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(var, x.var(axis=0), rtol=1e-12)
     assert len(sym.BatchNorm(X, name="bn").list_outputs()) == 1
+
+
+def test_parameters_that_change_meaning_are_refused_until_supported():
+    with pytest.raises(ConfigError, match="use_length=True"):
+        sym.softmax(X, use_length=True)
+    with pytest.raises(ConfigError, match="out_grad=True"):
+        sym.SoftmaxOutput(X, out_grad=True)
+    with pytest.raises(ConfigError, match="layout NHWC is not supported"):
+        sym.Pooling(X, kernel=(2, 2), layout="NHWC")

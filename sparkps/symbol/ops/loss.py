@@ -3,7 +3,7 @@ SoftmaxOutput (softmax - one-hot), LinearRegressionOutput, LogisticRegressionOut
 from functools import partial
 from math import prod
 
-from ...errors import DataError
+from ...errors import ConfigError, DataError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import choice, to_bool, to_float
 from .softmax import softmax_into
@@ -40,6 +40,10 @@ class SoftmaxOutput(_LabelledHead):
             "normalization": (choice("null", "batch", "valid"), "null"),
             "multi_output": (to_bool, False), "preserve_shape": (to_bool, False),
             "smooth_alpha": (to_float, 0.0), "out_grad": (to_bool, False)}
+
+    def setup(self):
+        if self.out_grad:
+            raise ConfigError("SoftmaxOutput: out_grad=True (scaling by the head gradient) is not supported yet")
 
     def label_shape(self, data):
         """The shape of class-index labels for ``data`` (probability labels have data's shape)."""

@@ -23,6 +23,9 @@ class _PoolGeometry:
     """The window of a pooling op for a given data shape."""
 
     def setup(self):
+        if self.layout not in (None, "None", "NCW", "NCHW", "NCDHW"):
+            raise ConfigError("%s: layout %s is not supported (channels first: NCW/NCHW/NCDHW)"
+                              % (self.name, self.layout))
         if not self.global_pool:
             if not self.kernel:
                 raise ConfigError("%s needs the parameter 'kernel' (or global_pool=True)" % self.name)

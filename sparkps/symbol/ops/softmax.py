@@ -1,7 +1,8 @@
 """Softmax as a layer (not a loss head): ``softmax``, ``log_softmax`` over an axis (with an optional
 temperature) and the older ``SoftmaxActivation`` (per instance or per channel)."""
+from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import choice, to_axis, to_int
+from ..params import choice, to_axis, to_bool, to_int
 
 
 def softmax_into(xp, x, axis, out, log=False):
@@ -16,6 +17,10 @@ def softmax_into(xp, x, axis, out, log=False):
 
 class _Softmax(Op):
     log = False
+
+    def setup(self):
+        if self.use_length:
+            raise ConfigError("%s: use_length=True (a length input) is not supported yet" % self.name)
 
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
@@ -32,7 +37,7 @@ class _Softmax(Op):
                       temperature=self.temperature, log=int(self.log))]
 
 
-_SPEC = {"axis": (to_int, -1), "temperature": (to_axis, None), "dtype": (str, None), "use_length": (str, None)}
+_SPEC = {"axis": (to_int, -1), "temperature": (to_axis, None), "dtype": (str, None), "use_length": (to_bool, False)}
 
 
 @register
