@@ -299,3 +299,108 @@ def test_log_softmax(ndim):
     expected = np.log(e / e.sum(axis=axis, keepdims=True) + 1e-20)
     np.testing.assert_allclose(net.eval(data=data.astype(np.float32))[0], expected, rtol=1e-3, atol=1e-4)
     check_gradients(net, {"data": data}, ["data"])
+
+
+@pytest.mark.parametrize("ndim", range(1, 7))
+def test_transpose(ndim):
+    # MXNet: test_transpose
+    for _ in range(3):
+        dims = tuple(RNG.integers(1, 10, size=ndim))
+        axes = tuple(RNG.permutation(ndim))
+        x = RNG.normal(size=dims)
+        np.testing.assert_array_equal(sym.transpose(sym.Variable("x"), axes=axes).eval(x=x)[0],
+                                      np.transpose(x.astype(np.float32), axes))
+        np.testing.assert_array_equal(sym.transpose(sym.Variable("x")).eval(x=x)[0], np.transpose(x.astype(np.float32)))
+
+
+@pytest.mark.parametrize("ndim", range(1, 6))
+def test_expand_dims(ndim):
+    # MXNet: test_expand_dims
+    for axis in range(-ndim + 1, ndim):
+        x = RNG.normal(size=tuple(RNG.integers(1, 10, size=ndim)))
+        y = sym.expand_dims(sym.Variable("x"), axis=axis).eval(x=x)[0]
+        assert y.shape == np.expand_dims(x, axis=axis).shape
+        np.testing.assert_allclose(y, np.expand_dims(x, axis=axis), rtol=1e-6)
+
+
+def test_clip():
+    # MXNet: test_clip (with its monitor callback over every input)
+    data_tmp = RNG.uniform(-1, 1, (30, 30)).astype(np.float32)
+    test = sym.clip(sym.Variable("data"), a_max=0.6, a_min=-0.6)
+    exe = test.simple_bind("cpu", data=(30, 30))
+    seen = []
+    exe.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    exe.forward(is_train=True, data=data_tmp)
+    np.testing.assert_array_equal(exe.outputs[0], np.clip(data_tmp, -0.6, 0.6))
+    exe.backward(out_grads=np.ones((30, 30), np.float32))
+    expected = np.where(data_tmp <= 0.6, 1, 0) * np.where(data_tmp >= -0.6, 1, 0)
+    np.testing.assert_array_equal(exe.grad_dict["data"], expected)
+    assert seen == ["clip0_data", "clip0_output"]
+
+
+def test_reverse():
+    # MXNet: test_reverse
+    data_tmp = RNG.uniform(-1, 1, (5, 5, 5))
+    grad = RNG.uniform(-1, 1, (5, 5, 5))
+    test = sym.reverse(sym.Variable("data"), axis=[1, 2])
+    exe = test.simple_bind("cpu", data=(5, 5, 5), dtype="float64")
+    exe.forward(is_train=True, data=data_tmp)
+    np.testing.assert_array_equal(exe.outputs[0], data_tmp[:, ::-1, ::-1])
+    exe.backward([grad])
+    np.testing.assert_array_equal(exe.grad_dict["data"], grad[:, ::-1, ::-1])
+    check_gradients(test, {"data": data_tmp}, ["data"])
+
+
+@pytest.mark.parametrize("shape,same_shape", [((5, 9), True), ((5, 9), False), ((3, 4, 2), True),
+                                              ((3, 4, 2), False)])
+def test_where(shape, same_shape):
+    # MXNet: test_where (conditions of x's shape and per-row conditions)
+    cond = RNG.integers(0, 2, shape if same_shape else shape[0]).astype(float)
+    x = RNG.integers(1, 6, shape).astype(float)
+    y = RNG.integers(7, 11, shape).astype(float)
+    grad_in = RNG.integers(20, 30, shape).astype(float)
+    mask = cond.reshape(cond.shape + (1,) * (len(shape) - cond.ndim)) != 0
+    net = sym.where(sym.Variable("condition"), sym.Variable("x"), sym.Variable("y"))
+    grads = {"condition": np.empty(cond.shape), "x": np.empty(shape), "y": np.empty(shape)}
+    exe = _bind(net, {"condition": cond, "x": x, "y": y}, grads)
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0], np.where(mask, x, y))
+    exe.backward([grad_in])
+    np.testing.assert_array_equal(grads["x"], np.where(mask, grad_in, 0))
+    np.testing.assert_array_equal(grads["y"], np.where(mask, 0, grad_in))
+    assert not grads["condition"].any()
+
+
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_pick(mode):
+    # MXNet: test_pick (keepdims=True, index of data's shape with the picked axis of size 1)
+    for _ in range(3):
+        ndim = int(RNG.integers(1, 5))
+        bshape = RNG.integers(1, 10, size=ndim)
+        axis = int(RNG.integers(0, ndim))
+        sshape = bshape.copy()
+        sshape[axis] = 1
+        data = RNG.uniform(-1, 1, size=bshape)
+        index = (RNG.integers(-2 * bshape[axis], 2 * bshape[axis], size=sshape) if mode == "wrap"
+                 else RNG.integers(0, bshape[axis], size=sshape))
+        grid = [(index % bshape[axis] if mode == "wrap" else index) if i == axis else
+                np.arange(bshape[i]).reshape([bshape[i] if j == i else 1 for j in range(ndim)]) for i in range(ndim)]
+        expected = data[tuple(grid)]
+        net = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=axis, keepdims=True, mode=mode)
+        exe = net.simple_bind("cpu", data=data.shape, index=index.shape, dtype="float64", grad_req="null")
+        np.testing.assert_array_equal(exe.forward(data=data, index=index.astype(float))[0], expected)
+        check_gradients(net, {"data": data, "index": index.astype(float)}, ["data"])
+
+
+@pytest.mark.parametrize("shape,axis", [((1, 5, 1, 3, 1), 0), ((1, 5, 1, 3, 1), 2), ((1, 5, 1, 3, 1), 4),
+                                        ((1, 5, 1, 3, 1), (0, 4)), ((1, 5, 1, 3, 1), (0, 2, 4)),
+                                        ((1, 5, 1, 3, 1), None), ((1, 1, 1, 1), None)])
+def test_squeeze_op(shape, axis):
+    # MXNet: test_squeeze_op ((1, 1, 1, 1) squeezes to (1,), as MXNet)
+    data = RNG.uniform(-10, 10, size=shape)
+    kwargs = {} if axis is None else {"axis": axis}
+    out = sym.squeeze(sym.Variable("data"), **kwargs).eval(data=data)[0]
+    expected = np.squeeze(data, **kwargs)
+    expected = expected.reshape(1) if expected.ndim == 0 else expected
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    check_gradients(sym.squeeze(sym.Variable("data"), **kwargs), {"data": np.ones(shape)}, ["data"])
