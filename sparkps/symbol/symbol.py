@@ -127,15 +127,18 @@ class Symbol(SymbolMethods):
 
     # ---- shapes ------------------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
-        """(arg_shapes, out_shapes, aux_shapes) from some input shapes; (None, None, None) when the
-        given shapes do not determine them all (as MXNet). Mismatches raise ShapeError."""
+        """(arg_shapes, out_shapes, aux_shapes) from some input shapes, positional in
+        list_arguments() order or by name; a 0 in a shape is an unknown dimension, completed from
+        the other inputs and outputs as MXNet does. (None, None, None) when the given shapes do not
+        determine them all (as MXNet). Mismatches raise ShapeError naming the op and the input."""
         arg, out, aux = self.infer_shape_partial(*args, **kwargs)
         if not all(complete(s) for s in arg + out + aux):
             return None, None, None
         return arg, out, aux
 
     def infer_shape_partial(self, *args, **kwargs):
-        """Like infer_shape, with None for each shape that cannot be determined."""
+        """Like infer_shape, with None for each shape nothing is known of and 0 for each
+        dimension that cannot be determined."""
         return infer_entry_shapes(self._entries, self._known_shapes(args, kwargs))
 
     def infer_type(self, *args, **kwargs):
