@@ -3,9 +3,10 @@ its own process (the server started with ``spawn_server``, as a Spark task does)
 
 1. Transfer: a round trip of 4 bytes and of 16 MiB through (a) a raw pyzmq DEALER -> ROUTER echo in a
    child process (the baseline; both ends move frames with the project's own zero-copy primitives,
-   ``send_frames`` / ``recv_frames`` of ``sparkps/ps/comm/channel.py``, so it is the floor they allow), (b) a Postoffice request to a server node that echoes the arrays
-   (the comm layer: authenticated header, zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through
-   a KVServer without optimizer (it keeps the pushed value, as MXNet's server without an updater).
+   ``send_frames`` / ``recv_frames`` of ``sparkps/ps/comm/channel.py``, so it is the floor they allow),
+   (b) a Postoffice request to a server node that echoes the arrays (the comm layer: authenticated header,
+   zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through a KVServer without optimizer (it keeps the
+   pushed value, as MXNet's server without an updater).
 2. Training: per-step time of the MLP 784-128-64-10 (SGD momentum) with ``kvstore='local'`` vs
    ``dist_sync`` with 1 worker (this process) + 1 server (a subprocess), at batch 128 (the headline figure)
    and at the larger batches of ``--batches``: the parameters, and so the bytes of a step, stay the same
@@ -33,13 +34,13 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section  # noqa: E402
-from sparkps import kvstore
-from sparkps.train import optimizer  # noqa: E402
+from sparkps import kvstore  # noqa: E402
 from sparkps.ps.comm import Postoffice  # noqa: E402
-from sparkps.ps.comm.channel import readable, recv_frames, send_frames  # noqa: E402
+from sparkps.ps.comm.channel import recv_frames, send_frames  # noqa: E402
 from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
 from sparkps.ps.scheduler import Scheduler  # noqa: E402
 from sparkps.ps.server import spawn_server  # noqa: E402
+from sparkps.train import optimizer  # noqa: E402
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB
 RAW_PEER = """
@@ -126,10 +127,12 @@ def bench_transfer(repeat):
             send_frames(dealer, [b"h" * 64, array])
             poller.poll()
             recv_frames(dealer)
+        def echo(array):
+            po.wait(po.request(1, "PULL", arrays=[array]))
         contenders = {
-            "raw 4 B": (lambda: raw(small), 400), "Postoffice 4 B": (lambda: po.wait(po.request(1, "PULL", arrays=[small])), 400),
+            "raw 4 B": (lambda: raw(small), 400), "Postoffice 4 B": (lambda: echo(small), 400),
             "kv.pull 4 B": (lambda: kv.pull([1], out=[out_small]), 400),
-            "raw 16 MiB": (lambda: raw(big), 4), "Postoffice 16 MiB": (lambda: po.wait(po.request(1, "PULL", arrays=[big])), 4),
+            "raw 16 MiB": (lambda: raw(big), 4), "Postoffice 16 MiB": (lambda: echo(big), 4),
             "kv.pushpull 16 MiB": (lambda: kv.pushpull([0], [big], out=[out_big]), 4),
         }
         return interleaved(contenders, repeat)
@@ -199,58 +202,63 @@ def median_ratio(times, num, den):
 
 
 def report(transfer, training, args):
-    ms = lambda name, t: "%.3f" % (statistics.median(t[name]) * 1e3)  # noqa: E731
+    def ms(name, times):
+        return f"{statistics.median(times[name]) * 1e3:.3f}"
+
+    batches = ",".join(map(str, args.batches))
     lines = [
-        "Command: `python benchmarks/bench_ps.py --repeat %d --steps %d --threads %d --batches %s`. Every peer runs in its own process over "
-        "tcp://127.0.0.1: the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each "
-        "message, both moving frames with the project's own zero-copy primitives (`send_frames` / `recv_frames` "
-        "of `sparkps/ps/comm/channel.py`); the Postoffice row is a worker Postoffice talking to a server node (child process) whose handler "
-        "echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a subprocess, as Spark tasks "
-        "start it), without optimizer. Medians over %d interleaved rounds, contenders in a shuffled order each round; \"vs raw\" is the median per-round "
-        "ratio raw time / our time (goal for 16 MiB: >= 0.8)." % (args.repeat, args.steps, args.threads,
-                                                                    ",".join(map(str, args.batches)), args.repeat),
+        f"Command: `python benchmarks/bench_ps.py --repeat {args.repeat} --steps {args.steps} "
+        f"--threads {args.threads} --batches {batches}`. Every peer runs in its own process over tcp://127.0.0.1: "
+        "the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each message, both moving "
+        "frames with the project's own zero-copy primitives (`send_frames` / `recv_frames` of "
+        "`sparkps/ps/comm/channel.py`); the Postoffice row is a worker Postoffice talking to a server node (child "
+        "process) whose handler echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a "
+        "subprocess, as Spark tasks start it), without optimizer. Medians over "
+        f"{args.repeat} interleaved rounds, contenders in a shuffled order each round; \"vs raw\" is the median "
+        "per-round ratio raw time / our time (goal for 16 MiB: >= 0.8).",
     ]
     if transfer is not None:
         lines += ["", "| round trip | time (ms) | MB/s (both ways) | vs raw |", "|---|---|---|---|"]
-    for size, rows in () if transfer is None else (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
-        raw = "raw " + size
-        rate = lambda name: "%.0f" % (2 * MIB16 * 4 / 1e6 / statistics.median(transfer[name])) if size == "16 MiB" else ""  # noqa: E731,E501
-        lines.append("| raw pyzmq echo of %s | %s | %s | 1.00 |" % (size, ms(raw, transfer), rate(raw)))
-        for row in rows:
-            name = "%s %s" % (row, size)
-            label = {"Postoffice": "Postoffice request/reply of " + size, "kv.pull": "kv.pull of one float32",
-                     "kv.pushpull": "kv.pushpull of 16 MiB (1 request)"}[row]
-            lines.append("| %s | %s | %s | %.2f |" % (label, ms(name, transfer), rate(name),
-                                                          median_ratio(transfer, raw, name)))
+        labels = {"Postoffice": "Postoffice request/reply of {size}", "kv.pull": "kv.pull of one float32",
+                  "kv.pushpull": "kv.pushpull of 16 MiB (1 request)"}
+        for size, rows in (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
+            raw = f"raw {size}"
+
+            def rate(name, size=size):
+                return f"{2 * MIB16 * 4 / 1e6 / statistics.median(transfer[name]):.0f}" if size == "16 MiB" else ""
+            lines.append(f"| raw pyzmq echo of {size} | {ms(raw, transfer)} | {rate(raw)} | 1.00 |")
+            for row in rows:
+                name = f"{row} {size}"
+                lines.append(f"| {labels[row].format(size=size)} | {ms(name, transfer)} | {rate(name)} "
+                             f"| {median_ratio(transfer, raw, name):.2f} |")
     if training is not None:
         head = args.batches[0]
         lines += [
             "",
-            "MLP 784-128-64-10 (109,386 parameters: 437 kB pushed and 437 kB pulled per step), SGD momentum, %d BLAS "
-            "thread(s); a step is forward + backward + the update as `FeedForward.fit` binds and runs it (grad_req 'null' "
-            "for data and label; `kvstore='local'`: "
-            "in-place optimizer updates; `LocalKVStore`: push + pull through the local kvstore object; dist_sync: "
-            "`kv.pushpull` of every parameter, one PUSHPULL request to the server subprocess); blocks of %d steps:"
-            % (args.threads, args.steps),
+            f"MLP 784-128-64-10 (109,386 parameters: 437 kB pushed and 437 kB pulled per step), SGD momentum, "
+            f"{args.threads} BLAS thread(s); a step is forward + backward + the update as `FeedForward.fit` binds "
+            "and runs it (grad_req 'null' for data and label; `kvstore='local'`: in-place optimizer updates; "
+            "`LocalKVStore`: push + pull through the local kvstore object; dist_sync: `kv.pushpull` of every "
+            f"parameter, one PUSHPULL request to the server subprocess); blocks of {args.steps} steps:",
             "",
             "| batch | `fit(kvstore='local')` ms | `LocalKVStore` ms | dist_sync, 1 worker + 1 server ms "
             "| dist_sync added ms | dist_sync / local |",
             "|---|---|---|---|---|---|",
         ]
-        added = {batch: statistics.median(d - l for d, l in zip(times["dist_sync"], times["local"]))
+        added = {batch: statistics.median(d - loc for d, loc in zip(times["dist_sync"], times["local"]))
                  for batch, times in training.items()}
         for batch, times in training.items():
-            lines.append("| %d | %s | %s | %s | %.3f | %.2f× |" % (
-                batch, ms("local", times), ms("LocalKVStore", times), ms("dist_sync", times), added[batch] * 1e3,
-                median_ratio(times, "dist_sync", "local")))
+            lines.append(f"| {batch} | {ms('local', times)} | {ms('LocalKVStore', times)} | {ms('dist_sync', times)} "
+                         f"| {added[batch] * 1e3:.3f} | {median_ratio(times, 'dist_sync', 'local'):.2f}× |")
         lines += [
             "",
-            "At batch %d: dist_sync / local = **%.2f×** (goal <= 1.3×); dist_sync / LocalKVStore = %.2f×. The bytes "
-            "and the server's update are the same at every batch, so the time dist_sync adds stays in a narrow band "
-            "(%.2f–%.2f ms here) while the step's compute grows with the batch, and the ratio falls; "
-            "`bench_step_floor.py` measures what the round trip alone costs on this machine."
-            % (head, median_ratio(training[head], "dist_sync", "local"),
-               median_ratio(training[head], "dist_sync", "LocalKVStore"), min(added.values()) * 1e3, max(added.values()) * 1e3),
+            f"At batch {head}: dist_sync / local = **{median_ratio(training[head], 'dist_sync', 'local'):.2f}×** "
+            f"(goal <= 1.3×); dist_sync / LocalKVStore = "
+            f"{median_ratio(training[head], 'dist_sync', 'LocalKVStore'):.2f}×. The bytes and the server's update "
+            "are the same at every batch, so the time dist_sync adds stays in a narrow band "
+            f"({min(added.values()) * 1e3:.2f}–{max(added.values()) * 1e3:.2f} ms here) while the step's compute "
+            "grows with the batch, and the ratio falls; `bench_step_floor.py` measures what the round trip alone "
+            "costs on this machine.",
         ]
     return "\n".join(lines)
 

@@ -105,7 +105,7 @@ def test_ten_thousand_requests_leave_no_tracking_behind():
     try:
         worker = c.workers[0]
         rids = []
-        for i in range(10000):
+        for _ in range(10000):
             rids.append(worker.request(1, "PULL"))
             if len(rids) == 50:
                 for rid in rids:
@@ -179,8 +179,8 @@ def test_stopping_a_cluster_leaves_no_threads():
 
 
 def test_inline_handlers_cannot_wait_but_threaded_ones_can():
-    from sparkps.ps.comm import Postoffice
     from cluster import cluster_timeouts, start_all
+    from sparkps.ps.comm import Postoffice
     from sparkps.ps.scheduler import Scheduler
 
     def relay(index):

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from cluster import NodeCluster, cluster_timeouts, start_all
-from sparkps.ps.comm import Endpoint, Postoffice
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout, RemoteError
+from sparkps.ps.comm import Endpoint, Postoffice
 from sparkps.ps.scheduler import Scheduler, fetch_status
 from sparkps.ps.scheduler.client import report_abort
 

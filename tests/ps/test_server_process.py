@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 import zmq
 
+from cluster import cluster_timeouts
 from sparkps.errors import NodeDied
 from sparkps.ps.scheduler import Scheduler
 from sparkps.ps.server import spawn_server
 from sparkps.ps.worker import create_dist_kvstore
-
-from cluster import cluster_timeouts
 
 TIMEOUTS = cluster_timeouts(register=30, request=30)
 

@@ -62,7 +62,7 @@ def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path, capl
     assert accuracy >= 0.93, accuracy
 
     from pyspark.ml.linalg import Vectors
-    df = spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X_test, y_test)],
+    df = spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X_test, y_test)],
                                ["features", "label"])
     scored = model.transform(df).select("label", "prediction", "probability").collect()
     assert np.mean([r.label == r.prediction for r in scored]) == pytest.approx(accuracy)
