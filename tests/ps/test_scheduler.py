@@ -59,13 +59,15 @@ def test_a_duplicate_rank_is_refused_and_the_job_goes_on(stoppers):
     rest = [Postoffice("worker", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts),
             Postoffice("server", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)]
     stoppers.extend([first, dup] + rest)
-    started = threading.Thread(target=start_all, args=([first],))
+    outcome = {}
+    started = threading.Thread(target=lambda: outcome.update(errors=start_all([first])))
     started.start()
     assert until(lambda: sched.status()["registered"] == 1), "the first worker never registered"
     with pytest.raises(ClusterError, match="worker rank 0 was already taken"):
         dup.start()
     assert start_all(rest) == [None, None]
     started.join(10)
+    assert outcome == {"errors": [None]}
     assert (first.rank, rest[0].rank) == (0, 1)
     for w in (first, rest[0]):
         w.finish()
