@@ -9,7 +9,11 @@ import time
 
 import numpy as np
 
-FAST_CLUSTER = ["--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--register-timeout", "30",
+from cluster import CLUSTER_TIMEOUTS
+
+# The suite's one timeouts setting (cluster.CLUSTER_TIMEOUTS) as `sparkps launch` options.
+FAST_CLUSTER = ["--heartbeat-interval", f"{CLUSTER_TIMEOUTS['heartbeat_interval']:g}",
+                "--heartbeat-timeout", f"{CLUSTER_TIMEOUTS['heartbeat_timeout']:g}", "--register-timeout", "30",
                 "--grace", "3"]
 
 

@@ -5,6 +5,7 @@ import time
 import numpy as np
 import pytest
 
+from cluster import CLUSTER_TIMEOUTS
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.spark import SparkModel, SparkTrainer, mlp_symbol
 
@@ -135,7 +136,7 @@ def test_a_killed_server_fails_fit_naming_the_server(spark, digits):
     import signal
     import threading
     X_train, y_train = digits[0], digits[1]
-    fitted = trainer(num_epoch=500, timeouts={"heartbeat_interval": 0.5, "heartbeat_timeout": 3, "register": 30})
+    fitted = trainer(num_epoch=500, timeouts=dict(CLUSTER_TIMEOUTS, register=30))
     outcome = {}
 
     def fit():
