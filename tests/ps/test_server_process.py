@@ -91,3 +91,6 @@ def test_garbage_frames_do_not_crash_the_server(one_server_job):
     kv.pull(0, out=out)
     np.testing.assert_array_equal(out, w)
     assert proc.poll() is None
+    kv.close()                          # and the job still ends cleanly, the server with exit code 0
+    scheduler.wait(10)
+    assert scheduler.status()["errors"] == [] and proc.wait(10) == 0
