@@ -273,8 +273,22 @@ def main(argv=None):
     try:
         return run(args)
     except SparkpsError as exc:
-        print("train_classifier: %s" % exc, file=sys.stderr)
+        print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
         return 1
+
+
+def with_input_line(message, args):
+    """``message`` with the file line of its ``row N:`` when the training input is one local text file."""
+    import re
+    from sparkps.train.io.formats import detect_format, input_line
+    found = re.match(r"row (\d+): ", message)
+    if not found or not args.train or args.input_table:
+        return message
+    try:
+        line = input_line(args.train, detect_format(args.train, args.format), int(found.group(1)))
+    except SparkpsError:
+        return message
+    return message if line is None else "%s:%d: %s" % (args.train, line, message)
 
 
 if __name__ == "__main__":
