@@ -15,7 +15,9 @@ from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
+from sparkps.spark.console import spark_progress_paused
 from sparkps.spark.stage import run_stage
+from sparkps.spark.tracking import log_fit
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.progress import ProgressView
 
@@ -104,13 +106,22 @@ class SparkTrainer:
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
         results = None
         try:
-            results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
-                                local=self._local_master)
+            with spark_progress_paused(sc):       # one progress display at a time: ours
+                results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
+                                    local=self._local_master)
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
         self.last_fit = fit_stats(results, self.batch_size)
-        return self._model(results)
+        model = self._model(results)
+        log_fit(self.tracked_params(workers, servers), model.history)
+        return model
+
+    def tracked_params(self, workers, servers):
+        """The settings of a fit as MLflow params."""
+        return dict({"model": self.model_name, "input_shape": self.input_shape, "batch_size": self.batch_size,
+                     "num_epoch": self.num_epoch, "num_workers": workers, "num_servers": servers,
+                     "kvstore": self.kvstore, "optimizer": self.optimizer}, **self.optimizer_params)
 
     def _check_network(self):
         """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
