@@ -162,9 +162,10 @@ class SparkTrainer:
         if _is_frame(data):
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
-            facts = schema.scan_labels(data, label_col)
+            facts = schema.scan_labels(data, label_col, features_col)
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
+            schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
             rows = facts["rows"]
         else:
             if not hasattr(data, "mapPartitions"):

@@ -97,3 +97,10 @@ def test_fewer_rows_than_workers_trains_fewer_workers_with_a_warning(caplog):
 def test_one_row_fits_with_one_worker(spark, digits):
     model = trainer().fit(frame(spark, digits[0][:1], digits[1][:1]))
     assert np.isfinite(model.predict_numpy(digits[0][:2])).all()
+
+
+def test_nan_features_are_named_by_their_row_before_launch(spark, digits):
+    X = digits[0][:30].copy()
+    X[17, 5] = np.nan
+    with pytest.raises(DataError, match=r"^row 17: features are null or hold NaN or infinity \(1 such rows\)"):
+        trainer().fit(frame(spark, X, digits[1][:30]))
