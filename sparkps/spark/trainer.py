@@ -162,7 +162,12 @@ class SparkTrainer:
         if _is_frame(data):
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
-            facts = schema.scan_labels(data, label_col, features_col)
+            try:
+                facts = schema.scan_labels(data, label_col, features_col)
+            except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
+                from sparkps.spark.stage import describe_stage_error
+                cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
+                raise DataError("reading the training data failed: %s" % cause) from None
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
             schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))

@@ -104,3 +104,16 @@ def test_nan_features_are_named_by_their_row_before_launch(spark, digits):
     X[17, 5] = np.nan
     with pytest.raises(DataError, match=r"^row 17: features are null or hold NaN or infinity \(1 such rows\)"):
         trainer().fit(frame(spark, X, digits[1][:30]))
+
+
+def test_a_failing_input_lineage_is_one_line_before_launch(spark, digits):
+    from pyspark.sql import functions as F
+
+    @F.udf("double")
+    def broken(value):
+        raise ValueError("the label service is down")
+
+    df = frame(spark, digits[0][:20], digits[1][:20]).withColumn("label", broken("label"))
+    with pytest.raises(DataError) as failure:
+        trainer().fit(df)
+    assert str(failure.value) == "reading the training data failed: ValueError: the label service is down"
