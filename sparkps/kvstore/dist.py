@@ -155,6 +155,12 @@ class DistKVStore(KVStoreBase):
         self._wait_pushes()
         self.worker.wait(self.worker.command(protocol.Command("set_lr", lr=float(lr))))
 
+    def table_stats(self):
+        """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
+        servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))
+        return sum_table_stats([r.meta.get("tables", {}) for r in replies])
+
     def save_checkpoint(self, path):
         """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
 
@@ -259,3 +265,25 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     except BaseException:
         postoffice.stop()
         raise
+
+
+def sum_table_stats(per_server):
+    """Add up the servers' ``{table: stats}`` dicts: counts (and per-server capacities) add, ``step`` keeps the
+    largest, a field that is None on a server (no capacity) stays None.
+
+    >>> sum_table_stats([{"t": {"rows": 2, "step": 5, "capacity": None}}, {"t": {"rows": 3, "step": 4,
+    ...                  "capacity": None}}])
+    {'t': {'rows': 5, 'step': 5, 'capacity': None}}
+    """
+    total = {}
+    for tables in per_server:
+        for name, stats in tables.items():
+            into = total.setdefault(name, {})
+            for field, value in stats.items():
+                if field not in into:
+                    into[field] = value
+                elif value is None or into[field] is None:
+                    into[field] = None
+                else:
+                    into[field] = max(into[field], value) if field == "step" else into[field] + value
+    return total
