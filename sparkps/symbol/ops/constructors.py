@@ -11,6 +11,8 @@ PUBLIC = {
     "LinearRegressionOutput": "LinearRegressionOutput",
     "LogisticRegressionOutput": "LogisticRegressionOutput", "MakeLoss": "MakeLoss",
     "ElementWiseSum": "add_n", "add_n": "add_n", "Convolution": "Convolution", "Pooling": "Pooling",
+    "BiInnerSumCross": "BiInnerSumCross", "BiInteractionCross": "BiInteractionCross",
+    "BiInnerCross": "BiInnerCross", "CrossLayer": "CrossLayer",
 }
 
 
