@@ -1,2 +1,3 @@
 """The ops, grouped by kind. Importing this package registers every op."""
-from . import activation, conv, cross, elemwise, loss, nn, norm, reduce, shape_ops  # noqa: F401
+from . import (activation, broadcast, conv, cross, elemwise, linalg, loss, nn, norm, reduce,  # noqa: F401
+               shape_ops, unary)

@@ -1,69 +1,37 @@
-"""Key-value stores with MXNet's interface: ``create('local'|'dist_sync'|'dist_async')``, LocalKVStore.
+"""LocalKVStore: an in-process store for one worker (types ``local``, ``device``, ``local_allreduce_*``).
 
     kv = sparkps.kvstore.create('local')
     kv.init([0, 1], [w0, w1])
     kv.set_optimizer(sparkps.train.optimizer.create('sgd', learning_rate=0.1))
     kv.push([0, 1], [g0, g1])            # applies the optimizer to the stored weights
     kv.pull([0, 1], out=[w0, w1])        # copies the stored weights into w0, w1
-
-The dist types live in ``sparkps.ps.worker`` and are imported only when asked for, so local training never
-loads the parameter-server code.
 """
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.kvstore.base import OPTIMIZER, KVStoreBase, key_value_lists
 from sparkps.train.optimizer import get_updater
-
-DIST_TYPES = ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device')
-
-
-def create(name='local', **kwargs):
-    """Return a KVStore: ``'local'`` (or ``'device'``) -> LocalKVStore; ``'dist_sync'``/``'dist_async'`` ->
-    ``sparkps.ps.worker.create_dist_kvstore(name, **kwargs)`` (which blocks until the worker registered with
-    the scheduler, up to its register timeout). Unknown types -> ConfigError."""
-    if not isinstance(name, str):
-        return name
-    if name in ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu'):
-        if kwargs:
-            raise ConfigError(f"kvstore 'local' takes no options, got {sorted(kwargs)}")
-        return LocalKVStore()
-    if name in DIST_TYPES:
-        import sparkps.ps.worker as worker
-        return worker.create_dist_kvstore(name.replace('_device', ''), **kwargs)
-    raise ConfigError(f"unknown kvstore type {name!r}; use 'local', 'dist_sync' or 'dist_async'")
-
-
-def _pairs(keys, values, what):
-    """Pair keys with values: a single key with one value, or equally long lists."""
-    if isinstance(keys, (list, tuple)):
-        if not isinstance(values, (list, tuple)) or len(values) != len(keys):
-            count = len(values) if isinstance(values, (list, tuple)) else 1
-            raise ConfigError(f"kvstore {what}: {len(keys)} keys but {count} values")
-        return list(zip(keys, values))
-    return [(keys, values)]
 
 
 def _as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-class LocalKVStore:
-    """An in-process store (type ``'local'``): rank 0 of 1 worker. Nothing here blocks.
+class LocalKVStore(KVStoreBase):
+    """An in-process store: rank 0 of 1 worker. Nothing here blocks.
 
     ``push`` sums the values given for a key (a list of arrays per key, as MXNet's several devices) and,
     with an optimizer set, applies ``optimizer.update`` to the stored weight; without one it stores the sum.
     Stored arrays stay on the backend (numpy or CuPy) of the values given to ``init``.
     """
-    type = 'local'
+    CAPABILITIES = frozenset((OPTIMIZER,))
 
-    def __init__(self):
+    def __init__(self, type_name='local'):
+        super().__init__(type_name)
         self._store = {}
         self._updater = None
 
-    rank = property(lambda self: 0, doc="This worker's rank: always 0.")
-    num_workers = property(lambda self: 1, doc="Number of workers: always 1.")
-
     def init(self, keys, values):
         """Store copies of the initial values; a key can be initialised once."""
-        for key, value in _pairs(keys, values, 'init'):
+        for key, value in zip(*key_value_lists(keys, values, 'init')):
             if key in self._store:
                 raise ConfigError(f"kvstore key {key!r} is already initialised")
             self._store[key] = _as_list(value)[0].copy()
@@ -76,7 +44,7 @@ class LocalKVStore:
 
     def push(self, keys, values, priority=0):
         """Sum the values of each key and update (or replace) the stored value."""
-        for key, value in _pairs(keys, values, 'push'):
+        for key, value in zip(*key_value_lists(keys, values, 'push')):
             stored = self._stored(key, 'push')
             grads = _as_list(value)
             for grad in grads:
@@ -93,7 +61,7 @@ class LocalKVStore:
         """Copy the stored value of each key into ``out`` (an array, or a list of arrays per key)."""
         if out is None:
             raise ConfigError("kvstore pull needs out= arrays to fill")
-        for key, targets in _pairs(keys, out, 'pull'):
+        for key, targets in zip(*key_value_lists(keys, out, 'pull', 'out arrays')):
             stored = self._stored(key, 'pull')
             for target in _as_list(targets):
                 if tuple(target.shape) != tuple(stored.shape):
@@ -105,16 +73,13 @@ class LocalKVStore:
         """Apply ``optimizer`` on every later push (state kept per key)."""
         self._updater = get_updater(optimizer)
 
-    def set_updater(self, updater):
+    def _set_updater(self, updater):
         """Use ``updater(key, merged_grad, stored_weight)`` on every later push."""
         self._updater = updater
-
-    def barrier(self):
-        """No-op: a single worker has nobody to wait for."""
 
     def close(self):
         """Release the stored arrays."""
         self._store.clear()
 
     def __repr__(self):
-        return f'LocalKVStore(keys={sorted(self._store, key=str)})'
+        return f'LocalKVStore(type={self.type!r}, keys={sorted(self._store, key=str)})'
