@@ -16,6 +16,7 @@ with w ~ N(0, linear_scale), v ~ N(0, 1/sqrt(factors)), A, c, u ~ N(0, 1/sqrt(wi
 
     data = planted_ctr(20000, num_fields=6, num_numeric=2, vocab=50, seed=1)
     data.categorical   # (rows, 6) str; data.numeric (rows, 2) float with NaN; data.labels; data.probability
+    data.ranks         # (rows, 6) int: the value ranks behind the tokens (field * vocab + rank: Angel's dummy)
     write_criteo_tsv(data, 'train.tsv')        # needs num_fields=26, num_numeric=13
 """
 from collections import namedtuple
@@ -23,7 +24,7 @@ from collections import namedtuple
 import numpy as np
 
 PlantedCTR = namedtuple("PlantedCTR", ["labels", "probability", "categorical", "numeric", "fields",
-                                       "numeric_names"])
+                                       "numeric_names", "ranks"])
 
 
 def _tokens(field, ranks):
@@ -57,7 +58,7 @@ def planted_ctr(rows, num_fields=26, num_numeric=13, vocab=1000, zipf=1.2, facto
     categorical = np.stack([_tokens(f, ranks[:, f]) for f in fields], axis=1) if num_fields else \
         np.zeros((rows, 0), str)
     return PlantedCTR(labels, probability, categorical, numeric,
-                      tuple("C%d" % (f + 1) for f in fields), tuple("I%d" % (d + 1) for d in range(num_numeric)))
+                      tuple("C%d" % (f + 1) for f in fields), tuple("I%d" % (d + 1) for d in range(num_numeric)), ranks)
 
 
 def write_criteo_tsv(data, path):
