@@ -67,3 +67,23 @@ def test_logloss_and_copc():
     assert copc.get() == ('copc', pytest.approx(y.sum() / p.sum()))
     with pytest.raises(DataError, match="'copc': labels must be 0 or 1"):
         copc.update([np.array([2.0])], [np.array([0.5])])
+
+
+@pytest.mark.parametrize("name", ["logloss", "copc", "auc_hist"])
+def test_ctr_metrics_round_trip_their_config_and_keep_global_counts(name):
+    y, p = shards()[1]
+    m = metric.create(name)
+    m.update([y], [p])
+    again = metric.create(m.get_config())
+    again.update([y], [p])
+    assert again.get() == pytest.approx(m.get())
+    if name == "auc_hist":
+        return
+    m.reset_local()
+    m.update([y[:100]], [p[:100]])
+    both = metric.create(name)
+    both.update([np.concatenate([y, y[:100]])], [np.concatenate([p, p[:100]])])
+    assert m.get_global()[1] == pytest.approx(both.get()[1])
+    alone = metric.create(name)
+    alone.update([y[:100]], [p[:100]])
+    assert m.get()[1] == pytest.approx(alone.get()[1])
