@@ -45,3 +45,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope
            "where", "reverse", "flip", "expand_dims", "squeeze", "SwapAxis", "swapaxes", "reshape", "reshape_like",
            "flatten", "concat", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation", "LRN",
            "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full"]
+
+from .ops.constructors import BiInnerCross, BiInnerSumCross, BiInteractionCross, CrossLayer  # noqa: E402
+
+__all__ += ["BiInnerSumCross", "BiInteractionCross", "BiInnerCross", "CrossLayer"]

@@ -203,3 +203,10 @@ def ones(shape, dtype=None, name=None, attr=None, **kwargs):
 def full(shape, val, dtype=None, name=None, attr=None, **kwargs):
     """An array of ``shape`` filled with ``val`` (no inputs)."""
     return apply_op(op_class("_full"), [], dict(kwargs, shape=shape, value=val, dtype=dtype, name=name, attr=attr))
+
+
+# ---- feature crosses (CTR models; Angel's names) --------------------------------------------------
+BiInnerSumCross = constructor("BiInnerSumCross")
+BiInteractionCross = constructor("BiInteractionCross")
+BiInnerCross = constructor("BiInnerCross")
+CrossLayer = constructor("CrossLayer")
