@@ -27,7 +27,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.report import write_section  # noqa: E402
 from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
 from sparkps.ps.scheduler import Scheduler  # noqa: E402
-from sparkps.ps.server import spawn_server  # noqa: E402
+from sparkps.runtime.server_node import spawn_server  # noqa: E402
 
 STRATEGIES = [("dist_sync", {}), ("dist_async", {}), ("dist_sync_replicas", "M-1"),
               ("dist_model_average", {"interval_steps": 4}), ("dist_easgd", {"communication_period": 4})]

@@ -15,7 +15,7 @@ PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
-               | {"name": "stats"} -> the round policy's counters
+               | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
 LEAVE          {"round": last round pushed}                                      []
 =============  ===============================================================  ======================
 
@@ -246,7 +246,8 @@ class SetOptimizer(NamedTuple):
 
 
 class Command(NamedTuple):
-    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory)."""
+    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory), ``stats`` (the
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
     lr: Optional[float] = None
     path: Optional[str] = None

@@ -140,13 +140,17 @@ class KVServer:
     def _command(self, request, sender, responder):
         responder.reply(meta=self._commands[request.name](request) or {})
 
+    def _stats(self, request):
+        # every table but the dense one holds rows and reports their statistics (SparseRows.stats); the round
+        # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
+        status = getattr(self.policy, "status", None)
+        return {"tables": {name: table.stats() for name, table in self.tables.items()
+                           if name != protocol.DEFAULT_TABLE},
+                "policy": status() if status is not None else {"policy": self._policy_name}}
+
     def _set_lr(self, request):
         for table in self.tables.values():
             table.set_learning_rate(request.lr)
-
-    def _stats(self, request):
-        status = getattr(self.policy, "status", None)
-        return status() if status is not None else {"policy": self._policy_name}
 
     def _save(self, request):
         reply = {"pieces": [], "optimizer": None, "tables": []}

@@ -14,7 +14,8 @@ worker's last round was applied with every active worker's gradient. A worker th
 round's gradient sum by ``num_workers / contributors``, so the step stays the mean gradient) and waits
 for every worker. All pushes of one step must cover the same keys on every worker.
 
-Strategies (the servers' round policy, :mod:`sparkps.ps.server.policy`, chosen by the type and its options):
+Strategies (the servers' round policy, :mod:`sparkps.ps.server.policy`, chosen by the type and its options;
+the names and options are listed in :mod:`sparkps.kvstore.strategies`):
 
 =======================  ==========================================  ===========================================
 type                     options                                     rounds
@@ -29,33 +30,26 @@ type                     options                                     rounds
                          ``moving_rate=α``                           towards the center, which is the model
 =======================  ==========================================  ===========================================
 
-The last two train on the worker (:mod:`sparkps.ps.worker.local_training`): ``set_optimizer`` keeps the
-optimizer here and ``pushpull`` (or ``push`` then ``pull`` of the same keys) is a local step.
-
-An option the type does not take is a ConfigError naming it. ``set_gradient_compression`` picks the codec
-of pushed gradients (:mod:`sparkps.ps.codec`: ``fp16``, ``2bit`` with error feedback).
+The last two train on the worker (:mod:`sparkps.kvstore.local_training`): ``set_optimizer`` keeps the
+optimizer here and ``pushpull`` (or ``push`` then ``pull`` of the same keys) is a local step. An option the
+type does not take is a ConfigError naming it. ``set_gradient_compression`` picks the codec of pushed
+gradients (:mod:`sparkps.ps.codec`: ``fp16``, ``2bit`` with error feedback).
 """
 import time
 
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.kvstore.base import (
-    CHECKPOINT,
-    OPTIMIZER,
-    PROGRESS,
-    SYNC,
-    KVStoreBase,
-    key_value_lists,
-)
+from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
 from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
-from sparkps.ps import manifest
+from sparkps.param_group import ParameterGroup
+from sparkps.ps import manifest, protocol
 from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
-from sparkps.ps.worker.kvworker import KVWorker, as_host_array
-from sparkps.ps.worker.local_training import STRATEGIES
+from sparkps.ps.worker.kvworker import KVWorker, host_value
+from sparkps.kvstore.local_training import STRATEGIES
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
@@ -129,7 +123,7 @@ class DistKVStore(KVStoreBase):
         Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
         """
         keys, values = key_value_lists(keys, values, "init")
-        arrays = [as_host_array(v) for v in values]
+        arrays = [host_value(v) for v in values]
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
             self.worker.wait(self.worker.init(keys, arrays))
@@ -145,7 +139,7 @@ class DistKVStore(KVStoreBase):
         self._check_open()
         keys, values = key_value_lists(keys, values, "push")
         if self._local is not None:  # a local step, taken by the next pull of these keys
-            self._local_push = (keys, [as_host_array(v).copy() for v in values])
+            self._local_push = (keys, [host_value(v).copy() for v in values])
             return
         staged = self.worker.stage(keys, values)
         self._flush()
@@ -166,7 +160,8 @@ class DistKVStore(KVStoreBase):
         if out is None:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
         keys, outs = key_value_lists(keys, out, "pull", "out arrays")
-        outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
+        if not isinstance(out, ParameterGroup):
+            outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
         if self._local_push is not None:
             (pushed, grads), self._local_push = self._local_push, None
             if pushed != keys:
@@ -174,11 +169,10 @@ class DistKVStore(KVStoreBase):
                                   % (self.type, pushed, keys))
             self._local.step(self.worker, keys, grads, outs)
             return
-        by_key = dict(zip(keys, outs))
-        if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
-                and sorted(by_key) == self._deferred.keys):
+        if (self._deferred is not None and len(set(keys)) == len(keys)
+                and sorted(keys) == self._deferred.keys):
             staged, self._deferred = self._deferred, None
-            rid = self.worker.pushpull_staged(staged, by_key)
+            rid = self.worker.pushpull_staged(staged, keys, outs)
         else:
             self._flush()
             rid = self.worker.pull(keys, outs)
@@ -188,11 +182,11 @@ class DistKVStore(KVStoreBase):
     def pushpull(self, keys, values, out=None, priority=0):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
-        out = values if out is None else out
-        _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
-        keys, values = key_value_lists(keys, values, "pushpull")
+        given = keys
+        keys, values = key_value_lists(given, values, "pushpull")
+        outs = values if out is None else key_value_lists(given, out, "pushpull", "out arrays")[1]
         if self._local is not None:
-            self._local.step(self.worker, keys, [as_host_array(v) for v in values], outs)
+            self._local.step(self.worker, keys, [host_value(v) for v in values], outs)
             return
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
@@ -229,7 +223,8 @@ class DistKVStore(KVStoreBase):
         Blocks until every server answered (at most the request timeout).
         """
         self._wait_pushes()
-        return [r.meta for r in self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))]
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return [r.meta.get("policy", {}) for r in replies]
 
     # ---- optimizer and commands ------------------------------------------------------------------
     def set_optimizer(self, optimizer):
@@ -241,13 +236,19 @@ class DistKVStore(KVStoreBase):
             self._local.set_optimizer(optimizer)
             optimizer = self._local.server_optimizer(optimizer)
         if self.rank == 0 and optimizer is not None:
-            self.worker.wait(self.worker.command("SET_OPTIMIZER", {"config": optimizer.to_config()}))
+            self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
         self._wait_pushes()
-        self.worker.wait(self.worker.command("COMMAND", {"name": "set_lr", "lr": float(lr)}))
+        self.worker.wait(self.worker.command(protocol.Command("set_lr", lr=float(lr))))
+
+    def table_stats(self):
+        """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
+        servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
     def save_checkpoint(self, path):
         """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
@@ -257,7 +258,7 @@ class DistKVStore(KVStoreBase):
         """
         self._wait_pushes()
         path = str(path)
-        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
+        replies = self.worker.wait(self.worker.command(protocol.Command("save", path=path)))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
         tables = [d for r in replies for d in r.meta.get("tables", [])]
@@ -277,7 +278,7 @@ class DistKVStore(KVStoreBase):
         if self.rank == 0:
             if new:
                 self.worker.wait(self.worker.init(sorted(new)))
-            self.worker.wait(self.worker.command("COMMAND", {"name": "load", "path": path}))
+            self.worker.wait(self.worker.command(protocol.Command("load", path=path)))
         self.barrier()
 
     # ---- cluster ---------------------------------------------------------------------------------
@@ -316,7 +317,7 @@ class DistKVStore(KVStoreBase):
 
     def _leave_rounds(self):
         if self.worker.rounds and not self._left:
-            self.worker.wait(self.worker.command("LEAVE", self.worker.leave_meta()))
+            self.worker.wait(self.worker.leave())
         self._left = True
 
     def close(self):
@@ -342,8 +343,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     """Register a worker node with the scheduler and return its DistKVStore.
 
     ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
-    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from
-    ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
+    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
     ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
     ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
@@ -367,3 +367,25 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     except BaseException:
         postoffice.stop()
         raise
+
+
+def sum_table_stats(per_server):
+    """Add up the servers' ``{table: stats}`` dicts: counts (and per-server capacities) add, ``step`` keeps the
+    largest, a field that is None on a server (no capacity) stays None.
+
+    >>> sum_table_stats([{"t": {"rows": 2, "step": 5, "capacity": None}}, {"t": {"rows": 3, "step": 4,
+    ...                  "capacity": None}}])
+    {'t': {'rows': 5, 'step': 5, 'capacity': None}}
+    """
+    total = {}
+    for tables in per_server:
+        for name, stats in tables.items():
+            into = total.setdefault(name, {})
+            for field, value in stats.items():
+                if field not in into:
+                    into[field] = value
+                elif value is None or into[field] is None:
+                    into[field] = None
+                else:
+                    into[field] = max(into[field], value) if field == "step" else into[field] + value
+    return total
