@@ -1,4 +1,6 @@
 """dist_model_average and dist_easgd on quadratics with known answers, against a real in-process cluster."""
+import threading
+
 import numpy as np
 import pytest
 from cluster import run_in_threads
@@ -24,12 +26,14 @@ def target(rank):
     return np.full(SHAPE, 1.0 + 2.0 * rank, np.float32)
 
 
-def descend(kv, steps, use_push_pull=False):
+def descend(kv, steps, use_push_pull=False, lockstep=None):
     weights = np.zeros(SHAPE, np.float32)
     kv.init(0, weights)
     kv.pull(0, out=weights)
     kv.set_optimizer(optimizer.create("sgd", learning_rate=ETA, rescale_grad=1.0))
     for _ in range(steps):
+        if lockstep is not None:
+            lockstep.wait(30)
         if use_push_pull:
             kv.push(0, weights - target(kv.rank))
             kv.pull(0, out=weights)
@@ -88,7 +92,8 @@ def test_easgd_center_settles_at_the_minimum_of_the_summed_quadratics(ps_cluster
     with ps_cluster(num_servers=2, num_workers=2, kvtype="dist_easgd") as cluster:
         start(cluster, communication_period=2)
         assert cluster.kvstores[0]._local.moving_rate == pytest.approx(0.9 / (2 * 2))
-        results = cluster.run_workers(lambda kv: descend(kv, 400))
+        lockstep = threading.Barrier(2)  # both workers take step i before either takes step i + 1
+        results = cluster.run_workers(lambda kv: descend(kv, 400, lockstep=lockstep))
     # targets 1 and 3: at the fixed point the center is the workers' mean, 2; each meeting still moves it by
     # alpha * (local - center) (about 0.2 here) towards the worker that met, so it ends near, not at, 2
     for center in results:
