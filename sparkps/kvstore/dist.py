@@ -41,6 +41,7 @@ import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.local_training import STRATEGIES
 from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
 from sparkps.param_group import ParameterGroup
 from sparkps.ps import manifest, protocol
@@ -49,7 +50,6 @@ from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, host_value
-from sparkps.kvstore.local_training import STRATEGIES
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
@@ -343,8 +343,8 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     """Register a worker node with the scheduler and return its DistKVStore.
 
     ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
-    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
-    ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
+    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/
+    ``SPARKPS_SECRET``/``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
     ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
     if kvtype not in TYPES:

@@ -3,8 +3,8 @@ import threading
 
 import numpy as np
 import pytest
-from cluster import run_in_threads
 
+from cluster import run_in_threads
 from sparkps import kvstore
 from sparkps.errors import ConfigError
 from sparkps.train import optimizer

@@ -1,11 +1,11 @@
 """FeedForward.fit on scikit-learn's digits with the strategies: 2 workers in threads, a real cluster."""
 import numpy as np
 import pytest
-from cluster import run_in_threads
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import sparkps as sp
+from cluster import run_in_threads
 from sparkps import kvstore
 
 

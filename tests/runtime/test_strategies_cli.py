@@ -1,8 +1,8 @@
 """`sparkps launch` with the strategies: MXNet-style kvstore names, strategy options and 2-bit pushes."""
 import pytest
 from click.testing import CliRunner
-from launch_helpers import FAST_CLUSTER, Sparkps, digits_accuracy, write_digits
 
+from launch_helpers import FAST_CLUSTER, Sparkps, digits_accuracy, write_digits
 from sparkps.cli import main
 
 

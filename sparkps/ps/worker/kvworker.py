@@ -27,9 +27,9 @@ import numpy as np
 
 from sparkps.backend import asnumpy, copy_into
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.ps.codec import create_codec
 from sparkps.param_group import ParameterGroup
 from sparkps.ps import protocol
+from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.buffers import BufferPool
 from sparkps.ps.layout import KeyLayout, check_key
 
