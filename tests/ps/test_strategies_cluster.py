@@ -151,3 +151,17 @@ def test_two_bit_pushes_apply_what_was_quantised_and_carry_the_rest(ps_cluster):
     second[0] = [0, 0, 0, t, 0]  # row 0 carried 0, 0, 0, 0.2, -0.7; plus 0.3 only 0.5 reaches t
     np.testing.assert_allclose(after_two, 1 - LR * (sent + second))
     assert per_step == 2 * 4  # 20 values on two servers (10 each): one int32 word per server
+
+
+def test_progress_carries_the_bytes_a_step_pushes_and_the_stale_pushes(ps_cluster):
+    with ps_cluster(num_servers=1, num_workers=1, kvtype="dist_sync_replicas",
+                    compression={"type": "2bit", "threshold": 0.5}) as cluster:
+        def work(kv):
+            weights = setup(kv, rescale=1.0)
+            kv.pushpull(0, gradient(0, 0), out=weights)
+            kv.report_progress(epoch=0, nbatch=1, force=True)
+            po = kv.postoffice
+            return po.wait(po.request(0, "STATUS")).meta["status"]["progress"][kv.rank]["metrics"]
+
+        metrics = cluster.run_workers(work)[0]
+    assert metrics == {"push_bytes_per_step": 8.0, "stale_pushes": 0.0}  # 20 values: two int32 words
