@@ -5,6 +5,7 @@
     net = sym.SoftmaxOutput(net, name='softmax')
     exe = net.simple_bind('cpu', data=(32, 784))
 """
+from . import contrib  # noqa: F401 (sym.contrib.SparseEmbedding, HashEmbedding)
 from .op import OPS, Op, op_class, register
 from .ops import constructors as _constructors
 from .serialize import load, load_json

@@ -1,0 +1,111 @@
+"""RowTable: a row-sparse key of the local kvstore — sorted 64-bit ids, their rows and optimizer state rows.
+
+A bounded table (``Embedding(input_dim=...)``) is usually initialised with all its rows; a hashed table starts
+empty and creates a row on the first pull that names it, from ``sparkps.sparse.initial_rows(key, id)``, so the
+first value of a row depends only on (table, id). Lookups are ``searchsorted`` over the sorted ids; new ids are
+merged in once per pull (one ``np.insert`` per array), never one Python object per row.
+
+Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
+its own optimizer state rows. The optimizer's ordinary ``update`` runs on the gathered rows, so every
+element-wise optimizer (sgd, momentum, adagrad, rmsprop, adam, ftrl) works unchanged; its step count is per table
+(adam's bias correction counts the table's pushes, not a row's). Nothing here blocks.
+
+    table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
+    rows = table.pull(np.array([12, 99999999999]))       # created on first pull
+    table.push(RowSparse([12], grad_rows, (None, 8)), optimizer)
+"""
+import numpy as np
+
+from sparkps.errors import DataError, ShapeError
+from sparkps.sparse import RowSparse, as_ids, initial_rows
+
+
+class RowTable:
+    """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``init_scale`` the
+    half-width of the uniform initial rows created on first pull."""
+
+    def __init__(self, key, value, init_scale=0.01):
+        merged = value.merged()
+        self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
+        self.ids = merged.ids.copy()
+        self.rows = np.array(merged.rows, copy=True)
+        self.state = None          # None until the first optimizer push; then a tuple of row-aligned arrays
+        self._optimizer = None
+        self._check_bounds(self.ids)
+
+    @property
+    def dim(self):
+        return self.shape[1]
+
+    def __len__(self):
+        return int(self.ids.size)
+
+    def _check_bounds(self, ids):
+        bound = self.shape[0]
+        if bound is not None and ids.size and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+            bad = ids[(ids < 0) | (ids >= bound)][0]
+            raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
+
+    def slots(self, ids):
+        """Row positions of ``ids`` (int64, may repeat), creating the rows not held yet."""
+        ids = as_ids(ids)
+        pos = np.searchsorted(self.ids, ids)
+        found = pos < self.ids.size
+        found[found] = self.ids[pos[found]] == ids[found]
+        if found.all():
+            return pos
+        self._create(np.unique(ids[~found]))
+        return np.searchsorted(self.ids, ids)
+
+    def _create(self, new_ids):
+        self._check_bounds(new_ids)
+        where = np.searchsorted(self.ids, new_ids)
+        new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self.rows.dtype)
+        self.ids = np.insert(self.ids, where, new_ids)
+        self.rows = np.insert(self.rows, where, new_rows, axis=0)
+        if self.state is not None:
+            fresh = self._optimizer.create_state(self.key, new_rows) or ()
+            self.state = tuple(np.insert(s, where, f, axis=0) for s, f in zip(self.state, fresh))
+
+    def pull(self, ids, out=None):
+        """The rows of ``ids`` in their order (created on first pull), copied into ``out`` when given."""
+        slots = self.slots(ids)
+        if out is None:
+            return self.rows[slots]
+        if tuple(out.shape) != (slots.size, self.dim):
+            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {slots.size} rows of width {self.dim}, "
+                             f"out has shape {tuple(out.shape)}")
+        out[...] = self.rows[slots]
+        return out
+
+    def push(self, grad, optimizer=None):
+        """Apply a row-sparse gradient (repeated ids summed first): ``optimizer.update`` on the named rows and their
+        state, or, without an optimizer, replace those rows by ``grad``'s."""
+        if grad.dim != self.dim:
+            raise ShapeError(f"table {self.key!r} has rows of width {self.dim}, the gradient has width {grad.dim}")
+        grad = grad.merged()
+        if grad.ids.size == 0:
+            return
+        slots = self.slots(grad.ids)
+        if optimizer is None:
+            self.rows[slots] = grad.rows
+            return
+        if self.state is None or self._optimizer is not optimizer:
+            made = optimizer.create_state(self.key, self.rows)
+            self.state, self._optimizer = (() if made is None else tuple(made)), optimizer
+        weight = self.rows[slots]
+        state = tuple(s[slots] for s in self.state)
+        optimizer.update(self.key, weight, np.asarray(grad.rows, dtype=weight.dtype), state or None)
+        self.rows[slots] = weight
+        for full, part in zip(self.state, state):
+            full[slots] = part
+
+    def to_dense(self):
+        """The full (input_dim, dim) array of a bounded table (rows never pulled take their initial value)."""
+        if self.shape[0] is None:
+            raise ShapeError(f"table {self.key!r} is hashed (no row bound): read it with row_sparse_pull")
+        return self.pull(np.arange(self.shape[0], dtype=np.int64))
+
+    def value(self):
+        """Every held row as a RowSparse (sorted ids; copies)."""
+        return RowSparse(self.ids.copy(), self.rows.copy(), self.shape)
