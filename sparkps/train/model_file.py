@@ -1,11 +1,14 @@
 """Model files: ``prefix-symbol.json`` and ``prefix-%04d.params``.
 
 The params file is a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back with
-``allow_pickle=False``, so loading a model file never runs code from it.
+``allow_pickle=False``, so loading a model file never runs code from it. A sparse embedding table (a
+``sparkps.sparse.RowSparse``) is stored as ``rsp:NAME:ids``, ``rsp:NAME:rows`` and ``rsp:NAME:shape`` (-1 for a
+hashed table's unbounded row count) and read back as a RowSparse argument.
 """
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.sparse import RowSparse
 from sparkps.train.io.validate import host
 
 
@@ -17,7 +20,12 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params):
     """Write the symbol JSON and the parameters of ``epoch`` (numpy or CuPy arrays)."""
     with open(f'{prefix}-symbol.json', 'w', encoding='utf-8') as handle:
         handle.write(symbol.tojson())
-    arrays = {f'arg:{name}': host(value) for name, value in arg_params.items()}
+    arrays = {f'arg:{name}': host(value) for name, value in arg_params.items() if not isinstance(value, RowSparse)}
+    for name, value in arg_params.items():
+        if isinstance(value, RowSparse):
+            arrays.update({f'rsp:{name}:ids': value.ids, f'rsp:{name}:rows': host(value.rows),
+                           f'rsp:{name}:shape': np.array([-1 if value.shape[0] is None else value.shape[0],
+                                                          value.shape[1]], dtype=np.int64)})
     arrays.update({f'aux:{name}': host(value) for name, value in (aux_params or {}).items()})
     with open(params_path(prefix, epoch), 'wb') as handle:
         np.savez(handle, **arrays)
@@ -31,11 +39,21 @@ def load_params(path):
     except (OSError, ValueError) as exc:
         raise DataError(f"{path} is not a sparkps params file: {exc}") from None
     with archive:
+        sparse = {}
         for key in archive.files:
             kind, _, name = key.partition(':')
+            if kind == 'rsp' and name.count(':') >= 1:
+                name, _, part = name.rpartition(':')
+                sparse.setdefault(name, {})[part] = archive[key]
+                continue
             if kind not in ('arg', 'aux') or not name:
                 raise DataError(f"{path}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
             (arg_params if kind == 'arg' else aux_params)[name] = archive[key]
+    for name, parts in sparse.items():
+        if sorted(parts) != ['ids', 'rows', 'shape']:
+            raise DataError(f"{path}: sparse table {name!r} needs rsp:{name}:ids, :rows and :shape, got {sorted(parts)}")
+        rows, dim = int(parts['shape'][0]), int(parts['shape'][1])
+        arg_params[name] = RowSparse(parts['ids'], parts['rows'], (None if rows < 0 else rows, dim))
     return arg_params, aux_params
 
 

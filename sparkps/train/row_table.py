@@ -16,7 +16,7 @@ element-wise optimizer (sgd, momentum, adagrad, rmsprop, adam, ftrl) works uncha
 """
 import numpy as np
 
-from sparkps.errors import DataError, ShapeError
+from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, as_ids, initial_rows
 
 
@@ -103,7 +103,7 @@ class RowTable:
     def to_dense(self):
         """The full (input_dim, dim) array of a bounded table (rows never pulled take their initial value)."""
         if self.shape[0] is None:
-            raise ShapeError(f"table {self.key!r} is hashed (no row bound): read it with row_sparse_pull")
+            raise ConfigError(f"table {self.key!r} is hashed (no row bound): read it with row_sparse_pull")
         return self.pull(np.arange(self.shape[0], dtype=np.int64))
 
     def value(self):

@@ -144,7 +144,7 @@ class SparseBatch:
         else:
             bad = ~np.isfinite(ids) | (ids != np.round(ids))
             if bad.any():
-                raise DataError(f"{where}: ids must be whole numbers, found {ids[bad][0]!r}")
+                raise DataError(f"{where}: ids must be whole numbers, found {float(ids[bad][0])}")
             ids = ids.astype(np.int64)
         if spec.input_dim is not None and ids.size and (ids.min() < 0 or ids.max() >= spec.input_dim):
             bad = ids[(ids < 0) | (ids >= spec.input_dim)][0]
@@ -153,14 +153,6 @@ class SparseBatch:
 
     # ----- results --------------------------------------------------------------------------------
     def table_values(self, kv):
-        """{name: value} of every table held by ``kv``: the dense (input_dim, dim) array of a bounded table, the
-        RowSparse of every row held for a hashed one."""
-        values = {}
-        for name, spec in self.tables.items():
-            if spec.input_dim is not None:
-                out = np.zeros(self.full_shape(name), dtype=self._weights[name].dtype)
-                kv.pull(name, out=out)
-                values[name] = out
-            else:
-                values[name] = kv.table_value(name)
-        return values
+        """{name: RowSparse} of every row each table holds in ``kv`` (a bounded table given whole holds all its
+        rows; ``.to_dense()`` gives MXNet's dense weight). Nothing of size ``input_dim x dim`` is made here."""
+        return {name: kv.table_value(name) for name in self.tables}
