@@ -98,10 +98,11 @@ def _mix(z):
 
 def initial_rows(table, ids, dim, scale=0.01, dtype=np.float32):
     """The initial rows of ``ids`` in ``table``: uniform in [-scale, scale), a function of (table, id, column)
-    only, so a row starts the same whichever process or server creates it, and in whatever order."""
+    only, so a row starts the same whichever process or server creates it, and in whatever order. The bits are
+    splitmix64(splitmix64(splitmix64(id ^ seed)) + column * golden), seed = blake2b-64 of the table name."""
     ids = as_ids(ids).view(np.uint64)
     with np.errstate(over="ignore"):
-        base = _mix(ids ^ table_seed(table))[:, None]
+        base = _mix(_mix(ids ^ table_seed(table)))[:, None]   # the servers' stream-0 formula (one mix per stream)
         cols = (np.arange(1, dim + 1, dtype=np.uint64) * _GOLDEN)[None, :]
         bits = _mix(base + cols) >> np.uint64(11)
     unit = bits.astype(np.float64) * (1.0 / (1 << 53))

@@ -119,3 +119,10 @@ def test_errors_name_the_key():
     kv.set_updater(lambda key, grad, weight: None)
     with pytest.raises(ConfigError, match="'emb' needs set_optimizer"):
         kv.push('emb', RowSparse([1], np.ones((1, 4), np.float32), (10, 4)))
+
+
+def test_initial_rows_are_pinned_for_good():
+    """Workers and servers create rows with this formula; a change would make checkpoints and shards disagree."""
+    rows = initial_rows('user', np.array([0, -1]), 3, scale=1.0, dtype=np.float64)
+    np.testing.assert_allclose(rows, [[-0.1607608, -0.9471511, 0.04476582],
+                                      [0.14162492, -0.49679948, 0.54399193]], atol=1e-7)
