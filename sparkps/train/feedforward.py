@@ -61,8 +61,12 @@ class FeedForward:
             if y is not None:
                 raise ConfigError("y must be None when X is a DataIter (labels come from the iterator)")
             return X
-        X, y = checked_arrays(X, y, need_label=is_train)
-        batch = min(X.shape[0], self.numpy_batch_size)
+        if isinstance(X, dict):  # named inputs, e.g. a sparse table's 64-bit ids beside dense features
+            X, y = _named_inputs(X, y, is_train)
+            batch = min(len(next(iter(X.values()))), self.numpy_batch_size)
+        else:
+            X, y = checked_arrays(X, y, need_label=is_train)
+            batch = min(X.shape[0], self.numpy_batch_size)
         if is_train:
             return NDArrayIter(X, y, batch, shuffle=True, last_batch_handle='roll_over', seed=self.seed)
         return NDArrayIter(X, y, batch, shuffle=False, last_batch_handle='pad')
@@ -377,6 +381,23 @@ class FeedForward:
 def _kvstore(kvstore):
     from sparkps import kvstore as kv_mod
     return kv_mod.create(kvstore)
+
+
+def _named_inputs(X, y, is_train):
+    """A dict of named input arrays and its labels, checked: integer arrays (ids) keep their dtype, the others
+    become float32 without NaN/inf; every array has y's row count."""
+    if not X:
+        raise DataError("X is an empty dict: name at least one input array")
+    arrays = {}
+    for name, value in X.items():
+        value = np.asarray(value)
+        arrays[name] = value if value.dtype.kind in 'iu' else checked_arrays(value)[0]
+    if y is None:
+        if is_train:
+            raise DataError("labels y are required when X is a dict of arrays")
+        return arrays, None
+    rows = np.zeros((np.shape(y)[0] if np.ndim(y) else 0, 1), np.float32)   # y's own checks; NDArrayIter matches rows
+    return arrays, checked_arrays(rows, y)[1]
 
 
 def _with_sparse_push(step, sparse, kv):

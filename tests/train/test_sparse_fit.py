@@ -133,3 +133,15 @@ def test_float_ids_of_a_hashed_table_are_refused():
                         num_epoch=1)
     with pytest.raises(DataError, match="table 'user', field 'ids': ids of a hashed table must be an integer array"):
         model.fit(NDArrayIter({'ids': IDS.astype(np.float32)}, LABELS, batch_size=16))
+
+
+def test_fit_and_predict_take_a_dict_of_named_arrays_keeping_64bit_ids():
+    hashed_ids = np.random.default_rng(3).integers(2 ** 40, 2 ** 62, size=VOCAB, dtype=np.int64)[IDS]
+    net = sym.contrib.HashEmbedding(sym.Variable('ids'), output_dim=DIM, table='user', pooling='sum')
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name='fc'), name='softmax')
+    model = FeedForward(net, num_epoch=2, learning_rate=0.5, numpy_batch_size=16, seed=0)
+    model.fit({'ids': hashed_ids}, LABELS)
+    assert set(model.arg_params['user'].ids) == set(np.unique(hashed_ids))    # exact 64-bit ids, no float rounding
+    np.testing.assert_allclose(model.predict({'ids': hashed_ids}), predicted(model, hashed_ids), atol=1e-7)
+    with pytest.raises(DataError, match="labels y are required"):
+        model.fit({'ids': hashed_ids})
