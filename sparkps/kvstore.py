@@ -16,12 +16,10 @@ bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updat
 The dist types live in ``sparkps.ps.worker`` and are imported only when asked for, so local training never
 loads the parameter-server code.
 """
-import numpy as np
-
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.sparse import RowSparse, as_ids
+from sparkps.sparse import RowSparse
 from sparkps.train.optimizer import get_updater
-from sparkps.train.row_table import RowTable
+from sparkps.train.row_table import RowSparseKeys, RowTable
 
 DIST_TYPES = ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device')
 
@@ -56,7 +54,7 @@ def _as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-class LocalKVStore:
+class LocalKVStore(RowSparseKeys):
     """An in-process store (type ``'local'``): rank 0 of 1 worker. Nothing here blocks.
 
     ``push`` sums the values given for a key (a list of arrays per key, as MXNet's several devices) and,
@@ -92,7 +90,7 @@ class LocalKVStore:
             stored = self._stored(key, 'push')
             grads = _as_list(value)
             if isinstance(stored, RowTable) or isinstance(grads[0], RowSparse):
-                self._push_rows(key, stored, grads)
+                self._push_rows(key, stored, grads, self._updater)
                 continue
             for grad in grads:
                 if tuple(grad.shape) != tuple(stored.shape):
@@ -116,48 +114,6 @@ class LocalKVStore:
                     raise ShapeError(f"kvstore pull: key {key!r} holds shape {tuple(stored.shape)}, "
                                      f"out has {tuple(target.shape)}")
                 target[...] = stored
-
-    def _push_rows(self, key, table, grads):
-        if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
-            raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
-                              f"key with a RowSparse value and push RowSparse gradients to it")
-        ids = [g.ids for g in grads]
-        rows = [g.rows for g in grads]
-        merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
-        if self._updater is not None and not hasattr(self._updater, 'optimizer'):
-            raise ConfigError(f"kvstore push: row-sparse key {key!r} needs set_optimizer (a custom updater "
-                              f"cannot keep per-row state)")
-        table.push(merged, None if self._updater is None else self._updater.optimizer)
-
-    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):
-        """Copy the rows ``row_ids`` of row-sparse ``key`` into ``out``: a (len(row_ids), dim) array (rows in
-        ``row_ids`` order), or a RowSparse whose ids and rows are replaced. Rows of a hashed table are created on
-        first pull. Lists of keys take lists of outs and row_ids. Returns ``out``."""
-        if out is None or row_ids is None:
-            raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
-        many = isinstance(key, (list, tuple))
-        for k, target, ids in zip(*(_as_list(v) if many else [v] for v in (key, out, row_ids))):
-            table = self._stored(k, 'row_sparse_pull')
-            if not isinstance(table, RowTable):
-                raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
-            if isinstance(target, RowSparse):
-                target.ids, target.rows, target.shape = as_ids(ids), table.pull(ids), table.shape
-            else:
-                table.pull(ids, out=target)
-        return out
-
-    def table_value(self, key):
-        """Every row held for row-sparse ``key`` as a RowSparse (copies, sorted ids)."""
-        table = self._stored(key, 'table_value')
-        if not isinstance(table, RowTable):
-            raise ConfigError(f"kvstore table_value: key {key!r} is dense")
-        return table.value()
-
-    capabilities = frozenset({'row_sparse'})
-
-    def is_capable(self, capability):
-        """True for what this store can do: 'row_sparse' (row_sparse_pull, RowSparse push)."""
-        return capability in self.capabilities
 
     def set_optimizer(self, optimizer):
         """Apply ``optimizer`` on every later push (state kept per key)."""

@@ -109,3 +109,52 @@ class RowTable:
     def value(self):
         """Every held row as a RowSparse (sorted ids; copies)."""
         return RowSparse(self.ids.copy(), self.rows.copy(), self.shape)
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+class RowSparseKeys:
+    """The row-sparse side of the local kvstore (mixed into LocalKVStore, whose ``_store`` maps a row-sparse key
+    to its RowTable and whose ``_stored(key, what)`` finds it). Nothing here blocks."""
+
+    def _push_rows(self, key, table, grads, updater):
+        if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
+            raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
+                              f"key with a RowSparse value and push RowSparse gradients to it")
+        ids = [g.ids for g in grads]
+        rows = [g.rows for g in grads]
+        merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
+        if updater is not None and not hasattr(updater, 'optimizer'):
+            raise ConfigError(f"kvstore push: row-sparse key {key!r} needs set_optimizer (a custom updater "
+                              f"cannot keep per-row state)")
+        table.push(merged, None if updater is None else updater.optimizer)
+
+    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):
+        """Copy the rows ``row_ids`` of row-sparse ``key`` into ``out``: a (len(row_ids), dim) array (rows in
+        ``row_ids`` order), or a RowSparse whose ids and rows are replaced. Rows of a hashed table are created on
+        first pull. Lists of keys take lists of outs and row_ids. Returns ``out``."""
+        if out is None or row_ids is None:
+            raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
+        many = isinstance(key, (list, tuple))
+        for k, target, ids in zip(*(_as_list(v) if many else [v] for v in (key, out, row_ids))):
+            table = self._stored(k, 'row_sparse_pull')
+            if not isinstance(table, RowTable):
+                raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
+            if isinstance(target, RowSparse):
+                target.ids, target.rows, target.shape = as_ids(ids), table.pull(ids), table.shape
+            else:
+                table.pull(ids, out=target)
+        return out
+
+    def table_value(self, key):
+        """Every row held for row-sparse ``key`` as a RowSparse (copies, sorted ids)."""
+        table = self._stored(key, 'table_value')
+        if not isinstance(table, RowTable):
+            raise ConfigError(f"kvstore table_value: key {key!r} is dense")
+        return table.value()
+
+    def is_capable(self, capability):
+        """True for 'row_sparse' (row_sparse_pull, RowSparse push)."""
+        return capability == 'row_sparse'

@@ -18,6 +18,7 @@ Shapes never change between batches, so nothing is re-bound. A kvstore holds the
 """
 import numpy as np
 
+from sparkps import backend
 from sparkps.errors import ConfigError, DataError
 from sparkps.sparse import RowSparse
 
@@ -104,10 +105,7 @@ class SparseBatch:
             present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
             flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
             unique, inverse = np.unique(flat, return_inverse=True)
-            weight = self._weights[name]
-            if unique.size:
-                kv.row_sparse_pull(name, out=weight[:unique.size], row_ids=unique)
-            weight[unique.size:] = 0
+            self._pull_rows(kv, name, unique)
             self._unique[name] = unique
             start = 0
             for field, ids, mask in zip(spec.fields, fields, present):
@@ -121,11 +119,25 @@ class SparseBatch:
                 start += count
         return inputs
 
+    def _pull_rows(self, kv, name, unique):
+        """The rows of ``unique`` into the top of the local matrix, zeros below (through host memory when the
+        executor runs on a GPU: the tables live on the host)."""
+        weight = self._weights[name]
+        if isinstance(weight, np.ndarray):
+            if unique.size:
+                kv.row_sparse_pull(name, out=weight[:unique.size], row_ids=unique)
+            weight[unique.size:] = 0
+            return
+        rows = np.zeros(weight.shape, dtype=weight.dtype)
+        if unique.size:
+            kv.row_sparse_pull(name, out=rows[:unique.size], row_ids=unique)
+        backend.copy_into(weight, rows)
+
     def push(self, kv):
         """Push each table's gradient rows of the batch's unique ids (one RowSparse per table)."""
         for name, unique in self._unique.items():
-            grad = self._grads[name]
-            kv.push(name, RowSparse(unique, grad[:unique.size], self.full_shape(name)))
+            rows = backend.asnumpy(self._grads[name][:unique.size])
+            kv.push(name, RowSparse(unique, rows, self.full_shape(name)))
 
     def _checked_ids(self, spec, field, ids):
         """The raw ids of ``field`` as int64; DataError naming the table and field for float ids of a hashed table,
