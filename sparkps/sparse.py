@@ -51,6 +51,8 @@ class RowSparse:
 
     def merged(self):
         """The same value with sorted unique ids, the rows of repeated ids summed."""
+        if self.ids.size < 2 or bool(np.all(self.ids[1:] > self.ids[:-1])):
+            return self       # already sorted and unique (what np.unique gave the batch)
         uniq, inverse = np.unique(self.ids, return_inverse=True)
         if uniq.size == self.ids.size:
             order = np.argsort(self.ids, kind="stable")

@@ -2,8 +2,9 @@
 
 A bounded table (``Embedding(input_dim=...)``) is usually initialised with all its rows; a hashed table starts
 empty and creates a row on the first pull that names it, from ``sparkps.sparse.initial_rows(key, id)``, so the
-first value of a row depends only on (table, id). Lookups are ``searchsorted`` over the sorted ids; new ids are
-merged in once per pull (one ``np.insert`` per array), never one Python object per row.
+first value of a row depends only on (table, id). Lookups are ``searchsorted`` over the sorted ids; a batch's new
+ids are merged into that index at once, their rows appended to arrays that grow in chunks; never one Python object
+per row.
 
 Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
 its own optimizer state rows. The optimizer's ordinary ``update`` runs on the gathered rows, so every
@@ -22,23 +23,34 @@ from sparkps.sparse import RowSparse, as_ids, initial_rows
 
 class RowTable:
     """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``init_scale`` the
-    half-width of the uniform initial rows created on first pull."""
+    half-width of the uniform initial rows created on first pull.
+
+    Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
+    the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
+    (16 bytes a held row move, never the rows themselves)."""
 
     def __init__(self, key, value, init_scale=0.01):
         merged = value.merged()
         self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
-        self.ids = merged.ids.copy()
-        self.rows = np.array(merged.rows, copy=True)
+        self._check_bounds(merged.ids)
+        self._sorted_ids = merged.ids.copy()
+        self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
+        self._rows = np.array(merged.rows, copy=True)
+        self._count = merged.ids.size
         self.state = None          # None until the first optimizer push; then a tuple of row-aligned arrays
         self._optimizer = None
-        self._check_bounds(self.ids)
 
     @property
     def dim(self):
         return self.shape[1]
 
+    @property
+    def rows(self):
+        """The held rows, in slot order (a view)."""
+        return self._rows[:self._count]
+
     def __len__(self):
-        return int(self.ids.size)
+        return int(self._count)
 
     def _check_bounds(self, ids):
         bound = self.shape[0]
@@ -47,35 +59,51 @@ class RowTable:
             raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
 
     def slots(self, ids):
-        """Row positions of ``ids`` (int64, may repeat), creating the rows not held yet."""
+        """Row slots of ``ids`` (int64, may repeat), creating the rows not held yet."""
         ids = as_ids(ids)
-        pos = np.searchsorted(self.ids, ids)
-        found = pos < self.ids.size
-        found[found] = self.ids[pos[found]] == ids[found]
-        if found.all():
-            return pos
-        self._create(np.unique(ids[~found]))
-        return np.searchsorted(self.ids, ids)
+        pos = np.searchsorted(self._sorted_ids, ids)
+        found = pos < self._sorted_ids.size
+        found[found] = self._sorted_ids[pos[found]] == ids[found]
+        if not found.all():
+            self._create(np.unique(ids[~found]))
+            pos = np.searchsorted(self._sorted_ids, ids)
+        return self._sorted_slots[pos]
 
     def _create(self, new_ids):
         self._check_bounds(new_ids)
-        where = np.searchsorted(self.ids, new_ids)
-        new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self.rows.dtype)
-        self.ids = np.insert(self.ids, where, new_ids)
-        self.rows = np.insert(self.rows, where, new_rows, axis=0)
-        if self.state is not None:
-            fresh = self._optimizer.create_state(self.key, new_rows) or ()
-            self.state = tuple(np.insert(s, where, f, axis=0) for s, f in zip(self.state, fresh))
+        first, count = self._count, new_ids.size
+        self._reserve(first + count)
+        new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self._rows.dtype)
+        self._rows[first:first + count] = new_rows
+        if self.state:
+            for full, fresh in zip(self.state, self._optimizer.create_state(self.key, new_rows) or ()):
+                full[first:first + count] = fresh
+        where = np.searchsorted(self._sorted_ids, new_ids)
+        self._sorted_ids = np.insert(self._sorted_ids, where, new_ids)
+        self._sorted_slots = np.insert(self._sorted_slots, where, np.arange(first, first + count, dtype=np.int64))
+        self._count = first + count
+
+    def _reserve(self, needed):
+        capacity = self._rows.shape[0]
+        if needed <= capacity:
+            return
+        capacity = max(needed, 2 * capacity, 1024)
+        self._rows = _grown(self._rows, capacity, self._count)
+        if self.state:
+            self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
 
     def pull(self, ids, out=None):
         """The rows of ``ids`` in their order (created on first pull), copied into ``out`` when given."""
         slots = self.slots(ids)
         if out is None:
-            return self.rows[slots]
+            return self._rows[slots]
         if tuple(out.shape) != (slots.size, self.dim):
             raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {slots.size} rows of width {self.dim}, "
                              f"out has shape {tuple(out.shape)}")
-        out[...] = self.rows[slots]
+        if out.dtype == self._rows.dtype and out.flags.c_contiguous:
+            np.take(self._rows, slots, axis=0, out=out)
+        else:
+            out[...] = self._rows[slots]
         return out
 
     def push(self, grad, optimizer=None):
@@ -88,15 +116,15 @@ class RowTable:
             return
         slots = self.slots(grad.ids)
         if optimizer is None:
-            self.rows[slots] = grad.rows
+            self._rows[slots] = grad.rows
             return
         if self.state is None or self._optimizer is not optimizer:
-            made = optimizer.create_state(self.key, self.rows)
+            made = optimizer.create_state(self.key, self._rows)
             self.state, self._optimizer = (() if made is None else tuple(made)), optimizer
-        weight = self.rows[slots]
+        weight = self._rows[slots]
         state = tuple(s[slots] for s in self.state)
         optimizer.update(self.key, weight, np.asarray(grad.rows, dtype=weight.dtype), state or None)
-        self.rows[slots] = weight
+        self._rows[slots] = weight
         for full, part in zip(self.state, state):
             full[slots] = part
 
@@ -108,7 +136,14 @@ class RowTable:
 
     def value(self):
         """Every held row as a RowSparse (sorted ids; copies)."""
-        return RowSparse(self.ids.copy(), self.rows.copy(), self.shape)
+        return RowSparse(self._sorted_ids.copy(), self._rows[self._sorted_slots], self.shape)
+
+
+def _grown(array, capacity, used):
+    """A copy of ``array`` with ``capacity`` rows, its first ``used`` rows kept."""
+    grown = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    grown[:used] = array[:used]
+    return grown
 
 
 def _as_list(value):

@@ -126,3 +126,30 @@ def test_initial_rows_are_pinned_for_good():
     rows = initial_rows('user', np.array([0, -1]), 3, scale=1.0, dtype=np.float64)
     np.testing.assert_allclose(rows, [[-0.1607608, -0.9471511, 0.04476582],
                                       [0.14162492, -0.49679948, 0.54399193]], atol=1e-7)
+
+
+def test_a_growing_hashed_table_keeps_every_row_and_its_state():
+    """Batches of new and known ids past several capacity doublings: the held rows equal a dense table over the
+    same ids, updated row by row with its own AdaGrad state."""
+    pool = np.random.default_rng(4).integers(-2 ** 63, 2 ** 63 - 1, size=5000, dtype=np.int64)
+    kv = hashed_store()
+    kv.set_optimizer(optimizer.create('adagrad', learning_rate=0.1))
+    reference_opt = optimizer.create('adagrad', learning_rate=0.1)
+    dense = initial_rows('user', pool, 4)
+    history = np.zeros_like(dense)
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        picked = np.unique(rng.integers(0, pool.size, size=900))
+        out = np.empty((picked.size, 4), np.float32)
+        kv.row_sparse_pull('user', out=out, row_ids=pool[picked])
+        np.testing.assert_allclose(out, dense[picked], rtol=1e-6, atol=1e-7)
+        grad = rng.normal(size=(picked.size, 4)).astype(np.float32)
+        kv.push('user', RowSparse(pool[picked], grad, (None, 4)))
+        rows, state = dense[picked], (history[picked],)
+        reference_opt.update(0, rows, grad, state)
+        dense[picked], history[picked] = rows, state[0]
+    value = kv.table_value('user')
+    assert value.ids.size > 2048 and np.all(np.diff(value.ids) > 0)
+    held = np.searchsorted(np.sort(pool), value.ids)
+    order = np.argsort(pool)
+    np.testing.assert_allclose(value.rows, dense[order][held], rtol=1e-5, atol=1e-6)

@@ -16,6 +16,8 @@ ids. 64-bit ids never enter the executor and nothing of size ``input_dim x dim``
 """
 from collections import namedtuple
 
+import numpy as np
+
 from ...errors import ConfigError, DataError
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
@@ -129,7 +131,20 @@ class EmbeddingRowsGrad(BackwardOp):
             if self.pooling == "mean":
                 rows = rows / xp.maximum(present.sum(axis=-1), 1)[..., None, None]
         keep = present.reshape(-1)
-        backend.scatter_add(out, index.reshape(-1)[keep], rows.reshape(-1, dim)[keep])
+        index, rows = index.reshape(-1)[keep], rows.reshape(-1, dim)[keep]
+        if xp is not np:
+            backend.scatter_add(out, index, rows)
+        elif index.size:
+            segment_sum(out, index, rows)
+
+
+def segment_sum(out, index, rows):
+    """out[index[k]] += rows[k], repeated indices summed: a stable sort and one ``np.add.reduceat`` over the
+    runs of equal indices, several times faster than ``np.add.at`` on a batch's rows."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    out[ordered[starts]] += np.add.reduceat(rows[order], starts, axis=0)
 
 
 def row_gradient(node, out_grads):
