@@ -340,8 +340,10 @@ class FeedForward:
     def score(self, X, y=None, eval_metric='acc', num_batch=None, batch_end_callback=None, reset=True):
         """Evaluate ``eval_metric`` on ``X`` (with ``y``, or a DataIter); returns its value (a list of
         values for several metrics)."""
-        if not isinstance(X, DataIter):
+        if not isinstance(X, (DataIter, dict)):
             X, y = checked_arrays(X, y, need_label=True)
+        elif isinstance(X, dict) and y is None:
+            raise DataError("labels y are required when X is a dict of arrays")
         data_iter = self._init_iter(X, y, is_train=False) if not isinstance(X, DataIter) else X
         if reset:
             data_iter.reset()

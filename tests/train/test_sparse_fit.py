@@ -143,5 +143,7 @@ def test_fit_and_predict_take_a_dict_of_named_arrays_keeping_64bit_ids():
     model.fit({'ids': hashed_ids}, LABELS)
     assert set(model.arg_params['user'].ids) == set(np.unique(hashed_ids))    # exact 64-bit ids, no float rounding
     np.testing.assert_allclose(model.predict({'ids': hashed_ids}), predicted(model, hashed_ids), atol=1e-7)
+    accuracy = model.score({'ids': hashed_ids}, LABELS)
+    assert accuracy == np.mean(model.predict({'ids': hashed_ids}).argmax(axis=1) == LABELS)
     with pytest.raises(DataError, match="labels y are required"):
         model.fit({'ids': hashed_ids})
