@@ -12,6 +12,7 @@ import sys
 import click
 
 from sparkps.errors import ConfigError, SparkpsError
+from sparkps.ps import settings
 
 ENV_HELP = "Environment: SPARKPS_SCHEDULER_URI (or SPARKPS_SCHEDULER_PORT), SPARKPS_SECRET, SPARKPS_RANK."
 
@@ -54,22 +55,12 @@ def node_options(function):
 
 def scheduler_uri_from_env(uri):
     """The scheduler URI, completing a bare host or SPARKPS_SCHEDULER_PORT into tcp://HOST:PORT."""
-    port = os.environ.get("SPARKPS_SCHEDULER_PORT")
-    if uri and "://" not in uri:
-        if not port:
-            raise ConfigError("scheduler address %r has no scheme or port (set SPARKPS_SCHEDULER_PORT)" % uri)
-        uri = "tcp://%s:%s" % (uri, port)
-    if not uri and port:
-        uri = "tcp://127.0.0.1:%s" % port
-    if not uri:
-        raise ConfigError("no scheduler address: give --scheduler or set SPARKPS_SCHEDULER_URI")
-    return uri
+    return settings.scheduler_uri(uri)
 
 
 def require_secret(secret):
-    if not secret:
-        raise ConfigError("no job secret: give --secret or set SPARKPS_SECRET")
-    return secret
+    """The job secret (``--secret`` or SPARKPS_SECRET); ConfigError when there is none."""
+    return settings.secret(secret)
 
 
 def reports_errors(command_name):

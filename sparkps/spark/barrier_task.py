@@ -153,14 +153,8 @@ class EpochHistory:
         def report(epoch, *_):
             epoch = int(epoch)
             batches = self._epoch_batches.get(epoch, 0)
-            if not hasattr(kv, "report_progress"):
-                return
-            progress = dict(epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
-                            metrics=dict(self._last.get(epoch, {})))
-            try:
-                kv.report_progress(force=True, **progress)
-            except TypeError:              # a kvstore without the (optional) force flag: throttled report
-                kv.report_progress(**progress)
+            kv.report_progress(force=True, epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
+                               metrics=dict(self._last.get(epoch, {})))
         return report
 
     def epochs(self):

@@ -1,12 +1,13 @@
 """Build the backward graph: walk the forward nodes in reverse order, ask each op for its input
-gradients as new graph nodes, and sum gradients that meet (``add_n``).
+gradients as new graph nodes, and sum gradients that meet (``add_n``). Works on graph entries
+``(node, output)``; the ops it adds (``add_n``, ``zeros_like``) are found through the op registry.
 
 Only nodes on a path to a requested argument get gradients; the executor later runs only the
 backward nodes that the requested gradients depend on.
 """
 from ..errors import ConfigError
 from .graph import Node, topo_order
-from .op import apply
+from .op import apply, op_class
 
 
 def build_gradients(heads, wrt_names):
@@ -56,22 +57,14 @@ def _total(grads, node, index):
         return None
     if len(grads) == 1:
         return grads[0]
-    from .ops.elemwise import AddN
     name = "%s_grad_sum" % node.output_name(index)
-    return apply(AddN, grads, name, num_args=len(grads))
+    return apply(op_class("add_n"), grads, name, num_args=len(grads))
 
 
-def gradient_symbol(symbol, wrt=None):
-    """A Group of the gradient entries of ``symbol`` w.r.t. ``wrt`` (default: all arguments)."""
-    from .ops.elemwise import ZerosLike
-    from .symbol import Symbol
-    wrt = list(symbol.list_arguments() if wrt is None else wrt)
-    grads, _ = build_gradients(symbol.entries, wrt)
-    entries = []
-    for name in wrt:
-        entry = grads[name]
-        if entry is None:
-            var = next(n for n in topo_order(symbol.entries) if n.op is None and n.name == name)
-            entry = apply(ZerosLike, [(var, 0)], "%s_grad" % name)
-        entries.append(entry)
-    return Symbol(entries)
+def gradient_entries(heads, wrt):
+    """One gradient entry of ``heads`` per variable name in ``wrt`` (``zeros_like`` of the variable
+    where the heads do not depend on it)."""
+    grads, _ = build_gradients(heads, wrt)
+    variables = {n.name: n for n in topo_order(heads) if n.op is None}
+    return [grads[name] if grads[name] is not None
+            else apply(op_class("zeros_like"), [(variables[name], 0)], "%s_grad" % name) for name in wrt]

@@ -1,9 +1,13 @@
-"""simple_bind and bind: turn shapes or user arrays into the dictionaries an Executor runs on."""
+"""simple_bind and bind: turn shapes or user arrays into the dictionaries an Executor runs on.
+
+Both work on a graph's output entries ``heads``; ``Symbol.simple_bind`` and ``Symbol.bind`` call them."""
 import numpy as np
 
 from .. import backend
 from ..errors import ConfigError, ShapeError
 from .executor import Executor
+from .graph import argument_names, aux_state_names
+from .shape import infer_entry_shapes
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -30,8 +34,8 @@ def normalize_grad_req(grad_req, names):
     return reqs
 
 
-def _check_unique(symbol):
-    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+def _check_unique(heads):
+    names = argument_names(heads) + aux_state_names(heads)
     seen, dup = set(), []
     for n in names:
         if n in seen:
@@ -57,15 +61,19 @@ def _flat_views(xp, specs):
     return views
 
 
-def simple_bind(symbol, ctx, grad_req, type_dict, dtype, shapes):
+def simple_bind(heads, ctx, grad_req, type_dict, dtype, shapes):
     """Allocate arguments (inputs named in ``shapes`` start as NaN until given), gradients and aux
     states (moving variances start at one) and bind them.  The other arguments (parameters) are views
     of one flat buffer in argument order, and so are their gradients."""
-    _check_unique(symbol)
+    _check_unique(heads)
     ctx = backend.Context.parse(ctx)
     xp = backend.get_array_module(ctx)
-    names = symbol.list_arguments()
-    arg_shapes, _, aux_shapes = symbol.infer_shape_partial(**shapes)
+    names = argument_names(heads)
+    unknown = sorted(set(shapes) - set(names))
+    if unknown:
+        raise ConfigError("simple_bind: %s not an argument of this symbol (arguments: %s)"
+                          % (", ".join(repr(u) for u in unknown), ", ".join(names)))
+    arg_shapes, _, aux_shapes = infer_entry_shapes(heads, {k: tuple(v) for k, v in shapes.items()})
     missing = [n for n, s in zip(names, arg_shapes) if s is None]
     if missing:
         raise ShapeError("simple_bind: cannot infer the shapes of %s from %s; pass them as keyword shapes"
@@ -83,9 +91,9 @@ def simple_bind(symbol, ctx, grad_req, type_dict, dtype, shapes):
     grads.update((n, xp.zeros(args[n].shape, dtype=types[n])) for n in names
                  if reqs[n] != "null" and n not in grads)
     aux = {}
-    for name, shape in zip(symbol.list_auxiliary_states(), aux_shapes):
+    for name, shape in zip(aux_state_names(heads), aux_shapes):
         aux[name] = (xp.ones if name.endswith("_var") else xp.zeros)(shape, dtype=dtype)
-    return Executor(symbol, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes))
+    return Executor(heads, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes))
 
 
 def _as_dict(values, names, what, allow_none=False):
@@ -110,12 +118,12 @@ def _on_device(xp, array, name):
     return xp.ascontiguousarray(xp.asarray(backend.asnumpy(array) if xp is not np else array))
 
 
-def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
+def bind(heads, ctx, args, args_grad=None, grad_req="write", aux_states=None):
     """Bind user arrays (used in place when already contiguous arrays of ctx's backend)."""
-    _check_unique(symbol)
+    _check_unique(heads)
     ctx = backend.Context.parse(ctx)
     xp = backend.get_array_module(ctx)
-    names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    names, aux_names = argument_names(heads), aux_state_names(heads)
     args = _as_dict(args, names, "args")
     missing = [n for n in names if n not in args]
     if missing:
@@ -135,4 +143,4 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None):
             raise ShapeError("bind: gradient of '%s' has shape %s, the argument has %s"
                              % (name, grad.shape, args[name].shape))
     dtype = np.result_type(*[a.dtype for a in args.values()]) if args else np.float32
-    return Executor(symbol, ctx, args, grads, reqs, aux, dtype)
+    return Executor(heads, ctx, args, grads, reqs, aux, dtype)

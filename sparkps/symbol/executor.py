@@ -19,7 +19,7 @@ import numpy as np
 from .. import backend
 from ..errors import ConfigError, DataError, ShapeError
 from .autodiff import build_gradients
-from .graph import topo_order
+from .graph import argument_names, aux_state_names, output_names, topo_order
 from .memory import MemoryPlan
 from .shape import infer_graph_shapes
 
@@ -35,20 +35,21 @@ class Runtime:
 
 
 class Executor:
-    """A symbol bound to arrays on one context. Made by ``simple_bind`` / ``bind``."""
+    """A graph (its output entries ``heads``) bound to arrays on one context. Made by
+    ``Symbol.simple_bind`` / ``Symbol.bind``."""
 
-    def __init__(self, symbol, ctx, args, grads, grad_req, aux, dtype, unverified=()):
-        self._symbol = symbol
+    def __init__(self, heads, ctx, args, grads, grad_req, aux, dtype, unverified=()):
         self.ctx = ctx
         self.xp = backend.get_array_module(ctx)
         self._rt = Runtime(ctx, self.xp)
         self._dtype = np.dtype(dtype)
-        self._arg_names = symbol.list_arguments()
-        self._aux_names = symbol.list_auxiliary_states()
+        self._heads = list(heads)
+        self._arg_names = argument_names(self._heads)
+        self._aux_names = aux_state_names(self._heads)
+        self._output_names = output_names(self._heads)
         self.arg_dict, self.aux_dict = args, aux
         self.grad_req = grad_req
         self.grad_dict = {k: v for k, v in grads.items() if grad_req.get(k, "null") != "null"}
-        self._heads = symbol.entries
         self._build()
         self._unverified = set(unverified)
         self._custom_head_grads = False
@@ -204,10 +205,11 @@ class Executor:
     def _set_head_grads(self, out_grads):
         if not isinstance(out_grads, (list, tuple)):
             out_grads = [out_grads]
+        if not self.head_grad_arrays and len(out_grads) == len(self._heads):
+            return                                     # nothing to differentiate (every grad_req 'null')
         if len(out_grads) != len(self.head_grad_arrays):
             raise ConfigError("backward got %d out_grads for %d outputs" % (len(out_grads), len(self._heads)))
-        names = self._symbol.list_outputs()
-        for name, array, value in zip(names, self.head_grad_arrays, out_grads):
+        for name, array, value in zip(self._output_names, self.head_grad_arrays, out_grads):
             if tuple(value.shape) != array.shape:
                 raise ShapeError("out_grad for '%s' has shape %s, the output has %s"
                                  % (name, tuple(value.shape), array.shape))
@@ -275,7 +277,7 @@ class Executor:
 
     @property
     def output_dict(self):
-        return dict(zip(self._symbol.list_outputs(), self.outputs))
+        return dict(zip(self._output_names, self.outputs))
 
     @property
     def num_buffers(self):

@@ -29,10 +29,6 @@ class Node:
             op.node = self
 
     @property
-    def is_variable(self):
-        return self.op is None
-
-    @property
     def num_outputs(self):
         return 1 if self.op is None else self.op.num_outputs
 
@@ -109,3 +105,28 @@ def _rename(node, new_name, nodes):
     for other in nodes:
         if other.owner is node and other.name.startswith(old + "_"):
             other.name = new_name + other.name[len(old):]
+
+
+def argument_names(entries):
+    """Names of the variables under ``entries``, depth-first, inputs in each op's argument order."""
+    return [n.name for n in topo_order(entries) if n.op is None]
+
+
+def aux_name(node, j):
+    """The name of auxiliary state ``j`` of op node ``node`` ('bn1_moving_mean')."""
+    return "%s_%s" % (node.name, node.op.aux_names()[j])
+
+
+def aux_entries(entries):
+    """``[(node, j)]`` for every auxiliary state under ``entries``, in node order."""
+    return [(n, j) for n in topo_order(entries) if n.op is not None for j in range(len(n.op.aux_names()))]
+
+
+def aux_state_names(entries):
+    """Names of the auxiliary states under ``entries`` ('bn1_moving_mean', 'bn1_moving_var')."""
+    return [aux_name(n, j) for n, j in aux_entries(entries)]
+
+
+def output_names(entries):
+    """The output name of each entry ('fc1_output'; a variable's own name)."""
+    return [node.output_name(i) for node, i in entries]

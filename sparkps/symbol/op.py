@@ -12,7 +12,7 @@ parameters. It declares:
 from functools import partial
 
 from ..errors import ConfigError, ShapeError
-from .params import parse_params, render
+from .params import REQUIRED, parse_params, render
 
 OPS = {}
 
@@ -65,7 +65,14 @@ class Op:
         return []
 
     def param_strings(self):
+        """Every parameter as MXNet's string form."""
         return {k: render(v) for k, v in self.params.items()}
+
+    def changed_param_strings(self):
+        """The parameters that differ from their defaults (required ones always), as strings: what
+        a symbol file records, as MXNet writes only the parameters a user gave."""
+        return {k: render(v) for k, v in self.params.items()
+                if self.spec[k][1] is REQUIRED or self.spec[k][1] != v}
 
     def infer_shape(self, in_shapes):
         """Default: one input, output of the same shape."""

@@ -1,84 +1,153 @@
-"""MXNet-style JSON: {"nodes": [...], "arg_nodes": [...], "node_row_ptr": [...], "heads": [...]}.
+"""MXNet's symbol JSON: {"nodes": [...], "arg_nodes": [...], "node_row_ptr": [...], "heads": [...],
+"attrs": {"mxnet_version": ["int", 10901]}}.
 
-Each node is {"op": name or "null", "name", "attrs": {strings}, "inputs": [[node, output, 0], ...]};
-op parameters and user attributes share ``attrs`` (user attributes keep their ``__key__`` form).
+Each node is {"op": name or "null", "name", "attrs": {strings}, "inputs": [[node, output, 0], ...]}.
+Written files hold only the fields MXNet's reader knows: op parameters that differ from their
+defaults, user attributes in their ``__key__`` form, and, as MXNet lists them, the auxiliary states
+(BatchNorm's moving mean and variance) as variable inputs after the arguments.
+
+Files from MXNet 0.8 to 1.9 load with MXNet's upgrade rules (src/nnvm/legacy_json_util.cc): 0.8
+nodes carry ``param`` and ``attr`` instead of ``attrs`` and two-element entries; files before 0.9
+omit inputs (they become variables named '<node>_<input>'); files from 0.9 on list the auxiliary
+states as inputs (dropped here: they are the op's own state); files before 1.9.1 may carry the
+legacy keys ``lr_mult``, ``wd_mult``, ``ctx_group``, ... (moved to ``__lr_mult__`` on the node, or,
+as '<input>_lr_mult' on an op, to that input's variable).
 """
 import json
 
 from ..errors import ConfigError
-from .graph import Node, topo_order
+from .graph import Node, aux_name, topo_order
 from .op import op_class
 
-FORMAT_VERSION = 10600
+MXNET_VERSION = 10901                     # the format level written (MXNet 1.9.1)
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
 
 
-def to_json(symbol):
-    """The JSON text of ``symbol``'s graph."""
-    nodes = topo_order(symbol.entries)
-    index = {id(n): i for i, n in enumerate(nodes)}
-    out, row_ptr = [], [0]
-    for node in nodes:
-        attrs = dict(node.op.param_strings()) if node.op is not None else {}
+def _version(number):
+    return number // 10000, number // 100 % 100, number % 100
+
+
+# ---- writing -------------------------------------------------------------------------------------
+def to_json(entries):
+    """The JSON text of the graph whose outputs are ``entries``, readable by MXNet 1.x."""
+    rows, index = [], {}
+
+    def add(item, key, outputs):
+        index[key] = len(rows)
+        rows.append((item, outputs))
+
+    for node in topo_order(entries):
+        if node.op is None:
+            add(_item("null", node.name, dict(node.attrs), []), id(node), 1)
+            continue
+        inputs = [[index[id(src)], i, 0] for src, i in node.inputs]
+        for j in range(len(node.op.aux_names())):
+            add(_item("null", aux_name(node, j), {}, []), (id(node), j), 1)
+            inputs.append([index[(id(node), j)], 0, 0])
+        attrs = dict(node.op.changed_param_strings())
         attrs.update(node.attrs)
-        item = {"op": node.op.name if node.op is not None else "null", "name": node.name,
-                "inputs": [[index[id(src)], i, 0] for src, i in node.inputs]}
-        if attrs:
-            item["attrs"] = attrs
-        if node.owner is not None and id(node.owner) in index:
-            item["owner"] = index[id(node.owner)]
-        out.append(item)
-        row_ptr.append(row_ptr[-1] + node.num_outputs)
-    doc = {"nodes": out, "arg_nodes": [i for i, n in enumerate(nodes) if n.op is None],
-           "node_row_ptr": row_ptr, "heads": [[index[id(n)], i, 0] for n, i in symbol.entries],
-           "attrs": {"sparkps_version": ["int", FORMAT_VERSION]}}
+        add(_item(node.op.name, node.name, attrs, inputs), id(node), node.op.num_outputs)
+    row_ptr = [0]
+    for _, outputs in rows:
+        row_ptr.append(row_ptr[-1] + outputs)
+    doc = {"nodes": [item for item, _ in rows],
+           "arg_nodes": [k for k, (item, _) in enumerate(rows) if item["op"] == "null"],
+           "node_row_ptr": row_ptr, "heads": [[index[id(n)], i, 0] for n, i in entries],
+           "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
     return json.dumps(doc, indent=2)
 
 
-def load_json(text):
-    """A Symbol from JSON text written by tojson(). Unknown ops raise ConfigError naming them."""
-    from .symbol import Symbol
+def _item(op, name, attrs, inputs):
+    item = {"op": op, "name": name}
+    if attrs:
+        item["attrs"] = {str(k): str(v) for k, v in attrs.items()}
+    item["inputs"] = inputs
+    return item
+
+
+# ---- reading -------------------------------------------------------------------------------------
+def parse_json(text):
+    """The output entries of the graph in JSON ``text`` (sparkps or MXNet 0.8-1.9). Unknown ops and
+    malformed nodes raise ConfigError naming the node."""
     try:
         doc = json.loads(text)
         items, heads = doc["nodes"], doc["heads"]
-    except (ValueError, KeyError, TypeError) as exc:
+        version = _file_version(doc.get("attrs") or {})
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise ConfigError("not a symbol JSON document: %s" % exc) from exc
     nodes = []
     for k, item in enumerate(items):
-        nodes.append(_node(item, nodes, k))
-    for item, node in zip(items, nodes):
-        owner = item.get("owner")
-        if owner is not None:
-            node.owner = nodes[owner]
+        nodes.append(_node(item, nodes, k, version))
     try:
-        entries = [(nodes[h[0]], int(h[1])) for h in heads]
+        return [(nodes[h[0]], int(h[1])) for h in heads]
     except (IndexError, TypeError) as exc:
         raise ConfigError("symbol JSON: bad heads %r" % (heads,)) from exc
-    return Symbol(entries)
 
 
-def _node(item, nodes, k):
+def _file_version(attrs):
+    """The MXNet version that wrote the file: 0.8.0 when none is recorded (as MXNet assumes);
+    files written by earlier sparkps releases (``sparkps_version``) are read as current."""
+    if "mxnet_version" in attrs:
+        return int(attrs["mxnet_version"][1])
+    if "sparkps_version" in attrs:
+        return MXNET_VERSION
+    return 800
+
+
+def _node(item, nodes, k, version):
     try:
         op_name, name = item["op"], item["name"]
         inputs = [(nodes[i[0]], int(i[1])) for i in item.get("inputs", [])]
     except (KeyError, IndexError, TypeError) as exc:
         raise ConfigError("symbol JSON: node %d is malformed (%s)" % (k, exc)) from exc
-    attrs = dict(item.get("attrs", item.get("attr", item.get("param", {}))) or {})
+    attrs = {}
+    for field in ("param", "attr", "attrs"):        # 0.8 splits parameters (param) from attributes (attr)
+        attrs.update({str(a): str(v) for a, v in (item.get(field) or {}).items()})
     if op_name == "null":
+        if version < MXNET_VERSION:
+            attrs = _hidden_keys_of_variable(attrs)
         return Node(None, name, attrs=attrs)
     cls = op_class(op_name)
-    user = {a: v for a, v in attrs.items() if a not in cls.spec}
     params = {a: v for a, v in attrs.items() if a in cls.spec}
+    user = {a: v for a, v in attrs.items() if a not in cls.spec}
     try:
         op = cls(**params)
     except ConfigError as exc:
         raise ConfigError("symbol JSON: node '%s': %s" % (name, exc)) from exc
-    if len(inputs) != len(op.arguments()):
+    arguments, aux = op.arguments(), op.aux_names()
+    if len(inputs) == len(arguments) + len(aux) and aux:
+        inputs = inputs[:len(arguments)]            # MXNet >= 0.9 lists the auxiliary states as inputs
+    elif len(inputs) < len(arguments) and version < 900:
+        inputs += [(Node(None, "%s_%s" % (name, a)), 0) for a in arguments[len(inputs):]]
+    if len(inputs) != len(arguments):
         raise ConfigError("symbol JSON: %s '%s' has %d inputs, expected %d (%s)"
-                          % (op_name, name, len(inputs), len(op.arguments()), ", ".join(op.arguments())))
+                          % (op_name, name, len(inputs), len(arguments), ", ".join(arguments)))
+    if version < MXNET_VERSION:
+        user = _hidden_keys_of_op(user, arguments, inputs)
     return Node(op, name, inputs, attrs=user)
 
 
-def load(path):
-    """A Symbol from a JSON file written by Symbol.save()."""
-    with open(path, encoding="utf-8") as f:
-        return load_json(f.read())
+def _hidden_keys_of_variable(attrs):
+    out = {}
+    for key, value in attrs.items():
+        out["__%s__" % key if key in HIDDEN_KEYS else key] = value
+    return out
+
+
+def _hidden_keys_of_op(attrs, arguments, inputs):
+    """'lr_mult' -> '__lr_mult__' on the op; '<input>_lr_mult' -> '__lr_mult__' on that input's
+    variable (kept as it is when the input is not a variable), as MXNet's UpgradeJSON_FixParsing."""
+    out = {}
+    for key, value in attrs.items():
+        hidden = next((h for h in HIDDEN_KEYS if key == h or key.endswith("_" + h)), None)
+        if hidden is None:
+            out[key] = value
+        elif key == hidden:
+            out["__%s__" % hidden] = value
+        else:
+            arg = key[:-len(hidden) - 1]
+            if arg in arguments and inputs[arguments.index(arg)][0].op is None:
+                inputs[arguments.index(arg)][0].attrs["__%s__" % hidden] = value
+            else:
+                out[key] = value
+    return out

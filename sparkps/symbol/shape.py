@@ -6,6 +6,8 @@ A shape an op needs that differs from a known one raises ShapeError naming the o
 both shapes.
 """
 from ..errors import ShapeError
+from .graph import aux_entries, aux_name, topo_order
+from .params import to_shape
 
 
 def _merge(known, proposed, what):
@@ -30,7 +32,6 @@ def infer_graph_shapes(nodes, known, aux_known=None):
         if node.op is None:
             given = known.get(node.name)
             if given is None and "__shape__" in node.attrs:
-                from .params import to_shape
                 given = to_shape(node.attrs["__shape__"])
                 given = given if given and all(d > 0 for d in given) else None
             shapes[(node, 0)] = tuple(given) if given is not None else None
@@ -44,8 +45,14 @@ def infer_graph_shapes(nodes, known, aux_known=None):
     return shapes, aux
 
 
-def aux_name(node, j):
-    return "%s_%s" % (node.name, node.op.aux_names()[j])
+def infer_entry_shapes(entries, known):
+    """(argument shapes, output shapes, aux shapes) of the graph under ``entries``, in
+    argument / entry / aux-state order, with None for each shape ``known`` does not determine."""
+    nodes = topo_order(entries)
+    shapes, aux = infer_graph_shapes(nodes, known)
+    arg_shapes = [shapes[(n, 0)] for n in nodes if n.op is None]
+    out_shapes = [shapes.get(e) for e in entries]
+    return arg_shapes, out_shapes, [aux[a] for a in aux_entries(entries)]
 
 
 def _one_pass(nodes, shapes, aux):

@@ -6,15 +6,22 @@
     net.list_arguments()   # ['data', 'fc1_weight', 'fc1_bias', 'softmax_label']
     exe = net.simple_bind('cpu', data=(128, 784))
 """
+import copy
 from numbers import Number
 
 from ..errors import ConfigError
-from .graph import Node, auto_name, resolve_clashes, topo_order
+from .attribute import attr_strings, lookup, stored_key
+from .autodiff import gradient_entries
+from .binding import bind, simple_bind
+from .graph import Node, argument_names, auto_name, aux_state_names, output_names, resolve_clashes, topo_order
+from .methods import SymbolMethods
+from .op import op_class
 from .params import render
-from .shape import aux_name, infer_graph_shapes
+from .serialize import parse_json, to_json
+from .shape import infer_entry_shapes
 
 
-class Symbol:
+class Symbol(SymbolMethods):
     """One or more graph outputs (entries). Immutable from the user's side."""
 
     __slots__ = ("_entries", "__weakref__")
@@ -37,16 +44,15 @@ class Symbol:
 
     def list_arguments(self):
         """Argument (variable) names, depth-first, inputs in each op's argument order."""
-        return [n.name for n in self._nodes() if n.op is None]
+        return argument_names(self._entries)
 
     def list_outputs(self):
         """Output names, e.g. ['fc1_output', 'softmax_output']."""
-        return [node.output_name(i) for node, i in self._entries]
+        return output_names(self._entries)
 
     def list_auxiliary_states(self):
         """Auxiliary state names, e.g. ['bn1_moving_mean', 'bn1_moving_var']."""
-        return [aux_name(n, j) for n in self._nodes() if n.op is not None
-                for j in range(len(n.op.aux_names()))]
+        return aux_state_names(self._entries)
 
     def list_inputs(self):
         return self.list_arguments()
@@ -77,14 +83,18 @@ class Symbol:
     def __len__(self):
         return len(self._entries)
 
+    def __bool__(self):
+        raise ConfigError("a Symbol has no truth value (it is a graph, not a result); bind and run it")
+
     def __repr__(self):
         if len(self._entries) == 1:
             return "<Symbol %s>" % self.name
         return "<Symbol group [%s]>" % ", ".join(self.list_outputs())
 
     def attr(self, key):
-        """The attribute ``key`` of this single node (user attributes, then op parameters) or None."""
-        return self.list_attr().get(key)
+        """The attribute ``key`` of this single node (user attributes, then op parameters) or None;
+        MXNet's hidden keys are found under either name ('lr_mult' or '__lr_mult__')."""
+        return lookup(self.list_attr(), key)
 
     def list_attr(self):
         """Attributes of this symbol's node as strings (op parameters included)."""
@@ -103,7 +113,7 @@ class Symbol:
         return out
 
     def _set_attr(self, **kwargs):
-        self._entries[0][0].attrs.update({k: str(v) for k, v in kwargs.items()})
+        self._entries[0][0].attrs.update({stored_key(k): str(v) for k, v in kwargs.items()})
 
     # ---- shapes ------------------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
@@ -116,13 +126,7 @@ class Symbol:
 
     def infer_shape_partial(self, *args, **kwargs):
         """Like infer_shape, with None for each shape that cannot be determined."""
-        known = self._known_shapes(args, kwargs)
-        nodes = self._nodes()
-        shapes, aux = infer_graph_shapes(nodes, known)
-        arg_shapes = [shapes[(n, 0)] for n in nodes if n.op is None]
-        out_shapes = [shapes.get(e) for e in self._entries]
-        aux_shapes = [aux[(n, j)] for n in nodes if n.op is not None for j in range(len(n.op.aux_names()))]
-        return arg_shapes, out_shapes, aux_shapes
+        return infer_entry_shapes(self._entries, self._known_shapes(args, kwargs))
 
     def _known_shapes(self, args, kwargs):
         names = self.list_arguments()
@@ -138,9 +142,8 @@ class Symbol:
 
     # ---- serialisation, binding, gradients (implemented in their own modules) ----------------
     def tojson(self):
-        """MXNet-style JSON text of the graph (nodes, arg_nodes, heads, attrs)."""
-        from .serialize import to_json
-        return to_json(self)
+        """MXNet-style JSON text of the graph (nodes, arg_nodes, node_row_ptr, heads, attrs)."""
+        return to_json(self._entries)
 
     def save(self, path):
         """Write tojson() to ``path``."""
@@ -152,22 +155,42 @@ class Symbol:
         (default: every argument), built from the ops' gradient nodes ('fc1_backward_weight', ...)
         and pruned to what those outputs need. Its extra arguments '<output>_head_grad' are the
         gradients flowing into this symbol's outputs (loss heads ignore them)."""
-        from .autodiff import gradient_symbol
-        return gradient_symbol(self, wrt)
+        wrt = self.list_arguments() if wrt is None else list(wrt)
+        return Symbol(gradient_entries(self._entries, wrt))
 
     def simple_bind(self, ctx="cpu", grad_req="write", type_dict=None, dtype="float32", **shapes):
         """Allocate every array from the given input shapes and return an Executor."""
-        from .binding import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, dtype, shapes)
+        return simple_bind(self._entries, ctx, grad_req, type_dict, dtype, shapes)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None):
         """An Executor over the given arrays (used in place, not copied when already on ctx)."""
-        from .binding import bind
-        return bind(self, ctx, args, args_grad, grad_req, aux_states)
+        return bind(self._entries, ctx, args, args_grad, grad_req, aux_states)
 
-    # ---- arithmetic ------------------------------------------------------------------------
+    # ---- composition and arithmetic ----------------------------------------------------------
+    def __call__(self, *args, name=None, **kwargs):
+        """A copy of this graph with arguments replaced by Symbols: positional ones in
+        list_arguments() order, keyword ones by name (MXNet's composition). ``name`` renames the
+        single output's node."""
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise ConfigError("compose: %d positional symbols for %d arguments" % (len(args), len(names)))
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise ConfigError("compose: %s not an argument of this symbol (arguments: %s)"
+                              % (", ".join(map(repr, unknown)), ", ".join(names)))
+        given = dict(zip(names, args), **kwargs)
+        subs = {k: single_entry(v, "compose", k) for k, v in given.items()}
+        entries = compose(self._entries, subs)
+        if name is not None:
+            if len(entries) != 1 or entries[0][0].op is None:
+                raise ConfigError("compose: name= needs a symbol with one op output")
+            entries[0][0].name = name
+        return Symbol(entries)
+
+    def _apply(self, op_name, args, kwargs):
+        return apply_op(op_class(op_name), args, kwargs)
+
     def _binary(self, other, op_name, scalar_name):
-        from .op import op_class
         if isinstance(other, Symbol):
             return create(op_class(op_name), [self, other], {}, None, None)
         if isinstance(other, Number):
@@ -200,6 +223,9 @@ class Symbol:
         return self._binary(-1.0, None, "_MulScalar")
 
 
+_INHERITED = ("__lr_mult__", "__wd_mult__", "__ctx_group__")
+
+
 def single_entry(value, op_name, arg):
     """The one entry of a single-output symbol given as op input ``arg``."""
     if not isinstance(value, Symbol):
@@ -210,6 +236,48 @@ def single_entry(value, op_name, arg):
     return value._entries[0]
 
 
+def apply_op(cls, args, kwargs):
+    """MXNet's calling convention for op functions: ``f(*inputs_then_params, name=None, attr=None,
+    **inputs_or_params)``. Leading positional Symbols (or None) are inputs; the positional values
+    after them are parameters in the op's declared order (``x.sum(1)`` is ``sum(x, axis=1)``)."""
+    kwargs = dict(kwargs)
+    name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    args = list(args)
+    cut = 0
+    while cut < len(args) and (args[cut] is None or isinstance(args[cut], Symbol)):
+        cut += 1
+    order = [k for k in getattr(cls, "param_order", cls.spec) if k not in params]
+    if len(args) - cut > len(order):
+        raise ConfigError("%s: too many positional parameters %r (parameters: %s)"
+                          % (cls.name, args[cut:], ", ".join(cls.spec) or "none"))
+    params.update(zip(order, args[cut:]))
+    return create(cls, args[:cut], params, name, attr, inputs)
+
+
+def compose(entries, subs):
+    """Copies of the nodes under ``entries`` with the variables named in ``subs`` replaced by the
+    entries given there; returns the copied ``entries``."""
+    copies = {}
+    for node in topo_order(entries):
+        if node.op is None:
+            copies[id(node)] = None if node.name in subs else Node(None, node.name, attrs=node.attrs)
+            continue
+        op = copy.copy(node.op)
+        op.params = dict(node.op.params)
+        copies[id(node)] = Node(op, node.name, [_copied(e, copies, subs) for e in node.inputs],
+                                attrs=node.attrs, auto_hint=node.auto_hint)
+    return [_copied(e, copies, subs) for e in entries]
+
+
+def _copied(entry, copies, subs):
+    node, index = entry
+    if node.op is None and node.name in subs:
+        return subs[node.name]
+    return (copies[id(node)], index)
+
+
 def create(cls, args, params, name, attr, kwargs_inputs=None):
     """Apply op class ``cls`` to symbols: positional ``args`` then ``kwargs_inputs`` by argument name.
     Missing arguments become variables named '<name>_<argument>' (fc1_weight, softmax_label)."""
@@ -217,6 +285,8 @@ def create(cls, args, params, name, attr, kwargs_inputs=None):
         params = dict(params, num_args=params.get("num_args", len(args)))
     op = cls(**params)
     names = op.arguments()
+    while len(args) > len(names) and args[-1] is None:   # Convolution(x, w, None, no_bias=True), as MXNet
+        args = args[:-1]
     given = dict(zip(names, args))
     if len(args) > len(names):
         raise ConfigError("%s takes %d inputs (%s), got %d" % (cls.name, len(names), ", ".join(names), len(args)))
@@ -232,14 +302,15 @@ def create(cls, args, params, name, attr, kwargs_inputs=None):
         hint = cls.hint
         name = auto_name(hint, topo_order(list(entries.values())))
     node = Node(op, name, attrs=_attr_strings(attr), auto_hint=hint)
-    node.inputs = [entries[a] if a in entries else (Node(None, "%s_%s" % (name, a), owner=node), 0)
-                   for a in names]
+    inherited = {k: v for k, v in node.attrs.items() if k in _INHERITED}   # as MXNet's compose
+    node.inputs = [entries[a] if a in entries else
+                   (Node(None, "%s_%s" % (name, a), attrs=inherited, owner=node), 0) for a in names]
     resolve_clashes([(node, 0)])
     return Symbol([(node, i) for i in range(op.visible_outputs)])
 
 
 def _attr_strings(attr):
-    return {str(k): str(v) for k, v in (attr or {}).items()}
+    return attr_strings({k: v if isinstance(v, str) else str(v) for k, v in (attr or {}).items()})
 
 
 def Variable(name, shape=None, attr=None, lr_mult=None, wd_mult=None, dtype=None, init=None, **kwargs):
@@ -247,11 +318,11 @@ def Variable(name, shape=None, attr=None, lr_mult=None, wd_mult=None, dtype=None
     if not isinstance(name, str) or not name:
         raise ConfigError("Variable needs a non-empty string name, got %r" % (name,))
     attrs = _attr_strings(attr)
+    attrs.update({stored_key(k): str(v) for k, v in kwargs.items()})
     for key, value in (("__shape__", shape), ("__lr_mult__", lr_mult), ("__wd_mult__", wd_mult),
                        ("__dtype__", dtype), ("__init__", init)):
         if value is not None:
             attrs[key] = render(tuple(value)) if key == "__shape__" else str(value)
-    attrs.update(_attr_strings(kwargs))
     return Symbol([(Node(None, name, attrs=attrs), 0)])
 
 
@@ -269,3 +340,14 @@ def Group(symbols):
         raise ConfigError("Group needs at least one symbol")
     resolve_clashes(entries)
     return Symbol(entries)
+
+
+def load_json(text):
+    """A Symbol from JSON text written by ``tojson()`` or by MXNet. Unknown ops raise ConfigError."""
+    return Symbol(parse_json(text))
+
+
+def load(path):
+    """A Symbol from a JSON file written by ``Symbol.save()`` or MXNet's ``save``."""
+    with open(path, encoding="utf-8") as f:
+        return load_json(f.read())

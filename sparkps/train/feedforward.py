@@ -136,7 +136,7 @@ class FeedForward:
 
     # ----- optimizer and kvstore ----------------------------------------------------------------
     def _make_optimizer(self, batch_size, kv, param_names):
-        workers = kv.num_workers if kv is not None and 'dist_sync' in str(kv.type) else 1
+        workers = kv.num_workers if kv is not None and kv.is_capable(kv.SYNC) else 1
         rescale = 1.0 / (batch_size * workers)
         if isinstance(self.optimizer, opt_mod.Optimizer):
             self.optimizer.rescale_grad = rescale
@@ -147,7 +147,7 @@ class FeedForward:
     @staticmethod
     def _make_step(exe, param_names, kv, opt):
         """Return ``step()`` applying one update: in place (no kvstore), or one push + one pull of every
-        parameter (``kv.pushpull`` where the kvstore has it)."""
+        parameter through ``kv.pushpull`` (one request per server on the parameter server)."""
         weights = [exe.arg_dict[n] for n in param_names]
         grads = [exe.grad_dict[n] for n in param_names]
         keys = list(range(len(param_names)))
@@ -161,14 +161,9 @@ class FeedForward:
         kv.init(keys, weights)
         kv.pull(keys, out=weights)
         kv.set_optimizer(opt)
-        if callable(getattr(kv, 'pushpull', None)):
-            def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
-                kv.pushpull(keys, grads, out=weights)
-            return step
 
-        def step():
-            kv.push(keys, grads)
-            kv.pull(keys, out=weights)
+        def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
+            kv.pushpull(keys, grads, out=weights)
         return step
 
     # ----- training -----------------------------------------------------------------------------
@@ -248,7 +243,7 @@ class FeedForward:
             nbatch, samples = nbatch + 1, samples + valid
             for callback in _as_list(batch_end_callback):
                 callback(BatchEndParam(epoch, nbatch, train_metric, locals()))
-            if kv is not None and hasattr(kv, 'report_progress'):
+            if kv is not None:
                 kv.report_progress(epoch=epoch, nbatch=nbatch, samples=samples,
                                    metrics=dict(train_metric.get_name_value()))
             if self.epoch_size is not None and nbatch >= self.epoch_size:
@@ -260,9 +255,8 @@ class FeedForward:
                     samples / elapsed)
 
     def _finish_with_store(self, kv, exe, param_names):
-        """Leave training on the store (if it knows how) and take the store's final weights."""
-        if hasattr(kv, 'end_training'):
-            kv.end_training()
+        """Leave training on the store (a no-op unless it keeps rounds) and take the store's final weights."""
+        kv.end_training()
         weights = [exe.arg_dict[n] for n in param_names]
         kv.pull(list(range(len(param_names))), out=weights)
         self._save_params_from(exe, param_names)

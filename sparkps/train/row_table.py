@@ -151,8 +151,9 @@ def _as_list(value):
 
 
 class RowSparseKeys:
-    """The row-sparse side of the local kvstore (mixed into LocalKVStore, whose ``_store`` maps a row-sparse key
-    to its RowTable and whose ``_stored(key, what)`` finds it). Nothing here blocks."""
+    """The row-sparse side of the local kvstore (capability ``'row_sparse'``; mixed into LocalKVStore, whose
+    ``_store`` maps a row-sparse key to its RowTable and whose ``_stored(key, what)`` finds it). Nothing here
+    blocks."""
 
     def _push_rows(self, key, table, grads, updater):
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
@@ -189,7 +190,3 @@ class RowSparseKeys:
         if not isinstance(table, RowTable):
             raise ConfigError(f"kvstore table_value: key {key!r} is dense")
         return table.value()
-
-    def is_capable(self, capability):
-        """True for 'row_sparse' (row_sparse_pull, RowSparse push)."""
-        return capability == 'row_sparse'

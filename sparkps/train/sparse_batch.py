@@ -70,8 +70,7 @@ class SparseBatch:
     @staticmethod
     def check_store(kv):
         """ConfigError unless ``kv`` can hold row-sparse tables."""
-        capable = getattr(kv, 'is_capable', None)
-        if capable is None or not capable('row_sparse'):
+        if not kv.is_capable('row_sparse'):
             raise ConfigError(f"kvstore {getattr(kv, 'type', kv)!r} cannot hold sparse embedding tables "
                               f"(is_capable('row_sparse') is False); use kvstore='local'")
 

@@ -5,7 +5,7 @@ import pytest
 from ps_cluster import PSCluster
 from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, RemoteError, ShapeError
-from sparkps.ps.server.layout import KeyLayout
+from sparkps.ps.layout import KeyLayout
 
 SHAPES = {0: (6, 5), 1: (5,), 2: (5, 3), 3: (3,)}
 
@@ -159,9 +159,9 @@ def test_two_servers_hold_contiguous_ranges_and_get_one_request_per_step():
         layout.add(SHAPES)
         sizes = [sum(p.size for p in layout.pieces_on(s)) for s in (0, 1)]
         for rank, server in cluster.servers.items():
-            held = [(k, server.store.slots[k].lo, server.store.slots[k].hi) for k in server.store.keys()]
+            held = [(k, server.dense.slots[k].lo, server.dense.slots[k].hi) for k in server.dense.keys()]
             assert held == [(p.key, p.lo, p.hi) for p in layout.pieces_on(rank)]
-            assert len(server.store.groups) == 1 and server.store.groups[0].size == sizes[rank]
+            assert len(server.dense.groups) == 1 and server.dense.groups[0].size == sizes[rank]
             for worker in cluster.scheduler.status()["nodes"]:
                 if worker["role"] == "worker":
                     # one request per server per step: the push travels with the pull as a PUSHPULL
@@ -200,7 +200,7 @@ def test_checkpoint_saved_on_two_servers_loads_on_three(tmp_path):
 
     with PSCluster(num_servers=3, num_workers=1) as cluster:
         (resumed,) = cluster.run_workers(load_and_step)
-        assert sorted(len(s.store.keys()) > 0 for s in cluster.servers.values()) == [True] * 3
+        assert sorted(len(s.dense.keys()) > 0 for s in cluster.servers.values()) == [True] * 3
     for k in keys:
         np.testing.assert_array_equal(resumed[k], continued[k])
 

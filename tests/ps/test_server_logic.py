@@ -4,10 +4,12 @@ import pytest
 
 from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, DataError, MalformedMessage
-from sparkps.ps.server import checkpoint
-from sparkps.ps.server.layout import KeyLayout
-from sparkps.ps.server.store import ServerStore
-from sparkps.ps.server.sync_round import SyncRounds
+from sparkps.ps import manifest
+from sparkps.ps.layout import KeyLayout
+from sparkps.ps.protocol import Push
+from sparkps.ps.server.policy import SyncRounds
+from sparkps.ps.server.tables.dense import DenseGradient, DenseTable
+from sparkps.ps.server.tables.dense_pieces import load_pieces, save_pieces
 
 SHAPES = {0: (20, 8), 1: (8,), 2: (8, 4), 3: (4,)}
 
@@ -50,13 +52,14 @@ def test_layout_refuses_unknown_and_repeated_keys():
 
 def test_sync_round_applies_once_when_every_worker_pushed():
     rounds = SyncRounds([5, 6, 7])
-    grad = {0: np.full(3, 1.0, np.float32)}
+    received = np.full(3, 1.0, np.float32)
+    grad = {"dense": DenseGradient([0], [3], received)}
     assert rounds.push(5, 1, grad) == [] and rounds.push(6, 1, grad) == []
     assert rounds.wait_pull(1, "pull-of-5") is False
     (done,) = rounds.push(7, 1, grad)
     assert (done.round, done.scale, done.contributors) == (1, 1.0, 3)
-    np.testing.assert_array_equal(done.grads[0], [3, 3, 3])
-    np.testing.assert_array_equal(grad[0], [1, 1, 1])  # the first gradient received is not modified
+    np.testing.assert_array_equal(done.updates["dense"].flat, [3, 3, 3])
+    np.testing.assert_array_equal(received, [1, 1, 1])  # the first gradient received is not modified
     assert rounds.mark_applied(1) == ["pull-of-5"]
     assert rounds.wait_pull(1, "late") is True
 
@@ -72,7 +75,7 @@ def test_sync_round_refuses_repeated_rounds_and_strangers():
 
 def test_sync_round_completes_rounds_in_order_when_a_worker_pushes_ahead():
     rounds = SyncRounds([1, 2])
-    g = {0: np.ones(1, np.float32)}
+    g = {"dense": DenseGradient([0], [1], np.ones(1, np.float32))}
     assert rounds.push(1, 1, g) == [] and rounds.push(1, 2, g) == [] and rounds.push(1, 3, g) == []
     assert [d.round for d in rounds.push(2, 1, g)] == [1]
     assert [d.round for d in rounds.leave(2)] == [2, 3]
@@ -80,7 +83,7 @@ def test_sync_round_completes_rounds_in_order_when_a_worker_pushes_ahead():
 
 def test_leaving_worker_is_no_longer_waited_for_and_scale_keeps_the_mean():
     rounds = SyncRounds([1, 2])
-    g = {0: np.full(2, 4.0, np.float32)}
+    g = {"dense": DenseGradient([0], [2], np.full(2, 4.0, np.float32))}
     rounds.push(1, 1, g)
     rounds.push(2, 1, g)
     assert rounds.push(1, 2, g) == []
@@ -92,9 +95,20 @@ def test_leaving_worker_is_no_longer_waited_for_and_scale_keeps_the_mean():
 
 
 def _store(pieces, shapes, values):
-    store = ServerStore()
-    store.init(pieces, shapes, values)
+    store = DenseTable()
+    store.add_group(pieces, shapes, values)
     return store
+
+
+def _grad(store, keys, flat):
+    """The DenseGradient a push of ``flat`` for ``keys`` carries."""
+    return store.gradient(Push(keys=list(keys), values=np.asarray(flat)))
+
+
+def _per_key(store, parts):
+    """Apply ``{key: gradient}`` one key at a time (each a push of its own)."""
+    for key, grad in sorted(parts.items()):
+        store.apply(_grad(store, [key], grad))
 
 
 def test_store_gathers_adjacent_pieces_as_one_view_and_checks_sizes():
@@ -103,9 +117,9 @@ def test_store_gathers_adjacent_pieces_as_one_view_and_checks_sizes():
     assert whole.base is not None and whole.tolist() == list(range(7))
     assert store.gather([1]).tolist() == [4, 5, 6]
     with pytest.raises(MalformedMessage, match="carries 5 values but keys \\[0, 1\\] hold 7"):
-        store.split([0, 1], np.zeros(5, np.float32))
+        _grad(store, [0, 1], np.zeros(5, np.float32))
     with pytest.raises(ConfigError, match="does not fit its shape"):
-        store.init([[2, 0, 9]], [[2, [3]]])
+        store.add_group([[2, 0, 9]], [[2, [3]]])
 
 
 @pytest.mark.parametrize("name,kw", [("sgd", {"momentum": 0.9, "wd": 0.01}), ("adam", {}),
@@ -122,8 +136,8 @@ def test_store_applies_optimizer_per_piece_like_the_whole_key(name, kw):
         store.set_optimizer(config)
     for grad in grads:
         reference.update(4, expected, grad, state)
-        halves[0].apply({4: grad[:6]})
-        halves[1].apply({4: grad[6:]})
+        halves[0].apply(_grad(halves[0], [4], grad[:6]))
+        halves[1].apply(_grad(halves[1], [4], grad[6:]))
     got = np.concatenate([halves[0].gather([4]), halves[1].gather([4])])
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
@@ -154,8 +168,9 @@ def test_store_fused_update_of_all_keys_equals_key_by_key(name, kw):
     rng = np.random.default_rng(2)
     for step in range(4):
         flat = rng.standard_normal(fused.size_of(keys)).astype(np.float32)
-        fused.apply(fused.fused(keys, flat), scale=2.0 if step == 2 else 1.0)
-        per_key.apply(per_key.split(keys, flat), scale=2.0 if step == 2 else 1.0)
+        fused.apply(_grad(fused, keys, flat), scale=2.0 if step == 2 else 1.0)
+        for key, part in per_key.split(keys, flat).items():
+            per_key.apply(_grad(per_key, [key], part), scale=2.0 if step == 2 else 1.0)
     np.testing.assert_allclose(fused.gather(keys), per_key.gather(keys), rtol=1e-6, atol=1e-7)
     assert fused.optimizer.update_counts() == per_key.optimizer.update_counts()
     for key in keys:
@@ -168,15 +183,17 @@ def test_store_fused_gradient_mixed_with_per_key_gradients_is_summed_once():
     keys = fused.keys()
     flat = np.arange(fused.size_of(keys), dtype=np.float32)
     extra = {1: np.ones(6, np.float32), 3: np.ones(3, np.float32)}
-    grads = {**fused.fused(keys, flat), **extra}  # one worker pushed everything, another two keys
+    # one worker pushed everything, another two keys: the round sums them into one update of every key
+    grads = _grad(fused, keys, flat).add(_grad(fused, [1, 3], np.concatenate([extra[1], extra[3]])))
+    assert grads.keys == tuple(keys)
     fused.apply(grads)
     summed = per_key.split(keys, flat.copy())
     for key, grad in extra.items():
         summed[key] = summed[key] + grad
-    per_key.apply(summed)
+    _per_key(per_key, summed)
     np.testing.assert_allclose(fused.gather(keys), per_key.gather(keys), rtol=1e-6)
     with pytest.raises(MalformedMessage, match="carries 5 values"):
-        fused.fused(keys, np.zeros(5, np.float32))
+        _grad(fused, keys, np.zeros(5, np.float32))
 
 
 def test_store_fused_state_survives_a_checkpoint_round_trip(tmp_path):
@@ -185,11 +202,11 @@ def test_store_fused_state_survives_a_checkpoint_round_trip(tmp_path):
     keys = store.keys()
     grad = np.ones(store.size_of(keys), np.float32)
     for target in (store, reference):
-        target.apply(target.fused(keys, grad))
-    checkpoint.write_manifest(str(tmp_path), checkpoint.save_pieces(str(tmp_path), store), config)
-    checkpoint.load_pieces(str(tmp_path), store)   # replaces the per-key states: the fused one is rebuilt
+        target.apply(_grad(target, keys, grad))
+    manifest.write_manifest(str(tmp_path), save_pieces(str(tmp_path), store), config)
+    load_pieces(str(tmp_path), store)   # replaces the per-key states: the fused one is rebuilt
     for target in (store, reference):
-        target.apply(target.fused(keys, grad * 3))
+        target.apply(_grad(target, keys, grad * 3))
     np.testing.assert_allclose(store.gather(keys), reference.gather(keys), rtol=1e-6)
 
 
@@ -215,12 +232,12 @@ def test_checkpoint_from_two_servers_loads_onto_three(tmp_path):
     for step in range(3):
         for s, store in enumerate(two):
             grads = {p.key: np.full(p.size, step + 1.0, np.float32) for p in layout2.pieces_on(s)}
-            store.apply(grads)
-    described = [d for store in two for d in checkpoint.save_pieces(str(tmp_path), store)]
-    checkpoint.write_manifest(str(tmp_path), described, config)
+            _per_key(store, grads)
+    described = [d for store in two for d in save_pieces(str(tmp_path), store)]
+    manifest.write_manifest(str(tmp_path), described, config)
     layout3, three = cluster(3)
     for store in three:
-        checkpoint.load_pieces(str(tmp_path), store)
+        load_pieces(str(tmp_path), store)
 
     def whole(layout, stores, key, what):
         parts = []
@@ -239,9 +256,9 @@ def test_checkpoint_from_two_servers_loads_onto_three(tmp_path):
 
 def test_checkpoint_refuses_a_shape_mismatch_and_a_foreign_directory(tmp_path):
     store = _store([[0, 0, 4]], [[0, [4]]], np.ones(4, np.float32))
-    checkpoint.write_manifest(str(tmp_path), checkpoint.save_pieces(str(tmp_path), store), None)
+    manifest.write_manifest(str(tmp_path), save_pieces(str(tmp_path), store), None)
     other = _store([[0, 0, 3]], [[0, [3]]], np.ones(3, np.float32))
     with pytest.raises(ConfigError, match="key 0 has shape \\(4,\\), the kvstore holds \\(3,\\)"):
-        checkpoint.load_pieces(str(tmp_path), other)
+        load_pieces(str(tmp_path), other)
     with pytest.raises(DataError, match="cannot read kvstore checkpoint"):
-        checkpoint.read_manifest(str(tmp_path / "missing"))
+        manifest.read_manifest(str(tmp_path / "missing"))

@@ -1,140 +1,106 @@
-"""KVServer: the request handler of one server node (INIT, PUSH, PULL, PUSHPULL, optimizer, commands).
+"""KVServer: the request handler of one server node; it routes data requests to tables and consults a round policy.
 
-It runs on the node's handler thread (one request at a time), keeps weights and optimizer state in a
-:class:`~sparkps.ps.server.store.ServerStore` and, in ``dist_sync`` mode, rounds in
-:class:`~sparkps.ps.server.sync_round.SyncRounds`. A pull for a round not yet applied is parked with its
-responder and answered when the round completes. Bad requests are answered with an ERROR naming what was
-wrong; nothing a peer sends can stop the server.
+It runs on the node's handler thread (one request at a time). Every request is parsed by
+:func:`sparkps.ps.protocol.parse_request` (the one place requests are validated); data requests go to the
+table their ``table`` field names (:mod:`sparkps.ps.server.tables`), and pushes go through the round policy
+INIT chose (:mod:`sparkps.ps.server.policy`: ``sync`` rounds or ``async``). A pull for a round not yet
+applied is parked with its responder and answered when the round completes. Bad requests are answered with an
+ERROR naming what was wrong; nothing a peer sends can stop the server.
 
-Request meta:
-    INIT        {"pieces": [[key, lo, hi]], "shapes": [[key, shape]], "sync": bool}, arrays [flat values]
-    PUSH        {"keys": [...], "round": r (sync)}, arrays [flat gradient, float32 or float16]
-    PULL        {"keys": [...], "round": r (sync)}  -> arrays [flat weights]
-    PUSHPULL    PUSH and PULL of the same keys and round in one request
-    SET_OPTIMIZER {"config": optimizer.to_config()}
-    COMMAND     {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}
-    LEAVE       {} (sync mode: this worker pushes no more rounds)
+>>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
 """
 import collections
 import logging
 
-import numpy as np
-
-from sparkps.ps.comm.buffers import BufferPool
 from sparkps.errors import ConfigError, MalformedMessage
-from sparkps.ps.server import checkpoint
-from sparkps.ps.server.store import ServerStore
-from sparkps.ps.server.sync_round import SyncRounds
+from sparkps.ps import protocol
+from sparkps.ps.comm.buffers import BufferPool
+from sparkps.ps.manifest import read_manifest
+from sparkps.ps.server.policy import create_policy
+from sparkps.ps.server.tables import create_table
 
 log = logging.getLogger(__name__)
 
 
-def _meta_int(meta, name, default=None):
-    value = meta.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MalformedMessage("request field %r must be an int, got %r" % (name, value))
-    return value
-
-
-def _meta_keys(meta):
-    keys = meta.get("keys")
-    if not isinstance(keys, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in keys):
-        raise MalformedMessage("request field 'keys' must be a list of ints, got %r" % (str(keys)[:80],))
-    return keys
-
-
 class KVServer:
-    """Serves the key pieces of one server node; ``handle(msg, responder)`` is the node's handler.
-
-    >>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
-    """
+    """Serves the tables of one server node; ``handle(msg, responder)`` is the node's handler."""
 
     def __init__(self, postoffice):
         self.postoffice = postoffice
-        self.store = ServerStore()
-        self.sync = None
+        self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
         self.served = collections.Counter()  # requests served, by (command, sender node id)
-        self._rounds = None
+        self.optimizer_config = None
+        self._policy_name = "async"
+        self._policy = None
         self._buffers = BufferPool()
-        self._handlers = {"INIT": self._init, "PUSH": self._push, "PULL": self._pull,
-                          "PUSHPULL": self._pushpull, "SET_OPTIMIZER": self._set_optimizer,
-                          "COMMAND": self._command, "LEAVE": self._leave}
+        self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
+                          protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
+                          protocol.Command: self._command, protocol.Leave: self._leave}
         self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load}
 
     @property
-    def rounds(self):
-        """The sync-round state (created on first use: the worker ids are known after start)."""
-        if self._rounds is None:
-            self._rounds = SyncRounds(self.postoffice.worker_ids)
-        return self._rounds
+    def policy(self):
+        """The round policy (created on first use: the worker ids are known after start)."""
+        if self._policy is None:
+            self._policy = create_policy(self._policy_name, self.postoffice.worker_ids)
+        return self._policy
+
+    @property
+    def dense(self):
+        """The dense table (every server has one)."""
+        return self.tables[protocol.DEFAULT_TABLE]
 
     def handle(self, msg, responder):
         """Serve one request; raises (-> ERROR reply) on a malformed or impossible request."""
-        handler = self._handlers.get(msg.cmd)
-        if handler is None:
-            raise MalformedMessage("a server does not serve %s requests" % msg.cmd)
-        if not isinstance(msg.meta, dict):
-            raise MalformedMessage("request meta is not a map")
+        request = protocol.parse_request(msg)
         self.served[msg.cmd, msg.sender] += 1
-        handler(msg, responder)
+        self._handlers[type(request)](request, msg.sender, responder)
+
+    def _table(self, name):
+        table = self.tables.get(name)
+        if table is None:
+            raise ConfigError("this server holds no table %r (tables: %s; INIT it first)"
+                              % (name, ", ".join(sorted(self.tables))))
+        return table
 
     # ---- data -------------------------------------------------------------------------------------
-    def _init(self, msg, responder):
-        meta = msg.meta
-        pieces, shapes = meta.get("pieces"), meta.get("shapes")
-        if not isinstance(pieces, list) or not isinstance(shapes, list):
-            raise MalformedMessage("INIT needs 'pieces' and 'shapes' lists")
-        values = self._one_array(msg, optional=True)
-        held = [p for p in pieces if isinstance(p, list) and p and p[0] in self.store.slots]
-        if held and len(held) == len(pieces):
-            keys = [p[0] for p in pieces]
-            if values is not None:
-                self.store.assign(self.store.split(keys, values))
-        else:
-            self.store.init(pieces, shapes, values)
-        if "sync" in meta:
-            self.sync = bool(meta["sync"])
+    def _init(self, request, sender, responder):
+        if request.table not in self.tables:
+            self.tables[request.table] = table = create_table(request.table)
+            if self.optimizer_config is not None:
+                table.set_optimizer(self.optimizer_config)
+        self.tables[request.table].init(request)
+        if request.sync is not None:
+            name = "sync" if request.sync else "async"
+            if name != self._policy_name:
+                self._policy_name, self._policy = name, None
         responder.reply()
 
-    def _one_array(self, msg, optional=False):
-        if not msg.arrays and optional:
-            return None
-        if len(msg.arrays) != 1 or msg.arrays[0].dtype not in (np.float32, np.float16):
-            raise MalformedMessage("%s needs one float32 or float16 array, got %d arrays"
-                                   % (msg.cmd, len(msg.arrays)))
-        return msg.arrays[0]
+    def _round(self, request):
+        if request.round is None and self.policy.needs_round:
+            raise MalformedMessage("request field 'round' must be an int, got None")
+        return request.round or 0
 
-    def _received_grads(self, msg):
-        keys = self.store.known(_meta_keys(msg.meta))
-        grads = self.store.fused(keys, self._one_array(msg))
-        if self.sync:
-            _meta_int(msg.meta, "round")
-        return keys, grads
-
-    def _push(self, msg, responder, reply=True):
-        keys, grads = self._received_grads(msg)
-        if self.sync:
-            self._apply_rounds(self.rounds.push(msg.sender, msg.meta["round"], grads))
-        else:
-            self.store.apply(grads)
+    def _push(self, request, sender, responder, reply=True):
+        update = self._table(request.table).gradient(request)
+        self._apply_rounds(self.policy.push(sender, self._round(request), {request.table: update}))
         if reply:
             responder.reply()
 
-    def _pull(self, msg, responder):
-        keys = self.store.known(_meta_keys(msg.meta))
-        round_ = _meta_int(msg.meta, "round", 0) if self.sync else 0
-        if not self.sync or self.rounds.wait_pull(round_, (responder, keys)):
-            self._answer_pull(responder, keys)
+    def _pull(self, request, sender, responder):
+        self._table(request.table)
+        if self.policy.wait_pull(request.round or 0, (responder, request)):
+            self._answer_pull(responder, request)
 
-    def _pushpull(self, msg, responder):
-        self._push(msg, responder, reply=False)
-        self._pull(msg, responder)
+    def _pushpull(self, request, sender, responder):
+        self._push(request.as_push(), sender, responder, reply=False)
+        self._pull(request.as_pull(), sender, responder)
 
-    def _answer_pull(self, responder, keys):
+    def _answer_pull(self, responder, request):
         # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
-        # in a buffer reused once its last reply went out (values the store never changes go as they are).
-        values = self.store.gather(keys)
-        if values.flags.writeable and keys:
+        # in a buffer reused once its last reply went out (values a table never changes go as they are).
+        values = self.tables[request.table].read(request)
+        if values.flags.writeable and values.size:
             snapshot = self._buffers.take(values.size)
             snapshot[:] = values
             values = snapshot
@@ -142,48 +108,47 @@ class KVServer:
 
     def _apply_rounds(self, completed):
         for done in completed:
-            self.store.apply(done.grads, scale=done.scale)
-            for responder, keys in self.rounds.mark_applied(done.round):
-                self._answer_pull(responder, keys)
+            for name, update in done.updates.items():
+                self.tables[name].apply(update, scale=done.scale)
+            for responder, request in self.policy.mark_applied(done.round):
+                self._answer_pull(responder, request)
 
-    def _leave(self, msg, responder):
-        if self.sync:
-            self._apply_rounds(self.rounds.leave(msg.sender))
+    def _leave(self, request, sender, responder):
+        self._apply_rounds(self.policy.leave(sender))
         responder.reply()
 
     # ---- optimizer and commands -------------------------------------------------------------------
-    def _set_optimizer(self, msg, responder):
-        self.store.set_optimizer(msg.meta.get("config"))
+    def _set_optimizer(self, request, sender, responder):
+        for table in self.tables.values():
+            table.set_optimizer(request.config)
+        self.optimizer_config = request.config
         responder.reply()
 
-    def _command(self, msg, responder):
-        name = msg.meta.get("name")
-        if name not in self._commands:
-            raise ConfigError("unknown server command %r (known: %s)" % (name, sorted(self._commands)))
-        responder.reply(meta=self._commands[name](msg.meta) or {})
+    def _command(self, request, sender, responder):
+        responder.reply(meta=self._commands[request.name](request) or {})
 
-    def _set_lr(self, meta):
-        lr = meta.get("lr")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-            raise ConfigError("set_lr needs a number 'lr', got %r" % (lr,))
-        self.store.set_learning_rate(lr)
+    def _set_lr(self, request):
+        for table in self.tables.values():
+            table.set_learning_rate(request.lr)
 
-    def _path(self, meta):
-        path = meta.get("path")
-        if not isinstance(path, str) or not path:
-            raise ConfigError("save/load need a directory 'path', got %r" % (path,))
-        return path
+    def _save(self, request):
+        reply = {"pieces": [], "optimizer": None}
+        for table in self.tables.values():
+            saved = table.save(request.path)
+            reply["pieces"].extend(saved.pop("pieces", []))
+            reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
+            reply.update(saved)
+        return reply
 
-    def _save(self, meta):
-        described = checkpoint.save_pieces(self._path(meta), self.store)
-        config = self.store.optimizer.to_config() if self.store.optimizer is not None else None
-        return {"pieces": described, "optimizer": config}
-
-    def _load(self, meta):
-        checkpoint.load_pieces(self._path(meta), self.store)
+    def _load(self, request):
+        manifest = read_manifest(request.path)
+        for table in self.tables.values():
+            table.load(request.path, manifest)
+        if manifest.get("optimizer") is not None:
+            self.optimizer_config = manifest["optimizer"]
 
     def close(self, reason="the server stopped"):
         """Answer every parked pull with an ERROR (the server is going down)."""
-        if self._rounds is not None:
-            for responder, _ in self._rounds.parked():
+        if self._policy is not None:
+            for responder, _ in self._policy.parked():
                 responder.error(reason)

@@ -11,34 +11,13 @@ import os
 import subprocess
 import sys
 
+from sparkps.errors import SparkpsError
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ConfigError, SparkpsError
 from sparkps.ps.server.kvserver import KVServer
+from sparkps.ps.settings import env_settings
 
 log = logging.getLogger(__name__)
-
-
-def env_settings(scheduler_uri=None, secret=None, rank=None, env=None):
-    """Fill missing settings from ``SPARKPS_SCHEDULER_URI`` (or ``..._PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``."""
-    env = os.environ if env is None else env
-    if scheduler_uri is None:
-        scheduler_uri = env.get("SPARKPS_SCHEDULER_URI")
-        if scheduler_uri and "://" not in scheduler_uri and env.get("SPARKPS_SCHEDULER_PORT"):
-            scheduler_uri = "tcp://%s:%s" % (scheduler_uri, env["SPARKPS_SCHEDULER_PORT"])
-        elif not scheduler_uri and env.get("SPARKPS_SCHEDULER_PORT"):
-            scheduler_uri = "tcp://127.0.0.1:%s" % env["SPARKPS_SCHEDULER_PORT"]
-    secret = secret if secret is not None else env.get("SPARKPS_SECRET")
-    if rank is None and env.get("SPARKPS_RANK") not in (None, ""):
-        try:
-            rank = int(env["SPARKPS_RANK"])
-        except ValueError:
-            raise ConfigError("SPARKPS_RANK must be an integer, got %r" % env["SPARKPS_RANK"]) from None
-    if not scheduler_uri:
-        raise ConfigError("no scheduler address: give scheduler_uri or set SPARKPS_SCHEDULER_URI")
-    if not secret:
-        raise ConfigError("no job secret: give secret or set SPARKPS_SECRET")
-    return scheduler_uri, secret, rank
 
 
 def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", transport="tcp",

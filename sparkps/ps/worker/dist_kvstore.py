@@ -18,37 +18,35 @@ import time
 
 import numpy as np
 
+from sparkps.errors import ClusterError, ConfigError
+from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
+from sparkps.ps import manifest
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ClusterError, ConfigError
-from sparkps.ps.server import checkpoint
-from sparkps.ps.server.runner import env_settings
+from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, as_host_array
 
-TYPES = ("dist_sync", "dist_async")
+SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
+                "dist_device_sync": True}
+TYPES = tuple(SYNC_OF_TYPE)
 
 
-def _as_lists(keys, values):
-    """MXNet accepts one key with one value, or lists of both."""
-    if isinstance(keys, (list, tuple)):
-        values = list(values) if isinstance(values, (list, tuple)) else [values]
-        return list(keys), values
-    return [keys], [values]
-
-
-class DistKVStore:
+class DistKVStore(KVStoreBase):
     """The worker's view of the parameter server, with MXNet's KVStore methods.
 
     Construct with ``create_dist_kvstore``; the kvstore owns (and stops) the postoffice it started.
-    Not meant to be shared by threads: one kvstore per worker.
+    Not meant to be shared by threads: one kvstore per worker. Capable of ``optimizer``, ``progress``,
+    ``checkpoint`` and, for the sync types, ``sync``.
     """
 
     def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0):
-        if kvtype not in TYPES:
+        if kvtype not in SYNC_OF_TYPE:
             raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
-        self.type = kvtype
+        super().__init__(kvtype)
+        sync = SYNC_OF_TYPE[kvtype]
+        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
-        self.worker = KVWorker(postoffice, sync=kvtype == "dist_sync", compression=compression)
+        self.worker = KVWorker(postoffice, sync=sync, compression=compression)
         self._own_postoffice = own_postoffice
         self._pending_pushes = []
         self._deferred = None
@@ -75,10 +73,8 @@ class DistKVStore:
 
         Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
         """
-        keys, values = _as_lists(keys, values)
+        keys, values = key_value_lists(keys, values, "init")
         arrays = [as_host_array(v) for v in values]
-        if len(keys) != len(arrays):
-            raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(arrays)))
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
             self.worker.wait(self.worker.init(keys, arrays))
@@ -92,7 +88,7 @@ class DistKVStore:
         before any other call. Errors of a push surface at that call.
         """
         self._check_open()
-        keys, values = _as_lists(keys, values)
+        keys, values = key_value_lists(keys, values, "push")
         staged = self.worker.stage(keys, values)
         self._flush()
         self._deferred = staged
@@ -111,7 +107,7 @@ class DistKVStore:
         self._check_open(pushing=False)
         if out is None:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
-        keys, outs = _as_lists(keys, out)
+        keys, outs = key_value_lists(keys, out, "pull", "out arrays")
         outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
         by_key = dict(zip(keys, outs))
         if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
@@ -127,9 +123,9 @@ class DistKVStore:
     def pushpull(self, keys, values, out=None, priority=0):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
-        keys, values = _as_lists(keys, values)
+        keys, values = key_value_lists(keys, values, "pushpull")
         out = values if out is None else out
-        _, outs = _as_lists(keys, out)
+        _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
@@ -169,7 +165,7 @@ class DistKVStore:
         replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
-        return checkpoint.write_manifest(path, described, config)
+        return manifest.write_manifest(path, described, config)
 
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
@@ -178,7 +174,7 @@ class DistKVStore:
         (rank 0 asks them) and every worker arrived (a barrier).
         """
         path = str(path)
-        shapes = checkpoint.key_shapes(checkpoint.read_manifest(path))
+        shapes = manifest.key_shapes(manifest.read_manifest(path))
         new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
         if new:
             self.worker.declare(new)
@@ -236,11 +232,6 @@ class DistKVStore:
             if self._own_postoffice:
                 self.postoffice.stop()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, timeouts=None, compression=None,

@@ -3,7 +3,7 @@
 Every call sends its requests and returns a request id at once; ``wait(rid, timeout)`` blocks until every
 server involved answered (filling the pull's output arrays) or raises an error naming the server. Keys and
 their shapes are declared once (``declare``); a request for server ``s`` carries the pieces of the keys that
-``s`` holds, concatenated in sorted key order (see :mod:`sparkps.ps.server.layout`).
+``s`` holds, concatenated in sorted key order (see :mod:`sparkps.ps.layout`).
 
 In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
 pushed to it, so it returns the weights after that round was applied by every worker.
@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from sparkps.ps.comm.buffers import BufferPool
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.ps.server.layout import KeyLayout, check_key
+from sparkps.ps.comm.buffers import BufferPool
+from sparkps.ps.layout import KeyLayout, check_key
 
 COMPRESSIONS = {None: None, "none": None, "fp16": np.float16}
 
@@ -105,10 +105,6 @@ class KVWorker:
     def declare(self, shapes):
         """Register ``{key: shape}`` as one group of the layout (every worker declares the same)."""
         self.layout.add(shapes)
-
-    def check_values(self, keys, values):
-        """``{key: flat float32 array}`` for ``values`` (views where possible); raises on bad keys/shapes."""
-        return self._flat_values(keys, values)
 
     def _flat_values(self, keys, values):
         """Check ``keys``/``values`` and return ``{key: flat float32 view or copy}``."""

@@ -1,2 +1,2 @@
 """The ops, grouped by kind. Importing this package registers every op."""
-from . import activation, conv, elemwise, embedding, loss, nn, norm, reduce, shape_ops  # noqa: F401
+from . import activation, broadcast, conv, elemwise, embedding, linalg, loss, nn, norm, reduce, shape_ops, unary  # noqa: F401

@@ -23,6 +23,10 @@ class Dropout(Op):
             xp.copyto(out, ins[0])
             mask.fill(1)
             return
+        if self.p >= 1:                                # everything dropped (MXNet gives zeros)
+            mask.fill(0)
+            out.fill(0)
+            return
         backend.uniform_into(rt.rng, mask)
         xp.greater_equal(mask, self.p, out=mask)      # True/False as 1/0 in the float mask
         xp.multiply(mask, 1.0 / (1.0 - self.p), out=mask)
@@ -53,7 +57,7 @@ class BatchNorm(Op):
         data = in_shapes[0]
         if data is None:
             return in_shapes, [None, None, None], [None, None]
-        if not 0 <= self.axis < len(data):
+        if not -len(data) <= self.axis < len(data):
             raise self.shape_error("axis %d out of range for data shape %s", self.axis, data)
         channel = (data[self.axis],)
         return [data, channel, channel], [data, channel, channel], [channel, channel]
@@ -89,10 +93,12 @@ class BatchNorm(Op):
 
 
 def _channel_shape(x, axis):
+    axis %= x.ndim
     return tuple(x.shape[axis] if i == axis else 1 for i in range(x.ndim))
 
 
 def _reduce_axes(x, axis):
+    axis %= x.ndim
     return tuple(i for i in range(x.ndim) if i != axis)
 
 

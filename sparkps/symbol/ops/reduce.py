@@ -141,3 +141,63 @@ class EmbeddingGrad(BackwardOp):
         index = ids.astype(xp.intp).reshape(-1)
         rows = dy.reshape(-1, self.output_dim)
         backend.scatter_add(out, index, rows)
+
+
+# kind -> (reduce(xp, x, axes) keeping dims, derivative(xp, x, y_kept) or None)
+VALUE_REDUCTIONS = {
+    "max": (lambda xp, x, axes, op: x.max(axis=axes, keepdims=True), lambda xp, x, y, op: x == y),
+    "min": (lambda xp, x, axes, op: x.min(axis=axes, keepdims=True), lambda xp, x, y, op: x == y),
+    "prod": (lambda xp, x, axes, op: x.prod(axis=axes, keepdims=True), lambda xp, x, y, op: y / x),
+    "nansum": (lambda xp, x, axes, op: xp.nansum(x, axis=axes, keepdims=True), lambda xp, x, y, op: ~xp.isnan(x)),
+    "nanprod": (lambda xp, x, axes, op: xp.nanprod(x, axis=axes, keepdims=True),
+                lambda xp, x, y, op: xp.where(xp.isnan(x), 0, y / x)),
+    "norm": (lambda xp, x, axes, op: (xp.abs(x).sum(axis=axes, keepdims=True) if op.ord == 1 else
+                                      xp.sqrt((x * x).sum(axis=axes, keepdims=True))),
+             lambda xp, x, y, op: xp.sign(x) if op.ord == 1 else x / y),
+}
+
+
+class _ValueReduce(_Reduce):
+    """A reduction whose gradient depends on the input and the result (max, min, prod, norm, ...)."""
+    kind = None
+
+    def forward(self, rt, ins, outs, aux):
+        x, out = ins[0], outs[0]
+        axes = self.reduced_axes(x.ndim)
+        rt.xp.copyto(out, VALUE_REDUCTIONS[self.kind][0](rt.xp, x, axes, self).reshape(out.shape))
+
+    def gradient(self, node, out_grads):
+        return [apply(ValueReduceGrad, [out_grads[0], node.inputs[0], (node, 0)], grad_name(node, "data"),
+                      kind=self.kind, axis=self.axis, exclude=self.exclude, ord=getattr(self, "ord", 2))]
+
+
+def _value_reduce(kind, doc, extra=None):
+    spec = dict(_Reduce.spec, **(extra or {}))
+    return register(type(kind.capitalize() + "Reduce", (_ValueReduce,),
+                         {"name": kind, "hint": kind, "kind": kind, "spec": spec, "__doc__": doc}))
+
+
+Max = _value_reduce("max", "Maximum over ``axis`` (None: all); the gradient goes to every maximal element.")
+Min = _value_reduce("min", "Minimum over ``axis`` (None: all); the gradient goes to every minimal element.")
+Prod = _value_reduce("prod", "Product over ``axis`` (None: all).")
+NanSum = _value_reduce("nansum", "Sum over ``axis`` treating NaN as zero.")
+NanProd = _value_reduce("nanprod", "Product over ``axis`` treating NaN as one.")
+Norm = _value_reduce("norm", "The L2 (``ord=2``) or L1 (``ord=1``) norm over ``axis`` (None: all, shape (1,)).",
+                     {"ord": (to_int, 2), "out_dtype": (str, None)})
+
+
+@register
+class ValueReduceGrad(BackwardOp):
+    """dy spread over the reduced axes times the reduction's derivative (inputs dy, x, y)."""
+    name, hint = "_backward_reduce_value", "_backward_reduce_value"
+    spec = {"kind": (str, "max"), "axis": (to_axis, None), "exclude": (to_bool, False), "ord": (to_int, 2)}
+    num_inputs = 3
+
+    def output_shapes(self, in_shapes):
+        return [in_shapes[1]]
+
+    def forward(self, rt, ins, outs, aux):
+        dy, x, y = ins
+        kept = _kept(x.shape, _Reduce.reduced_axes(self, x.ndim))
+        derivative = VALUE_REDUCTIONS[self.kind][1](rt.xp, x, y.reshape(kept), self)
+        rt.xp.multiply(dy.reshape(kept), derivative, out=outs[0])

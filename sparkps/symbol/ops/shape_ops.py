@@ -96,19 +96,20 @@ class Concat(Op):
         if len(known) < len(in_shapes):
             return in_shapes, [None], []
         first = known[0]
-        if not 0 <= self.dim < len(first):
+        if not -len(first) <= self.dim < len(first):
             raise self.shape_error("dim %d out of range for input shape %s", self.dim, first)
+        dim = self.dim % len(first)
         for i, shape in enumerate(in_shapes):
-            rest = lambda s: tuple(s[:self.dim]) + tuple(s[self.dim + 1:])  # noqa: E731
+            rest = lambda s: tuple(s[:dim]) + tuple(s[dim + 1:])  # noqa: E731
             if len(shape) != len(first) or rest(shape) != rest(first):
                 raise self.shape_error("input '%s' has shape %s, which does not fit %s '%s' beside dim %d",
                                        self.input_name(i), shape, first, self.input_name(0), self.dim)
         out = list(first)
-        out[self.dim] = sum(s[self.dim] for s in in_shapes)
+        out[dim] = sum(s[dim] for s in in_shapes)
         return in_shapes, [tuple(out)], []
 
     def forward(self, rt, ins, outs, aux):
-        rt.xp.concatenate(ins, axis=self.dim, out=outs[0])
+        rt.xp.concatenate(ins, axis=self.dim % ins[0].ndim, out=outs[0])
 
     def gradient(self, node, out_grads):
         return [apply(SliceLike, [out_grads[0]] + list(node.inputs), grad_name(node, "arg%d" % i),
@@ -129,8 +130,9 @@ class SliceLike(BackwardOp):
         return [in_shapes[1 + self.index]]
 
     def forward(self, rt, ins, outs, aux):
-        begin = sum(x.shape[self.dim] for x in ins[1:1 + self.index])
-        end = begin + ins[1 + self.index].shape[self.dim]
+        dim = self.dim % ins[0].ndim
+        begin = sum(x.shape[dim] for x in ins[1:1 + self.index])
+        end = begin + ins[1 + self.index].shape[dim]
         cut = [slice(None)] * ins[0].ndim
-        cut[self.dim] = slice(begin, end)
+        cut[dim] = slice(begin, end)
         rt.xp.copyto(outs[0], ins[0][tuple(cut)])

@@ -1,4 +1,6 @@
-"""Pure state of ``dist_sync`` rounds on one server: who pushed which round, when a round is complete.
+"""The ``sync`` and ``async`` round policies of one server (see :mod:`sparkps.ps.server.policy`).
+
+``sync`` (``dist_sync``) keeps explicit rounds: who pushed which round, when a round is complete.
 
 Every worker numbers its pushes (its *round*, 1, 2, ...). A round is complete when every *active* worker
 pushed it; the server then applies the summed gradient once. Rounds are applied in increasing order, and a
@@ -10,55 +12,78 @@ complete with the workers still active. The gradients are *summed* and the worke
 contribute to is scaled by ``W / k`` (:attr:`CompletedRound.scale`): the applied step stays the mean
 gradient of the contributors, as large as in a full round.
 
-No sockets here: the server feeds events in and acts on what comes back.
+``async`` (``dist_async``) applies every push at once and answers every pull at once.
 
+No sockets here: the server feeds events in and acts on what comes back. Updates are whatever a table's
+``gradient`` returns; the policy only sums them with ``update.add``.
+
+>>> import numpy as np
+>>> from sparkps.ps.server.tables.dense import DenseGradient
 >>> rounds = SyncRounds(worker_ids=[3, 4])
->>> rounds.push(3, 1, {0: np.ones(2, np.float32)})
+>>> rounds.push(3, 1, {"dense": DenseGradient([0], [2], np.ones(2, np.float32))})
 []
->>> [(c.round, c.scale, c.grads[0].tolist()) for c in rounds.push(4, 1, {0: np.ones(2, np.float32)})]
+>>> [(c.round, c.scale, c.updates["dense"].flat.tolist())
+...  for c in rounds.push(4, 1, {"dense": DenseGradient([0], [2], np.ones(2, np.float32))})]
 [(1, 1.0, [2.0, 2.0])]
 """
 from typing import NamedTuple
-
-import numpy as np
 
 from sparkps.errors import ClusterError
 
 
 class CompletedRound(NamedTuple):
-    """A round ready to apply: the summed gradient per piece id and the factor to multiply it by."""
+    """A round ready to apply: the summed update per table name and the factor to multiply it by."""
     round: int
-    grads: dict
+    updates: dict
     scale: float
     contributors: int
 
 
-class _Pending:
-    """The sum so far of one round's gradients and the workers that contributed."""
+class RoundSum:
+    """The sum so far of one round's updates, per table, and the workers that contributed."""
 
     def __init__(self):
         self.contributors = set()
-        self.grads = {}
-        self.owned = set()
+        self.updates = {}
 
-    def add(self, grads):
-        for pid, grad in grads.items():
-            if pid not in self.grads:
-                self.grads[pid] = grad  # kept as received; copied only when a second gradient arrives
-            elif pid in self.owned:
-                self.grads[pid] += grad
-            else:
-                self.grads[pid] = np.add(self.grads[pid], grad, dtype=np.float32)
-                self.owned.add(pid)
+    def add(self, updates):
+        for table, update in updates.items():
+            known = self.updates.get(table)
+            self.updates[table] = update if known is None else known.add(update)
+
+
+class AsyncUpdates:
+    """Policy ``async``: every push is applied at once, every pull answered at once."""
+    needs_round = False
+
+    def __init__(self, worker_ids):
+        self.worker_ids = set(worker_ids)
+
+    def push(self, worker, round_, updates):
+        return [CompletedRound(0, updates, 1.0, 1)]
+
+    def leave(self, worker):
+        return []
+
+    def wait_pull(self, round_, token):
+        return True
+
+    def mark_applied(self, round_):
+        return []
+
+    def parked(self):
+        return []
 
 
 class SyncRounds:
-    """Round bookkeeping for one server.
+    """Policy ``sync``: round bookkeeping for one server.
 
-    ``push(worker, round, grads)`` and ``leave(worker)`` return the rounds that became complete, in order;
+    ``push(worker, round, updates)`` and ``leave(worker)`` return the rounds that became complete, in order;
     ``wait_pull(round, token)`` either says the round is applied (True) or parks ``token`` until it is;
     ``mark_applied(round)`` returns the parked tokens that may now be answered.
     """
+
+    needs_round = True
 
     def __init__(self, worker_ids):
         self.num_workers = len(worker_ids)
@@ -69,13 +94,13 @@ class SyncRounds:
         self._pending = {}
         self._parked = []
 
-    def push(self, worker, round_, grads):
-        """Record ``worker``'s gradients ``{piece id: array}`` for ``round_``; returns completed rounds."""
+    def push(self, worker, round_, updates):
+        """Record ``worker``'s updates ``{table name: update}`` for ``round_``; returns completed rounds."""
         self._check_push(worker, round_)
         self.last_pushed[worker] = round_
-        self._pending.setdefault(round_, _Pending())
+        self._pending.setdefault(round_, RoundSum())
         self._pending[round_].contributors.add(worker)
-        self._pending[round_].add(grads)
+        self._pending[round_].add(updates)
         return self._complete()
 
     def leave(self, worker):
@@ -123,5 +148,5 @@ class SyncRounds:
                 break
             del self._pending[round_]
             count = len(pending.contributors)
-            done.append(CompletedRound(round_, pending.grads, self.num_workers / count, count))
+            done.append(CompletedRound(round_, pending.updates, self.num_workers / count, count))
         return done

@@ -1,0 +1,77 @@
+"""The checkpoint manifest: which piece files hold which elements of every key, independent of the server count.
+
+Layout of a checkpoint directory::
+
+    manifest.json              {"format": "sparkps-kvstore", "version": 1, "optimizer": config | null,
+                                "num_update": n, "keys": {"<key>": {"shape": [...], "count": c,
+                                "pieces": [{"lo": lo, "hi": hi, "file": "key-<key>-<lo>-<hi>.npz"}]}}}
+    key-<key>-<lo>-<hi>.npz    arrays "weight" and "state0", "state1", ... (elements [lo, hi) of the key)
+
+Each server writes the pieces it holds and answers with their description, a list
+``[key, lo, hi, file, shape, count]`` per piece (:mod:`sparkps.ps.server.tables.dense_pieces`); the worker that
+asked merges the answers into ``manifest.json`` (:func:`write_manifest`). On load, every server reads the
+manifest (:func:`read_manifest`) and copies the parts of the saved pieces that overlap its own pieces, so a
+checkpoint written by 2 servers loads onto 3. JSON only: nothing is unpickled.
+
+>>> # manifest = write_manifest(directory, described_by_every_server, optimizer.to_config())
+>>> # key_shapes(read_manifest(directory))  -> {0: (784, 128), 1: (128,), ...}
+"""
+import json
+import os
+
+import numpy as np
+
+from sparkps.errors import DataError
+
+FORMAT, VERSION, MANIFEST = "sparkps-kvstore", 1, "manifest.json"
+
+
+def piece_file(key, lo, hi):
+    """The file name of the saved elements ``[lo, hi)`` of ``key``."""
+    return "key-%d-%d-%d.npz" % (key, lo, hi)
+
+
+def write_manifest(directory, described, optimizer_config):
+    """Merge the piece descriptions of every server into ``directory/manifest.json``; returns the manifest.
+
+    Raises DataError naming the key when the pieces leave a gap or do not cover the key. Blocks on file I/O.
+    """
+    keys = {}
+    for key, lo, hi, name, shape, count in sorted(described, key=lambda d: (d[0], d[1])):
+        entry = keys.setdefault(str(key), {"shape": list(shape), "count": int(count), "pieces": []})
+        entry["pieces"].append({"lo": int(lo), "hi": int(hi), "file": name})
+        entry["count"] = max(entry["count"], int(count))
+    for key, entry in keys.items():
+        covered = 0
+        for piece in entry["pieces"]:
+            if piece["lo"] != covered:
+                raise DataError("checkpoint of key %s misses elements [%d, %d)" % (key, covered, piece["lo"]))
+            covered = piece["hi"]
+        if covered != int(np.prod(entry["shape"], dtype=np.int64)):
+            raise DataError("checkpoint of key %s covers %d of its elements" % (key, covered))
+    manifest = {"format": FORMAT, "version": VERSION, "optimizer": optimizer_config,
+                "num_update": max([e["count"] for e in keys.values()], default=0), "keys": keys}
+    tmp = os.path.join(directory, MANIFEST + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(directory, MANIFEST))
+    return manifest
+
+
+def read_manifest(directory):
+    """The manifest of the checkpoint in ``directory``; raises DataError when it is missing or foreign."""
+    path = os.path.join(directory, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise DataError("cannot read kvstore checkpoint %s: %s" % (path, exc)) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        raise DataError("%s is not a sparkps kvstore checkpoint (format %s version %s)"
+                        % (path, FORMAT, VERSION))
+    return manifest
+
+
+def key_shapes(manifest):
+    """``{key: shape}`` of every key in a checkpoint manifest."""
+    return {int(k): tuple(e["shape"]) for k, e in manifest["keys"].items()}

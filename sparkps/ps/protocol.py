@@ -1,0 +1,245 @@
+"""The data requests a worker sends a server, one small class each, with their encoding to and from the header.
+
+Both sides import this module: the worker builds a request and sends ``request.meta()`` (plus its arrays);
+the server turns a received Message back into the same class with :func:`parse_request`, which is the one
+place a request is validated. A malformed request raises MalformedMessage naming the field at fault, and
+the server answers it with an ERROR reply.
+
+=============  ===============================================================  ======================
+command        meta                                                              arrays
+=============  ===============================================================  ======================
+INIT           {"pieces": [[key, lo, hi]], "shapes": [[key, shape]],             [flat values] or []
+               "sync": bool, "table": name?}
+PUSH           {"keys": [key, ...], "round": r (sync), "table": name?}          [flat gradient]
+PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          -> [flat weights]
+PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
+SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
+COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
+LEAVE          {"round": last round pushed}                                      []
+=============  ===============================================================  ======================
+
+``table`` names the server table a request is for (default ``"dense"``, see
+:mod:`sparkps.ps.server.tables`). Flat arrays are float32 (gradients may travel as float16).
+
+>>> from sparkps.ps.comm.message import Message
+>>> push = Push(keys=[0, 1], round=3)
+>>> push.meta()
+{'keys': [0, 1], 'round': 3}
+>>> parse_request(Message("PUSH", meta=push.meta(), arrays=[np.zeros(4, np.float32)])).keys
+[0, 1]
+"""
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from sparkps.errors import MalformedMessage
+
+DEFAULT_TABLE = "dense"
+FLOAT_DTYPES = (np.float32, np.float16)
+
+
+def _int(meta, name, default=None, optional=False):
+    value = meta.get(name, default)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MalformedMessage("request field %r must be an int, got %r" % (name, value))
+    return value
+
+
+def _keys(meta):
+    keys = meta.get("keys")
+    if not isinstance(keys, list) or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0
+                                             for k in keys):
+        raise MalformedMessage("request field 'keys' must be a list of non-negative ints, got %r"
+                               % (str(keys)[:80],))
+    return keys
+
+
+def _table(meta):
+    table = meta.get("table", DEFAULT_TABLE)
+    if not isinstance(table, str) or not table:
+        raise MalformedMessage("request field 'table' must be a table name, got %r" % (table,))
+    return table
+
+
+def _values(msg, optional=False):
+    """The one flat float array of a data request (None when ``optional`` and absent)."""
+    if not msg.arrays and optional:
+        return None
+    if len(msg.arrays) != 1 or msg.arrays[0].dtype not in FLOAT_DTYPES:
+        raise MalformedMessage("%s needs one float32 or float16 array, got %d array(s) of %s"
+                               % (msg.cmd, len(msg.arrays), [str(a.dtype) for a in msg.arrays]))
+    return msg.arrays[0].reshape(-1)
+
+
+def _with_table(meta, table):
+    if table != DEFAULT_TABLE:
+        meta["table"] = table
+    return meta
+
+
+class Init(NamedTuple):
+    """INIT: the pieces ``[[key, lo, hi]]`` of keys ``[[key, shape]]`` a server holds, and their values."""
+    pieces: list
+    shapes: list
+    sync: Optional[bool] = None
+    table: str = DEFAULT_TABLE
+    values: Optional[np.ndarray] = None
+
+    def meta(self):
+        meta = {"pieces": self.pieces, "shapes": self.shapes}
+        if self.sync is not None:
+            meta["sync"] = bool(self.sync)
+        return _with_table(meta, self.table)
+
+    @classmethod
+    def parse(cls, msg):
+        meta = msg.meta
+        pieces, shapes = meta.get("pieces"), meta.get("shapes")
+        if not isinstance(pieces, list) or not all(
+                isinstance(p, list) and len(p) == 3 and all(type(v) is int for v in p) for p in pieces):
+            raise MalformedMessage("INIT field 'pieces' must be a list of [key, lo, hi] ints")
+        if not isinstance(shapes, list) or not all(
+                isinstance(s, list) and len(s) == 2 and type(s[0]) is int and isinstance(s[1], list)
+                and all(type(d) is int and d >= 0 for d in s[1]) for s in shapes):
+            raise MalformedMessage("INIT field 'shapes' must be a list of [key, [dims]]")
+        sync = meta.get("sync")
+        if sync is not None and not isinstance(sync, bool):
+            raise MalformedMessage("INIT field 'sync' must be a bool, got %r" % (sync,))
+        return cls(pieces, shapes, sync, _table(meta), _values(msg, optional=True))
+
+
+class Push(NamedTuple):
+    """PUSH: a gradient for ``keys`` (summed over workers on the server), numbered ``round`` in sync mode."""
+    keys: list
+    round: Optional[int] = None
+    table: str = DEFAULT_TABLE
+    values: Optional[np.ndarray] = None
+
+    def meta(self):
+        meta = {"keys": list(self.keys)}
+        if self.round is not None:
+            meta["round"] = int(self.round)
+        return _with_table(meta, self.table)
+
+    @classmethod
+    def parse(cls, msg):
+        meta = msg.meta
+        return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta), _values(msg))
+
+
+class Pull(NamedTuple):
+    """PULL: the weights of ``keys`` after ``round`` (sync mode) was applied."""
+    keys: list
+    round: Optional[int] = None
+    table: str = DEFAULT_TABLE
+
+    def meta(self):
+        return Push.meta(self)
+
+    @classmethod
+    def parse(cls, msg):
+        meta = msg.meta
+        return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta))
+
+
+class PushPull(NamedTuple):
+    """PUSHPULL: a PUSH and a PULL of the same keys and round in one request."""
+    keys: list
+    round: Optional[int] = None
+    table: str = DEFAULT_TABLE
+    values: Optional[np.ndarray] = None
+
+    def meta(self):
+        return Push.meta(self)
+
+    @classmethod
+    def parse(cls, msg):
+        return cls(*Push.parse(msg))
+
+    def as_push(self):
+        return Push(*self)
+
+    def as_pull(self):
+        return Pull(self.keys, self.round, self.table)
+
+
+class SetOptimizer(NamedTuple):
+    """SET_OPTIMIZER: the optimizer's JSON config (``optimizer.to_config()``); nothing is unpickled."""
+    config: dict
+
+    def meta(self):
+        return {"config": self.config}
+
+    @classmethod
+    def parse(cls, msg):
+        config = msg.meta.get("config")
+        if not isinstance(config, dict):
+            raise MalformedMessage("SET_OPTIMIZER field 'config' must be a map, got %s" % type(config).__name__)
+        return cls(config)
+
+
+class Command(NamedTuple):
+    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory)."""
+    name: str
+    lr: Optional[float] = None
+    path: Optional[str] = None
+
+    NAMES = ("set_lr", "save", "load")
+
+    def meta(self):
+        meta = {"name": self.name}
+        if self.lr is not None:
+            meta["lr"] = float(self.lr)
+        if self.path is not None:
+            meta["path"] = str(self.path)
+        return meta
+
+    @classmethod
+    def parse(cls, msg):
+        meta = msg.meta
+        name = meta.get("name")
+        if name not in cls.NAMES:
+            raise MalformedMessage("COMMAND field 'name' must be one of %s, got %r" % (list(cls.NAMES), name))
+        if name == "set_lr":
+            lr = meta.get("lr")
+            if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+                raise MalformedMessage("COMMAND set_lr field 'lr' must be a number, got %r" % (lr,))
+            return cls(name, lr=float(lr))
+        path = meta.get("path")
+        if not isinstance(path, str) or not path:
+            raise MalformedMessage("COMMAND %s field 'path' must be a directory, got %r" % (name, path))
+        return cls(name, path=path)
+
+
+class Leave(NamedTuple):
+    """LEAVE: this worker pushes no more rounds (sync mode); ``round`` is the last one it pushed."""
+    round: int = 0
+
+    def meta(self):
+        return {"round": int(self.round)}
+
+    @classmethod
+    def parse(cls, msg):
+        return cls(_int(msg.meta, "round", default=0))
+
+
+REQUESTS = {"INIT": Init, "PUSH": Push, "PULL": Pull, "PUSHPULL": PushPull, "SET_OPTIMIZER": SetOptimizer,
+            "COMMAND": Command, "LEAVE": Leave}
+COMMAND_OF = {cls: cmd for cmd, cls in REQUESTS.items()}
+
+
+def parse_request(msg):
+    """The request class instance ``msg`` carries; raises MalformedMessage naming the field at fault."""
+    cls = REQUESTS.get(msg.cmd)
+    if cls is None:
+        raise MalformedMessage("a server does not serve %s requests" % msg.cmd)
+    if not isinstance(msg.meta, dict):
+        raise MalformedMessage("%s request meta is not a map" % msg.cmd)
+    return cls.parse(msg)
+
+
+def command_of(request):
+    """The message command of a request instance (``Push(...)`` -> ``'PUSH'``)."""
+    return COMMAND_OF[type(request)]
