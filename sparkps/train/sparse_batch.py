@@ -49,6 +49,7 @@ class SparseBatch:
                 capacity = min(capacity, spec.input_dim)
             self.table_shapes[name] = (max(capacity, 1), spec.dim)
         self._weights, self._grads, self._unique = {}, {}, {}
+        self._seen = {name: [] for name in self.tables}    # ids given or pulled: the rows the model keeps
 
     @classmethod
     def for_symbol(cls, symbol, input_shapes):
@@ -85,6 +86,7 @@ class SparseBatch:
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
+            self._seen[name] = [value.ids]
             kv.init(name, value)
 
     def _dense_value(self, name, array):
@@ -106,6 +108,7 @@ class SparseBatch:
             unique, inverse = np.unique(flat, return_inverse=True)
             self._pull_rows(kv, name, unique)
             self._unique[name] = unique
+            self._remember(name, unique)
             start = 0
             for field, ids, mask in zip(spec.fields, fields, present):
                 local = np.full(ids.shape, -1.0, dtype=np.float32)
@@ -163,7 +166,21 @@ class SparseBatch:
         return ids
 
     # ----- results --------------------------------------------------------------------------------
+    def _remember(self, name, unique):
+        seen = self._seen[name]
+        seen.append(unique)
+        if len(seen) > 64:
+            self._seen[name] = [np.unique(np.concatenate(seen))]
+
     def table_values(self, kv):
-        """{name: RowSparse} of every row each table holds in ``kv`` (a bounded table given whole holds all its
-        rows; ``.to_dense()`` gives MXNet's dense weight). Nothing of size ``input_dim x dim`` is made here."""
-        return {name: kv.table_value(name) for name in self.tables}
+        """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
+        batch pulled (``.to_dense()`` gives MXNet's dense weight of a bounded table). Blocks as
+        ``kv.row_sparse_pull``; nothing of size ``input_dim x dim`` is made here."""
+        values = {}
+        for name in self.tables:
+            ids = np.unique(np.concatenate(self._seen[name])) if self._seen[name] else np.empty(0, np.int64)
+            rows = np.empty((ids.size, self.tables[name].dim), dtype=self._weights[name].dtype)
+            if ids.size:
+                kv.row_sparse_pull(name, out=rows, row_ids=ids)
+            values[name] = RowSparse(ids, rows, self.full_shape(name))
+        return values
