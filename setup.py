@@ -21,6 +21,7 @@ setup(
         "pandas>=1.5,<3",  # PySpark 4 warns that pandas 3 is not fully supported
         "pyarrow>=10",
         "threadpoolctl>=3",
+        "numba>=0.59",  # the sparse tables' id index (benchmarks/bench_sparse.py: numpy searchsorted is slower)
     ],
     extras_require={
         "gpu": ["cupy-cuda12x>=12"],

@@ -2,7 +2,12 @@
 
     spark-submit --master local[2] jobs/train_classifier.py --train train.libsvm --validation test.libsvm \
         --num-features 64 --layers 64,64,10 --epochs 10 --output out/
+    spark-submit --master yarn jobs/train_classifier.py --input-table db.digits --label-col digit ...
     python jobs/train_classifier.py --demo --output demo-output        # digits, local[*], 2 workers + 1 server
+
+The master and every setting come from spark-submit; ``--master`` is only used when the job runs as plain
+``python jobs/...`` (default ``local[*]``).  Inputs: libsvm, CSV (files or Spark-written folders), Parquet and
+ORC (files or folders), or a table (``--input-table``); the format comes from ``--format`` or the content.
 
 Writes ``OUTPUT/model`` (SparkModel: model-symbol.json, model-NNNN.params, metadata.json; loadable by
 ``sparkps.FeedForward.load('OUTPUT/model/model', epochs)``), ``OUTPUT/predictions`` (CSV: label,
@@ -18,19 +23,26 @@ import time
 import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
+from sparkps.train.io.formats import FORMATS
 
 LOG = logging.getLogger("train_classifier")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm or CSV input).")
+    p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm, CSV, Parquet, ORC or "
+                                            "a table).")
     p.add_argument("--demo", action="store_true", help="scikit-learn digits on local[*]: the `make demo` run")
     p.add_argument("--export-digits", metavar="DIR", help="write digits as train/test .libsvm and .csv, exit")
-    p.add_argument("--train", help="training data (.libsvm, .svm, .txt = libsvm; .csv = CSV)")
+    p.add_argument("--train", help="training data: a file or folder (libsvm, CSV, Parquet, ORC)")
     p.add_argument("--validation", help="validation data, same format; scored and written to OUTPUT/predictions")
-    p.add_argument("--format", choices=["libsvm", "csv"], help="input format (default: from the extension)")
+    p.add_argument("--input-table", help="training data from a table Spark can read (instead of --train)")
+    p.add_argument("--validation-table", help="validation data from a table (instead of --validation)")
+    p.add_argument("--format", choices=["auto"] + list(FORMATS), default="auto",
+                   help="input format (default: from the content: magic bytes, folder contents, first line)")
     p.add_argument("--num-features", type=int, help="feature count (libsvm; default: from --layers)")
-    p.add_argument("--label-col", default="label", help="CSV label column name (default: label)")
+    p.add_argument("--label-col", default="label", help="label column (default: label)")
+    p.add_argument("--features-cols", help="comma-separated feature columns (default: a 'features' vector "
+                                           "column, else every other numeric column)")
     p.add_argument("--layers", default="64,64,10", help="MLP sizes inputs,hidden...,classes (default 64,64,10)")
     p.add_argument("--symbol", help="network as sparkps symbol JSON (overrides --layers; needs --num-features)")
     p.add_argument("--batch-size", type=int, default=None, help="per worker (default 32; --demo 16)")
@@ -43,31 +55,55 @@ def parse_args(argv=None):
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--wd", type=float, default=0.0)
     p.add_argument("--ctx", default="cpu", help="cpu or gpu (each task uses its Spark GPU resource)")
-    p.add_argument("--master", default=None, help="Spark master when not run by spark-submit "
-                                                  "(default local[*])")
+    p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
+                                                  "(default local[*]); spark-submit's --master always wins")
     p.add_argument("--output", default="sparkps-output", help="output directory")
     p.add_argument("--timeout", type=float, default=1800, help="seconds before training is abandoned")
     return p.parse_args(argv)
 
 
-def default_master(workers):
-    """local[*], or local[workers] on a machine with fewer cores than workers (one task slot each)."""
-    return "local[*]" if (os.cpu_count() or 1) >= workers else "local[%d]" % workers
+def submitted_conf():
+    """The settings spark-submit (or spark-defaults.conf) gave this driver, read from the JVM gateway
+    before any SparkContext exists: a dict, empty when the job runs as plain python without defaults."""
+    from pyspark import SparkConf, SparkContext
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
 
 
-def spark_session(master, workers=2):
-    """The session spark-submit configured, or a local one (UI off, loopback) when run with plain python."""
+def spark_session(master=None):
+    """The session spark-submit configured (its master, its settings), or, run as plain python, one on
+    ``master`` (default local[*]) with this interpreter as the executors' Python."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark import SparkConf
     from pyspark.sql import SparkSession
+    conf = submitted_conf()
     builder = SparkSession.builder.appName("sparkps train_classifier")
-    if master or not SparkConf().contains("spark.master"):
-        builder = builder.master(master or default_master(workers))
-    spark = (builder.config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    if "spark.master" not in conf:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.master(master or "local[*]")
+    elif master and master != conf["spark.master"]:
+        LOG.warning("--master %s ignored: spark-submit set the master to %s", master, conf["spark.master"])
+    if "spark.ui.showConsoleProgress" not in conf:      # sparkps shows its own progress
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    if "spark.sql.shuffle.partitions" not in conf:
+        builder = builder.config("spark.sql.shuffle.partitions", "4")
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def fit_workers(spark, workers, servers):
+    """``(workers, servers)`` the master can run: fewer workers, with a warning, when it has fewer task
+    slots than ``--workers`` (the worker count never changes the master)."""
+    from sparkps.spark import checks
+    sc = spark.sparkContext
+    slots = checks.count_task_slots(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism)
+    if slots < 1:
+        raise ConfigError("the Spark master %s has no task slots for training workers" % sc.master)
+    if slots >= workers:
+        return workers, servers
+    LOG.warning("--workers %d but the master %s has %d task slots: training with %d workers",
+                workers, sc.master, slots, slots)
+    return slots, min(servers, slots)
 
 
 def digits_split(seed=0):
@@ -96,24 +132,12 @@ def export_digits(folder):
     return folder
 
 
-def read_frame(spark, path, fmt, num_features, label_col):
-    """A DataFrame (features Vector, label double) from a libsvm or CSV file."""
-    if "://" not in path and not os.path.exists(path):
-        raise ConfigError("input %s does not exist" % path)
-    fmt = fmt or ("csv" if path.endswith(".csv") else "libsvm")
-    if fmt == "libsvm":
-        reader = spark.read.format("libsvm")
-        if num_features:
-            reader = reader.option("numFeatures", str(num_features))
-        return reader.load(path).select("features", "label")
-    from pyspark.ml.feature import VectorAssembler
-    from pyspark.sql import functions as F
-    frame = spark.read.option("header", "true").option("inferSchema", "true").csv(path)
-    if label_col not in frame.columns:
-        raise ConfigError("CSV %s has no label column %r; columns: %s" % (path, label_col, frame.columns[:8]))
-    inputs = [c for c in frame.columns if c != label_col]
-    assembled = VectorAssembler(inputCols=inputs, outputCol="features").transform(frame)
-    return assembled.select("features", F.col(label_col).cast("double").alias("label"))
+def read_frame(spark, args, path=None, table=None):
+    """A DataFrame (features Vector, label) from ``path`` or ``table`` (see sparkps.spark.inputs)."""
+    from sparkps.spark.inputs import read_input
+    features_cols = [c.strip() for c in args.features_cols.split(",") if c.strip()] if args.features_cols else None
+    return read_input(spark, path=path, table=table, fmt=args.format, num_features=args.num_features,
+                      label_col=args.label_col, features_cols=features_cols)
 
 
 def demo_frames(spark):
@@ -140,28 +164,29 @@ def network(args):
     return mlp_symbol(layers).tojson(), (layers[0],)
 
 
-def train(args, train_df):
+def train(args, train_df, workers, servers):
     """Fit with SparkTrainer; returns (SparkModel, seconds)."""
     from sparkps.spark import SparkTrainer
     symbol_json, input_shape = network(args)
     optimizer_params = {"learning_rate": args.lr, "wd": args.wd}
     if args.optimizer in ("sgd", "nag"):
         optimizer_params["momentum"] = args.momentum
+    name = "symbol %s" % os.path.basename(args.symbol) if args.symbol else "MLP %s" % args.layers.replace(",", "-")
     trainer = SparkTrainer(symbol_json, input_shape, batch_size=args.batch_size, num_epoch=args.epochs,
-                           num_workers=args.workers, num_servers=args.servers, kvstore=args.kvstore,
+                           num_workers=workers, num_servers=servers, kvstore=args.kvstore,
                            optimizer=args.optimizer, optimizer_params=optimizer_params, ctx=args.ctx,
-                           eval_metric=["acc", "ce"], timeout=args.timeout)
+                           eval_metric=["acc", "ce"], timeout=args.timeout, name=name)
     started = time.time()
-    model = trainer.fit(train_df)
+    model = trainer.fit(train_df, label_col=args.label_col)
     return model, time.time() - started
 
 
-def score(model, frame, folder):
+def score(model, frame, folder, label_col="label"):
     """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV; returns the accuracy."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     scored = model.transform(frame)
-    table = scored.select("label", "prediction",
+    table = scored.select(F.col(label_col).alias("label"), "prediction",
                           F.array_max(vector_to_array("probability")).alias("probability")).cache()
     table.write.mode("overwrite").option("header", "true").csv(os.path.join(folder, "predictions"))
     total = table.count()
@@ -170,50 +195,68 @@ def score(model, frame, folder):
     return correct / max(total, 1)
 
 
-def plot_curve(history, path):
-    """Training loss and accuracy per epoch as a PNG (matplotlib Agg)."""
+def plot_curve(history, path, test_accuracy=None):
+    """Training loss and accuracy per epoch (epochs numbered from 1, integer ticks) and the test accuracy
+    as a dashed line, as a PNG (matplotlib Agg)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    epochs = [h["epoch"] + 1 for h in history]
+    from matplotlib.ticker import MaxNLocator
+    epochs = [h["epoch"] for h in history]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
     left.plot(epochs, [h.get("cross-entropy", np.nan) for h in history], marker="o")
     left.set(title="training loss (cross-entropy)", xlabel="epoch")
-    right.plot(epochs, [h.get("accuracy", np.nan) for h in history], marker="o", color="tab:green")
-    right.set(title="training accuracy", xlabel="epoch", ylim=(0, 1.02))
+    right.plot(epochs, [h.get("accuracy", np.nan) for h in history], marker="o", color="tab:green",
+               label="training")
+    if test_accuracy is not None:
+        right.axhline(test_accuracy, color="tab:red", linestyle="--", label="test %.3f" % test_accuracy)
+    right.set(title="accuracy", xlabel="epoch", ylim=(0, 1.02))
+    right.legend(loc="lower right")
+    for axis in (left, right):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def numbered_from_one(history):
+    """The history with epochs counted from 1, as the progress lines and the plot show them."""
+    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
 
 
 def run(args):
     if args.export_digits:
         print("digits written to %s" % export_digits(args.export_digits))
         return 0
-    if not args.demo and not args.train:
-        raise ConfigError("give --train PATH (and --validation PATH), or --demo")
-    spark = spark_session(args.master, args.workers)
+    if not args.demo and not (args.train or args.input_table):
+        raise ConfigError("give --train PATH or --input-table TABLE (and --validation / --validation-table), "
+                          "or --demo")
+    spark = spark_session(args.master)
     try:
         if args.demo:
             train_df, valid_df = demo_frames(spark)
         else:
-            train_df = read_frame(spark, args.train, args.format, args.num_features, args.label_col)
-            valid_df = None if not args.validation else read_frame(
-                spark, args.validation, args.format, args.num_features, args.label_col)
-        model, seconds = train(args, train_df)
+            train_df = read_frame(spark, args, args.train, args.input_table)
+            valid_df = None if not (args.validation or args.validation_table) else read_frame(
+                spark, args, args.validation, args.validation_table)
+        workers, servers = fit_workers(spark, args.workers, args.servers)
+        model, seconds = train(args, train_df, workers, servers)
         os.makedirs(args.output, exist_ok=True)
         model.save(os.path.join(args.output, "model"))
-        plot_curve(model.history, os.path.join(args.output, "training-curve.png"))
-        for entry in model.history:
-            print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"] + 1, entry.get("cross-entropy", np.nan),
+        history = numbered_from_one(model.history)
+        for entry in history:
+            print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"], entry.get("cross-entropy", np.nan),
                                                          entry.get("accuracy", np.nan)))
-        summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "history": model.history}
+        summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
+                   "servers": servers, "master": spark.sparkContext.master, "history": history}
         if valid_df is not None:
-            summary["validation_accuracy"] = score(model, valid_df, args.output)
+            summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col)
             print("test accuracy: %.4f" % summary["validation_accuracy"])
+        plot_curve(history, os.path.join(args.output, "training-curve.png"), summary.get("validation_accuracy"))
         with open(os.path.join(args.output, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1)
-        print("trained in %.1f s; model saved to %s" % (seconds, os.path.join(args.output, "model")))
+        print("trained in %.1f s on %s; model saved to %s" % (seconds, spark.sparkContext.master,
+                                                             os.path.join(args.output, "model")))
         print("training curve: %s" % os.path.join(args.output, "training-curve.png"))
     finally:
         spark.stop()
@@ -223,6 +266,7 @@ def run(args):
 def main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    logging.getLogger("sparkps.ps").setLevel(logging.CRITICAL)   # the job reports a failure once, below
     args = parse_args(argv)
     args.batch_size = args.batch_size or (16 if args.demo else 32)
     args.epochs = args.epochs or (20 if args.demo else 10)

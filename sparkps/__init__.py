@@ -12,7 +12,7 @@ import importlib
 __version__ = '0.1.0'
 
 _SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.train.optimizer',
-               'initializer': 'sparkps.train.initializer', 'metric': 'sparkps.train.metric',
+               'initializer': 'sparkps.train.initializer', 'metric': 'sparkps.train.mx_metric',
                'io': 'sparkps.train.io', 'kvstore': 'sparkps.kvstore', 'lr_scheduler': 'sparkps.train.lr_scheduler',
                'callback': 'sparkps.train.callback', 'model': 'sparkps.train.feedforward',
                'backend': 'sparkps.backend', 'errors': 'sparkps.errors'}

@@ -169,7 +169,7 @@ def worker():
 @click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
               help="Training data; each worker reads shard RANK of NUM_WORKERS.")
 @click.option("--format", "data_format", type=click.Choice(["auto", "libsvm", "csv"]), default="auto",
-              show_default=True, help="Data format (auto: .csv/.tsv/.txt are CSV, the rest LibSVM).")
+              show_default=True, help="Data format (auto: from the content; see sparkps.train.io.formats).")
 @click.option("--num-features", type=click.IntRange(min=1), help="LibSVM feature count (default: largest index).")
 @click.option("--label-column", type=int, default=0, show_default=True, help="CSV column holding the label.")
 @click.option("--eval-data", type=click.Path(exists=True, dir_okay=False), help="Validation data scored each epoch.")

@@ -55,3 +55,36 @@ def digits():
     y = data.target.astype(np.float32)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)
     return X_train, y_train, X_test, y_test
+
+
+@pytest.fixture
+def ps_cluster():
+    """Factory of ``cluster.PSCluster``s; each is closed at tear-down, which asserts the job finished cleanly.
+
+        def test_x(ps_cluster):
+            with ps_cluster(num_servers=2, num_workers=2) as c:   # or without ``with``: closed at tear-down
+                c.run_workers(lambda kv: ...)
+    """
+    from cluster import PSCluster
+    made = []
+
+    def make(**kwargs):
+        made.append(PSCluster(**kwargs))
+        return made[-1]
+    yield make
+    for c in made:
+        c.close()
+
+
+@pytest.fixture
+def node_cluster():
+    """Factory of ``cluster.NodeCluster``s (bare Postoffices); each is stopped at tear-down."""
+    from cluster import NodeCluster
+    made = []
+
+    def make(**kwargs):
+        made.append(NodeCluster(**kwargs))
+        return made[-1]
+    yield make
+    for c in made:
+        c.stop()

@@ -31,9 +31,11 @@ def piece_file(key, lo, hi):
     return "key-%d-%d-%d.npz" % (key, lo, hi)
 
 
-def write_manifest(directory, described, optimizer_config):
+def write_manifest(directory, described, optimizer_config, tables=()):
     """Merge the piece descriptions of every server into ``directory/manifest.json``; returns the manifest.
 
+    ``tables``: the sparse-table save descriptions of every server (:func:`add_table_generation`); the
+    generations of earlier saves in ``directory`` are kept for an incremental save to build on.
     Raises DataError naming the key when the pieces leave a gap or do not cover the key. Blocks on file I/O.
     """
     keys = {}
@@ -51,6 +53,11 @@ def write_manifest(directory, described, optimizer_config):
             raise DataError("checkpoint of key %s covers %d of its elements" % (key, covered))
     manifest = {"format": FORMAT, "version": VERSION, "optimizer": optimizer_config,
                 "num_update": max([e["count"] for e in keys.values()], default=0), "keys": keys}
+    if tables:
+        earlier = read_manifest(directory) if os.path.exists(os.path.join(directory, MANIFEST)) else {}
+        manifest["tables"] = earlier.get("tables", {})
+        add_table_generation(manifest, tables)
+    os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
@@ -75,3 +82,39 @@ def read_manifest(directory):
 def key_shapes(manifest):
     """``{key: shape}`` of every key in a checkpoint manifest."""
     return {int(k): tuple(e["shape"]) for k, e in manifest["keys"].items()}
+
+
+# ---- sparse tables ---------------------------------------------------------------------------------------
+# manifest["tables"][name] = {"options": table options, "generations": [{"generation": g, "delta": bool,
+#                              "files": [...], "rows": n}]}: a base (delta false) and the deltas saved after
+# it. Every server writes one file per table and save; rows are re-routed by id hash on load
+# (:mod:`sparkps.ps.server.tables.sparse_checkpoint`).
+
+def add_table_generation(manifest, described):
+    """Merge every server's sparse-table save descriptions (dicts with ``table``, ``generation``, ``delta``,
+    ``file``, ``rows``, ``options``) into ``manifest["tables"]`` (in place; returned). A base generation
+    replaces the table's earlier ones; a delta is appended. DataError naming the table when servers disagree
+    on the generation, or a delta has no base."""
+    tables = manifest.setdefault("tables", {})
+    by_table = {}
+    for d in described:
+        by_table.setdefault(d["table"], []).append(d)
+    for name, parts in by_table.items():
+        kinds = {(d["generation"], d["delta"]) for d in parts}
+        if len(kinds) != 1:
+            raise DataError("table %r: servers saved different generations %s" % (name, sorted(kinds)))
+        generation, delta = kinds.pop()
+        entry = tables.setdefault(name, {"generations": []})
+        entry["options"] = parts[0]["options"]
+        if delta and not entry["generations"]:
+            raise DataError("table %r: a delta save needs an earlier base generation in the manifest" % name)
+        gen = {"generation": generation, "delta": delta, "files": sorted(d["file"] for d in parts),
+               "rows": sum(d["rows"] for d in parts)}
+        entry["generations"] = entry["generations"] + [gen] if delta else [gen]
+    return manifest
+
+
+def next_table_generation(manifest, name):
+    """``(generation, may_be_delta)`` for the next save of table ``name`` after ``manifest``."""
+    gens = (manifest or {}).get("tables", {}).get(name, {}).get("generations", [])
+    return (gens[-1]["generation"] + 1, True) if gens else (0, False)

@@ -21,6 +21,12 @@ LEAVE          {"round": last round pushed}                                     
 ``table`` names the server table a request is for (default ``"dense"``, see
 :mod:`sparkps.ps.server.tables`). Flat arrays are float32 (gradients may travel as float16).
 
+Sparse rows (:mod:`sparkps.ps.rows`): an INIT with ``"kind": "sparse"`` and ``"options"`` (the table's
+options, plus ``"shard": [server rank, server count]``) creates the table on that server; a PULL, PUSH or
+PUSHPULL with ``"rows": true`` (and ``"keys": []``) names rows by id: arrays ``[ids]`` for a pull,
+``[ids, grads]`` for a push, ids a uint64 (n,) array, grads float32 (n * dim values, or (n, dim)); a pull
+answers rows float32 (n, dim).
+
 >>> from sparkps.ps.comm.message import Message
 >>> push = Push(keys=[0, 1], round=3)
 >>> push.meta()
@@ -73,6 +79,27 @@ def _values(msg, optional=False):
     return msg.arrays[0].reshape(-1)
 
 
+def _row_arrays(msg, with_grads):
+    """``(ids, grads or None)`` of a row request: a uint64 ids frame, then for a push one float frame."""
+    want = 2 if with_grads else 1
+    arrays = msg.arrays
+    if len(arrays) != want or arrays[0].dtype != np.uint64 or arrays[0].ndim != 1:
+        raise MalformedMessage("%s of rows needs %s, got %d array(s) of %s"
+                               % (msg.cmd, "a uint64 ids array and a float grads array" if with_grads
+                                  else "one uint64 ids array", len(arrays), [str(a.dtype) for a in arrays]))
+    if with_grads and arrays[1].dtype not in FLOAT_DTYPES:
+        raise MalformedMessage("%s of rows: field 'grads' must be float32 or float16, got %s"
+                               % (msg.cmd, arrays[1].dtype))
+    return arrays[0], (arrays[1] if with_grads else None)
+
+
+def _is_rows(meta):
+    rows = meta.get("rows", False)
+    if not isinstance(rows, bool):
+        raise MalformedMessage("request field 'rows' must be a bool, got %r" % (rows,))
+    return rows
+
+
 def _with_table(meta, table):
     if table != DEFAULT_TABLE:
         meta["table"] = table
@@ -86,11 +113,17 @@ class Init(NamedTuple):
     sync: Optional[bool] = None
     table: str = DEFAULT_TABLE
     values: Optional[np.ndarray] = None
+    kind: Optional[str] = None        # the table kind when it differs from the table name ("sparse")
+    options: Optional[dict] = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
 
     def meta(self):
         meta = {"pieces": self.pieces, "shapes": self.shapes}
         if self.sync is not None:
             meta["sync"] = bool(self.sync)
+        if self.kind is not None:
+            meta["kind"] = self.kind
+        if self.options is not None:
+            meta["options"] = self.options
         return _with_table(meta, self.table)
 
     @classmethod
@@ -107,7 +140,13 @@ class Init(NamedTuple):
         sync = meta.get("sync")
         if sync is not None and not isinstance(sync, bool):
             raise MalformedMessage("INIT field 'sync' must be a bool, got %r" % (sync,))
-        return cls(pieces, shapes, sync, _table(meta), _values(msg, optional=True))
+        kind, options = meta.get("kind"), meta.get("options")
+        if kind is not None and (not isinstance(kind, str) or not kind):
+            raise MalformedMessage("INIT field 'kind' must be a table kind name, got %r" % (kind,))
+        if options is not None and not isinstance(options, dict):
+            raise MalformedMessage("INIT field 'options' must be a map, got %s" % type(options).__name__)
+        values = None if kind is not None else _values(msg, optional=True)
+        return cls(pieces, shapes, sync, _table(meta), values, kind, options)
 
 
 class Push(NamedTuple):
@@ -115,18 +154,24 @@ class Push(NamedTuple):
     keys: list
     round: Optional[int] = None
     table: str = DEFAULT_TABLE
+    ids: Optional[np.ndarray] = None     # a push of rows: their uint64 ids (``values`` holds their grads)
     values: Optional[np.ndarray] = None
 
     def meta(self):
         meta = {"keys": list(self.keys)}
         if self.round is not None:
             meta["round"] = int(self.round)
+        if self.ids is not None:
+            meta["rows"] = True
         return _with_table(meta, self.table)
 
     @classmethod
     def parse(cls, msg):
         meta = msg.meta
-        return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta), _values(msg))
+        if _is_rows(meta):
+            ids, grads = _row_arrays(msg, with_grads=True)
+            return cls([], _int(meta, "round", optional=True), _table(meta), ids=ids, values=grads)
+        return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta), values=_values(msg))
 
 
 class Pull(NamedTuple):
@@ -134,6 +179,7 @@ class Pull(NamedTuple):
     keys: list
     round: Optional[int] = None
     table: str = DEFAULT_TABLE
+    ids: Optional[np.ndarray] = None     # a pull of rows: their uint64 ids
 
     def meta(self):
         return Push.meta(self)
@@ -141,6 +187,8 @@ class Pull(NamedTuple):
     @classmethod
     def parse(cls, msg):
         meta = msg.meta
+        if _is_rows(meta):
+            return cls([], _int(meta, "round", optional=True), _table(meta), _row_arrays(msg, False)[0])
         return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta))
 
 
@@ -149,6 +197,7 @@ class PushPull(NamedTuple):
     keys: list
     round: Optional[int] = None
     table: str = DEFAULT_TABLE
+    ids: Optional[np.ndarray] = None
     values: Optional[np.ndarray] = None
 
     def meta(self):
@@ -162,7 +211,7 @@ class PushPull(NamedTuple):
         return Push(*self)
 
     def as_pull(self):
-        return Pull(self.keys, self.round, self.table)
+        return Pull(self.keys, self.round, self.table, self.ids)
 
 
 class SetOptimizer(NamedTuple):

@@ -39,9 +39,14 @@ class TrainConfig:
     optimizer_params: dict = field(default_factory=dict)
 
     def format_of(self, path):
-        if self.data_format != "auto":
-            return self.data_format
-        return "csv" if path.lower().endswith((".csv", ".tsv", ".txt")) else "libsvm"
+        """The format of ``path`` by the rule the Spark job uses too (sparkps.train.io.formats); the CLI
+        reads files line by line, so only libsvm and CSV."""
+        from sparkps.train.io.formats import detect_format
+        kind = detect_format(path, self.data_format)
+        if kind not in ("libsvm", "csv"):
+            raise DataError("%s is %s; the CLI reads libsvm and CSV files (the Spark job, "
+                            "jobs/train_classifier.py, reads %s too)" % (path, kind, kind))
+        return kind
 
 
 def read_shard(config, path, part_index, num_parts):

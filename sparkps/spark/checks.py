@@ -64,6 +64,22 @@ def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None
     return slots
 
 
+def choose_worker_python(sc):
+    """Make Spark's Python workers able to import sparkps: on a local master (every Python worker on this
+    machine) with neither PYSPARK_PYTHON nor spark.pyspark.python set, a worker Python that lacks sparkps is
+    replaced by this interpreter (``sc.pythonExec``, read when a stage's functions are wrapped); otherwise
+    ``check_worker_python`` decides.  Returns the Python the workers will run."""
+    conf = spark_conf_dict(sc)
+    chosen = os.environ.get("PYSPARK_PYTHON") or conf.get("spark.pyspark.python")
+    if not chosen and (_LOCAL.match(sc.master) or _LOCAL_CLUSTER.match(sc.master)):
+        resolved = shutil.which(sc.pythonExec) or sc.pythonExec
+        if os.path.abspath(resolved) != os.path.abspath(sys.executable) and _import_problem(resolved):
+            sc.pythonExec = sys.executable
+        return sc.pythonExec
+    check_worker_python(sc.pythonExec, sc.master)
+    return sc.pythonExec
+
+
 def check_worker_python(python_exec, master):
     """On masters whose executors run on this machine (local, local-cluster), make sure Spark's Python
     workers (``python_exec``, from PYSPARK_PYTHON) can import sparkps; raise ConfigError saying how to fix it

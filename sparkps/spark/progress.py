@@ -49,10 +49,12 @@ class ProgressView:
     On a terminal (or ``bar=True``) a tqdm bar counts epochs with the metrics as its postfix; otherwise a
     line is written at each new epoch or every ``log_every`` seconds: to ``stream`` when given, else to the
     ``sparkps.spark`` logger when logging is configured, else to stderr.  ``update`` and ``close`` never block.
+    ``clock`` (seconds, default ``time.monotonic``) times the rates; tests pass their own.
     """
 
-    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None):
+    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None, clock=time.monotonic):
         self.num_epoch, self.num_workers = num_epoch, num_workers
+        self._clock = clock
         self.log_every = log_every
         self._log = stream is None          # lines go to logging when it is set up, unless a stream is given
         stream = stream or sys.stderr
@@ -64,14 +66,14 @@ class ProgressView:
             from tqdm import tqdm
             self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
         self._last_log, self._logged_epoch = 0.0, None
-        self._seen, self._last_time = {}, time.monotonic()
+        self._seen, self._last_time = {}, clock()
         self.samples_per_s = 0.0
         self.last = None
 
     def update(self, status):
         """Take one ``scheduler.status()`` snapshot."""
         summary = summarize(status.get("progress"), self.num_workers)
-        now = time.monotonic()
+        now = self._clock()
         first = not self._seen
         new_samples = self._new_samples(status.get("progress") or {})
         if first:

@@ -126,8 +126,15 @@ class SparkModel:
             json.dump(meta, f, indent=1)
 
     @classmethod
-    def load(cls, path):
-        """Read a model written by ``save``."""
+    def load(cls, path, epoch=None, **meta):
+        """Read a model written by ``save``; or, with ``epoch``, the checkpoint ``path-symbol.json`` +
+        ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's ``mx.model.save_checkpoint`` (the params
+        format is chosen by content), with ``meta`` (``input_shape``, ``label_name``, ...) as ``save`` would
+        have recorded it."""
+        if epoch is not None:
+            from sparkps.train.feedforward import FeedForward
+            feedforward = FeedForward.load(path, epoch)
+            return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params, epoch=epoch, **meta)
         meta_path = os.path.join(path, METADATA)
         if not os.path.exists(meta_path):
             raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))

@@ -12,6 +12,7 @@ import uuid
 from sparkps.errors import ClusterError, PeerTimeout
 
 POLL_SECONDS = 0.25
+SERVER_EXIT_SECONDS = 10
 
 
 class StageFailed(ClusterError):
@@ -35,18 +36,20 @@ class _StageThread(threading.Thread):
             self.error = exc
 
 
-def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training"):
+def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training", local=False):
     """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results.
 
     Blocks until the stage finishes, a role fails, or ``timeout`` seconds pass (None: no limit).  Polls
     ``scheduler.status()`` every quarter second for progress (shown through ``view``) and errors.  On any
-    failure it cancels the job group, stops the scheduler and raises StageFailed (PeerTimeout on timeout)
-    naming the failed role and its cause.
+    failure it cancels the job group, stops the scheduler (which tells every node to terminate) and raises
+    StageFailed (PeerTimeout on timeout) naming the failed role and its cause; with ``local`` (every role on
+    this machine) it first waits for the server processes to end, killing any left after
+    SERVER_EXIT_SECONDS, so none outlives the failed fit.
     """
     job_group = "sparkps-%s" % uuid.uuid4().hex[:12]
     stage = _StageThread(sc, rdd, task, job_group, description)
     deadline = None if timeout is None else time.monotonic() + timeout
-    failure = None
+    failure, servers = None, []
     stage.start()
     try:
         while stage.is_alive():
@@ -65,12 +68,54 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
         failure = exc
     finally:
         if failure is not None:
+            servers = server_pids(_status(scheduler)) if local else []
             sc.cancelJobGroup(job_group)
             stage.join(60)
         scheduler.stop()
+        reap(servers, SERVER_EXIT_SECONDS)
     if failure is not None:
         raise failure
     return stage.results
+
+
+def server_pids(status):
+    """PIDs of the server nodes that registered with the scheduler (they report their pid and host)."""
+    return [int(n["pid"]) for n in (status or {}).get("nodes", []) if n.get("role") == "server" and n.get("pid")]
+
+
+def reap(pids, timeout):
+    """Wait up to ``timeout`` s for the processes ``pids`` (on this machine) to end; SIGKILL those left.
+    Only for processes this fit's own tasks started: the scheduler told them to stop already."""
+    import os
+    import signal
+    deadline = time.monotonic() + timeout
+    alive = [pid for pid in pids if _running(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _running(pid)]
+    for pid in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+    while alive and time.monotonic() < deadline + 5:
+        alive = [pid for pid in alive if _running(pid)]
+        time.sleep(0.05)
+
+
+def _running(pid):
+    """True while ``pid`` exists and is not a zombie (a reaped child disappears; an orphan's zombie waits
+    for init, which counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        import os
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
 
 
 def _status(scheduler):

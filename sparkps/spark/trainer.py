@@ -11,7 +11,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 """
 import numpy as np
 
-from sparkps.errors import ClusterError, ConfigError
+from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
@@ -36,7 +36,7 @@ class SparkTrainer:
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
-                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data"):
+                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None):
         if kvstore not in KVSTORES:
             raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(KVSTORES), kvstore))
         checks.check_roles(num_workers, num_servers)
@@ -55,6 +55,7 @@ class SparkTrainer:
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
         self._check_network()
+        self.model_name = name or _network_name(self.symbol_json)
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
@@ -67,29 +68,29 @@ class SparkTrainer:
         raises ConfigError before launching when the cluster cannot run ``num_workers`` barrier tasks, and
         ClusterError naming the failed role otherwise.
         """
-        rdd = _as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)))
-        sc = rdd.context
-        checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, self.num_workers)
-        checks.check_worker_python(sc.pythonExec, sc.master)
+        sc = _context_of(data)
+        checks.choose_worker_python(sc)
+        workers, servers = self._checked_data(data, features_col, label_col)
+        checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
-        rdd = _partitioned(rdd, self.num_workers)
+        rdd = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))), workers)
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
-        scheduler = Scheduler(self.num_servers, self.num_workers, host=checks.scheduler_host(sc.master, conf),
+        scheduler = Scheduler(servers, workers, host=checks.scheduler_host(sc.master, conf),
                               timeouts=Timeouts(**self.timeouts))
         scheduler.start()
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
-            task = make_train_task(self._plan(scheduler.uri, scheduler.secret))
+            task = make_train_task(self._plan(scheduler.uri, scheduler.secret, workers, servers))
         except BaseException:
             scheduler.stop()
             raise
-        view = ProgressView(self.num_epoch, self.num_workers, bar=self.progress)
+        view = ProgressView(self.num_epoch, workers, bar=self.progress)
         results = None
         try:
-            results = run_stage(sc, rdd, task, scheduler, view, self.timeout,
-                                "sparkps: %d workers, %d servers" % (self.num_workers, self.num_servers))
+            results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
+                                local=self._local_master)
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
@@ -106,9 +107,12 @@ class SparkTrainer:
             raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
                               "label_name)" % (missing, net.list_arguments()))
         try:
-            net.infer_shape(**{self.data_name: (self.batch_size,) + self.input_shape})
+            _, out_shapes, _ = net.infer_shape(**{self.data_name: (self.batch_size,) + self.input_shape})
         except ShapeError as exc:
             raise ConfigError("input_shape %s does not fit the network: %s" % (self.input_shape, exc)) from None
+        first = tuple(out_shapes[0]) if out_shapes else ()
+        classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
+        self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
@@ -117,10 +121,46 @@ class SparkTrainer:
         scheduler = self._scheduler
         return scheduler.status() if scheduler is not None else None
 
-    def _plan(self, scheduler_uri, secret):
+    def describe(self, workers, servers):
+        """The Spark job description of a fit (shown in the Spark UI): model, epochs and roles."""
+        return "sparkps: training %s for %d epochs (%d workers, %d servers)" % (
+            self.model_name, self.num_epoch, workers, servers)
+
+    def _checked_data(self, data, features_col, label_col):
+        """Driver-side checks before any task starts; returns ``(workers, servers)`` for this fit.
+
+        A DataFrame: schema (label numeric, features a vector or numeric array), then one aggregation over
+        the label column (no rows, nulls, NaN, fractions, labels out of the network's classes, named by
+        input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
+        from sparkps.spark import schema
+        if _is_frame(data):
+            schema.check_schema(data, features_col, label_col)
+            classes = self._classes_of(data, label_col)
+            facts = schema.scan_labels(data, label_col)
+            schema.check_labels(facts, classes,
+                                where=lambda key: schema.first_bad_label(data, label_col, key, classes))
+            rows = facts["rows"]
+        else:
+            if not hasattr(data, "mapPartitions"):
+                raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+            rows = len(data.take(self.num_workers))
+            if not rows:
+                raise DataError("the training data has no rows")
+        return schema.checked_workers(rows, self.num_workers, self.num_servers)
+
+    def _classes_of(self, df, label_col):
+        """The network's class count, checked against StringIndexer's label metadata when present."""
+        from sparkps.spark.schema import classes_from_metadata
+        indexed = classes_from_metadata(df, label_col)
+        if indexed is not None and self.num_classes is not None and indexed != self.num_classes:
+            raise ConfigError("column %s has %d classes (its StringIndexer metadata) but the network predicts %d;"
+                              " make the last layer %d wide" % (label_col, indexed, self.num_classes, indexed))
+        return self.num_classes
+
+    def _plan(self, scheduler_uri, secret, num_workers, num_servers):
         """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
-        return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": self.num_servers,
-                "num_workers": self.num_workers, "kvstore": self.kvstore, "symbol": self.symbol_json,
+        return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": num_servers,
+                "num_workers": num_workers, "kvstore": self.kvstore, "symbol": self.symbol_json,
                 "input_shape": list(self.input_shape), "num_features": int(np.prod(self.input_shape)),
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
@@ -170,6 +210,25 @@ def merge_histories(results):
                     weights[epoch][name] += rows
     return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
             for epoch in sorted(sums)]
+
+
+def _network_name(symbol_json):
+    """A short name for the Spark UI: the output node's name, e.g. 'softmax'."""
+    from sparkps import symbol as sym
+    outputs = sym.load_json(symbol_json).list_outputs()
+    return outputs[0].rsplit("_output", 1)[0] if outputs else "network"
+
+
+def _is_frame(data):
+    return hasattr(data, "rdd") and hasattr(data, "select")
+
+
+def _context_of(data):
+    if _is_frame(data):
+        return data.sparkSession.sparkContext
+    if not hasattr(data, "mapPartitions"):
+        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+    return data.context
 
 
 def _as_rdd(data, features_col, label_col, num_features):

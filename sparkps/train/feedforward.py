@@ -7,7 +7,9 @@
     model.save('digits')                    # digits-symbol.json, digits-0010.params
     again = FeedForward.load('digits', 10)
 
-``fit`` binds one executor and reuses it for every batch. With ``kvstore='local'`` (the string) the optimizer
+``fit`` binds one executor and reuses it for every batch; with a list of contexts (``ctx=[cpu(0), cpu(1)]``
+or GPUs) it binds one per device and splits each batch over them, summing their gradients
+(:mod:`sparkps.train.device_group`). With ``kvstore='local'`` (the string) the optimizer
 updates the executor's weights in place; with a KVStore object (or 'dist_sync'/'dist_async') every step is one
 ``push`` of all gradients and one ``pull`` of all weights, and the final weights are pulled from the store.
 """
@@ -42,7 +44,9 @@ class FeedForward:
                  allow_extra_params=False, begin_epoch=0, seed=None, **kwargs):
         from sparkps.backend import Context
         self.symbol = symbol
-        self.ctx = Context.parse(ctx)
+        contexts = list(ctx) if isinstance(ctx, (list, tuple)) and len(ctx) > 1 else [ctx]
+        self.contexts = [Context.parse(c) for c in contexts]
+        self.ctx = self.contexts[0]
         self.num_epoch, self.epoch_size = num_epoch, epoch_size
         self.optimizer = optimizer
         self.initializer = init_mod.Uniform(0.01) if initializer is None else initializer
@@ -53,6 +57,12 @@ class FeedForward:
         self.kwargs = kwargs
         self._pred_exec = self._pred_store = None
         self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state['_pred_exec'] = None          # a bound executor stays with its process
+        state['_pred_store'] = None         # rebuilt from arg_params by the next predict
+        return state
 
     # ----- data -----------------------------------------------------------------------------------
     def _init_iter(self, X, y, is_train):
@@ -85,13 +95,17 @@ class FeedForward:
             shapes.update({d[0]: tuple(d[1]) for d in data_iter.provide_label})
         return shapes
 
-    def _bind(self, shapes, grad_req):
-        """simple_bind; shapes that do not fit the network are bad data, not a crash inside the graph."""
+    def _bind(self, shapes, grad_req, devices=1):
+        """simple_bind (over the first ``devices`` contexts); shapes that do not fit the network are bad data,
+        not a crash inside the graph."""
         unknown = [name for name in shapes if name not in self.symbol.list_arguments()]
         if unknown:
             raise DataError(f"input(s) {unknown} are not arguments of the network "
                             f"{self.symbol.list_arguments()}")
         try:
+            if devices > 1:
+                from sparkps.train.device_group import DeviceGroup
+                return DeviceGroup(self.symbol, self.contexts[:devices], grad_req, shapes, shapes)
             return self.symbol.simple_bind(self.ctx, grad_req=grad_req, **shapes)
         except ShapeError as exc:
             raise DataError(f"input shapes {shapes} do not fit the network: {exc}") from exc
@@ -122,9 +136,13 @@ class FeedForward:
         init = init_mod.create(self.initializer) if isinstance(self.initializer, str) else self.initializer
         targets = [(n, exe.arg_dict[n], self.arg_params) for n in param_names] + \
                   [(n, a, self.aux_params) for n, a in exe.aux_dict.items()]
+        own = {n: a['__init__'] for n, a in self.symbol.attr_dict().items() if '__init__' in a}
         for name, array, given in targets:
             if given is not None and name in given:
                 copy_into(array, given[name])
+            elif name in own:                       # Variable(init=...): its own rule, whatever the name
+                rule = init_mod.create(own[name])
+                rule._init_weight(name, array, rng if rng is not None else rule.rng)
             elif rng is not None and isinstance(init, init_mod.Initializer):
                 init(name, array, rng=rng)
             else:
@@ -142,7 +160,8 @@ class FeedForward:
             self.optimizer.rescale_grad = rescale
             return self.optimizer
         idx2name = dict(enumerate(param_names))
-        return opt_mod.create(self.optimizer, rescale_grad=rescale, param_idx2name=idx2name, **self.kwargs)
+        return opt_mod.create(self.optimizer, rescale_grad=rescale, param_idx2name=idx2name, sym=self.symbol,
+                              **self.kwargs)
 
     @staticmethod
     def _make_step(exe, param_names, kv, opt):
@@ -185,7 +204,10 @@ class FeedForward:
         grad_req = {n: ('null' if n in shapes else 'write') for n in self.symbol.list_arguments()}
         sparse = SparseBatch.for_symbol(self.symbol, shapes)
         self._tables = sparse.tables if sparse else {}
-        exe = self._bind({**shapes, **(sparse.table_shapes if sparse else {})}, grad_req)
+        if sparse is not None and len(self.contexts) > 1:
+            raise ConfigError(f"a network with sparse embedding tables ({', '.join(self._tables)}) trains on one "
+                              f"context, got {len(self.contexts)}")
+        exe = self._bind({**shapes, **(sparse.table_shapes if sparse else {})}, grad_req, devices=len(self.contexts))
         param_names = [n for n in self._param_names(shapes) if n not in self._tables]
         self._check_given_params(exe, param_names, shapes)
         if y is not None and not isinstance(X, DataIter):

@@ -5,9 +5,14 @@
     init('fc1_bias', arr)       # zeros, by name
 
 Names ending in ``bias``, ``beta`` or ``moving_mean`` get 0; ``gamma`` and ``moving_var`` get 1; ``weight``
-gets the initializer's rule. Random numbers come from a numpy Generator (``seed=`` or ``rng=``, or the
-``rng`` argument of a call) and are copied into numpy or CuPy arrays alike.
+gets the initializer's rule; names starting with ``upsampling`` get ``Bilinear``'s (as MXNet). Random numbers
+come from a numpy Generator (``seed=`` or ``rng=``, or the ``rng`` argument of a call) and are copied into
+numpy or CuPy arrays alike.
+
+``dumps()`` (also ``str(init)``) gives MXNet's JSON form ``'["xavier", {"magnitude": 2, ...}]'``, which
+``create`` reads back; ``Variable('w', init=Xavier())`` stores it so the variable keeps its own initializer.
 """
+import json
 import re
 
 import numpy as np
@@ -29,16 +34,27 @@ def _assign(array, values):
 
 
 class Initializer:
-    """Base class: dispatches on the parameter name; subclasses implement ``_init_weight``."""
+    """Base class: dispatches on the parameter name; subclasses implement ``_init_weight``. Keyword
+    arguments beyond ``seed``/``rng`` are the settings ``dumps`` writes."""
 
-    def __init__(self, seed=None, rng=None):
+    def __init__(self, seed=None, rng=None, **settings):
         self.rng = rng if rng is not None else np.random.default_rng(seed)
+        self._kwargs = settings
+
+    def dumps(self):
+        """MXNet's JSON form: ``[lower-case class name, settings]``."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+    def __str__(self):
+        return self.dumps()
 
     def __call__(self, name, array, rng=None):
         """Fill ``array`` in place according to ``name``; returns nothing. Unknown names -> ConfigError."""
         rng = rng if rng is not None else self.rng
         name = str(name)
-        if name.endswith(_ZERO_SUFFIXES):
+        if name.startswith('upsampling'):
+            Bilinear._init_weight(self, name, array, rng)
+        elif name.endswith(_ZERO_SUFFIXES):
             _assign(array, 0.0)
         elif name.endswith(_ONE_SUFFIXES):
             _assign(array, 1.0)
@@ -73,21 +89,40 @@ class One(Initializer):
 
 
 class Constant(Initializer):
-    """Weights set to ``value`` (biases still 0)."""
+    """Weights set to ``value``, a number or an array broadcast to the weight's shape (biases still 0)."""
 
     def __init__(self, value, **kwargs):
-        super().__init__(**kwargs)
-        self.value = float(value)
+        value = value.tolist() if hasattr(value, 'tolist') and np.ndim(value) else value
+        super().__init__(value=value, **kwargs)
+        self.value = np.asarray(value, dtype=np.float64) if np.ndim(value) else float(value)
 
     def _init_weight(self, name, array, rng):
-        _assign(array, self.value)
+        try:
+            _assign(array, np.broadcast_to(self.value, array.shape))
+        except ValueError:
+            raise ShapeError(f"Constant initializer: value of shape {np.shape(self.value)} does not fit "
+                             f"{name!r} of shape {tuple(array.shape)}") from None
+
+
+class Bilinear(Initializer):
+    """Bilinear up-sampling kernels for a (channels, 1, h, w) Deconvolution weight (MXNet's ``Bilinear``)."""
+
+    def _init_weight(self, name, array, rng=None):
+        shape = tuple(array.shape)
+        if len(shape) != 4:
+            raise ShapeError(f"Bilinear initializer needs a 4-d weight; {name!r} has shape {shape}")
+        f = np.ceil(shape[3] / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        x = 1 - np.abs(np.arange(shape[3]) / f - c)
+        y = 1 - np.abs(np.arange(shape[2]) / f - c)
+        _assign(array, np.broadcast_to(np.outer(y, x).astype(np.float32), shape))
 
 
 class Uniform(Initializer):
     """Weights drawn from U(-scale, scale)."""
 
     def __init__(self, scale=0.07, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(scale=scale, **kwargs)
         self.scale = float(scale)
 
     def _init_weight(self, name, array, rng):
@@ -98,7 +133,7 @@ class Normal(Initializer):
     """Weights drawn from N(0, sigma^2)."""
 
     def __init__(self, sigma=0.01, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(sigma=sigma, **kwargs)
         self.sigma = float(sigma)
 
     def _init_weight(self, name, array, rng):
@@ -112,8 +147,8 @@ class Xavier(Initializer):
     For a weight of shape (out, in, *kernel): fan_in = in * prod(kernel), fan_out = out * prod(kernel).
     """
 
-    def __init__(self, rnd_type='uniform', factor_type='avg', magnitude=3.0, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, rnd_type='uniform', factor_type='avg', magnitude=3, **kwargs):
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude, **kwargs)
         if rnd_type not in ('uniform', 'gaussian'):
             raise ConfigError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ('avg', 'in', 'out'):
@@ -145,6 +180,7 @@ class MSRAPrelu(Xavier):
     def __init__(self, factor_type='avg', slope=0.25, **kwargs):
         super().__init__(rnd_type='gaussian', factor_type=factor_type, magnitude=2.0 / (1 + slope ** 2),
                          **kwargs)
+        self._kwargs = {'factor_type': factor_type, 'slope': slope}
 
 
 class Mixed(Initializer):
@@ -168,13 +204,26 @@ class Mixed(Initializer):
                           f"{[p.pattern for p, _ in self.map]}")
 
 
+INITIALIZERS = {'xavier': Xavier, 'uniform': Uniform, 'normal': Normal, 'zero': Zero, 'zeros': Zero, 'one': One,
+                'ones': One, 'msra': MSRAPrelu, 'msraprelu': MSRAPrelu, 'constant': Constant, 'bilinear': Bilinear}
+
+
 def create(init):
-    """Return ``init`` if it is an Initializer, else build one from a name ('xavier', 'uniform', ...)."""
+    """Return ``init`` if it is an Initializer, else build one from a name ('xavier', 'uniform', ...) or from
+    ``dumps()`` output (``'["constant", {"value": 1}]'``)."""
     if isinstance(init, Initializer):
         return init
-    table = {'xavier': Xavier, 'uniform': Uniform, 'normal': Normal, 'zero': Zero, 'zeros': Zero,
-             'one': One, 'ones': One, 'msra': MSRAPrelu}
-    cls = table.get(str(init).lower())
+    text = str(init).strip()
+    name, settings = text, {}
+    if text.startswith('['):
+        try:
+            name, settings = json.loads(text)
+        except ValueError:
+            raise ConfigError(f"cannot read initializer {text!r}: expected '[name, {{settings}}]' JSON") from None
+    cls = INITIALIZERS.get(str(name).lower())
     if cls is None:
-        raise ConfigError(f"unknown initializer {init!r}; known: {sorted(table)}")
-    return cls()
+        raise ConfigError(f"unknown initializer {name!r}; known: {sorted(INITIALIZERS)}")
+    try:
+        return cls(**settings)
+    except TypeError as exc:
+        raise ConfigError(f"initializer {name!r} does not take {settings}: {exc}") from None

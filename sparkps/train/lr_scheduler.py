@@ -6,6 +6,7 @@
 A scheduler holds no history, so a parameter server rebuilt from ``to_config()`` at update ``t`` gives the
 same rate as the original. The optimizer sets ``base_lr`` from its ``learning_rate``.
 """
+import itertools
 import math
 import numbers
 
@@ -85,7 +86,7 @@ class MultiFactorScheduler(LRScheduler):
     def __init__(self, step, factor=1.0, **kwargs):
         super().__init__(**kwargs)
         steps = [_positive_int('MultiFactorScheduler', 'step', s) for s in step]
-        if any(b <= a for a, b in zip(steps, steps[1:])):
+        if any(b <= a for a, b in itertools.pairwise(steps)):
             raise ConfigError(f"MultiFactorScheduler: steps must increase, got {steps}")
         self.step = steps
         self.factor = float(factor)
@@ -113,6 +114,30 @@ class CosineScheduler(LRScheduler):
             return self.final_lr
         frac = (num_update - self.warmup_steps) / (self.max_update - self.warmup_steps)
         return self.final_lr + (self.base_lr - self.final_lr) * (1 + math.cos(math.pi * frac)) / 2
+
+
+@_register
+class PolyScheduler(LRScheduler):
+    """Polynomial decay from ``base_lr`` to ``final_lr`` over ``max_update`` updates (after warm-up), as MXNet::
+
+        lr = final_lr + (base_lr - final_lr) * (1 - (t - warmup_steps) / (max_update - warmup_steps)) ** pwr
+    """
+    name = 'poly'
+    keys = ('max_update', 'pwr', 'final_lr')
+
+    def __init__(self, max_update, pwr=2, final_lr=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.max_update = _positive_int('PolyScheduler', 'max_update', max_update)
+        if self.max_update <= self.warmup_steps:
+            raise ConfigError("PolyScheduler: max_update must exceed warmup_steps")
+        self.pwr = float(pwr)
+        self.final_lr = float(final_lr)
+
+    def _rate(self, num_update):
+        if num_update >= self.max_update:
+            return self.final_lr
+        frac = (num_update - self.warmup_steps) / (self.max_update - self.warmup_steps)
+        return self.final_lr + (self.base_lr - self.final_lr) * (1.0 - frac) ** self.pwr
 
 
 def scheduler_from_config(config):

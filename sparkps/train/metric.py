@@ -21,42 +21,81 @@ def _as_list(arrays):
     return list(arrays) if isinstance(arrays, (list, tuple)) else [arrays]
 
 
-class EvalMetric:
-    """Base: accumulates ``sum_metric`` over ``num_inst`` instances; ``get()`` gives their ratio."""
+def _pairs(name, value):
+    if not isinstance(name, list):
+        name, value = [name], [value]
+    return list(zip(name, value))
 
-    def __init__(self, name, output_names=None, label_names=None):
+
+class EvalMetric:
+    """Base: accumulates ``sum_metric`` over ``num_inst`` instances; ``get()`` gives their ratio.
+
+    As MXNet 1.x's metrics, each also keeps global counts (``global_sum_metric``, ``global_num_inst``) that
+    ``reset_local()`` leaves alone (``get_global()`` reads them; ``reset()`` clears both), and
+    ``get_config()`` returns a JSON-able dict that ``create`` turns back into an equal metric. Keyword
+    arguments beyond the names are the metric's settings and go into its config.
+    """
+
+    def __init__(self, name, output_names=None, label_names=None, **kwargs):
         self.name = str(name)
         self.output_names, self.label_names = output_names, label_names
+        self._kwargs = kwargs
         self.reset()
 
     def reset(self):
-        """Forget everything accumulated so far."""
+        """Forget everything accumulated so far, local and global."""
+        self.reset_local()
+        self.global_num_inst = 0
+        self.global_sum_metric = 0.0
+
+    def reset_local(self):
+        """Forget the local counts (``get()``); the global ones (``get_global()``) keep counting."""
         self.num_inst = 0
         self.sum_metric = 0.0
+
+    def get_config(self):
+        """``{'metric': class name, 'name', 'output_names', 'label_names', settings...}`` (MXNet's)."""
+        config = dict(self._kwargs)
+        config.update(metric=type(self).__name__, name=self.name, output_names=self.output_names,
+                      label_names=self.label_names)
+        return config
 
     def update(self, labels, preds):
         """Accumulate one batch: ``labels`` and ``preds`` are lists of arrays (or single arrays)."""
         labels, preds = _as_list(labels), _as_list(preds)
         if len(labels) != len(preds):
             raise DataError(f"metric {self.name!r}: {len(labels)} label arrays but {len(preds)} outputs")
+        sum_before, num_before = self.sum_metric, self.num_inst
         for label, pred in zip(labels, preds):
             self._update_one(_host(label), _host(pred))
+        self.global_sum_metric += self.sum_metric - sum_before
+        self.global_num_inst += self.num_inst - num_before
 
     def _update_one(self, label, pred):
         raise NotImplementedError
+
+    def _value(self, total, count):
+        return float(total / count)
 
     def get(self):
         """Return ``(name, value)``; the value is nan before any update."""
         if self.num_inst == 0:
             return self.name, float('nan')
-        return self.name, float(self.sum_metric / self.num_inst)
+        return self.name, self._value(self.sum_metric, self.num_inst)
+
+    def get_global(self):
+        """As ``get``, over everything since the last ``reset()`` (``reset_local()`` does not clear it)."""
+        if self.global_num_inst == 0:
+            return self.name, float('nan')
+        return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
     def get_name_value(self):
         """Return ``[(name, value), ...]``."""
-        name, value = self.get()
-        if not isinstance(name, list):
-            name, value = [name], [value]
-        return list(zip(name, value))
+        return _pairs(*self.get())
+
+    def get_global_name_value(self):
+        """Return ``[(name, global value), ...]``."""
+        return _pairs(*self.get_global())
 
     def _check_rows(self, label, pred):
         if label.shape[0] != pred.shape[0]:
@@ -82,37 +121,57 @@ class EvalMetric:
 class CompositeEvalMetric(EvalMetric):
     """Several metrics updated together; ``get()`` returns lists of names and values."""
 
-    def __init__(self, metrics=None, name='composite'):
+    def __init__(self, metrics=None, name='composite', output_names=None, label_names=None):
         self.metrics = [create(m) for m in (metrics or [])]
-        super().__init__(name)
+        super().__init__(name, output_names, label_names)
 
     def add(self, metric):
         """Append a metric (anything ``create`` accepts)."""
         self.metrics.append(create(metric))
 
+    def get_metric(self, index):
+        """The ``index``-th metric."""
+        return self.metrics[index]
+
     def reset(self):
         for metric in getattr(self, 'metrics', []):
             metric.reset()
+
+    def reset_local(self):
+        for metric in getattr(self, 'metrics', []):
+            metric.reset_local()
 
     def update(self, labels, preds):
         for metric in self.metrics:
             metric.update(labels, preds)
 
     def get(self):
-        names, values = [], []
-        for metric in self.metrics:
-            for name, value in metric.get_name_value():
-                names.append(name)
-                values.append(value)
-        return names, values
+        return _joined(m.get_name_value() for m in self.metrics)
+
+    def get_global(self):
+        return _joined(m.get_global_name_value() for m in self.metrics)
+
+    def get_config(self):
+        config = super().get_config()
+        config['metrics'] = [m.get_config() for m in self.metrics]
+        return config
+
+
+def _joined(name_values):
+    names, values = [], []
+    for pairs in name_values:
+        for name, value in pairs:
+            names.append(name)
+            values.append(value)
+    return names, values
 
 
 class Accuracy(EvalMetric):
     """Share of rows whose arg-max class equals the label (or equal labels when shapes match)."""
 
-    def __init__(self, axis=1, name='accuracy', **kwargs):
+    def __init__(self, axis=1, name='accuracy', output_names=None, label_names=None):
         self.axis = axis
-        super().__init__(name, **kwargs)
+        super().__init__(name, output_names, label_names, axis=axis)
 
     def _update_one(self, label, pred):
         if pred.shape != label.shape:
@@ -127,11 +186,13 @@ class Accuracy(EvalMetric):
 class TopKAccuracy(EvalMetric):
     """Share of rows whose label is among the ``top_k`` highest scores."""
 
-    def __init__(self, top_k=1, name='top_k_accuracy', **kwargs):
+    def __init__(self, top_k=1, name='top_k_accuracy', output_names=None, label_names=None):
         if int(top_k) < 1:
             raise ConfigError(f"top_k must be >= 1, got {top_k!r}")
         self.top_k = int(top_k)
-        super().__init__(f'{name}_{self.top_k}', **kwargs)
+        if not name.endswith(f'_{self.top_k}'):
+            name = f'{name}_{self.top_k}'
+        super().__init__(name, output_names, label_names, top_k=self.top_k)
 
     def _update_one(self, label, pred):
         label = self._class_labels(label, pred)
@@ -144,9 +205,9 @@ class TopKAccuracy(EvalMetric):
 class CrossEntropy(EvalMetric):
     """Mean negative log-probability of the true class: ``-log(p[label] + eps)``."""
 
-    def __init__(self, eps=1e-12, name='cross-entropy', **kwargs):
+    def __init__(self, eps=1e-12, name='cross-entropy', output_names=None, label_names=None):
         self.eps = eps
-        super().__init__(name, **kwargs)
+        super().__init__(name, output_names, label_names, eps=eps)
 
     def _update_one(self, label, pred):
         label = self._class_labels(label, pred)
@@ -187,9 +248,8 @@ class RMSE(MSE):
     def __init__(self, name='rmse', **kwargs):
         super().__init__(name, **kwargs)
 
-    def get(self):
-        name, value = super().get()
-        return name, float(np.sqrt(value))
+    def _value(self, total, count):
+        return float(np.sqrt(total / count))
 
 
 class MAE(_Regression):
@@ -227,78 +287,44 @@ class AUC(EvalMetric):
         super().__init__(name, **kwargs)
 
     def reset(self):
+        self._global_labels, self._global_scores = [], []
         super().reset()
+
+    def reset_local(self):
+        super().reset_local()
         self._labels, self._scores = [], []
 
     def _update_one(self, label, pred):
         label, score = _positive_scores(self, label, pred)
-        self._labels.append(label)
-        self._scores.append(score)
+        for labels, scores in ((self._labels, self._scores), (self._global_labels, self._global_scores)):
+            labels.append(label)
+            scores.append(score)
         self.num_inst += label.size
 
     def get(self):
-        if not self._labels:
-            return self.name, float('nan')
-        label, score = np.concatenate(self._labels), np.concatenate(self._scores)
-        positives = int(label.sum())
-        negatives = label.size - positives
-        if positives == 0 or negatives == 0:
-            return self.name, float('nan')
-        order = np.argsort(score, kind='mergesort')
-        ranks = np.empty(score.size)
-        sorted_scores = score[order]
-        _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-        average_rank = first + (counts + 1) / 2.0          # 1-based mean rank of each tie group
-        ranks[order] = np.repeat(average_rank, counts)
-        u = ranks[label == 1].sum() - positives * (positives + 1) / 2.0
-        return self.name, float(u / (positives * negatives))
+        return self.name, _rank_auc(self._labels, self._scores)
+
+    def get_global(self):
+        return self.name, _rank_auc(self._global_labels, self._global_scores)
 
 
-class F1(EvalMetric):
-    """F1 score: ``average='binary'`` (class 1 positive) or ``'macro'`` (mean over classes seen)."""
-
-    def __init__(self, average='binary', name='f1', **kwargs):
-        if average not in ('binary', 'macro'):
-            raise ConfigError(f"F1: average must be 'binary' or 'macro', got {average!r}")
-        self.average = average
-        super().__init__(name, **kwargs)
-
-    def reset(self):
-        super().reset()
-        self._tp, self._fp, self._fn = (np.zeros(2, dtype=np.int64) for _ in range(3))
-
-    def _grow(self, size):
-        for attr in ('_tp', '_fp', '_fn'):
-            counts = getattr(self, attr)
-            if counts.size < size:
-                setattr(self, attr, np.concatenate([counts, np.zeros(size - counts.size, np.int64)]))
-
-    def _update_one(self, label, pred):
-        if self.average == 'binary':
-            label, score = _positive_scores(self, label, pred)
-            predicted = (score > 0.5).astype(np.int64) if pred.ndim == 1 or pred.shape[1] == 1 else \
-                np.argmax(pred, axis=1)
-        else:
-            label = self._class_labels(label, pred)
-            predicted = np.argmax(pred, axis=1)
-        self._grow(max(int(label.max(initial=0)), int(predicted.max(initial=0))) + 1)
-        size = self._tp.size
-        hit = label == predicted
-        self._tp += np.bincount(label[hit], minlength=size)
-        self._fp += np.bincount(predicted[~hit], minlength=size)
-        self._fn += np.bincount(label[~hit], minlength=size)
-        self.num_inst += label.size
-
-    def get(self):
-        if self.num_inst == 0:
-            return self.name, float('nan')
-        tp, fp, fn = (c.astype(np.float64) for c in (self._tp, self._fp, self._fn))
-        denom = 2 * tp + fp + fn
-        f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-        if self.average == 'binary':
-            return self.name, float(f1[1])
-        seen = (tp + fp + fn) > 0
-        return self.name, float(f1[seen].mean())
+def _rank_auc(labels, scores):
+    """Mann-Whitney AUC of the concatenated batches; nan without both classes."""
+    if not labels:
+        return float('nan')
+    label, score = np.concatenate(labels), np.concatenate(scores)
+    positives = int(label.sum())
+    negatives = label.size - positives
+    if positives == 0 or negatives == 0:
+        return float('nan')
+    order = np.argsort(score, kind='mergesort')
+    ranks = np.empty(score.size)
+    sorted_scores = score[order]
+    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
+    average_rank = first + (counts + 1) / 2.0          # 1-based mean rank of each tie group
+    ranks[order] = np.repeat(average_rank, counts)
+    u = ranks[label == 1].sum() - positives * (positives + 1) / 2.0
+    return float(u / (positives * negatives))
 
 
 class Loss(EvalMetric):
@@ -311,34 +337,100 @@ class Loss(EvalMetric):
         self.sum_metric += float(np.sum(pred))
         self.num_inst += pred.size
 
+    def update(self, labels, preds):
+        """Labels are ignored (None is fine): only the outputs count."""
+        preds = _as_list(preds)
+        super().update([None] * len(preds), preds)
+
 
 class CustomMetric(EvalMetric):
-    """Wrap ``feval(label, pred) -> float`` (numpy arrays), averaged over batches."""
+    """Wrap ``feval(label, pred)`` (numpy arrays), as MXNet: a float is averaged over updates of one
+    (label, pred) pair; a ``(sum, count)`` tuple adds both. ``allow_extra_outputs`` lets predictions outnumber
+    labels (the extra ones are ignored). Cannot be written as a config (the function is code)."""
 
-    def __init__(self, feval, name=None, **kwargs):
+    def __init__(self, feval, name=None, allow_extra_outputs=False, output_names=None, label_names=None):
         self._feval = feval
-        super().__init__(name or getattr(feval, '__name__', 'custom'), **kwargs)
+        self._allow_extra_outputs = bool(allow_extra_outputs)
+        if name is None:
+            name = getattr(feval, '__name__', 'custom')
+            name = f'custom({name})' if '<' in name else name
+        super().__init__(name, output_names, label_names)
+
+    def update(self, labels, preds):
+        labels, preds = _as_list(labels), _as_list(preds)
+        if self._allow_extra_outputs:
+            preds = preds[:len(labels)]
+        super().update(labels, preds)
 
     def _update_one(self, label, pred):
-        self.sum_metric += float(self._feval(label, pred))
-        self.num_inst += 1
+        value = self._feval(label, pred)
+        if isinstance(value, tuple):
+            total, count = value
+            self.sum_metric += float(total)
+            self.num_inst += count
+        else:
+            self.sum_metric += float(value)
+            self.num_inst += 1
+
+    def get_config(self):
+        raise NotImplementedError('CustomMetric cannot be serialized')
 
 
 _NAMES = {'acc': Accuracy, 'accuracy': Accuracy, 'top_k_accuracy': TopKAccuracy, 'top_k_acc': TopKAccuracy,
           'ce': CrossEntropy, 'cross-entropy': CrossEntropy, 'mse': MSE, 'mae': MAE, 'rmse': RMSE,
-          'auc': AUC, 'f1': F1, 'loss': Loss}
+          'auc': AUC, 'loss': Loss}
+_SCORES = {'f1': 'F1', 'mcc': 'MCC', 'pcc': 'PCC', 'perplexity': 'Perplexity', 'nll_loss': 'NegativeLogLikelihood',
+           'pearsonr': 'PearsonCorrelation'}
 
 
-def create(metric, **kwargs):
-    """Build a metric from a name ('acc', 'ce', 'mse', 'mae', 'rmse', 'auc', 'f1', 'top_k_accuracy',
-    'loss'), a callable ``feval(label, pred)``, a list of those (-> CompositeEvalMetric) or a metric."""
+def __getattr__(name):
+    """MXNet's score metrics (F1, MCC, ...) live in :mod:`sparkps.train.metric_scores`, loaded on first use."""
+    if name in _SCORES.values():
+        from sparkps.train import metric_scores
+        return getattr(metric_scores, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _known():
+    """Every metric class by name: the ones here, MXNet's score metrics and the lower-cased class names."""
+    from sparkps.train import metric_scores
+    known = dict(_NAMES, composite=CompositeEvalMetric)
+    known.update({alias: getattr(metric_scores, cls) for alias, cls in _SCORES.items()})
+    known.update({cls.__name__.lower(): cls for cls in list(known.values())})
+    return known
+
+
+def _from_config(config):
+    """A metric from ``get_config()`` output (a dict, or its JSON text)."""
+    config = dict(config)
+    cls_name = str(config.pop('metric', ''))
+    cls = _known().get(cls_name.lower())
+    if cls is None:
+        raise ConfigError(f"unknown metric {cls_name!r} in config; known: {sorted(_known())}")
+    if 'metrics' in config:
+        config['metrics'] = [_from_config(c) for c in config['metrics']]
+    try:
+        return cls(**config)
+    except TypeError as exc:
+        raise ConfigError(f"metric config for {cls_name!r} does not fit it: {exc}") from None
+
+
+def create(metric, *args, **kwargs):
+    """Build a metric from a name ('acc', 'ce', 'mse', 'mae', 'rmse', 'auc', 'f1', 'mcc', 'pcc', 'perplexity',
+    'nll_loss', 'pearsonr', 'top_k_accuracy', 'loss' or a class name), a ``get_config()`` dict or its JSON
+    text, a callable ``feval(label, pred)``, a list of those (-> CompositeEvalMetric) or a metric."""
     if isinstance(metric, EvalMetric):
         return metric
     if isinstance(metric, (list, tuple)):
-        return CompositeEvalMetric([create(m, **kwargs) for m in metric])
+        return CompositeEvalMetric([create(m, *args, **kwargs) for m in metric])
     if callable(metric):
-        return CustomMetric(metric, **kwargs)
-    cls = _NAMES.get(str(metric).lower())
+        return CustomMetric(metric, *args, **kwargs)
+    if isinstance(metric, dict):
+        return _from_config(metric)
+    if isinstance(metric, str) and metric.lstrip().startswith('{'):
+        import json
+        return _from_config(json.loads(metric))
+    cls = _known().get(str(metric).lower())
     if cls is None:
-        raise ConfigError(f"unknown metric {metric!r}; known: {sorted(_NAMES)}")
-    return cls(**kwargs)
+        raise ConfigError(f"unknown metric {metric!r}; known: {sorted(_known())}")
+    return cls(*args, **kwargs)

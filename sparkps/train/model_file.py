@@ -1,14 +1,18 @@
 """Model files: ``prefix-symbol.json`` and ``prefix-%04d.params``.
 
-The params file is a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back with
-``allow_pickle=False``, so loading a model file never runs code from it. A sparse embedding table (a
-``sparkps.sparse.RowSparse``) is stored as ``rsp:NAME:ids``, ``rsp:NAME:rows`` and ``rsp:NAME:shape`` (-1 for a
-hashed table's unbounded row count) and read back as a RowSparse argument.
+sparkps writes the params file as a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back
+with ``allow_pickle=False``, so loading a model file never runs code from it. ``load_params`` also reads
+MXNet's binary params files (``mx.model.save_checkpoint`` / ``mx.nd.save`` output, see
+:mod:`sparkps.train.mxnet_params`): the format is chosen by the file's first bytes, so a model trained in MXNet
+loads with ``FeedForward.load(prefix, epoch)`` as it is. A sparse embedding table (a ``sparkps.sparse.RowSparse``)
+is stored as ``rsp:NAME:ids``, ``rsp:NAME:rows`` and ``rsp:NAME:shape`` (-1 for a hashed table's unbounded row
+count) and read back as a RowSparse argument.
 """
 import numpy as np
 
 from sparkps.errors import DataError
 from sparkps.sparse import RowSparse
+from sparkps.train.mxnet_params import is_ndarray_file, read_ndarray_file
 from sparkps.train.io.validate import host
 
 
@@ -32,23 +36,37 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params):
 
 
 def load_params(path):
-    """Read a params file into (arg_params, aux_params); unknown key prefixes -> DataError."""
-    arg_params, aux_params = {}, {}
+    """Read a params file into (arg_params, aux_params), sparkps's ``.npz`` or MXNet's binary format (chosen
+    by content). Entries not named ``arg:NAME``/``aux:NAME``, or files of neither format -> DataError."""
+    try:
+        with open(path, 'rb') as handle:
+            head = handle.read(8)
+    except OSError as exc:
+        raise DataError(f"cannot read params file {path}: {exc}") from None
+    if is_ndarray_file(head):
+        entries = read_ndarray_file(path)
+        if not isinstance(entries, dict):
+            raise DataError(f"{path}: the MXNet NDArray file has no array names (expected arg:NAME, aux:NAME)")
+        return _split_entries(path, entries.items())
     try:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise DataError(f"{path} is not a sparkps params file: {exc}") from None
+        raise DataError(f"{path} is neither a sparkps (.npz) nor an MXNet params file: {exc}") from None
     with archive:
-        sparse = {}
-        for key in archive.files:
-            kind, _, name = key.partition(':')
-            if kind == 'rsp' and name.count(':') >= 1:
-                name, _, part = name.rpartition(':')
-                sparse.setdefault(name, {})[part] = archive[key]
-                continue
-            if kind not in ('arg', 'aux') or not name:
-                raise DataError(f"{path}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
-            (arg_params if kind == 'arg' else aux_params)[name] = archive[key]
+        return _split_entries(path, ((key, archive[key]) for key in archive.files))
+
+
+def _split_entries(path, entries):
+    arg_params, aux_params, sparse = {}, {}, {}
+    for key, value in entries:
+        kind, _, name = key.partition(':')
+        if kind == 'rsp' and name.count(':') >= 1:
+            name, _, part = name.rpartition(':')
+            sparse.setdefault(name, {})[part] = value
+            continue
+        if kind not in ('arg', 'aux') or not name:
+            raise DataError(f"{path}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
+        (arg_params if kind == 'arg' else aux_params)[name] = value
     for name, parts in sparse.items():
         if sorted(parts) != ['ids', 'rows', 'shape']:
             raise DataError(f"{path}: sparse table {name!r} needs rsp:{name}:ids, :rows and :shape, got {sorted(parts)}")

@@ -4,7 +4,7 @@ import threading
 import numpy as np
 import pytest
 
-from comm_cluster import Cluster, live_threads
+from cluster import NodeCluster, live_threads, run_in_threads
 from sparkps.errors import ClusterError, ConfigError, PeerTimeout, RemoteError
 
 
@@ -15,7 +15,7 @@ def echo(msg, responder):
 
 @pytest.fixture(params=["inproc", "tcp", "ipc"])
 def cluster(request):
-    c = Cluster(num_servers=2, num_workers=2, transport=request.param, handlers={"server": echo})
+    c = NodeCluster(num_servers=2, num_workers=2, transport=request.param, handlers={"server": echo})
     yield c
     c.stop()
 
@@ -101,7 +101,7 @@ def test_ten_thousand_requests_leave_no_tracking_behind():
     def handler(msg, responder):
         responder.reply()
 
-    c = Cluster(num_servers=1, num_workers=1, transport="inproc", handlers={"server": handler})
+    c = NodeCluster(num_servers=1, num_workers=1, transport="inproc", handlers={"server": handler})
     try:
         worker = c.workers[0]
         rids = []
@@ -130,7 +130,7 @@ def test_handler_errors_come_back_as_remote_errors():
         if msg.cmd == "PULL":
             responder.error("unknown key 8")
 
-    c = Cluster(num_servers=1, num_workers=1, handlers={"server": handler})
+    c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": handler})
     try:
         worker = c.workers[0]
         with pytest.raises(RemoteError, match=r"server 0 \(node 1\) answered INIT.*ValueError: key 3"):
@@ -152,7 +152,7 @@ def test_replies_may_come_later_from_another_thread_and_timeouts_name_the_peer()
         else:
             responder.reply()
 
-    c = Cluster(num_servers=1, num_workers=1, handlers={"server": handler})
+    c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": handler})
     try:
         worker = c.workers[0]
         rid = worker.request(1, "PULL", meta={"park": True})
@@ -169,7 +169,7 @@ def test_replies_may_come_later_from_another_thread_and_timeouts_name_the_peer()
 
 def test_stopping_a_cluster_leaves_no_threads():
     before = live_threads()
-    c = Cluster(num_servers=2, num_workers=2, transport="tcp", handlers={"server": echo})
+    c = NodeCluster(num_servers=2, num_workers=2, transport="tcp", handlers={"server": echo})
     c.workers[0].wait(c.workers[0].request(1, "PULL"))
     c.finish()
     c.stop()
@@ -180,7 +180,7 @@ def test_stopping_a_cluster_leaves_no_threads():
 
 def test_inline_handlers_cannot_wait_but_threaded_ones_can():
     from sparkps.ps.comm import Postoffice
-    from comm_cluster import fast_timeouts, start_all
+    from cluster import cluster_timeouts, start_all
     from sparkps.ps.scheduler import Scheduler
 
     def relay(index):
@@ -193,7 +193,7 @@ def test_inline_handlers_cannot_wait_but_threaded_ones_can():
                 responder.reply(meta={"from": node.node_id})
         return handle
 
-    sched = Scheduler(2, 1, transport="inproc", timeouts=fast_timeouts()).start()
+    sched = Scheduler(2, 1, transport="inproc", timeouts=cluster_timeouts()).start()
     nodes = [Postoffice("server", sched.uri, sched.secret, rank=r, transport="inproc", timeouts=sched.timeouts)
              for r in (0, 1)]
     worker = Postoffice("worker", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)
@@ -216,22 +216,17 @@ def test_inline_handlers_cannot_wait_but_threaded_ones_can():
 
 def test_a_reply_can_be_waited_for_on_another_thread_than_the_sender(cluster):
     worker = cluster.workers[0]
-    rids = []
-    sender = threading.Thread(target=lambda: rids.extend(worker.request(1, "PULL", meta={"n": n}) for n in range(20)))
-    sender.start()
-    sender.join(10)
+    (rids,) = run_in_threads([lambda: [worker.request(1, "PULL", meta={"n": n}) for n in range(20)]], 10)
     assert [worker.wait(rid, 5).meta["got"]["n"] for rid in rids] == list(range(20))
     assert worker.in_flight() == 0
 
 
 def test_short_lived_sender_threads_do_not_pile_up_sockets():
-    c = Cluster(num_servers=1, num_workers=1, handlers={"server": echo})
+    c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": echo})
     try:
         worker = c.workers[0]
-        for _ in range(30):
-            t = threading.Thread(target=lambda: worker.wait(worker.request(1, "PULL"), 5))
-            t.start()
-            t.join(10)
+        for _ in range(30):  # each call on a thread of its own that then ends; their errors are re-raised
+            run_in_threads([lambda: worker.wait(worker.request(1, "PULL"), 5)], 10)
         worker.wait(worker.request(1, "PULL"), 5)
         assert len(worker._endpoint.van._channels._channels) <= 3  # the main thread's and at most a couple
     finally:

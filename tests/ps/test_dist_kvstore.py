@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from ps_cluster import PSCluster
 from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, RemoteError, ShapeError
 from sparkps.ps.layout import KeyLayout
@@ -51,9 +50,9 @@ def reference(opt_config, steps, contributors):
 
 
 @pytest.mark.parametrize("name,kw", [("sgd", {"momentum": 0.9, "wd": 1e-3}), ("adam", {})])
-def test_sync_every_worker_pulls_what_the_optimizer_computes_from_the_mean_gradient(name, kw):
+def test_sync_every_worker_pulls_what_the_optimizer_computes_from_the_mean_gradient(name, kw, ps_cluster):
     opt = optimizer.create(name, learning_rate=0.05, rescale_grad=0.5, **kw)
-    with PSCluster(num_servers=2, num_workers=2) as cluster:
+    with ps_cluster(num_servers=2, num_workers=2) as cluster:
         histories = cluster.run_workers(lambda kv: train(kv, opt, steps=4))
     expected = reference(opt.to_config(), 4, lambda step: [0, 1])
     for history in histories:
@@ -62,9 +61,9 @@ def test_sync_every_worker_pulls_what_the_optimizer_computes_from_the_mean_gradi
                 np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-7)
 
 
-def test_sync_over_tcp_loopback():
+def test_sync_over_tcp_loopback(ps_cluster):
     opt = optimizer.create("sgd", learning_rate=0.1, rescale_grad=0.5)
-    with PSCluster(num_servers=1, num_workers=2, transport="tcp") as cluster:
+    with ps_cluster(num_servers=1, num_workers=2, transport="tcp") as cluster:
         histories = cluster.run_workers(lambda kv: train(kv, opt, steps=2))
     expected = reference(opt.to_config(), 2, lambda step: [0, 1])
     for k in SHAPES:
@@ -92,7 +91,7 @@ def test_contiguous_span_only_joins_views_lying_end_to_end_in_order():
 
 
 @pytest.mark.parametrize("servers", [1, 2])
-def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(servers):
+def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(servers, ps_cluster):
     """Gradients and weights that are views of one flat buffer go out without a copy and come back
     with one; the result is the same as with separate arrays (split across servers too)."""
     opt = optimizer.create("sgd", learning_rate=0.1, momentum=0.9, rescale_grad=0.5)
@@ -110,7 +109,7 @@ def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(serve
         return [w.copy() for w in weights]
     results = []
     for flat in (True, False):
-        with PSCluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
+        with ps_cluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
             (got,) = cluster.run_workers(lambda kv: run(kv, flat))
             results.append(got)
     local = optimizer.from_config(opt.to_config())
@@ -124,9 +123,42 @@ def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(serve
             np.testing.assert_allclose(w, expected[k], rtol=1e-6, atol=1e-7)
 
 
-def test_uneven_worker_data_finishes_and_keeps_the_mean_gradient_scale():
+def sent_arrays(kv):
+    """Record the numpy arrays every request of ``kv``'s node hands to the transport: [(cmd, [arrays])]."""
+    sent, request = [], kv.postoffice.request
+
+    def recording(peer_id, cmd, *args, **kwargs):
+        given = list(args) + list(kwargs.values())
+        sent.append((cmd, [a for x in given if isinstance(x, (list, tuple)) for a in x if isinstance(a, np.ndarray)]))
+        return request(peer_id, cmd, *args, **kwargs)
+    kv.postoffice.request = recording
+    return sent
+
+
+@pytest.mark.parametrize("servers", [1, 2])
+def test_flat_bound_gradients_reach_the_transport_as_views_of_their_buffer(servers, ps_cluster):
+    """Zero copy, checked: a pushpull of gradients bound as one flat buffer hands the transport one array
+    per server, and each is a view of that buffer (no concatenation, no staging copy)."""
+    keys = sorted(SHAPES)
+    with ps_cluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
+        (kv,) = cluster.start_workers()
+        weights = flat_views([initial_weights()[k] for k in keys])
+        kv.init(keys, weights)
+        kv.set_optimizer(optimizer.create("sgd", learning_rate=0.1))
+        grads = flat_views([gradient(0, 0, k) for k in keys])
+        buffer = grads[0].base
+        sent = sent_arrays(kv)
+        kv.pushpull(keys, grads, out=weights)
+        kv.end_training()
+    pushed = [arrays for cmd, arrays in sent if cmd == "PUSHPULL"]
+    assert len(pushed) == servers and all(len(arrays) == 1 for arrays in pushed)
+    assert all(np.shares_memory(arrays[0], buffer) for arrays in pushed), "a gradient payload was copied"
+    assert sum(arrays[0].size for arrays in pushed) == buffer.size
+
+
+def test_uneven_worker_data_finishes_and_keeps_the_mean_gradient_scale(ps_cluster):
     opt = optimizer.create("sgd", learning_rate=0.1, rescale_grad=0.5)
-    with PSCluster(num_servers=2, num_workers=2) as cluster:
+    with ps_cluster(num_servers=2, num_workers=2) as cluster:
         cluster.start_workers()
         histories = cluster.run_workers(lambda kv: train(kv, opt, steps=5 if kv.rank == 0 else 2))
         final = {k: np.zeros(s, np.float32) for k, s in SHAPES.items()}
@@ -137,9 +169,9 @@ def test_uneven_worker_data_finishes_and_keeps_the_mean_gradient_scale():
         np.testing.assert_allclose(final[k], expected[-1][k], rtol=1e-6, atol=1e-6)
 
 
-def test_async_applies_each_push_on_arrival():
+def test_async_applies_each_push_on_arrival(ps_cluster):
     opt = optimizer.create("sgd", learning_rate=0.1)
-    with PSCluster(num_servers=2, num_workers=2, kvtype="dist_async") as cluster:
+    with ps_cluster(num_servers=2, num_workers=2, kvtype="dist_async") as cluster:
         cluster.start_workers()
         histories = cluster.run_workers(lambda kv: train(kv, opt, steps=3))
         final = {k: np.zeros(s, np.float32) for k, s in SHAPES.items()}
@@ -151,9 +183,9 @@ def test_async_applies_each_push_on_arrival():
     assert not np.array_equal(histories[0][0][1], initial_weights()[1])
 
 
-def test_two_servers_hold_contiguous_ranges_and_get_one_request_per_step():
+def test_two_servers_hold_contiguous_ranges_and_get_one_request_per_step(ps_cluster):
     opt = optimizer.create("sgd", learning_rate=0.1)
-    with PSCluster(num_servers=2, num_workers=2) as cluster:
+    with ps_cluster(num_servers=2, num_workers=2) as cluster:
         cluster.run_workers(lambda kv: train(kv, opt, steps=3))
         layout = KeyLayout(2)
         layout.add(SHAPES)
@@ -171,8 +203,8 @@ def test_two_servers_hold_contiguous_ranges_and_get_one_request_per_step():
     assert abs(sizes[0] - sizes[1]) <= 1
 
 
-def test_workers_and_servers_get_the_ranks_they_ask_for():
-    with PSCluster(num_servers=2, num_workers=3, start_servers=False) as cluster:
+def test_workers_and_servers_get_the_ranks_they_ask_for(ps_cluster):
+    with ps_cluster(num_servers=2, num_workers=3, start_servers=False) as cluster:
         cluster.start_server_thread(rank=1)
         cluster.start_server_thread(rank=0)
         kvs = cluster.start_workers(ranks=[2, 0, 1])
@@ -181,7 +213,7 @@ def test_workers_and_servers_get_the_ranks_they_ask_for():
         assert ids == {1: ("server", 0), 2: ("server", 1), 3: ("worker", 0), 4: ("worker", 1), 5: ("worker", 2)}
 
 
-def test_checkpoint_saved_on_two_servers_loads_on_three(tmp_path):
+def test_checkpoint_saved_on_two_servers_loads_on_three(tmp_path, ps_cluster):
     opt = optimizer.create("adam", learning_rate=0.01)
     keys = sorted(SHAPES)
     step_grads = [gradient(0, 9, k) for k in keys]
@@ -191,14 +223,14 @@ def test_checkpoint_saved_on_two_servers_loads_on_three(tmp_path):
         kv.save_checkpoint(tmp_path / "ckpt")
         return push_pull(kv, step_grads)
 
-    with PSCluster(num_servers=2, num_workers=1) as cluster:
+    with ps_cluster(num_servers=2, num_workers=1) as cluster:
         (continued,) = cluster.run_workers(train_save_and_step)
 
     def load_and_step(kv):
         kv.load_checkpoint(tmp_path / "ckpt")
         return push_pull(kv, step_grads)
 
-    with PSCluster(num_servers=3, num_workers=1) as cluster:
+    with ps_cluster(num_servers=3, num_workers=1) as cluster:
         (resumed,) = cluster.run_workers(load_and_step)
         assert sorted(len(s.dense.keys()) > 0 for s in cluster.servers.values()) == [True] * 3
     for k in keys:
@@ -222,8 +254,8 @@ def push_pull(kv, grads):
     return out
 
 
-def test_set_learning_rate_changes_the_servers_step():
-    with PSCluster(num_servers=2, num_workers=1) as cluster:
+def test_set_learning_rate_changes_the_servers_step(ps_cluster):
+    with ps_cluster(num_servers=2, num_workers=1) as cluster:
         (kv,) = cluster.start_workers()
         w = np.ones(10, np.float32)
         kv.init(7, w)
@@ -234,9 +266,9 @@ def test_set_learning_rate_changes_the_servers_step():
         np.testing.assert_allclose(w, 0.75)
 
 
-def test_fp16_compression_sends_half_precision_gradients():
+def test_fp16_compression_sends_half_precision_gradients(ps_cluster):
     grad = np.array([1 / 3, 1e-4, 7.1234567, -2.5], np.float32)
-    with PSCluster(num_servers=1, num_workers=1, compression={"type": "fp16"}) as cluster:
+    with ps_cluster(num_servers=1, num_workers=1, compression={"type": "fp16"}) as cluster:
         (kv,) = cluster.start_workers()
         w = np.zeros(4, np.float32)
         kv.init(0, w)
@@ -247,8 +279,8 @@ def test_fp16_compression_sends_half_precision_gradients():
     assert not np.array_equal(w, -grad)
 
 
-def test_bad_requests_are_answered_with_errors_and_the_server_keeps_serving():
-    with PSCluster(num_servers=1, num_workers=1) as cluster:
+def test_bad_requests_are_answered_with_errors_and_the_server_keeps_serving(ps_cluster):
+    with ps_cluster(num_servers=1, num_workers=1) as cluster:
         (kv,) = cluster.start_workers()
         w = np.arange(4, dtype=np.float32)
         kv.init(0, w)
@@ -265,8 +297,8 @@ def test_bad_requests_are_answered_with_errors_and_the_server_keeps_serving():
         np.testing.assert_array_equal(out, w)
 
 
-def test_wrong_shapes_and_unknown_keys_raise_before_anything_is_sent():
-    with PSCluster(num_servers=1, num_workers=1) as cluster:
+def test_wrong_shapes_and_unknown_keys_raise_before_anything_is_sent(ps_cluster):
+    with ps_cluster(num_servers=1, num_workers=1) as cluster:
         (kv,) = cluster.start_workers()
         kv.init([0], [np.zeros(3, np.float32)])
         with pytest.raises(ShapeError, match="key 0 has shape \\(3,\\)"):
@@ -276,3 +308,19 @@ def test_wrong_shapes_and_unknown_keys_raise_before_anything_is_sent():
         kv.end_training()
         with pytest.raises(ClusterError, match="end_training"):
             kv.push(0, np.zeros(3, np.float32))
+
+
+def test_init_keeps_rank_0s_values_when_workers_give_different_ones(ps_cluster):
+    """MXNet's rule: every worker calls init, the servers keep what rank 0 gave."""
+    def init_and_pull(kv):
+        kv.init([0, 1], [np.full(SHAPES[0], 10.0 + kv.rank, np.float32), np.full(SHAPES[1], -kv.rank - 1.0, np.float32)])
+        out = [np.zeros(SHAPES[0], np.float32), np.zeros(SHAPES[1], np.float32)]
+        kv.pull([0, 1], out=out)
+        kv.end_training()
+        return out
+
+    with ps_cluster(num_servers=2, num_workers=3) as cluster:
+        pulled = cluster.run_workers(init_and_pull)
+    for out in pulled:
+        np.testing.assert_array_equal(out[0], np.full(SHAPES[0], 10.0, np.float32))
+        np.testing.assert_array_equal(out[1], np.full(SHAPES[1], -1.0, np.float32))

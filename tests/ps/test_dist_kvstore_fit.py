@@ -5,7 +5,6 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import sparkps as sp
-from ps_cluster import PSCluster
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +24,7 @@ def mlp():
 
 # async applies every worker's step at full size (rescale_grad = 1/batch): half the learning rate
 @pytest.mark.parametrize("kvtype,lr", [("dist_sync", 0.1), ("dist_async", 0.05)])
-def test_two_workers_with_uneven_shards_reach_93_percent(digits, kvtype, lr):
+def test_two_workers_with_uneven_shards_reach_93_percent(digits, kvtype, lr, ps_cluster):
     X_train, X_test, y_train, y_test = digits
     cut = 2 * len(X_train) // 3  # worker 0 has twice the batches of worker 1
     shards = [(X_train[:cut], y_train[:cut]), (X_train[cut:], y_train[cut:])]
@@ -36,7 +35,7 @@ def test_two_workers_with_uneven_shards_reach_93_percent(digits, kvtype, lr):
                              numpy_batch_size=16, initializer=sp.initializer.Xavier(), seed=0)
         return net.fit(X, y, kvstore=kv)
 
-    with PSCluster(num_servers=2, num_workers=2, kvtype=kvtype) as cluster:
+    with ps_cluster(num_servers=2, num_workers=2, kvtype=kvtype) as cluster:
         first, second = cluster.run_workers(work, timeout=120)
     for name, value in first.arg_params.items():
         np.testing.assert_array_equal(second.arg_params[name], value, err_msg=name)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from comm_cluster import Cluster, fast_timeouts, start_all
+from cluster import NodeCluster, cluster_timeouts, start_all
 from sparkps.ps.comm import Endpoint, Postoffice
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout, RemoteError
 from sparkps.ps.scheduler import Scheduler, fetch_status
@@ -30,7 +30,7 @@ def stoppers():
 
 
 def test_requested_ranks_decide_node_ids():
-    c = Cluster(num_servers=2, num_workers=2, ranks={("worker", 0): 1, ("worker", 1): 0, ("server", 0): 1})
+    c = NodeCluster(num_servers=2, num_workers=2, ranks={("worker", 0): 1, ("worker", 1): 0, ("server", 0): 1})
     try:
         assert [(w.rank, w.node_id) for w in c.workers] == [(1, 4), (0, 3)]
         assert [(s.rank, s.node_id) for s in c.servers] == [(1, 2), (0, 1)]
@@ -39,7 +39,7 @@ def test_requested_ranks_decide_node_ids():
 
 
 def test_registration_timeout_names_the_missing_roles_and_ranks(stoppers):
-    sched = Scheduler(1, 2, transport="inproc", timeouts=fast_timeouts(register=0.5)).start()
+    sched = Scheduler(1, 2, transport="inproc", timeouts=cluster_timeouts(register=0.5)).start()
     stoppers.append(sched)
     worker = Postoffice("worker", sched.uri, sched.secret, rank=0, transport="inproc", timeouts=sched.timeouts)
     stoppers.append(worker)
@@ -52,7 +52,7 @@ def test_registration_timeout_names_the_missing_roles_and_ranks(stoppers):
 
 
 def test_a_duplicate_rank_is_refused_and_the_job_goes_on(stoppers):
-    sched = Scheduler(1, 2, transport="inproc", timeouts=fast_timeouts()).start()
+    sched = Scheduler(1, 2, transport="inproc", timeouts=cluster_timeouts()).start()
     stoppers.append(sched)
     first = Postoffice("worker", sched.uri, sched.secret, rank=0, transport="inproc", timeouts=sched.timeouts)
     dup = Postoffice("worker", sched.uri, sched.secret, rank=0, transport="inproc", timeouts=sched.timeouts)
@@ -73,7 +73,7 @@ def test_a_duplicate_rank_is_refused_and_the_job_goes_on(stoppers):
 
 
 def test_every_worker_finishing_ends_the_job_and_stops_the_servers():
-    c = Cluster(num_servers=2, num_workers=2)
+    c = NodeCluster(num_servers=2, num_workers=2)
     try:
         c.workers[0].finish()
         assert c.scheduler.state == "running"
@@ -87,19 +87,29 @@ def test_every_worker_finishing_ends_the_job_and_stops_the_servers():
 
 
 def test_a_barrier_releases_when_the_missing_worker_finishes_instead():
-    c = Cluster(num_servers=1, num_workers=2)
+    c = NodeCluster(num_servers=1, num_workers=2)
+    outcome = {}
+
+    def wait_in_barrier():
+        try:
+            c.workers[0].barrier("workers", 20)
+            outcome["released"] = True
+        except Exception as exc:  # a timeout here means the finish did not release the barrier
+            outcome["error"] = exc
+
     try:
-        waiting = threading.Thread(target=c.workers[0].barrier, args=("workers", 5))
+        waiting = threading.Thread(target=wait_in_barrier)
         waiting.start()
         c.workers[1].finish()
-        waiting.join(10)
-        assert not waiting.is_alive()
+        waiting.join(30)
+        assert not waiting.is_alive(), "the barrier neither released nor timed out"
+        assert outcome == {"released": True}
     finally:
         c.stop()
 
 
 def test_status_reports_nodes_progress_and_errors():
-    c = Cluster(num_servers=1, num_workers=2, transport="tcp")
+    c = NodeCluster(num_servers=1, num_workers=2, transport="tcp")
     try:
         worker = c.workers[1]
         worker.report_progress({"epoch": 2, "nbatch": 7, "samples": 448, "metrics": {"accuracy": 0.9}})
@@ -107,7 +117,8 @@ def test_status_reports_nodes_progress_and_errors():
         assert status["state"] == "running"
         assert [(n["id"], n["role"], n["rank"], n["alive"]) for n in status["nodes"]] == [
             (1, "server", 0, True), (2, "worker", 0, True), (3, "worker", 1, True)]
-        assert all(0 <= n["last_heartbeat_age"] < 1.0 for n in status["nodes"])
+        # every node heartbeats within the timeout (a generous bound: the machine may be loaded)
+        assert all(0 <= n["last_heartbeat_age"] < c.timeouts.heartbeat_timeout for n in status["nodes"])
         progress = status["progress"][worker.rank]
         assert (progress["epoch"], progress["nbatch"], progress["samples"]) == (2, 7, 448)
         assert progress["metrics"] == {"accuracy": 0.9}
@@ -118,7 +129,7 @@ def test_status_reports_nodes_progress_and_errors():
 
 
 def test_status_over_the_wire_needs_the_secret(stoppers):
-    sched = Scheduler(1, 1, timeouts=fast_timeouts()).start()
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts()).start()
     stoppers.append(sched)
     assert fetch_status(sched.uri, sched.secret)["state"] == "registering"
     with pytest.raises(PeerTimeout, match="is the secret right"):
@@ -126,7 +137,7 @@ def test_status_over_the_wire_needs_the_secret(stoppers):
 
 
 def test_a_reported_error_fails_the_job_and_reaches_every_node():
-    c = Cluster(num_servers=1, num_workers=2)
+    c = NodeCluster(num_servers=1, num_workers=2)
     try:
         culprit = c.workers[1]
         culprit.report_error("ValueError: label 11 out of range")
@@ -153,7 +164,8 @@ def registered_endpoint(sched, role):
 
 
 def test_a_node_without_heartbeats_is_declared_dead_and_everyone_stops(stoppers):
-    sched = Scheduler(1, 1, transport="inproc", timeouts=fast_timeouts()).start()
+    sched = Scheduler(1, 1, transport="inproc", timeouts=cluster_timeouts(heartbeat_interval=0.1,
+                                                                          heartbeat_timeout=1.0)).start()
     stoppers.append(sched)
     server = Postoffice("server", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)
     stoppers.append(server)
@@ -178,7 +190,8 @@ def test_nodes_notice_a_scheduler_that_stopped_answering(stoppers):
     fake = Endpoint("mute scheduler", "s3cret", fake_scheduler, transport="inproc")
     fake.start()
     stoppers.append(fake)
-    server = Postoffice("server", fake.address, "s3cret", transport="inproc", timeouts=fast_timeouts())
+    server = Postoffice("server", fake.address, "s3cret", transport="inproc",
+                        timeouts=cluster_timeouts(heartbeat_interval=0.1, heartbeat_timeout=1.0))
     stoppers.append(server)
     server.start()
     with pytest.raises(NodeDied, match=r"the scheduler at inproc://.* did not answer heartbeats for"):
@@ -186,7 +199,7 @@ def test_nodes_notice_a_scheduler_that_stopped_answering(stoppers):
 
 
 def test_stopping_the_scheduler_early_stops_the_nodes_with_an_error():
-    c = Cluster(num_servers=1, num_workers=1)
+    c = NodeCluster(num_servers=1, num_workers=1)
     try:
         c.scheduler.stop()
         with pytest.raises(ClusterError, match="scheduler was stopped before the job finished"):
@@ -196,7 +209,7 @@ def test_stopping_the_scheduler_early_stops_the_nodes_with_an_error():
 
 
 def test_unregistered_senders_and_late_registrations_are_refused():
-    c = Cluster(num_servers=1, num_workers=1)
+    c = NodeCluster(num_servers=1, num_workers=1)
     stranger = Endpoint("stranger", c.scheduler.secret, transport="inproc")
     stranger.start()
     try:
@@ -211,7 +224,7 @@ def test_unregistered_senders_and_late_registrations_are_refused():
 
 
 def test_a_role_that_fails_before_registering_fails_the_job_at_once(stoppers):
-    sched = Scheduler(1, 1, timeouts=fast_timeouts(register=30)).start()
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
     stoppers.append(sched)
     worker = Postoffice("worker", sched.uri, sched.secret, rank=0, timeouts=sched.timeouts)
     stoppers.append(worker)
@@ -229,8 +242,27 @@ def test_a_role_that_fails_before_registering_fails_the_job_at_once(stoppers):
 
 
 def test_an_abort_without_the_secret_is_dropped(stoppers):
-    sched = Scheduler(1, 1, timeouts=fast_timeouts(register=30)).start()
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
     stoppers.append(sched)
     with pytest.raises(PeerTimeout):
         report_abort(sched.uri, "not-the-secret", "server", 0, "forged", timeout=0.5)
     assert sched.status()["state"] == "registering"
+
+
+@pytest.mark.parametrize("role", ["worker", "server"])
+def test_a_node_stopped_early_fails_the_job_naming_itself_at_once(role):
+    """The report, not the heartbeat timeout (60 s here), is what ends the job within the 10 s waited."""
+    c = NodeCluster(num_servers=2, num_workers=2, timeouts=cluster_timeouts(heartbeat_timeout=60.0))
+    try:
+        quitter = (c.workers if role == "worker" else c.servers)[1]
+        quitter.stop()
+        expected = re.escape(quitter.name) + " stopped before the job finished"
+        with pytest.raises(ClusterError, match=expected):
+            c.scheduler.wait(10)
+        survivors = [n for n in c.workers + c.servers if n is not quitter]
+        for node in survivors:
+            with pytest.raises(ClusterError, match=expected):
+                node.wait_for_termination(10)
+        assert c.scheduler.status()["errors"][0]["node"] == quitter.name
+    finally:
+        c.stop()

@@ -1,11 +1,13 @@
 """A job secret guards every node; strangers and garbage are dropped and the job still finishes."""
+import select
 import socket
+import threading
 
 import numpy as np
 import pytest
 import zmq
 
-from comm_cluster import Cluster, fast_timeouts
+from cluster import NodeCluster, cluster_timeouts, start_all
 from sparkps.ps.comm import Endpoint, Message, Postoffice, encode
 from sparkps.ps.comm.security import curve_available
 from sparkps.errors import ConfigError, PeerTimeout
@@ -25,8 +27,8 @@ def assert_job_works(cluster):
 
 
 def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
-    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=fast_timeouts(register=0.3))
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=cluster_timeouts(register=0.3))
     try:
         with pytest.raises(PeerTimeout, match="is the job secret the same"):
             stranger.start()
@@ -38,7 +40,7 @@ def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
 
 
 def test_a_stranger_cannot_push_or_pull_on_a_server():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
     stranger = Endpoint("stranger", "guessed-secret")
     stranger.start()
     try:
@@ -57,7 +59,7 @@ def tcp_port(address):
 
 
 def test_random_bytes_on_every_port_crash_nothing():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
     rng = np.random.default_rng(1)
     addresses = [c.scheduler.uri] + [po.address for po in c.servers + c.workers]
     context = zmq.Context()
@@ -91,7 +93,7 @@ def test_a_secret_is_required_and_generated_when_not_given():
 
 @pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
 def test_curve_encrypted_cluster_trains_and_plain_nodes_cannot_join():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
     plain = Endpoint("plain", c.scheduler.secret)  # right secret, no CURVE: the handshake fails
     plain.start()
     try:
@@ -102,3 +104,86 @@ def test_curve_encrypted_cluster_trains_and_plain_nodes_cannot_join():
     finally:
         plain.stop()
         c.stop()
+
+
+class WireTap:
+    """A TCP relay on 127.0.0.1 in front of ``upstream`` (``tcp://host:port``) that keeps every byte it
+    forwards, both ways. ``uri`` is where peers connect instead; ``close()`` ends it (idempotent)."""
+
+    def __init__(self, upstream):
+        host, port = upstream.rsplit("/", 1)[-1].rsplit(":", 1)
+        self.upstream, self.captured, self._lock = (host, int(port)), bytearray(), threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.uri = "tcp://127.0.0.1:%d" % self._listener.getsockname()[1]
+        self._sockets, self._closed = [self._listener], False
+        self._thread = threading.Thread(target=self._pump, daemon=True, name="wire-tap")
+        self._thread.start()
+
+    def _pump(self):
+        peers = {}
+        while not self._closed:
+            readable, _, _ = select.select(list(peers) + [self._listener], [], [], 0.05)
+            for sock in readable:
+                if sock is self._listener:
+                    client, _ = self._listener.accept()
+                    server = socket.create_connection(self.upstream)
+                    peers[client], peers[server] = server, client
+                    self._sockets += [client, server]
+                    continue
+                try:
+                    data = sock.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    other = peers.pop(sock, None)
+                    peers.pop(other, None)
+                    continue
+                with self._lock:
+                    self.captured += data
+                peers[sock].sendall(data)
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            self._thread.join(5)
+            for sock in self._sockets:
+                sock.close()
+
+    def seen(self, text):
+        with self._lock:
+            return text in self.captured
+
+
+def exchange_marked_traffic(curve):
+    """A worker that reaches the scheduler through a WireTap sends a marked progress report and a marked
+    array; returns the tap (closed) once the job finished cleanly."""
+    timeouts = cluster_timeouts()
+    sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts, curve=curve).start()
+    tap = WireTap(sched.uri)
+    server = Postoffice("server", sched.uri, sched.secret, timeouts=timeouts, curve=curve)
+    worker = Postoffice("worker", tap.uri, sched.secret, timeouts=timeouts, curve=curve)
+    try:
+        assert start_all([server, worker]) == [None, None]
+        worker.report_progress({"epoch": 0, "nbatch": 1, "samples": 1, "metrics": {"MARKER-metric-4711": 0.5}})
+        marked = np.frombuffer(b"MARKER-array-0815" * 4, np.uint8)
+        status = worker.wait(worker.request(0, "STATUS", arrays=[marked]), 5).meta["status"]
+        assert "MARKER-metric-4711" in status["progress"][0]["metrics"]  # it crossed the tap
+        worker.finish()
+        sched.wait(10)
+        server.wait_for_termination(10)
+    finally:
+        worker.stop()
+        server.stop()
+        sched.stop()
+        tap.close()
+    return tap
+
+
+@pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
+def test_curve_traffic_on_the_wire_carries_no_plaintext():
+    plain = exchange_marked_traffic(curve=False)   # the tap does see plaintext when CURVE is off
+    assert plain.seen(b"MARKER-metric-4711") and plain.seen(b"MARKER-array-0815") and plain.seen(b"PROGRESS")
+    tapped = exchange_marked_traffic(curve=True)
+    assert len(tapped.captured) > 1000
+    for text in (b"MARKER-metric-4711", b"MARKER-array-0815", b"PROGRESS", b"REGISTER", b"worker"):
+        assert not tapped.seen(text), text

@@ -6,7 +6,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from comm_cluster import Cluster
+from cluster import NodeCluster
 from launch_helpers import FAST_CLUSTER, Sparkps, alive, digits_accuracy, recorded_pids, write_digits
 from sparkps.cli import main
 
@@ -69,7 +69,7 @@ def test_symbol_mlp_writes_a_loadable_network(tmp_path):
 
 
 def test_status_prints_a_table_and_json():
-    c = Cluster(num_servers=1, num_workers=1, transport="tcp")
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp")
     try:
         c.workers[0].report_progress({"epoch": 1, "nbatch": 3, "samples": 96, "metrics": {"accuracy": 0.5}})
         c.workers[0].barrier("workers")  # the progress was handled before this barrier

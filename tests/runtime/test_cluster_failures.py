@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from comm_cluster import fast_timeouts, start_all
+from cluster import cluster_timeouts, start_all
 from launch_helpers import FAST_CLUSTER, Sparkps, alive, lines_matching, recorded_pids, write_digits
 from sparkps.ps.comm import Postoffice
 from sparkps.errors import NodeDied
@@ -105,7 +105,7 @@ def test_nodes_notice_a_sigkilled_scheduler(tmp_path):
     nodes = []
     try:
         uri = sched.wait_for_line(r"SPARKPS_SCHEDULER_URI=").split("=", 1)[1]
-        timeouts = fast_timeouts()
+        timeouts = cluster_timeouts()
         nodes = [Postoffice("server", uri, "s3cret", timeouts=timeouts),
                  Postoffice("worker", uri, "s3cret", timeouts=timeouts)]
         assert start_all(nodes) == [None, None]
@@ -138,6 +138,7 @@ def test_roles_do_not_outlive_a_sigkilled_launcher(job_files, tmp_path):
         proc.process.kill()  # no chance to clean up: the roles get SIGTERM from the kernel (PDEATHSIG)
         proc.finish(30)
         pids = recorded_pids(pids_file)
+        assert len(pids) == 5, pids  # the scheduler, 2 servers and 2 workers were all recorded
         deadline, pause = time.monotonic() + 20, threading.Event()
         while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
             pause.wait(0.05)

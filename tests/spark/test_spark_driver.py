@@ -20,11 +20,12 @@ def test_summary_takes_the_slowest_epoch_and_averages_metrics():
 
 def test_log_lines_count_samples_across_epochs_skipped_between_snapshots():
     out = io.StringIO()
-    view = ProgressView(num_epoch=10, num_workers=1, bar=False, log_every=0, stream=out)
+    now = [100.0]
+    view = ProgressView(num_epoch=10, num_workers=1, bar=False, log_every=0, stream=out, clock=lambda: now[0])
     view.update(status((0, 5, 500, {"accuracy": 0.5})))
-    view._last_time -= 1.0                               # as if one second passed
+    now[0] += 1.0                                         # one second passes
     view.update(status((3, 2, 200, {"accuracy": 0.9})))   # epochs 1 and 2 finished meanwhile
-    assert 1190 <= view.samples_per_s <= 1210             # 2 * 500 + 200 samples in ~1 s
+    assert view.samples_per_s == 1200.0                   # 2 * 500 + 200 samples in 1 s
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("sparkps: epoch 1/10 step 5 accuracy=0.5000")
     assert lines[1].startswith("sparkps: epoch 4/10 step 2 accuracy=0.9000") and "samples/s" in lines[1]

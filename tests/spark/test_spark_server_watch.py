@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from comm_cluster import fast_timeouts
+from cluster import cluster_timeouts
 from sparkps.ps.comm import Postoffice
 from sparkps.errors import ClusterError
 from sparkps.ps.scheduler import Scheduler
@@ -14,7 +14,7 @@ from sparkps.spark.barrier_task import _ServerStartWatch
 
 
 def test_a_server_process_dying_at_start_fails_registration_with_its_exit_code():
-    sched = Scheduler(1, 1, timeouts=fast_timeouts(register=30)).start()
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
     worker = Postoffice("worker", sched.uri, sched.secret, rank=0, timeouts=sched.timeouts)
     server = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     started = time.monotonic()

@@ -62,13 +62,43 @@ def test_gpu_without_cupy_says_how_to_install():
         sym.Variable("x").simple_bind("gpu", x=(2,))
 
 
-def test_cpu_work_never_imports_cupy():
-    code = ("import sys, numpy as np, sparkps.symbol as sym\n"
+# A meta path finder, installed before sparkps is imported, records every attempt to import cupy (and
+# refuses it, as on a machine without CuPy): a failed import leaves nothing in sys.modules, so only the
+# record shows an eager or accidental ``import cupy``.
+CUPY_IMPORT_RECORDER = """
+import sys
+attempts = []
+class RecordCupy:
+    def find_spec(self, name, path=None, target=None):
+        if name == 'cupy' or name.startswith('cupy.') or name.startswith('cupyx'):
+            attempts.append(name)
+            raise ImportError('cupy refused by the test')
+        return None
+sys.meta_path.insert(0, RecordCupy())
+"""
+
+
+def run_recording_cupy_imports(code):
+    """Run ``code`` in a fresh interpreter under the recorder; returns the cupy modules it tried to import."""
+    script = CUPY_IMPORT_RECORDER + code + "\nprint('cupy imports:', attempts)\n"
+    out = subprocess.run([sys.executable, "-c", script], check=True, timeout=120, capture_output=True, text=True)
+    line = [x for x in out.stdout.splitlines() if x.startswith("cupy imports:")][-1]
+    return eval(line.split(":", 1)[1])  # a list literal printed by the script above
+
+
+def test_cpu_work_never_tries_to_import_cupy():
+    code = ("import numpy as np, sparkps, sparkps.symbol as sym\n"
             "net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable('data'), num_hidden=3), name='softmax')\n"
             "exe = net.simple_bind('cpu', data=(2, 4), softmax_label=(2,))\n"
-            "exe.forward(is_train=True, data=np.ones((2, 4)), softmax_label=np.zeros(2)); exe.backward()\n"
-            "assert 'cupy' not in sys.modules, 'cupy imported'\n")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+            "exe.forward(is_train=True, data=np.ones((2, 4)), softmax_label=np.zeros(2)); exe.backward()\n")
+    assert run_recording_cupy_imports(code) == []
+
+
+def test_the_import_recorder_sees_a_gpu_context_ask_for_cupy():
+    """The recorder itself can fail: asking for a GPU array module does try to import cupy."""
+    code = ("from sparkps import backend\n"
+            "try:\n    backend.get_array_module('gpu(0)')\nexcept Exception:\n    pass\n")
+    assert "cupy" in run_recording_cupy_imports(code)
 
 
 @pytest.mark.gpu

@@ -64,16 +64,18 @@ def test_auc_with_ties():
     assert _feed(metric.AUC(), labels, two_column) == pytest.approx(skm.roc_auc_score(labels, scores))
 
 
-def test_f1_binary_and_macro(classes):
+def test_f1_micro_is_sklearn_f1_over_all_batches_and_macro_the_mean_of_batch_scores():
     rng = np.random.default_rng(3)
     labels = rng.integers(0, 2, size=300)
     probs = _softmax(rng.normal(size=(300, 2)) + np.eye(2)[labels])
-    assert _feed(metric.create('f1'), labels, probs) == pytest.approx(skm.f1_score(labels, probs.argmax(1)))
-    assert _feed(metric.F1(), labels, probs[:, 1]) == pytest.approx(
+    assert _feed(metric.create('f1', average='micro'), labels, probs) == pytest.approx(
+        skm.f1_score(labels, probs.argmax(1)))
+    assert _feed(metric.F1(average='micro'), labels, probs[:, 1]) == pytest.approx(
         skm.f1_score(labels, (probs[:, 1] > 0.5).astype(int)))
-    labels, probs = classes
-    assert _feed(metric.F1(average='macro'), labels, probs) == pytest.approx(
-        skm.f1_score(labels, probs.argmax(1), average='macro'))
+    per_batch = [skm.f1_score(labels[i:i + 64], probs[i:i + 64].argmax(1)) for i in range(0, 300, 64)]
+    assert _feed(metric.F1(), labels, probs) == pytest.approx(np.mean(per_batch))
+    with pytest.raises(DataError, match="'f1'.*0 or 1"):
+        metric.F1().update([np.array([0, 2])], [probs[:2]])
 
 
 def test_composite_and_name_value(classes):

@@ -184,7 +184,7 @@ def test_batchnorm_aux_states_are_trained_saved_and_loaded(digits, tmp_path):
 
 
 def test_dist_sync_with_one_worker_matches_local_training(digits):
-    from ps_cluster import PSCluster
+    from cluster import PSCluster
     X_train, _, y_train, _ = digits
     local = model(num_epoch=2).fit(X_train, y_train)
     with PSCluster(num_servers=2, num_workers=1) as cluster:
@@ -194,7 +194,7 @@ def test_dist_sync_with_one_worker_matches_local_training(digits):
 
 
 def test_dist_sync_two_workers_end_with_the_servers_model(digits):
-    from ps_cluster import PSCluster
+    from cluster import PSCluster
     X_train, X_test, y_train, y_test = digits
     halves = [(X_train[rank::2], y_train[rank::2]) for rank in range(2)]
 

@@ -22,6 +22,10 @@ def _g(w, grad, wd=WD):
     return np.clip(grad * RESCALE, -CLIP, CLIP) + wd * w
 
 
+def _g_clipped_after_decay(w, grad):
+    return np.clip(grad * RESCALE + WD * w, -CLIP, CLIP)
+
+
 def ref_sgd(w, grads, momentum):
     mom = np.zeros_like(w)
     for grad in grads:
@@ -34,15 +38,16 @@ def ref_nag(w, grads, momentum):
     mom = np.zeros_like(w)
     for grad in grads:
         g = _g(w, grad)
-        mom = momentum * mom + g
-        w = w - LR * (g + momentum * mom)
+        mom = momentum * mom
+        w = w - mom + (momentum + 1) * (mom - LR * g)
+        mom = mom - LR * g
     return w
 
 
 def ref_adam(w, grads, b1=0.9, b2=0.999, eps=1e-8):
     m, v = np.zeros_like(w), np.zeros_like(w)
     for t, grad in enumerate(grads, 1):
-        g = _g(w, grad)
+        g = _g_clipped_after_decay(w, grad)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         w = w - LR * math.sqrt(1 - b2 ** t) / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
@@ -52,16 +57,16 @@ def ref_adam(w, grads, b1=0.9, b2=0.999, eps=1e-8):
 def ref_adagrad(w, grads, eps=1e-7):
     h = np.zeros_like(w)
     for grad in grads:
-        g = _g(w, grad)
+        g = _g(w, grad, wd=0.0)
         h = h + g * g
-        w = w - LR * g / (np.sqrt(h) + eps)
+        w = w - LR * (g / np.sqrt(h + eps) + WD * w)
     return w
 
 
 def ref_rmsprop(w, grads, g1=0.9, g2=0.9, eps=1e-8, centered=False):
     n, a, d = np.zeros_like(w), np.zeros_like(w), np.zeros_like(w)
     for grad in grads:
-        g = _g(w, grad)
+        g = _g_clipped_after_decay(w, grad)
         n = g1 * n + (1 - g1) * g * g
         if centered:
             a = g1 * a + (1 - g1) * g
@@ -75,11 +80,11 @@ def ref_rmsprop(w, grads, g1=0.9, g2=0.9, eps=1e-8, centered=False):
 def ref_adadelta(w, grads, rho=0.9, eps=1e-5):
     acc_g, acc_d = np.zeros_like(w), np.zeros_like(w)
     for grad in grads:
-        g = _g(w, grad)
+        g = _g(w, grad, wd=0.0)
         acc_g = rho * acc_g + (1 - rho) * g * g
         d = np.sqrt(acc_d + eps) / np.sqrt(acc_g + eps) * g
         acc_d = rho * acc_d + (1 - rho) * d * d
-        w = w - LR * d
+        w = w - d - WD * w                      # MXNet's AdaDelta has no learning rate
     return w
 
 
@@ -135,9 +140,11 @@ def test_update_is_in_place_and_leaves_grad_alone(name, kwargs, reference):
     grad_before = grad.copy()
     opt = _make(name, kwargs)
     state = opt.create_state(0, weight)
-    buffer_id = id(weight)
+    backing = weight.reshape(-1)                  # a view of the caller's buffer
+    before = backing.copy()
     opt.update(0, weight, grad, state)
-    assert id(weight) == buffer_id and weight.dtype == np.float32
+    assert weight.dtype == np.float32 and np.shares_memory(backing, weight)
+    assert not np.array_equal(backing, before), "the update did not write into the caller's array"
     np.testing.assert_array_equal(grad, grad_before)
     expected = reference(weight64, [grads[0]])
     np.testing.assert_allclose(weight, expected, rtol=1e-4, atol=1e-5)

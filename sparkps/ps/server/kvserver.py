@@ -66,7 +66,7 @@ class KVServer:
     # ---- data -------------------------------------------------------------------------------------
     def _init(self, request, sender, responder):
         if request.table not in self.tables:
-            self.tables[request.table] = table = create_table(request.table)
+            self.tables[request.table] = table = create_table(request.kind or request.table)
             if self.optimizer_config is not None:
                 table.set_optimizer(self.optimizer_config)
         self.tables[request.table].init(request)
@@ -132,10 +132,11 @@ class KVServer:
             table.set_learning_rate(request.lr)
 
     def _save(self, request):
-        reply = {"pieces": [], "optimizer": None}
+        reply = {"pieces": [], "optimizer": None, "tables": []}
         for table in self.tables.values():
             saved = table.save(request.path)
             reply["pieces"].extend(saved.pop("pieces", []))
+            reply["tables"].extend(saved.pop("tables", []))
             reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
             reply.update(saved)
         return reply

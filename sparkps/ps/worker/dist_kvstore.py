@@ -165,7 +165,8 @@ class DistKVStore(KVStoreBase):
         replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
-        return manifest.write_manifest(path, described, config)
+        tables = [d for r in replies for d in r.meta.get("tables", [])]
+        return manifest.write_manifest(path, described, config, tables)
 
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.

@@ -3,4 +3,11 @@ from sparkps.train.io.iterators import DataBatch, DataDesc, DataIter, LAST_BATCH
 from sparkps.train.io.readers import CSRMatrix, CSVIter, LibSVMIter, read_csv, read_libsvm
 
 __all__ = ['DataBatch', 'DataDesc', 'DataIter', 'LAST_BATCH_MODES', 'NDArrayIter', 'CSRMatrix', 'CSVIter',
-           'LibSVMIter', 'read_csv', 'read_libsvm']
+           'LibSVMIter', 'read_csv', 'read_libsvm', 'load_params']
+
+
+def load_params(path):
+    """Read a params file, sparkps's ``.npz`` or MXNet's binary ``.params`` (chosen by content), into
+    (arg_params, aux_params). See :func:`sparkps.train.model_file.load_params`."""
+    from sparkps.train.model_file import load_params as read
+    return read(path)

@@ -3,10 +3,38 @@
     opt = sparkps.train.optimizer.create('adam', learning_rate=1e-3, wd=1e-4)
     opt2 = sparkps.train.optimizer.from_config(opt.to_config())      # same updates
 """
-from sparkps.train.optimizer.base import (OPTIMIZERS, Optimizer, Updater, create, from_config, get_updater,
-                                    register)
-from sparkps.train.optimizer.sgd import NAG, SGD
+from sparkps.train.optimizer.adam_variants import FTML, LAMB, Adamax, Nadam
 from sparkps.train.optimizer.adaptive import AdaDelta, AdaGrad, Adam, Ftrl, RMSProp
+from sparkps.train.optimizer.base import (
+                                    OPTIMIZERS,
+                                    Optimizer,
+                                    Updater,
+                                    create,
+                                    from_config,
+                                    get_updater,
+                                    register,
+)
+from sparkps.train.optimizer.sgd import NAG, SGD, SGLD, Signum
 
-__all__ = ['OPTIMIZERS', 'Optimizer', 'Updater', 'create', 'from_config', 'get_updater', 'register',
-           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl']
+__all__ = [
+                                    'FTML',
+                                    'LAMB',
+                                    'NAG',
+                                    'OPTIMIZERS',
+                                    'SGD',
+                                    'SGLD',
+                                    'AdaDelta',
+                                    'AdaGrad',
+                                    'Adam',
+                                    'Adamax',
+                                    'Ftrl',
+                                    'Nadam',
+                                    'Optimizer',
+                                    'RMSProp',
+                                    'Signum',
+                                    'Updater',
+                                    'create',
+                                    'from_config',
+                                    'get_updater',
+                                    'register',
+]

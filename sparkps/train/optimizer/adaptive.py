@@ -1,4 +1,4 @@
-"""Optimizers with per-element adaptive steps: Adam, AdaGrad, RMSProp, AdaDelta, FTRL."""
+"""Optimizers with per-element adaptive steps: Adam, AdaGrad, RMSProp, AdaDelta, FTRL (MXNet 1.x numerics)."""
 import math
 
 import numpy as np
@@ -8,13 +8,15 @@ from sparkps.train.optimizer.base import Optimizer, _check_number, register
 
 @register
 class Adam(Optimizer):
-    """Adam with bias correction folded into the step size (MXNet's form)::
+    """Adam with bias correction folded into the step size, MXNet 1.x's ``adam_update``
+    (``g = clip(rescale_grad * grad + wd * weight)``: clipped after adding weight decay)::
 
         m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2
         weight -= lr * sqrt(1-beta2^t) / (1-beta1^t) * m / (sqrt(v) + epsilon)
     """
     name = 'adam'
     hyper_params = ('beta1', 'beta2', 'epsilon')
+    grad_decay = 'before_clip'
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -25,7 +27,7 @@ class Adam(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         mean, var = state
         lr_t = lr * math.sqrt(1.0 - self.beta2 ** count) / (1.0 - self.beta1 ** count)
         mean *= self.beta1
@@ -44,31 +46,48 @@ class Adam(Optimizer):
 
 @register
 class AdaGrad(Optimizer):
-    """AdaGrad: ``h += g^2;  weight -= lr * g / (sqrt(h) + epsilon)``."""
-    name = 'adagrad'
-    hyper_params = ('epsilon',)
+    """AdaGrad, MXNet 1.x's update (``g = clip(rescale_grad * grad)``, the constant inside the root)::
 
-    def __init__(self, epsilon=1e-7, **kwargs):
+        h += g^2;  weight -= lr * (g / sqrt(h + eps) + wd * weight)
+
+    ``epsilon`` is accepted as the older name of ``eps``.
+    """
+    name = 'adagrad'
+    hyper_params = ('eps',)
+    aliases = ('epsilon',)
+    grad_decay = 'none'
+
+    def __init__(self, eps=1e-7, epsilon=None, **kwargs):
         super().__init__(**kwargs)
-        self.epsilon = _check_number('epsilon', epsilon, 0.0)
+        self.eps = _check_number('eps', eps if epsilon is None else epsilon, 0.0)
+
+    @property
+    def float_stable_eps(self):
+        """MXNet's attribute name for ``eps``."""
+        return self.eps
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         history, = state
         np.multiply(g, g, out=tmp)
         history += tmp
-        np.sqrt(history, out=tmp)
-        tmp += self.epsilon
-        np.divide(g, tmp, out=tmp)
-        tmp *= lr
-        weight -= tmp
+        np.add(history, self.eps, out=tmp)
+        np.sqrt(tmp, out=tmp)
+        g /= tmp
+        if wd:
+            np.multiply(weight, wd, out=tmp)
+            g += tmp
+        g *= lr
+        weight -= g
 
 
 @register
 class RMSProp(Optimizer):
-    """RMSProp (Tieleman & Hinton), or Graves' centered form with ``centered=True``::
+    """RMSProp (Tieleman & Hinton), or Graves' centered form with ``centered=True``; MXNet 1.x's
+    ``rmsprop_update``/``rmspropalex_update`` (``g = clip(rescale_grad * grad + wd * weight)``, weights
+    clipped to ``clip_weights`` after the step)::
 
         n = gamma1 n + (1-gamma1) g^2;  weight -= lr * g / sqrt(n + epsilon)
         centered: a = gamma1 a + (1-gamma1) g;
@@ -76,6 +95,7 @@ class RMSProp(Optimizer):
     """
     name = 'rmsprop'
     hyper_params = ('gamma1', 'gamma2', 'epsilon', 'centered')
+    grad_decay = 'before_clip'
 
     def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -87,7 +107,7 @@ class RMSProp(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 3 if self.centered else 1)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         n = state[0]
         n *= self.gamma1
         np.multiply(g, g, out=tmp)
@@ -117,23 +137,24 @@ class RMSProp(Optimizer):
 
 @register
 class AdaDelta(Optimizer):
-    """AdaDelta (Zeiler), scaled by ``learning_rate`` (default 1.0)::
+    """AdaDelta (Zeiler), MXNet 1.x's update: no learning rate (as MXNet, ``learning_rate`` is ignored)::
 
         acc_g = rho acc_g + (1-rho) g^2;  d = sqrt(acc_d + eps) / sqrt(acc_g + eps) * g
-        acc_d = rho acc_d + (1-rho) d^2;  weight -= lr * d
+        acc_d = rho acc_d + (1-rho) d^2;  weight -= d + wd * weight
     """
     name = 'adadelta'
     hyper_params = ('rho', 'epsilon')
+    grad_decay = 'none'
 
-    def __init__(self, learning_rate=1.0, rho=0.9, epsilon=1e-5, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
+    def __init__(self, rho=0.9, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
         self.rho = _check_number('rho', rho, 0.0)
         self.epsilon = _check_number('epsilon', epsilon, 0.0)
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         acc_g, acc_delta = state
         acc_g *= self.rho
         np.multiply(g, g, out=tmp)
@@ -149,7 +170,9 @@ class AdaDelta(Optimizer):
         np.multiply(g, g, out=tmp)
         tmp *= 1.0 - self.rho
         acc_delta += tmp
-        g *= lr
+        if wd:
+            np.multiply(weight, wd, out=tmp)
+            g += tmp
         weight -= g
 
 
@@ -162,7 +185,7 @@ class Ftrl(Optimizer):
     """
     name = 'ftrl'
     hyper_params = ('lamda1', 'beta')
-    wd_in_grad = False
+    grad_decay = 'none'
 
     def __init__(self, learning_rate=0.1, lamda1=0.01, beta=1.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -172,7 +195,7 @@ class Ftrl(Optimizer):
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         z, n = state
         z += g
         np.sqrt(n, out=tmp)

@@ -6,9 +6,17 @@ An optimizer updates a weight in place from its gradient::
     state = opt.create_state(0, weight)
     opt.update(0, weight, grad, state)        # weight changes in place
 
-Every update first forms ``g = clip(rescale_grad * grad, clip_gradient) + wd * weight`` (FTRL keeps
-``wd`` out of ``g`` and uses it in its closed form instead). Works for numpy and CuPy arrays alike: all
-arithmetic goes through numpy ufuncs with ``out=``, which CuPy arrays take over.
+Every update first forms the gradient ``g`` the way MXNet 1.x's kernel for that optimizer does
+(``src/operator/optimizer_op-inl.h``), named by the class attribute ``grad_decay``:
+
+- ``'after_clip'``: ``g = clip(rescale_grad * grad) + wd * weight`` (SGD, NAG, Signum);
+- ``'before_clip'``: ``g = clip(rescale_grad * grad + wd * weight)`` (Adam, RMSProp, Adamax, Nadam, FTML);
+- ``'none'``: ``g = clip(rescale_grad * grad)``; the step applies ``wd`` itself (AdaGrad, AdaDelta, FTRL,
+  LAMB, SGLD).
+
+Works for numpy and CuPy arrays alike: all arithmetic goes through numpy ufuncs with ``out=``, which CuPy
+arrays take over. ``multi_precision=True`` keeps a float32 master copy of float16 weights in the state
+(``update_multi_precision``, which ``Updater`` calls), as MXNet.
 
 Optimizers travel to the parameter servers as ``to_config()`` dicts (plain JSON), never pickled, and their
 state travels as a list of numpy arrays (``state_to_arrays``).
@@ -22,7 +30,11 @@ from sparkps.train.lr_scheduler import LRScheduler, scheduler_from_config
 
 OPTIMIZERS = {}
 _BASE_KEYS = ('learning_rate', 'wd', 'rescale_grad', 'clip_gradient', 'begin_num_update', 'lr_mult',
-              'wd_mult', 'param_idx2name')
+              'wd_mult', 'param_idx2name', 'multi_precision', 'clip_weights')
+_SET_LR_WARNING = ("LRScheduler of the optimizer has already been defined. Note that set_learning_rate can "
+                   "mutate the value of the learning rate of the optimizer only when the LRScheduler of the "
+                   "optimizer is undefined.")
+_DECAYED_SUFFIXES = ('_weight', '_gamma')
 
 
 def register(cls):
@@ -44,7 +56,7 @@ def create(name, **kwargs):
 
 
 def _check_hyper_params(cls, params):
-    known = set(_BASE_KEYS) | set(cls.hyper_params) | {'lr_scheduler'}
+    known = set(_BASE_KEYS) | set(cls.hyper_params) | set(cls.aliases) | {'lr_scheduler', 'sym'}
     unknown = set(params) - known
     if unknown:
         known = sorted(known)
@@ -104,40 +116,73 @@ def _to_numpy(array):
 class Optimizer:
     """Base class. Subclasses set ``name``, ``hyper_params`` and implement ``create_state``/``_step``.
 
-    Parameters: ``learning_rate``; ``wd`` (L2 weight decay); ``rescale_grad`` (gradients are multiplied by
-    it first, FeedForward sets 1/batch_size); ``clip_gradient`` (clip to [-c, c] after rescaling, None = off);
-    ``lr_scheduler`` (an LRScheduler or its config, driven by ``num_update``); ``begin_num_update``;
-    ``lr_mult``/``wd_mult`` ({index: multiplier}); ``param_idx2name`` ({index: name}: parameters whose name
-    does not end in ``_weight`` get no weight decay unless ``wd_mult`` says otherwise, as MXNet).
+    Parameters (MXNet 1.x's): ``learning_rate`` (None: the scheduler's rate, or 0.01 without one; given
+    together with ``lr_scheduler`` it overwrites the scheduler's ``base_lr``); ``wd`` (L2 weight decay);
+    ``rescale_grad`` (gradients are multiplied by it first, FeedForward sets 1/batch_size); ``clip_gradient``
+    (clip to [-c, c], None = off); ``lr_scheduler`` (an LRScheduler or its config, driven by ``num_update``);
+    ``begin_num_update``; ``lr_mult``/``wd_mult`` ({index or parameter name: multiplier});
+    ``param_idx2name`` ({index: name}: parameters whose name ends neither in ``_weight`` nor in ``_gamma`` get
+    no weight decay unless ``wd_mult`` says otherwise); ``sym`` (a Symbol whose ``__lr_mult__`` /
+    ``__wd_mult__`` attributes set the multipliers of its arguments, found by name through
+    ``param_idx2name``); ``multi_precision`` (float32 master copies of float16 weights); ``clip_weights``
+    (clip weights to [-c, c] after each update, None = off).
+
+        >>> opt = create('sgd', learning_rate=0.1, param_idx2name={0: 'fc_weight', 1: 'fc_bias'}, wd=1e-4)
+        >>> opt.wd_mult
+        {1: 0.0}
     """
     name = None
     hyper_params = ()
-    wd_in_grad = True
+    aliases = ()            # older hyper-parameter names still accepted on construction
+    grad_decay = 'after_clip'
 
-    def __init__(self, learning_rate=0.01, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
-                 begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None):
-        self.lr = _check_number('learning_rate', learning_rate, 0.0)
-        self.wd = _check_number('wd', wd, 0.0)
-        self.rescale_grad = _check_number('rescale_grad', rescale_grad)
-        self.clip_gradient = _check_number('clip_gradient', clip_gradient, 0.0, allow_none=True)
+    def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
+                 begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None, sym=None,
+                 multi_precision=False, clip_weights=None):
         if isinstance(lr_scheduler, dict):
             lr_scheduler = scheduler_from_config(lr_scheduler)
         if lr_scheduler is not None and not isinstance(lr_scheduler, LRScheduler):
             raise ConfigError(f"lr_scheduler must be an LRScheduler or its config, got {lr_scheduler!r}")
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = _check_number('learning_rate', learning_rate, 0.0, allow_none=True)
         self.lr_scheduler = lr_scheduler
-        if lr_scheduler is not None:
+        if lr_scheduler is not None and self.lr is not None:
             lr_scheduler.base_lr = self.lr
+        self.wd = _check_number('wd', wd, 0.0)
+        self.rescale_grad = _check_number('rescale_grad', rescale_grad)
+        self.clip_gradient = _check_number('clip_gradient', clip_gradient, 0.0, allow_none=True)
+        self.clip_weights = _check_number('clip_weights', clip_weights, 0.0, allow_none=True)
+        self.multi_precision = bool(multi_precision)
         self.begin_num_update = int(begin_num_update)
         self.num_update = self.begin_num_update
         self.index_update_count = {}
         self.param_idx2name = {k: str(v) for k, v in _int_keyed('param_idx2name', param_idx2name).items()}
-        self.lr_mult = {k: float(v) for k, v in _int_keyed('lr_mult', lr_mult).items()}
-        self.wd_mult = {k: float(v) for k, v in _int_keyed('wd_mult', wd_mult).items()}
-        self._explicit_wd_mult = dict(self.wd_mult)
+        sym_lr, sym_wd = _symbol_mults(sym, self.param_idx2name)
+        self.lr_mult = {**sym_lr, **self._by_index('lr_mult', lr_mult)}
+        self._explicit_wd_mult = {**sym_wd, **self._by_index('wd_mult', wd_mult)}
+        self.wd_mult = dict(self._explicit_wd_mult)
         for index, pname in self.param_idx2name.items():
-            if not pname.endswith('_weight') and index not in self.wd_mult:
+            if not pname.endswith(_DECAYED_SUFFIXES) and index not in self.wd_mult:
                 self.wd_mult[index] = 0.0
         self._scratch = {}
+
+    def _by_index(self, what, mapping):
+        """{index: float} from a dict keyed by indices or by parameter names (names need param_idx2name)."""
+        if mapping is None:
+            return {}
+        if not isinstance(mapping, dict):
+            raise ConfigError(f"optimizer parameter {what!r} must be a dict, got {type(mapping).__name__}")
+        index_of = {n: i for i, n in self.param_idx2name.items()}
+        out = {}
+        for key, value in mapping.items():
+            if isinstance(key, str) and not key.lstrip('-').isdigit():
+                if key not in index_of:
+                    raise ConfigError(f"optimizer parameter {what!r} names parameter {key!r}, which is not in "
+                                      f"param_idx2name {sorted(index_of)}")
+                key = index_of[key]
+            out[int(key)] = _check_number(f'{what}[{key}]', value)
+        return out
 
     # ----- learning rate and counts -------------------------------------------------------------
     @property
@@ -146,10 +191,24 @@ class Optimizer:
         return self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
 
     def set_learning_rate(self, lr):
-        """Set the base learning rate (with a scheduler: the scheduler's ``base_lr``)."""
-        self.lr = _check_number('learning_rate', lr, 0.0)
+        """Set the learning rate. With an ``lr_scheduler`` raises UserWarning, as MXNet does (the scheduler
+        owns the rate then; change ``lr_scheduler.base_lr`` instead)."""
         if self.lr_scheduler is not None:
-            self.lr_scheduler.base_lr = self.lr
+            raise UserWarning(_SET_LR_WARNING)
+        self.lr = _check_number('learning_rate', lr, 0.0)
+
+    def set_lr_mult(self, args_lr_mult):
+        """Replace the learning-rate multipliers ({index or name: multiplier})."""
+        self.lr_mult = self._by_index('lr_mult', args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Replace the explicit weight-decay multipliers ({index or name: multiplier}); parameters not named
+        ``*_weight``/``*_gamma`` keep no decay unless listed."""
+        self._explicit_wd_mult = self._by_index('wd_mult', args_wd_mult)
+        self.wd_mult = dict(self._explicit_wd_mult)
+        for index, pname in self.param_idx2name.items():
+            if not pname.endswith(_DECAYED_SUFFIXES) and index not in self.wd_mult:
+                self.wd_mult[index] = 0.0
 
     def _update_count(self, index):
         count = self.index_update_count.get(index, self.begin_num_update) + 1
@@ -181,6 +240,10 @@ class Optimizer:
                   'lr_mult': {str(k): v for k, v in self.lr_mult.items()},
                   'wd_mult': {str(k): v for k, v in self._explicit_wd_mult.items()},
                   'param_idx2name': {str(k): v for k, v in self.param_idx2name.items()}}
+        if self.multi_precision:
+            params['multi_precision'] = True
+        if self.clip_weights is not None:
+            params['clip_weights'] = self.clip_weights
         for key in self.hyper_params:
             params[key] = getattr(self, key)
         sched = self.lr_scheduler.to_config() if self.lr_scheduler is not None else None
@@ -192,8 +255,16 @@ class Optimizer:
 
     # ----- state --------------------------------------------------------------------------------
     def create_state(self, index, weight):
-        """Return the optimizer state for parameter ``index``: None or a tuple of arrays like ``weight``."""
-        return None
+        """Return the optimizer state for parameter ``index``: None (this base keeps none) or a tuple of
+        arrays like ``weight``."""
+
+    def create_state_multi_precision(self, index, weight):
+        """As ``create_state``; for a float16 weight with ``multi_precision`` the state is
+        ``(float32 master copy, *create_state(index, master))``."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master = weight.astype(np.float32)
+            return (master,) + tuple(self.create_state(index, master) or ())
+        return self.create_state(index, weight)
 
     def _zeros_state(self, weight, count):
         return tuple(np.zeros_like(weight) for _ in range(count))
@@ -209,7 +280,7 @@ class Optimizer:
 
         Raises DataError when the number or shapes of the arrays do not fit this optimizer and weight.
         """
-        state = self.create_state(index, weight)
+        state = self.create_state_multi_precision(index, weight)
         expected = [] if state is None else list(state)
         if len(arrays) != len(expected):
             raise DataError(f"optimizer {self.name!r} state of parameter {index} needs {len(expected)} "
@@ -236,15 +307,19 @@ class Optimizer:
         return bufs
 
     def _prepared_grad(self, index, weight, grad, wd):
-        """Return (g, tmp): g = clip(rescale_grad * grad) (+ wd * weight), in scratch memory."""
+        """Return (g, tmp): the gradient as ``grad_decay`` forms it, in scratch memory."""
         if tuple(grad.shape) != tuple(weight.shape):
             raise DataError(f"optimizer {self.name!r}: gradient shape {tuple(grad.shape)} of parameter "
                             f"{index} does not match weight shape {tuple(weight.shape)}")
         g, tmp = self._buffers(index, weight)
         np.multiply(grad, self.rescale_grad, out=g)
+        decay = wd and self.grad_decay != 'none'
+        if decay and self.grad_decay == 'before_clip':
+            np.multiply(weight, wd, out=tmp)
+            g += tmp
         if self.clip_gradient is not None:
             np.clip(g, -self.clip_gradient, self.clip_gradient, out=g)
-        if wd and self.wd_in_grad:
+        if decay and self.grad_decay == 'after_clip':
             np.multiply(weight, wd, out=tmp)
             g += tmp
         return g, tmp
@@ -254,9 +329,21 @@ class Optimizer:
         count = self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g, tmp = self._prepared_grad(index, weight, grad, wd)
-        self._step(weight, g, tmp, state, lr, wd, count)
+        self._step(weight, g, tmp, state, lr, wd, count, index)
+        if self.clip_weights is not None:
+            np.clip(weight, -self.clip_weights, self.clip_weights, out=weight)
 
-    def _step(self, weight, g, tmp, state, lr, wd, count):
+    def update_multi_precision(self, index, weight, grad, state):
+        """``update``; for a float16 weight with ``multi_precision`` the float32 master copy in ``state``
+        is updated from a float32 gradient and cast back into ``weight``."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master, inner = state[0], tuple(state[1:]) or None
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight[...] = master.astype(np.float16)
+            return
+        self.update(index, weight, grad, state)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         raise NotImplementedError
 
 
@@ -269,10 +356,28 @@ class Updater:
 
     def __call__(self, index, grad, weight):
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
 
 def get_updater(optimizer):
     """Return an ``Updater`` for ``optimizer`` (as ``mx.optimizer.get_updater``)."""
     return Updater(optimizer)
+
+
+def _symbol_mults(sym, idx2name):
+    """({index: lr_mult}, {index: wd_mult}) from the ``__lr_mult__``/``__wd_mult__`` attributes of ``sym``."""
+    if sym is None:
+        return {}, {}
+    attrs = sym.attr_dict()
+    lr_mult, wd_mult = {}, {}
+    for index, pname in idx2name.items():
+        node = attrs.get(pname, {})
+        for key, out in (('__lr_mult__', lr_mult), ('__wd_mult__', wd_mult)):
+            if key in node:
+                try:
+                    out[index] = float(node[key])
+                except ValueError:
+                    raise ConfigError(f"parameter {pname!r}: attribute {key}={node[key]!r} is not a "
+                                      f"number") from None
+    return lr_mult, wd_mult

@@ -9,7 +9,9 @@ A table kind is a class with these methods (the server calls them from its handl
 none blocks except ``save``/``load`` on file I/O):
 
 ``init(request)``
-    INIT (:class:`~sparkps.ps.protocol.Init`): hold new entries, or overwrite held ones.
+    INIT (:class:`~sparkps.ps.protocol.Init`): hold new entries, or overwrite held ones. An INIT whose
+    ``kind`` field is set creates the table from that kind (a sparse table named ``user`` is of kind
+    ``sparse``); otherwise the kind is the table's name.
 ``gradient(request) -> update``
     Decode and validate the payload of a PUSH or PUSHPULL (:class:`~sparkps.ps.protocol.Push`) into an
     *update*: any value with ``update.add(other) -> summed update`` (a sync round sums the workers' updates
@@ -22,19 +24,20 @@ none blocks except ``save``/``load`` on file I/O):
 ``set_optimizer(config)``, ``set_learning_rate(lr)``
     The optimizer from its JSON config (states restart), and a new learning rate.
 ``save(directory) -> dict``, ``load(directory)``
-    Checkpoints: ``save`` returns reply fields the worker merges into the manifest (``pieces`` lists are
-    concatenated over tables and servers, see :mod:`sparkps.ps.manifest`).
+    Checkpoints: ``save`` returns reply fields the worker merges into the manifest (``pieces`` and
+    ``tables`` lists are concatenated over tables and servers, see :mod:`sparkps.ps.manifest`).
 
 Adding a kind is one module under this package and one :func:`register_table_kind` call (here, for the kinds
 sparkps ships).
 
 >>> sorted(TABLE_KINDS)
-['dense']
+['dense', 'sparse']
 >>> create_table("dense").kind
 'dense'
 """
 from sparkps.errors import ConfigError
 from sparkps.ps.server.tables.dense import DenseTable
+from sparkps.ps.server.tables.sparse_served import SparseRows
 
 TABLE_KINDS = {}
 
@@ -55,3 +58,4 @@ def create_table(name):
 
 
 register_table_kind("dense", DenseTable)
+register_table_kind("sparse", SparseRows)
