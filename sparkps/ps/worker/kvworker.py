@@ -210,10 +210,17 @@ class KVWorker:
         return {s: self._payload(self.layout.pieces_on(s, keys), flat, self.push_dtype)
                 for s in self.layout.servers_for(keys)}
 
-    def command(self, cmd, meta, servers=None):
-        """Send ``cmd`` with ``meta`` to ``servers`` (ranks, default all); returns a request id."""
+    def command(self, cmd, meta, servers=None, meta_of=None):
+        """Send ``cmd`` with ``meta`` (or ``meta_of(server)``) to ``servers`` (ranks, default all); returns a
+        request id."""
         servers = range(self.postoffice.num_servers) if servers is None else servers
-        return self._send(cmd, None, None, servers=list(servers), meta_of=lambda s: dict(meta))
+        return self._send(cmd, None, None, servers=list(servers), meta_of=meta_of or (lambda s: dict(meta)))
+
+    def rows(self, cmd, table, arrays, new_round=False):
+        """Send ``cmd`` (PULL or PUSH) for rows of sparse ``table`` to each server in ``arrays`` ({server rank:
+        [uint64 ids] or [ids, float32 grads]}); ``wait`` returns the replies in server order. Returns a rid."""
+        return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays),
+                          meta_of=lambda s: {"keys": [], "rows": True, "table": table})
 
     def _out_keys(self, keys, outs):
         if len(keys) != len(outs):
@@ -242,7 +249,8 @@ class KVWorker:
                     self._last_round[s] = self.round
                 if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
                     meta["round"] = self._last_round.get(s, 0)
-                arrays = [payloads[s]] if payloads is not None else []
+                payload = payloads[s] if payloads is not None else []
+                arrays = list(payload) if isinstance(payload, list) else [payload]
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
             rid = next(self._ids)

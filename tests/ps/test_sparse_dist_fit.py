@@ -1,0 +1,74 @@
+"""FeedForward with a sparse embedding on the parameter server (workers and servers in threads over inproc://):
+the model equals the dense Embedding model trained on the same cluster (same initial rows, data and optimizer) to
+1e-5, with dist_sync (2 workers) and dist_async (1 worker: arrival order is then fixed), on 1 and 2 servers.
+
+Data: a documented generator — 64 samples of 3 ids from a vocabulary of 20 (numpy Generator seed 0), label = parity
+of the id sum; each worker trains on its half in batches of 8 for 2 epochs."""
+import numpy as np
+import pytest
+
+import sparkps.symbol as sym
+from ps_cluster import PSCluster
+from sparkps.errors import ConfigError
+from sparkps.sparse import RowSparse, initial_rows
+from sparkps.train.feedforward import FeedForward
+from sparkps.train.io import NDArrayIter
+
+VOCAB, DIM, FIELDS = 20, 4, 3
+RNG = np.random.default_rng(0)
+IDS = RNG.integers(0, VOCAB, size=(64, FIELDS))
+LABELS = (IDS.sum(axis=1) % 2).astype(np.float32)
+FC = {'fc_weight': np.random.default_rng(1).normal(0, 0.1, (2, FIELDS * DIM)).astype(np.float32),
+      'fc_bias': np.zeros(2, np.float32)}
+
+
+def network(sparse_grad):
+    emb = sym.Embedding(sym.Variable('ids'), input_dim=VOCAB, output_dim=DIM, sparse_grad=sparse_grad, name='emb')
+    return sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(emb), num_hidden=2, name='fc'), name='softmax')
+
+
+def train(sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
+    """Fit on the cluster; returns each worker's model. The dense model starts from the rows a server creates."""
+    params = dict(FC)
+    if not sparse_grad:
+        params['emb_weight'] = initial_rows('emb_weight', np.arange(VOCAB), DIM)
+
+    def work(kv):
+        share = slice(kv.rank, None, num_workers)
+        model = FeedForward(network(sparse_grad), num_epoch=2, optimizer=optimizer, learning_rate=0.5,
+                            arg_params={k: v.copy() for k, v in params.items()}, **hyper)
+        return model.fit(NDArrayIter({'ids': IDS[share]}, LABELS[share], batch_size=8), kvstore=kv)
+
+    with PSCluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype) as cluster:
+        return cluster.run_workers(work, timeout=120)
+
+
+# AdaGrad's first step is lr * g / (|g| + epsilon): with MXNet's epsilon 1e-7 a gradient element that the workers'
+# contributions cancel to ~1e-7 moves by lr * O(1), and the last bits of that sum depend on the order the two
+# models add the same numbers in. epsilon 1e-3 keeps the comparison about the update, not about rounding.
+@pytest.mark.parametrize('optimizer,hyper', [('sgd', {}), ('adagrad', {'epsilon': 1e-3})], ids=['sgd', 'adagrad'])
+@pytest.mark.parametrize('kvtype,num_workers,num_servers', [('dist_sync', 2, 1), ('dist_sync', 2, 2),
+                                                            ('dist_async', 1, 1), ('dist_async', 1, 2)])
+def test_sparse_model_on_servers_equals_the_dense_model(kvtype, num_workers, num_servers, optimizer, hyper):
+    dense = train(False, kvtype, num_workers, num_servers, optimizer, **hyper)
+    sparse = train(True, kvtype, num_workers, num_servers, optimizer, **hyper)
+    for dense_model, sparse_model in zip(dense, sparse):
+        table = sparse_model.arg_params['emb_weight']
+        assert isinstance(table, RowSparse) and table.ids.size > 0
+        trained = dense_model.arg_params['emb_weight'][table.ids]
+        assert np.abs(trained - initial_rows('emb_weight', table.ids, DIM)).max() > 1e-3
+        np.testing.assert_allclose(table.rows, trained, atol=1e-5)
+        for name in FC:
+            np.testing.assert_allclose(sparse_model.arg_params[name], dense_model.arg_params[name], atol=1e-5,
+                                       err_msg=name)
+
+
+def test_initial_rows_cannot_be_given_to_a_distributed_table():
+    def work(kv):
+        model = FeedForward(network(True), num_epoch=1, arg_params={'emb_weight': np.zeros((VOCAB, DIM), np.float32)})
+        with pytest.raises(ConfigError, match="table 'emb_weight': a distributed table starts every row from its "
+                                              "row initializer"):
+            model.fit(NDArrayIter({'ids': IDS}, LABELS, batch_size=8), kvstore=kv)
+
+    with PSCluster(num_servers=1, num_workers=1, kvtype='dist_async') as cluster:
+        cluster.run_workers(work, timeout=60)
