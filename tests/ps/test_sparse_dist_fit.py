@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import sparkps.symbol as sym
-from ps_cluster import PSCluster
 from sparkps.errors import ConfigError
 from sparkps.sparse import RowSparse, initial_rows
 from sparkps.train.feedforward import FeedForward
@@ -27,7 +26,7 @@ def network(sparse_grad):
     return sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(emb), num_hidden=2, name='fc'), name='softmax')
 
 
-def train(sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
+def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
     """Fit on the cluster; returns each worker's model. The dense model starts from the rows a server creates."""
     params = dict(FC)
     if not sparse_grad:
@@ -39,7 +38,7 @@ def train(sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
                             arg_params={k: v.copy() for k, v in params.items()}, **hyper)
         return model.fit(NDArrayIter({'ids': IDS[share]}, LABELS[share], batch_size=8), kvstore=kv)
 
-    with PSCluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype) as cluster:
+    with ps_cluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype) as cluster:
         return cluster.run_workers(work, timeout=120)
 
 
@@ -49,9 +48,10 @@ def train(sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
 @pytest.mark.parametrize('optimizer,hyper', [('sgd', {}), ('adagrad', {'epsilon': 1e-3})], ids=['sgd', 'adagrad'])
 @pytest.mark.parametrize('kvtype,num_workers,num_servers', [('dist_sync', 2, 1), ('dist_sync', 2, 2),
                                                             ('dist_async', 1, 1), ('dist_async', 1, 2)])
-def test_sparse_model_on_servers_equals_the_dense_model(kvtype, num_workers, num_servers, optimizer, hyper):
-    dense = train(False, kvtype, num_workers, num_servers, optimizer, **hyper)
-    sparse = train(True, kvtype, num_workers, num_servers, optimizer, **hyper)
+def test_sparse_model_on_servers_equals_the_dense_model(ps_cluster, kvtype, num_workers, num_servers, optimizer,
+                                                        hyper):
+    dense = train(ps_cluster, False, kvtype, num_workers, num_servers, optimizer, **hyper)
+    sparse = train(ps_cluster, True, kvtype, num_workers, num_servers, optimizer, **hyper)
     for dense_model, sparse_model in zip(dense, sparse):
         table = sparse_model.arg_params['emb_weight']
         assert isinstance(table, RowSparse) and table.ids.size > 0
@@ -63,12 +63,12 @@ def test_sparse_model_on_servers_equals_the_dense_model(kvtype, num_workers, num
                                        err_msg=name)
 
 
-def test_initial_rows_cannot_be_given_to_a_distributed_table():
+def test_initial_rows_cannot_be_given_to_a_distributed_table(ps_cluster):
     def work(kv):
         model = FeedForward(network(True), num_epoch=1, arg_params={'emb_weight': np.zeros((VOCAB, DIM), np.float32)})
         with pytest.raises(ConfigError, match="table 'emb_weight': a distributed table starts every row from its "
                                               "row initializer"):
             model.fit(NDArrayIter({'ids': IDS}, LABELS, batch_size=8), kvstore=kv)
 
-    with PSCluster(num_servers=1, num_workers=1, kvtype='dist_async') as cluster:
+    with ps_cluster(num_servers=1, num_workers=1, kvtype='dist_async') as cluster:
         cluster.run_workers(work, timeout=60)
