@@ -69,7 +69,8 @@ def _split_entries(path, entries):
         (arg_params if kind == 'arg' else aux_params)[name] = value
     for name, parts in sparse.items():
         if sorted(parts) != ['ids', 'rows', 'shape']:
-            raise DataError(f"{path}: sparse table {name!r} needs rsp:{name}:ids, :rows and :shape, got {sorted(parts)}")
+            raise DataError(f"{path}: sparse table {name!r} needs rsp:{name}:ids, :rows and :shape, "
+                            f"got {sorted(parts)}")
         rows, dim = int(parts['shape'][0]), int(parts['shape'][1])
         arg_params[name] = RowSparse(parts['ids'], parts['rows'], (None if rows < 0 else rows, dim))
     return arg_params, aux_params
