@@ -2,18 +2,25 @@
 the model equals the dense Embedding model trained on the same cluster (same initial rows, data and optimizer) to
 1e-5, with dist_sync (2 workers) and dist_async (1 worker: arrival order is then fixed), on 1 and 2 servers.
 
+The servers are threads of the test process: the first use of the sparse tables' compiled id index may hold the
+interpreter for seconds on a loaded machine, so these clusters allow 30 s between heartbeats (no test here is about
+detecting a dead node).
+
 Data: a documented generator — 64 samples of 3 ids from a vocabulary of 20 (numpy Generator seed 0), label = parity
 of the id sum; each worker trains on its half in batches of 8 for 2 epochs."""
 import numpy as np
 import pytest
 
 import sparkps.symbol as sym
-from sparkps.errors import ConfigError
+from cluster import cluster_timeouts
+from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, initial_rows
+from sparkps.train import optimizer
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
 
 VOCAB, DIM, FIELDS = 20, 4, 3
+PATIENT = cluster_timeouts(heartbeat_timeout=30.0)
 RNG = np.random.default_rng(0)
 IDS = RNG.integers(0, VOCAB, size=(64, FIELDS))
 LABELS = (IDS.sum(axis=1) % 2).astype(np.float32)
@@ -38,7 +45,7 @@ def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, 
                             arg_params={k: v.copy() for k, v in params.items()}, **hyper)
         return model.fit(NDArrayIter({'ids': IDS[share]}, LABELS[share], batch_size=8), kvstore=kv)
 
-    with ps_cluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype) as cluster:
+    with ps_cluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype, timeouts=PATIENT) as cluster:
         return cluster.run_workers(work, timeout=120)
 
 
@@ -70,5 +77,32 @@ def test_initial_rows_cannot_be_given_to_a_distributed_table(ps_cluster):
                                               "row initializer"):
             model.fit(NDArrayIter({'ids': IDS}, LABELS, batch_size=8), kvstore=kv)
 
-    with ps_cluster(num_servers=1, num_workers=1, kvtype='dist_async') as cluster:
+    with ps_cluster(num_servers=1, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
+        cluster.run_workers(work, timeout=60)
+
+
+def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
+    """row_sparse_pull / RowSparse push on the servers: first-pull rows are the shared formula's, a push moves only
+    its rows (repeated ids summed), and bad input names the table."""
+    ids = np.array([2 ** 63 + 5, 7, 123456789, 7], dtype=np.uint64).view(np.int64)
+
+    def work(kv):
+        assert kv.is_capable('row_sparse')
+        kv.init('user', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)))
+        kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0))
+        before = np.empty((4, DIM), np.float32)
+        kv.row_sparse_pull('user', out=before, row_ids=ids)
+        np.testing.assert_array_equal(before, initial_rows('user', ids, DIM))
+        kv.push('user', RowSparse(ids[1:], np.ones((3, DIM), np.float32), (None, DIM)))
+        value = RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM))
+        kv.row_sparse_pull('user', out=value, row_ids=ids)
+        np.testing.assert_allclose(value.rows - before, [[0] * DIM, [-2] * DIM, [-1] * DIM, [-2] * DIM], atol=1e-6)
+        with pytest.raises(ShapeError, match="table 'user' has rows of width 4, the gradient has width 3"):
+            kv.push('user', RowSparse(ids, np.ones((4, 3), np.float32), (None, 3)))
+        with pytest.raises(DataError, match="table 'user'.*must hold integers"):
+            kv.row_sparse_pull('user', out=before, row_ids=ids.astype(np.float64))
+        with pytest.raises(ConfigError, match="'items' is not a sparse table"):
+            kv.row_sparse_pull('items', out=before, row_ids=ids)
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
         cluster.run_workers(work, timeout=60)
