@@ -5,7 +5,7 @@ per step, ids split by ``sparkps.ps.rows.split_by_server``; the result must equa
 receiving the same rounds (the workers' gradients summed per id and applied once per round).
 """
 import numpy as np
-from ps_cluster import PSCluster
+from cluster import PSCluster
 
 from sparkps.ps import protocol
 from sparkps.ps.rows import row_ids, split_by_server
