@@ -33,7 +33,7 @@ def network(sparse_grad):
     return sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(emb), num_hidden=2, name='fc'), name='softmax')
 
 
-def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, **hyper):
+def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, uneven=False, **hyper):
     """Fit on the cluster; returns each worker's model. The dense model starts from the rows a server creates."""
     params = dict(FC)
     if not sparse_grad:
@@ -41,6 +41,8 @@ def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, 
 
     def work(kv):
         share = slice(kv.rank, None, num_workers)
+        if uneven:  # worker 0 has three times the batches of worker 1: it goes on alone after worker 1 leaves
+            share = slice(0, 48) if kv.rank == 0 else slice(48, None)
         model = FeedForward(network(sparse_grad), num_epoch=2, optimizer=optimizer, learning_rate=0.5,
                             arg_params={k: v.copy() for k, v in params.items()}, **hyper)
         return model.fit(NDArrayIter({'ids': IDS[share]}, LABELS[share], batch_size=8), kvstore=kv)
@@ -68,6 +70,16 @@ def test_sparse_model_on_servers_equals_the_dense_model(ps_cluster, kvtype, num_
         for name in FC:
             np.testing.assert_allclose(sparse_model.arg_params[name], dense_model.arg_params[name], atol=1e-5,
                                        err_msg=name)
+
+
+def test_uneven_shards_in_dist_sync_still_equal_the_dense_model(ps_cluster):
+    dense = train(ps_cluster, False, 'dist_sync', 2, 2, 'sgd', uneven=True)
+    sparse = train(ps_cluster, True, 'dist_sync', 2, 2, 'sgd', uneven=True)
+    for dense_model, sparse_model in zip(dense, sparse):
+        table = sparse_model.arg_params['emb_weight']
+        np.testing.assert_allclose(table.rows, dense_model.arg_params['emb_weight'][table.ids], atol=1e-5)
+        np.testing.assert_allclose(sparse_model.arg_params['fc_weight'], dense_model.arg_params['fc_weight'],
+                                   atol=1e-5)
 
 
 def test_initial_rows_cannot_be_given_to_a_distributed_table(ps_cluster):
