@@ -43,10 +43,8 @@ class DistRowSparseKeys:
         options = {"dim": value.dim, "input_dim": value.shape[0]}
         self._row_tables()[key] = value.shape
         if self.rank == 0:
-            servers = range(self.num_servers)
-            meta = {s: {"pieces": [], "shapes": [], "sync": self.worker.sync, "table": key, "kind": "sparse",
-                        "options": dict(options, shard=[s, self.num_servers])} for s in servers}
-            self.worker.wait(self.worker.command("INIT", None, servers=servers, meta_of=meta.__getitem__))
+            shard = self.num_servers
+            self.worker.wait(self.worker.init_table(key, "sparse", lambda s: dict(options, shard=[s, shard])))
         self.barrier()
 
     def _table_shape(self, key, what):
