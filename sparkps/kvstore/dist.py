@@ -168,7 +168,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
     def table_stats(self):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
-        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
     def save_checkpoint(self, path):
