@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, ROW_SPARSE, SYNC, KVStoreBase, key_value_lists
 from sparkps.kvstore.local_training import STRATEGIES
 from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
 from sparkps.param_group import ParameterGroup
@@ -50,6 +50,8 @@ from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, host_value
+from sparkps.ps.worker.row_tables import DistRowSparseKeys
+from sparkps.sparse import RowSparse
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
@@ -76,7 +78,7 @@ def round_policy(kvtype, options):
     return ("own" if SYNC_OF_TYPE[kvtype] else None), None
 
 
-class DistKVStore(KVStoreBase):
+class DistKVStore(DistRowSparseKeys, KVStoreBase):
     """The worker's view of the parameter server, with MXNet's KVStore methods.
 
     Construct with ``create_dist_kvstore``; the kvstore owns (and stops) the postoffice it started.
@@ -93,7 +95,7 @@ class DistKVStore(KVStoreBase):
         rounds, policy = round_policy(kvtype, strategy)
         self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
         self._local_push = None
-        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + ((SYNC,) if sync else ()))
+        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT, ROW_SPARSE) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
         self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)
         self._own_postoffice = own_postoffice
@@ -123,6 +125,10 @@ class DistKVStore(KVStoreBase):
         Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
         """
         keys, values = key_value_lists(keys, values, "init")
+        if any(isinstance(v, RowSparse) for v in values):  # sparse tables (ps/worker/row_tables.py), one INIT each
+            for key, value in zip(keys, values):
+                self._init_rows(key, value)
+            return
         arrays = [host_value(v) for v in values]
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
@@ -138,6 +144,10 @@ class DistKVStore(KVStoreBase):
         """
         self._check_open()
         keys, values = key_value_lists(keys, values, "push")
+        if any(isinstance(v, RowSparse) for v in values):  # row-sparse gradients of sparse tables
+            for key, value in zip(keys, values):
+                self._push_rows(key, value)
+            return
         if self._local is not None:  # a local step, taken by the next pull of these keys
             self._local_push = (keys, [host_value(v).copy() for v in values])
             return
