@@ -109,6 +109,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         if self._deferred is not None:
             staged, self._deferred = self._deferred, None
             self._pending_pushes.append(self.worker.push_staged(staged))
+        self._flush_rows()
 
     def pull(self, keys, out=None, priority=0):
         """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
@@ -123,6 +124,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
         if (self._deferred is not None and len(set(keys)) == len(keys)
                 and sorted(keys) == self._deferred.keys):
+            self._flush_rows()
             staged, self._deferred = self._deferred, None
             rid = self.worker.pushpull_staged(staged, keys, outs)
         else:
@@ -168,6 +170,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
     def table_stats(self):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        self._wait_pushes()
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 

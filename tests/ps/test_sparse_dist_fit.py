@@ -118,3 +118,30 @@ def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
 
     with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
         cluster.run_workers(work, timeout=60)
+
+
+def test_a_step_is_one_request_per_server_for_the_dense_keys_and_every_table(ps_cluster):
+    """Two tables (a bounded Embedding and a hashed one) and dense keys on 2 servers: every step sends each server
+    one PUSHPULL (the step's pushes ride with the next batch's pulls); the row PULLs are per epoch, not per step."""
+    tags = np.random.default_rng(2).integers(-2 ** 62, 2 ** 62, size=(64, 2))
+    emb = sym.Embedding(sym.Variable('ids'), input_dim=VOCAB, output_dim=DIM, sparse_grad=True, name='emb')
+    tag = sym.contrib.HashEmbedding(sym.Variable('tags'), output_dim=DIM, pooling='sum', name='tag')
+    net = sym.Concat(sym.Flatten(emb), tag, dim=1)
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name='fc'), name='softmax')
+    epochs, batches = 2, 8
+
+    def work(kv):
+        model = FeedForward(net, num_epoch=epochs, optimizer='sgd', learning_rate=0.5)
+        model.fit(NDArrayIter({'ids': IDS, 'tags': tags}, LABELS, batch_size=64 // batches), kvstore=kv)
+        return kv.table_stats()
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_sync', timeouts=PATIENT) as cluster:
+        stats, = cluster.run_workers(work, timeout=120)
+        worker, = [n["id"] for n in cluster.scheduler.status()["nodes"] if n["role"] == "worker"]
+        for server in cluster.servers.values():
+            assert server.served["PUSHPULL", worker] == epochs * batches
+            assert server.served["PUSH", worker] == 0
+            # per epoch: the first batch's rows (2 tables) and the rows the model keeps (2 tables); after training
+            # the rows kept (2 tables) and the dense pull; the dense pull after init
+            assert server.served["PULL", worker] <= epochs * 4 + 4
+    assert set(stats) == {'emb_weight', 'tag_weight'} and stats['tag_weight']['rows'] == np.unique(tags).size

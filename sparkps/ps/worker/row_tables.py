@@ -18,6 +18,7 @@ errors surface at the next call that waits (as dense pushes do).
 import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.ps import protocol
 from sparkps.ps.rows import row_ids, split_by_server
 from sparkps.sparse import RowSparse
 
@@ -98,8 +99,69 @@ class DistRowSparseKeys:
                 arrays[s] = [ids[part], grads[part].reshape(-1)]
         if not arrays:
             return
-        self._flush()
-        self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=self.worker.sync))
+        staged = self._staged_rows()
+        if key in staged:   # one queued push per table: an earlier one goes now
+            self._flush_rows()
+        staged[key] = arrays
+
+    def _staged_rows(self):
+        staged = self.__dict__.get("_queued_rows")
+        if staged is None:
+            staged = self.__dict__["_queued_rows"] = {}
+        return staged
+
+    def _flush_rows(self):
+        """Send the queued row pushes each on its own (one PUSH of rows per table)."""
+        staged = self._staged_rows()
+        while staged:
+            key, arrays = staged.popitem()
+            self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=self.worker.sync))
+
+    def pull_step(self, keys, out, rows):
+        """Fill ``out`` with the weights of dense ``keys`` and, for each ``rows[table] = (row_ids, rows_out)``, the
+        rows of ``row_ids`` into ``rows_out``; the queued push of ``keys`` and of every table goes in the same
+        requests: one PUSHPULL per server, one round (sync) covering the dense keys and every table.
+
+        Without a queued push of exactly ``keys`` the pulls go as separate requests. Blocks until every server
+        answered (at most the request timeout).
+        """
+        self._check_open(pushing=False)
+        keys = list(keys)
+        if self._deferred is None or len(set(keys)) != len(keys) or sorted(keys) != self._deferred.keys:
+            for name, (ids, target) in rows.items():
+                self.row_sparse_pull(name, out=target, row_ids=ids)
+            self.pull(keys, out=out)
+            return
+        staged, self._deferred = self._deferred, None
+        pushes, self.__dict__["_queued_rows"] = self._staged_rows(), {}
+        parts, places = {}, {}
+        for name in dict.fromkeys(list(pushes) + list(rows)):
+            input_dim, dim = self._table_shape(name, "pull")
+            pulls = self._split_pull(name, *rows[name], input_dim, dim) if name in rows else {}
+            pushed = pushes.get(name, {})
+            for s in sorted(set(pulls) | set(pushed)):
+                push_ids, grads = pushed.get(s, (None, None))
+                pull_ids, positions = pulls.get(s, (None, None))
+                parts.setdefault(s, []).append(protocol.TableStep(name, push_ids, grads, pull_ids))
+                if pull_ids is not None:
+                    places.setdefault(s, []).append((rows[name][1], positions, dim))
+        holders = set(self.worker.layout.servers_for(sorted(keys))) if keys else set()
+        servers = [s for s in range(self.num_servers) if self.worker.sync or s in holders or s in parts]
+        rid = self.worker.step(staged, keys, out, parts)
+        self._wait_pushes()
+        for s, reply in zip(servers, self.worker.wait(rid)):
+            for (target, positions, dim), values in zip(places.get(s, []), reply.arrays[1:]):
+                target[positions] = values.reshape(-1, dim)
+
+    def _split_pull(self, name, row_ids, target, input_dim, dim):
+        """``{server: (uint64 ids, positions in target)}`` of a pull of ``row_ids`` into ``target``."""
+        ids = _ids(name, row_ids, input_dim)
+        if tuple(target.shape) != (ids.size, dim):
+            raise ShapeError(f"pull: table {name!r} gives {ids.size} rows of width {dim}, out has shape "
+                             f"{tuple(target.shape)}")
+        order, bounds = split_by_server(ids, self.num_servers)
+        return {s: (ids[order[bounds[s]:bounds[s + 1]]], order[bounds[s]:bounds[s + 1]])
+                for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
 
 
 def _ids(key, ids, input_dim):
