@@ -77,7 +77,8 @@ class SparseBatch:
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
-        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``."""
+        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``; a table with options goes
+        through ``kv.init_table`` (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
         for name in self.tables:
             value = (given or {}).get(name)
@@ -87,7 +88,15 @@ class SparseBatch:
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
             self._seen[name] = [value.ids]
-            kv.init(name, value)
+            options = self.tables[name].options
+            if not options:
+                kv.init(name, value)
+            elif hasattr(kv, 'init_table'):
+                kv.init_table(name, value, options)
+            else:
+                raise ConfigError(f"table {name!r}: its table options {sorted(options)} are served by the parameter "
+                                  f"server's tables (kvstore 'dist_sync' or 'dist_async'); kvstore "
+                                  f"{getattr(kv, 'type', kv)!r} does not hold them")
 
     def _dense_value(self, name, array):
         array = np.asarray(array)

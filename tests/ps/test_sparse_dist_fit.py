@@ -15,6 +15,8 @@ import sparkps.symbol as sym
 from cluster import cluster_timeouts
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, initial_rows
+from sparkps.symbol.ops.embedding import sparse_tables
+from sparkps.table_options import table_attr
 from sparkps.train import optimizer
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
@@ -145,3 +147,64 @@ def test_a_step_is_one_request_per_server_for_the_dense_keys_and_every_table(ps_
             # the rows kept (2 tables) and the dense pull; the dense pull after init
             assert server.served["PULL", worker] <= epochs * 4 + 4
     assert set(stats) == {'emb_weight', 'tag_weight'} and stats['tag_weight']['rows'] == np.unique(tags).size
+
+
+def tagged_network(**options):
+    """ids -> Embedding(sparse_grad) and tags -> HashEmbedding whose weight Variable declares table options."""
+    weight = sym.Variable('tag_weight', attr=table_attr(**options))
+    tag = sym.contrib.HashEmbedding(sym.Variable('tags'), output_dim=DIM, weight=weight, pooling='sum', name='tag')
+    return sym.SoftmaxOutput(sym.FullyConnected(tag, num_hidden=2, name='fc'), name='softmax')
+
+
+TAGS = np.random.default_rng(3).integers(0, 40, size=(64, 2)) * 1_000_003   # 40 tags, most named several times
+
+
+def test_table_options_declared_on_the_weight_variable_reach_every_server(ps_cluster):
+    net = tagged_network(min_count=2, ttl=50, capacity=1000, on_full='lru', init_scale=0.5,
+                         optimizer=optimizer.create('adagrad', learning_rate=0.2))
+
+    def work(kv):
+        FeedForward(net, num_epoch=1, optimizer='sgd', learning_rate=0.5).fit(
+            NDArrayIter({'tags': TAGS}, LABELS, batch_size=16), kvstore=kv)
+        return kv.table_stats()['tag_weight']
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
+        stats, = cluster.run_workers(work, timeout=120)
+        for server in cluster.servers.values():
+            table = server.tables['tag_weight'].table
+            assert (table.min_count, table.ttl, table.capacity, table.on_full) == (2, 50, 1000, 'evict')
+            assert table.init.config() == {'kind': 'uniform', 'scale': 0.5}
+            assert table.optimizer.name == 'adagrad' and server.optimizer_config['name'] == 'sgd'
+    assert 0 < stats['admitted'] == stats['rows'] <= np.unique(TAGS).size
+
+
+def test_init_table_sends_the_options_and_refuses_unknown_ones_before_sending(ps_cluster):
+    ids = np.array([11, 2 ** 40, -3], np.int64)
+
+    def work(kv):
+        empty = RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM))
+        with pytest.raises(ConfigError, match=r"table 'user': unknown table option\(s\) \['shards'\]"):
+            kv.init_table('user', empty, {'min_count': 2, 'shards': 4})
+        kv.init_table('user', empty, {'min_count': 2, 'optimizer': 'sgd'})
+        rows = np.empty((3, DIM), np.float32)
+        kv.row_sparse_pull('user', out=rows, row_ids=ids)          # first naming: zeros, nothing stored
+        assert not rows.any() and kv.table_stats()['user']['rows'] == 0
+        kv.row_sparse_pull('user', out=rows, row_ids=ids)          # second: admitted, the shared first rows
+        np.testing.assert_array_equal(rows, initial_rows('user', ids, DIM))
+        return kv.table_stats()['user']
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
+        stats, = cluster.run_workers(work, timeout=60)
+    assert stats['rows'] == stats['admitted'] == 3
+
+
+def test_bad_table_options_name_the_table_and_the_option():
+    with pytest.raises(ConfigError, match=r"table 'tag_weight': unknown table option\(s\) \['colour'\]"):
+        sparse_tables(tagged_network(ttl=5, colour='red'))
+    with pytest.raises(ConfigError, match="table 'tag_weight': option 'on_full' must be 'lru' or 'fail'"):
+        sparse_tables(tagged_network(on_full='drop'))
+    with pytest.raises(ConfigError, match="table 'tag_weight': option 'min_count' must be a positive integer"):
+        sparse_tables(tagged_network(min_count=0))
+    with pytest.raises(ConfigError, match="table 'tag_weight': its table options \\['ttl'\\] are served by the "
+                                          "parameter server"):
+        FeedForward(tagged_network(ttl=5), num_epoch=1).fit(NDArrayIter({'tags': TAGS}, LABELS, batch_size=16))

@@ -21,6 +21,7 @@ from sparkps.errors import ConfigError, ShapeError
 from sparkps.ps import protocol
 from sparkps.ps.rows import row_ids, split_by_server
 from sparkps.sparse import RowSparse
+from sparkps.table_options import table_options
 
 
 class DistRowSparseKeys:
@@ -33,7 +34,14 @@ class DistRowSparseKeys:
             tables = self.__dict__["_tables"] = {}
         return tables
 
-    def _init_rows(self, key, value):
+    def init_table(self, key, value, options=None):
+        """Create sparse table ``key`` (``value``: an empty RowSparse giving ``dim`` and, for a bounded table,
+        ``input_dim``) with its ``options`` (sparkps/table_options.py: min_count, ttl, decay, capacity, on_full,
+        init_scale, optimizer, ...); ConfigError naming unknown options before anything is sent. Collective:
+        rank 0 sends the INIT to every server, then a barrier."""
+        self._init_rows(key, value, table_options(key, options))
+
+    def _init_rows(self, key, value, extra=None):
         """Create table ``key`` on every server (rank 0 sends; then a barrier). Collective."""
         if not isinstance(key, str) or not key or not isinstance(value, RowSparse):
             raise ConfigError(f"kvstore init: a sparse table is a name (a non-empty string) with a RowSparse value, "
@@ -41,7 +49,7 @@ class DistRowSparseKeys:
         if value.ids.size:
             raise ConfigError(f"table {key!r}: a distributed table starts every row from its row initializer; "
                               f"initial rows cannot be given ({value.ids.size} were)")
-        options = {"dim": value.dim, "input_dim": value.shape[0]}
+        options = {**(extra or {}), "dim": value.dim, "input_dim": value.shape[0]}
         self._row_tables()[key] = value.shape
         if self.rank == 0:
             shard = self.num_servers
@@ -74,7 +82,7 @@ class DistRowSparseKeys:
         parts = {s: order[bounds[s]:bounds[s + 1]] for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
         if parts:
             rid = self.worker.rows("PULL", key, {s: [ids[p]] for s, p in parts.items()})
-            for (s, positions), reply in zip(sorted(parts.items()), self.worker.wait(rid)):
+            for (_, positions), reply in zip(sorted(parts.items()), self.worker.wait(rid)):
                 target[positions] = reply.arrays[0].reshape(-1, dim)
         if isinstance(out, RowSparse):
             out.ids, out.rows, out.shape = ids.view(np.int64), target, (input_dim, dim)
