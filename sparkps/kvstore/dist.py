@@ -171,6 +171,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
         self._wait_pushes()
+        return self._fetch_table_stats()
+
+    def _fetch_table_stats(self):
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
@@ -218,8 +221,11 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             return
         self._last_progress = now
         metrics = {str(k): float(np.asarray(v)) for k, v in (metrics or {}).items()}
-        self.postoffice.report_progress({"epoch": epoch, "nbatch": nbatch, "samples": samples,
-                                         "metrics": metrics, "time": time.time()})
+        progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time()}
+        tables = self._progress_tables()   # rank 0 adds the sparse tables' statistics
+        if tables:
+            progress["tables"] = tables
+        self.postoffice.report_progress(progress)
 
     def end_training(self):
         """This worker pushes no more: leave the sync rounds, then wait for every worker.

@@ -14,6 +14,7 @@ import pytest
 import sparkps.symbol as sym
 from cluster import cluster_timeouts
 from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.ps.scheduler import format_status
 from sparkps.sparse import RowSparse, initial_rows
 from sparkps.symbol.ops.embedding import sparse_tables
 from sparkps.table_options import table_attr
@@ -124,7 +125,8 @@ def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
 
 def test_a_step_is_one_request_per_server_for_the_dense_keys_and_every_table(ps_cluster):
     """Two tables (a bounded Embedding and a hashed one) and dense keys on 2 servers: every step sends each server
-    one PUSHPULL (the step's pushes ride with the next batch's pulls); the row PULLs are per epoch, not per step."""
+    one PUSHPULL (the step's pushes ride with the next batch's pulls); the row PULLs are per epoch, not per step.
+    Worker 0's progress reports carry the tables' statistics to the scheduler's status."""
     tags = np.random.default_rng(2).integers(-2 ** 62, 2 ** 62, size=(64, 2))
     emb = sym.Embedding(sym.Variable('ids'), input_dim=VOCAB, output_dim=DIM, sparse_grad=True, name='emb')
     tag = sym.contrib.HashEmbedding(sym.Variable('tags'), output_dim=DIM, pooling='sum', name='tag')
@@ -146,7 +148,13 @@ def test_a_step_is_one_request_per_server_for_the_dense_keys_and_every_table(ps_
             # per epoch: the first batch's rows (2 tables) and the rows the model keeps (2 tables); after training
             # the rows kept (2 tables) and the dense pull; the dense pull after init
             assert server.served["PULL", worker] <= epochs * 4 + 4
+        status = cluster.scheduler.status()   # what SparkTrainer.status() and `sparkps status` show
     assert set(stats) == {'emb_weight', 'tag_weight'} and stats['tag_weight']['rows'] == np.unique(tags).size
+    reported = {str(rank): p for rank, p in status["progress"].items()}["0"]["tables"]
+    assert set(reported) == {'emb_weight', 'tag_weight'}
+    assert 0 < reported['tag_weight']['rows'] <= stats['tag_weight']['rows']
+    assert {'bytes', 'admitted', 'evicted'} <= set(reported['tag_weight'])
+    assert "  table tag_weight: %d rows, " % reported['tag_weight']['rows'] in format_status(status)
 
 
 def tagged_network(**options):

@@ -56,6 +56,13 @@ class DistRowSparseKeys:
             self.worker.wait(self.worker.init_table(key, "sparse", lambda s: dict(options, shard=[s, shard])))
         self.barrier()
 
+    def _progress_tables(self):
+        """Rank 0's view of the sparse tables' statistics for a progress report (None elsewhere or without
+        tables). Queued pushes stay queued: a report never splits a step. Blocks for one stats request."""
+        if self.rank != 0 or not self._row_tables():
+            return None
+        return self._fetch_table_stats()
+
     def _table_shape(self, key, what):
         shape = self._row_tables().get(key)
         if shape is None:
