@@ -12,6 +12,10 @@ on the server ``sparkps.ps.rows.shard_of(id, servers)`` names, created there on 
   the server sums a round's rows per id over the workers and applies them once. ``dist_async``: a PUSH goes to
   each server that holds some of the rows and is applied on arrival.
 
+* The push is queued (one per table): ``pull_step(keys, out, rows)`` sends it with the queued dense push of
+  ``keys``, the dense pull and the pulls of ``rows`` as one PUSHPULL per server (one round on each server in sync
+  mode: FeedForward's step); any other call that waits sends it on its own as above.
+
 Blocking: ``row_sparse_pull`` waits for its replies (at most the request timeout); a push returns at once and its
 errors surface at the next call that waits (as dense pushes do).
 """
@@ -147,12 +151,16 @@ class DistRowSparseKeys:
                 self.row_sparse_pull(name, out=target, row_ids=ids)
             self.pull(keys, out=out)
             return
+        splits = {}   # checked before anything queued is taken: bad rows leave the queued pushes queued
+        for name, (row_ids_, target) in rows.items():
+            input_dim, dim = self._table_shape(name, "pull")
+            splits[name] = self._split_pull(name, row_ids_, target, input_dim, dim)
         staged, self._deferred = self._deferred, None
         pushes, self.__dict__["_queued_rows"] = self._staged_rows(), {}
         parts, places = {}, {}
         for name in dict.fromkeys(list(pushes) + list(rows)):
-            input_dim, dim = self._table_shape(name, "pull")
-            pulls = self._split_pull(name, *rows[name], input_dim, dim) if name in rows else {}
+            dim = self._table_shape(name, "pull")[1]
+            pulls = splits.get(name, {})
             pushed = pushes.get(name, {})
             for s in sorted(set(pulls) | set(pushed)):
                 push_ids, grads = pushed.get(s, (None, None))
