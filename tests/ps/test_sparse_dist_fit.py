@@ -13,6 +13,7 @@ import pytest
 
 import sparkps.symbol as sym
 from cluster import cluster_timeouts
+from sparkps import kvstore
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.ps.scheduler import format_status
 from sparkps.sparse import RowSparse, initial_rows
@@ -213,6 +214,22 @@ def test_bad_table_options_name_the_table_and_the_option():
         sparse_tables(tagged_network(on_full='drop'))
     with pytest.raises(ConfigError, match="table 'tag_weight': option 'min_count' must be a positive integer"):
         sparse_tables(tagged_network(min_count=0))
-    with pytest.raises(ConfigError, match="table 'tag_weight': its table options \\['ttl'\\] are served by the "
-                                          "parameter server"):
+    with pytest.raises(ConfigError, match=r"table 'tag_weight': the local kvstore does not implement table "
+                                          r"option\(s\) \['ttl'\]"):
         FeedForward(tagged_network(ttl=5), num_epoch=1).fit(NDArrayIter({'tags': TAGS}, LABELS, batch_size=16))
+
+
+def test_the_local_kvstore_takes_a_tables_init_scale_and_own_optimizer():
+    kv = kvstore.create('local')
+    kv.set_optimizer(optimizer.create('sgd', learning_rate=100.0))      # the job's: not used by the table
+    kv.init_table('t', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)),
+                  {'init_scale': 0.5, 'optimizer': optimizer.create('sgd', learning_rate=0.25)})
+    ids = np.array([4, 2 ** 50], np.int64)
+    rows = np.empty((2, DIM), np.float32)
+    kv.row_sparse_pull('t', out=rows, row_ids=ids)
+    np.testing.assert_allclose(rows, initial_rows('t', ids, DIM, 0.5))
+    assert np.abs(rows).max() > 0.01                                    # wider than the default scale
+    kv.push('t', RowSparse(ids, np.ones((2, DIM), np.float32), (None, DIM)))
+    after = np.empty((2, DIM), np.float32)
+    kv.row_sparse_pull('t', out=after, row_ids=ids)
+    np.testing.assert_allclose(after, rows - 0.25, atol=1e-6)
