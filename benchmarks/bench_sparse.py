@@ -6,9 +6,10 @@
 2. Table step: pull + push of one batch of ``--batch`` samples x ``--fields`` fields with Zipf-distributed
    ids over ``--rows`` possible ids (dim 16, AdaGrad) through a :class:`SparseTable` in this process, and
    through the kvstore API over tcp with 1 and 2 server processes (``kv.pull_step`` + queued ``kv.push``: one
-   PUSHPULL per server per step; section ``sparse_tcp``, alone with ``--tcp-only``), vs the same work in plain numpy on preallocated dense arrays
-   (unique, gather, AdaGrad scatter): rows/s and their ratio. Both sides are warmed with the same batches
-   first (the table creates rows on first pull; the dense arrays' pages are touched once).
+   PUSHPULL per server per step; section ``sparse_tcp``, alone with ``--tcp-only``), vs the same work in
+   plain numpy on preallocated dense arrays (unique, gather, AdaGrad scatter): rows/s and their ratio. Both
+   sides are warmed with the same batches first (the table creates rows on first pull; the dense arrays'
+   pages are touched once).
 3. Memory and checkpoints: a table of ``--rows`` rows (dim 16, AdaGrad) — bytes per row against the goal
    (1.3 x raw bytes of rows + state, plus 16 bytes per id), measured as the table's array bytes and as the
    process's RSS growth — and the time to save it and to load it back (1 server).

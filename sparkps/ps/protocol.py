@@ -197,9 +197,9 @@ class TableStep(NamedTuple):
     """One sparse table's part of a step: the rows it pushes (``push_ids``, ``grads``) and pulls (``pull_ids``);
     either side may be None."""
     name: str
-    push_ids: Optional[np.ndarray] = None
-    grads: Optional[np.ndarray] = None
-    pull_ids: Optional[np.ndarray] = None
+    push_ids: np.ndarray | None = None
+    grads: np.ndarray | None = None
+    pull_ids: np.ndarray | None = None
 
     def arrays(self):
         pushed = [self.push_ids, self.grads] if self.push_ids is not None else []
@@ -219,7 +219,7 @@ class PushPull(NamedTuple):
     table: str = DEFAULT_TABLE
     ids: Optional[np.ndarray] = None
     values: Optional[np.ndarray] = None
-    tables: Optional[tuple] = None    # a step: TableStep per sparse table
+    tables: tuple | None = None    # a step: TableStep per sparse table
 
     def meta(self):
         meta = Push.meta(self)
