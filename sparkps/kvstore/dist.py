@@ -24,7 +24,7 @@ from sparkps.param_group import ParameterGroup
 from sparkps.ps import manifest, protocol
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.ps.settings import env_settings
+from sparkps.ps.settings import NodeSettings
 from sparkps.ps.worker.kvworker import KVWorker, host_value
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
@@ -248,7 +248,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
     if postoffice is not None:
         return DistKVStore(kvtype, postoffice, compression, own_postoffice=False)
-    scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
+    scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
     if isinstance(timeouts, dict):
         timeouts = Timeouts(**timeouts)
     postoffice = Postoffice("worker", scheduler_uri, secret, rank=rank, host=host, transport=transport,
