@@ -1,5 +1,8 @@
-"""Networks built from a few settings (the model zoo): each module returns a Symbol with MXNet's layer names.
+"""Networks built from a few settings: the multilayer perceptron (``sparkps.nets.mlp``, shared by the
+``sparkps symbol mlp`` command, the Spark job, the pyspark.ml estimator and the benchmarks), the
+click-through-rate model zoo (``build``) from a FeatureSpec, and Angel's JSON networks
+(``sparkps.nets.angel_json``)."""
+from sparkps.nets.features import DENSE, IDS, LABEL, FeatureSpec
+from sparkps.nets.zoo import MODELS, build
 
-``sparkps.nets.mlp`` is the multilayer perceptron that the ``sparkps symbol mlp`` command, the Spark job, the
-pyspark.ml estimator and the benchmarks share.
-"""
+__all__ = ["FeatureSpec", "MODELS", "build", "IDS", "DENSE", "LABEL"]

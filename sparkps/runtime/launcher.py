@@ -6,6 +6,7 @@ whatever still runs after the heartbeat timeout plus a grace period is sent SIGT
 Ctrl-C and SIGTERM stop every role the same way.  No process is left behind.
 """
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -118,7 +119,10 @@ class LocalCluster:
             self.out.write("sparkps launch: job finished (%d servers, %d workers)\n"
                            % (self.num_servers, self.num_workers))
             return 0
-        failed.sort(key=lambda r: r is not self.first_failure)  # the first to fail is the likely cause
+        cause = first_cause(self.roles, self.first_failure)
+        failed.sort(key=lambda r: r is not cause)  # the first to fail is the likely cause
+        if cause is not None:
+            self.out.write("sparkps launch: the first failure: %s\n" % (cause_line(cause) or cause.name))
         for r in failed:
             why = describe_exit(r.process.returncode)
             self.out.write("sparkps launch: %s (pid %d) failed: %s%s\n"
@@ -145,6 +149,29 @@ class LocalCluster:
                 signal.signal(signal.SIGTERM, previous)
             self.stop()
         return self.report()
+
+
+def first_cause(roles, first_exited):
+    """The role whose failure ended the job: the node the scheduler's last line names (``worker 1 (node 4)
+    failed: ...``, ``... stopped sending heartbeats``) when it names one, else the first role seen exiting
+    with an error (several roles can exit within one poll, the scheduler listed first)."""
+    scheduler = next((r for r in roles if r.name == "scheduler"), None)
+    line = scheduler.last_line if scheduler is not None else ""
+    named = re.search(r"\b((?:worker|server) \d+)(?: \(node \d+\))? (?:failed|stopped)", line or "")
+    if named:
+        for r in roles:
+            if r.name == named.group(1):
+                return r
+    return first_exited
+
+
+def cause_line(role):
+    """The failed role's name and its last output line (its own error message) as one line."""
+    if role.process.returncode is None:
+        return role.name
+    why = describe_exit(role.process.returncode)
+    last = role.last_line if role.last_line and role.process.returncode > 0 else ""
+    return "%s %s%s" % (role.name, why, (": " + last) if last else "")
 
 
 def _main_thread():

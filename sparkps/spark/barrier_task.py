@@ -10,6 +10,7 @@ import time
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
+from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
 
 SERVER_EXIT_SECONDS = 30
@@ -112,15 +113,26 @@ def _fit(plan, kv, batches, rank, ctx):
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    stopper = _early_stopping(plan)
+    validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
-              epoch_end_callback=[history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
+              epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
+              "stopped_after": None if stopper is None else stopper.stopped_after,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
     if rank == 0:
         result["params"] = params_to_bytes(model.arg_params, model.aux_params)
     return result
+
+
+def _early_stopping(plan):
+    """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
+    if plan.get("validation") is None:
+        return None
+    X, y = plan["validation"]
+    return EarlyStopping(X, y, patience=plan.get("patience", 2))
 
 
 def _checkpointer(plan, kv, rank):
@@ -155,6 +167,10 @@ class EpochHistory:
         if not isinstance(names, (list, tuple)):
             names, values = [names], [values]
         self._last[int(param.epoch)] = {str(n): float(v) for n, v in zip(names, values)}
+
+    def add(self, epoch, metrics):
+        """Record more metrics of ``epoch`` (e.g. validation scores) beside the training ones."""
+        self._last.setdefault(int(epoch), {}).update(metrics)
 
     def epoch_done(self, kv):
         """Epoch-end callback: report the finished epoch's metrics at once (progress is otherwise sent at

@@ -8,7 +8,7 @@ from ..errors import ConfigError, ShapeError
 from ..param_group import ParameterGroup
 from .executor import Executor
 from .graph import argument_names, aux_state_names
-from .shape import infer_entry_shapes
+from .shape import complete, infer_entry_shapes
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -71,7 +71,7 @@ def simple_bind(heads, ctx, grad_req, type_dict, dtype, shapes):
         raise ConfigError("simple_bind: %s not an argument of this symbol (arguments: %s)"
                           % (", ".join(repr(u) for u in unknown), ", ".join(names)))
     arg_shapes, _, aux_shapes = infer_entry_shapes(heads, {k: tuple(v) for k, v in shapes.items()})
-    missing = [n for n, s in zip(names, arg_shapes) if s is None]
+    missing = [n for n, s in zip(names, arg_shapes) if not complete(s)]
     if missing:
         raise ShapeError("simple_bind: cannot infer the shapes of %s from %s; pass them as keyword shapes"
                          % (", ".join(repr(m) for m in missing), shapes))

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, RemoteError, ShapeError
 from sparkps.param_group import ParameterGroup
 from sparkps.ps.layout import KeyLayout
+from sparkps.train import optimizer
 
 SHAPES = {0: (6, 5), 1: (5,), 2: (5, 3), 3: (3,)}
 
@@ -20,8 +20,9 @@ def gradient(rank, step, key):
     return rng.standard_normal(SHAPES[key]).astype(np.float32)
 
 
-def train(kv, opt, steps, keys=sorted(SHAPES)):
+def train(kv, opt, steps, keys=None):
     """Init, set the optimizer, run ``steps`` push+pull steps; returns the weights after each step."""
+    keys = sorted(SHAPES) if keys is None else keys
     weights = {k: w.copy() for k, w in initial_weights().items()}
     kv.init(keys, [weights[k] for k in keys])
     kv.set_optimizer(opt)
@@ -109,7 +110,7 @@ def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(serve
     results = []
     for flat in (True, False):
         with ps_cluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
-            (got,) = cluster.run_workers(lambda kv: run(kv, flat))
+            (got,) = cluster.run_workers(lambda kv, flat=flat: run(kv, flat))
             results.append(got)
     local = optimizer.from_config(opt.to_config())
     expected = initial_weights()
@@ -312,7 +313,8 @@ def test_wrong_shapes_and_unknown_keys_raise_before_anything_is_sent(ps_cluster)
 def test_init_keeps_rank_0s_values_when_workers_give_different_ones(ps_cluster):
     """MXNet's rule: every worker calls init, the servers keep what rank 0 gave."""
     def init_and_pull(kv):
-        kv.init([0, 1], [np.full(SHAPES[0], 10.0 + kv.rank, np.float32), np.full(SHAPES[1], -kv.rank - 1.0, np.float32)])
+        kv.init([0, 1], [np.full(SHAPES[0], 10.0 + kv.rank, np.float32),
+                         np.full(SHAPES[1], -kv.rank - 1.0, np.float32)])
         out = [np.zeros(SHAPES[0], np.float32), np.zeros(SHAPES[1], np.float32)]
         kv.pull([0, 1], out=out)
         kv.end_training()

@@ -39,7 +39,10 @@ _DECAYED_SUFFIXES = ('_weight', '_gamma')
 
 
 def register(cls):
-    """Class decorator: make ``cls`` available to ``create(cls.name)`` and ``from_config``."""
+    """Class decorator: make ``cls`` available to ``create(cls.name)`` and ``from_config``. A class without a
+    ``name`` (an MXNet-style custom optimizer) is registered under its lower-cased class name."""
+    if not cls.__dict__.get('name'):
+        cls.name = cls.__name__.lower()
     OPTIMIZERS[cls.name] = cls
     return cls
 
@@ -131,6 +134,7 @@ class Optimizer:
     hyper_params = ()
     aliases = ()            # older hyper-parameter names still accepted on construction
     grad_decay = 'after_clip'
+    elementwise = True      # an update of a piece of a weight equals that piece of the whole update
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
                  begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None, sym=None,
@@ -179,6 +183,19 @@ class Optimizer:
                 key = index_of[key]
             out[int(key)] = _check_number(f'{what}[{key}]', value)
         return out
+
+    register = staticmethod(register)                 # MXNet's Optimizer.register / create_optimizer
+    create_optimizer = staticmethod(create)
+
+    @property
+    def idx2name(self):
+        """MXNet's name for ``param_idx2name``."""
+        return self.param_idx2name
+
+    @property
+    def _index_update_count(self):
+        """MXNet's name for ``index_update_count`` (custom optimizers written for MXNet read it)."""
+        return self.index_update_count
 
     # ----- learning rate and counts -------------------------------------------------------------
     @property
