@@ -54,16 +54,6 @@ def node_options(function):
     return function
 
 
-def scheduler_uri_from_env(uri):
-    """The scheduler URI, completing a bare host or SPARKPS_SCHEDULER_PORT into tcp://HOST:PORT."""
-    return settings.scheduler_uri(uri)
-
-
-def require_secret(secret):
-    """The job secret (``--secret`` or SPARKPS_SECRET); ConfigError when there is none."""
-    return settings.secret(secret)
-
-
 def reports_errors(command_name):
     """Turn our errors into a one-line message and exit code 1 (2 for bad options), Ctrl-C into 130."""
     def decorate(function):
@@ -152,7 +142,7 @@ def server(scheduler_uri, secret, rank, curve, host, **kw):
     Exits 0 after an orderly end, 1 with a message naming the node at fault when the job fails.
     """
     from sparkps.ps.server import run_server
-    run_server(scheduler_uri_from_env(scheduler_uri), require_secret(secret), rank=rank, host=host,
+    run_server(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret), rank=rank, host=host,
                timeouts=make_timeouts(kw), curve=curve)
 
 
@@ -210,8 +200,8 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
         momentum=momentum, wd=wd, initializer=initializer, seed=seed, save_prefix=save_prefix,
         eval_data=eval_data, compression=compression)
-    train_worker.run(config, kvstore=kvstore, scheduler_uri=scheduler_uri_from_env(scheduler_uri),
-                     secret=require_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
+    train_worker.run(config, kvstore=kvstore, scheduler_uri=settings.resolve_scheduler_uri(scheduler_uri),
+                     secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
                      kvstore_params=strategy)
 
 
@@ -227,8 +217,8 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
 def status(scheduler_uri, secret, curve, as_json, timeout):
     """Print the job's state, nodes, per-worker progress and errors."""
     from sparkps.ps.scheduler import fetch_status, format_status
-    result = fetch_status(scheduler_uri_from_env(scheduler_uri), require_secret(secret), timeout=timeout,
-                          curve=curve)
+    result = fetch_status(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret),
+                          timeout=timeout, curve=curve)
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
 
 

@@ -48,7 +48,7 @@ from sparkps.ps import manifest, protocol
 from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.ps.settings import env_settings
+from sparkps.ps.settings import NodeSettings
 from sparkps.ps.worker.kvworker import KVWorker, host_value
 from sparkps.ps.worker.row_tables import DistRowSparseKeys
 from sparkps.sparse import RowSparse
@@ -375,7 +375,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     create_codec(compression)
     if postoffice is not None:
         return DistKVStore(kvtype, postoffice, compression, own_postoffice=False, **strategy)
-    scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
+    scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
     if isinstance(timeouts, dict):
         timeouts = Timeouts(**timeouts)
     postoffice = Postoffice("worker", scheduler_uri, secret, rank=rank, host=host, transport=transport,

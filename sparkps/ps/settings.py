@@ -15,7 +15,7 @@ from typing import NamedTuple, Optional
 from sparkps.errors import ConfigError
 
 
-def scheduler_uri(uri=None, env=None):
+def resolve_scheduler_uri(uri=None, env=None):
     """The scheduler URI: ``uri`` or ``SPARKPS_SCHEDULER_URI``, a bare host completed with
     ``SPARKPS_SCHEDULER_PORT``; raises ConfigError when there is none."""
     env = os.environ if env is None else env
@@ -32,7 +32,7 @@ def scheduler_uri(uri=None, env=None):
     return uri
 
 
-def secret(value=None, env=None):
+def resolve_secret(value=None, env=None):
     """The job secret: ``value`` or ``SPARKPS_SECRET``; raises ConfigError when there is none."""
     env = os.environ if env is None else env
     value = value if value is not None else env.get("SPARKPS_SECRET")
@@ -41,7 +41,7 @@ def secret(value=None, env=None):
     return value
 
 
-def rank(value=None, env=None):
+def resolve_rank(value=None, env=None):
     """The requested rank: ``value`` or ``SPARKPS_RANK`` (None: any free rank)."""
     env = os.environ if env is None else env
     if value is None and env.get("SPARKPS_RANK") not in (None, ""):
@@ -59,11 +59,6 @@ class NodeSettings(NamedTuple):
     rank: Optional[int] = None
 
     @classmethod
-    def resolve(cls, scheduler_uri_=None, secret_=None, rank_=None, env=None):
+    def resolve(cls, scheduler_uri=None, secret=None, rank=None, env=None):
         """Fill the values not given from the environment; ConfigError naming the missing variable."""
-        return cls(scheduler_uri(scheduler_uri_, env), secret(secret_, env), rank(rank_, env))
-
-
-def env_settings(scheduler_uri_=None, secret_=None, rank_=None, env=None):
-    """``(scheduler_uri, secret, rank)`` with missing values from the environment (see :class:`NodeSettings`)."""
-    return tuple(NodeSettings.resolve(scheduler_uri_, secret_, rank_, env))
+        return cls(resolve_scheduler_uri(scheduler_uri, env), resolve_secret(secret, env), resolve_rank(rank, env))

@@ -14,7 +14,7 @@ from sparkps.errors import SparkpsError
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.server.kvserver import KVServer
-from sparkps.ps.settings import env_settings
+from sparkps.ps.settings import NodeSettings
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
     node at fault); registration waits at most ``timeouts.register`` seconds. ``on_started(server)``
     is called with the KVServer once the node is registered (tests use it to inspect the server).
     """
-    scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
+    scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
     postoffice = Postoffice("server", scheduler_uri, secret, rank=rank, host=host, transport=transport,
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
     server = KVServer(postoffice)
