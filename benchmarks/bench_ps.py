@@ -39,7 +39,7 @@ from sparkps.ps.comm import Postoffice  # noqa: E402
 from sparkps.ps.comm.channel import recv_frames, send_frames  # noqa: E402
 from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
 from sparkps.ps.scheduler import Scheduler  # noqa: E402
-from sparkps.ps.server import spawn_server  # noqa: E402
+from sparkps.runtime.server_node import spawn_server  # noqa: E402
 from sparkps.train import optimizer  # noqa: E402
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from sparkps.errors import ClusterError, ConfigError, RemoteError, ShapeError
+from sparkps.param_group import ParameterGroup
 from sparkps.ps.layout import KeyLayout
 from sparkps.train import optimizer
 
@@ -72,23 +73,21 @@ def test_sync_over_tcp_loopback(ps_cluster):
 
 
 def flat_views(arrays):
-    """Copies of ``arrays`` laid end to end in one flat buffer, as simple_bind lays out parameters."""
+    """Copies of ``arrays`` laid end to end in one ParameterGroup under the keys of SHAPES, as simple_bind
+    lays out parameters."""
+    keys = sorted(SHAPES)
     flat = np.concatenate([a.reshape(-1) for a in arrays])
-    views, offset = [], 0
-    for a in arrays:
-        views.append(flat[offset:offset + a.size].reshape(a.shape))
-        offset += a.size
-    return views
+    return ParameterGroup(["p%d" % k for k in keys], [a.shape for a in arrays], flat, keys=keys)
 
 
-def test_contiguous_span_only_joins_views_lying_end_to_end_in_order():
-    from sparkps.ps.worker.kvworker import contiguous_span
-    flat = np.arange(10, dtype=np.float32)
-    assert contiguous_span([flat[0:3], flat[3:7], flat[7:9]]).tolist() == list(range(9))
-    assert contiguous_span([flat[3:7], flat[0:3]]) is None            # out of order
-    assert contiguous_span([flat[0:3], flat[2:5]]) is None            # overlapping
-    assert contiguous_span([flat[0:3], flat[4:6]]) is None            # a gap
-    assert contiguous_span([flat[0:3], np.arange(3, 5, dtype=np.float32)]) is None  # another buffer
+def test_parameter_group_span_only_joins_pieces_lying_end_to_end_in_order():
+    group = ParameterGroup(["a", "b", "c"], [(3,), (4,), (2,)], np.arange(9, dtype=np.float32), keys=[5, 6, 7])
+    assert group.span([(5, 0, 3), (6, 0, 4), (7, 0, 2)]).tolist() == list(range(9))
+    assert group.span([(5, 2, 3), (6, 0, 1)]).tolist() == [2, 3]   # the end of one key, the start of the next
+    assert group.span([(6, 0, 4), (5, 0, 3)]) is None              # out of order
+    assert group.span([(5, 0, 3), (6, 1, 4)]) is None              # a gap
+    assert group.span([(5, 0, 3), (8, 0, 1)]) is None              # a key the group does not hold
+    assert group.array_of(6).tolist() == [3, 4, 5, 6] and group.offset_of(7) == 7
 
 
 @pytest.mark.parametrize("servers", [1, 2])
