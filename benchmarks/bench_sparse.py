@@ -3,9 +3,10 @@
 1. Id index: the numba open-addressing :class:`HashRowIndex` vs the numpy-only :class:`SortedRowIndex`
    (sorted ids + searchsorted, merged side array) holding ``--rows`` ids: time to build it in batches,
    to look up one batch's distinct ids, to insert a batch of new ids, and bytes per id.
-2. Table step (and the same over tcp, 1 and 2 server processes): pull + push of one batch of ``--batch`` samples x ``--fields`` fields with Zipf-distributed
-   ids over ``--rows`` possible ids (dim 16, AdaGrad) through a :class:`SparseTable` vs the same work in
-   plain numpy on preallocated dense arrays (unique, gather, AdaGrad scatter): rows/s and their ratio.
+2. Table step (and the same over tcp, 1 and 2 server processes): pull + push of one batch of ``--batch``
+   samples x ``--fields`` fields with Zipf-distributed ids over ``--rows`` possible ids (dim 16, AdaGrad)
+   through a :class:`SparseTable` vs the same work in plain numpy on preallocated dense arrays (unique, gather,
+   AdaGrad scatter): rows/s and their ratio.
    The table creates rows on first pull, so it is warmed with the same batches first.
 3. Memory and checkpoints: a table of ``--rows`` rows (dim 16, AdaGrad) — bytes per row against the goal
    (1.3 x raw bytes of rows + state, plus 16 bytes per id), measured as the table's array bytes and as the

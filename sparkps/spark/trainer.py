@@ -12,14 +12,14 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
+from sparkps.spark.progress import ProgressView
+from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.stage import run_stage
 from sparkps.spark.tracking import log_fit
-from sparkps.spark.spark_model import SparkModel
-from sparkps.spark.progress import ProgressView
+from sparkps.train.optimizer import create as create_optimizer
 
 KVSTORES = ("dist_sync", "dist_async")
 REGISTER_SECONDS = 600.0

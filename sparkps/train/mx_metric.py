@@ -6,7 +6,7 @@
     acc = sp.metric.create('acc')
     mae = sp.metric.np(lambda label, pred: abs(label - pred).mean())
 """
-from sparkps.train.metric import *
+from sparkps.train.metric import *  # noqa: F403 (the namespace re-exports every metric)
 from sparkps.train.metric import (  # noqa: F401
                                   AUC,
                                   MAE,
