@@ -218,7 +218,8 @@ def report(results, numpy_rate, args):
               "|---|---|---|",
               f"| steady training (first to last batch, both workers) | {steady:.0f} "
               f"| **{steady / numpy_rate:.2f}** |",
-              f"| whole fit (incl. stage launch, server start, registration) | {whole:.0f} | {whole / numpy_rate:.2f} |",
+              f"| whole fit (incl. stage launch, server start, registration) | {whole:.0f} "
+              f"| {whole / numpy_rate:.2f} |",
               "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fits); other "
               "processes on this shared machine can lower either side (1-minute load average at the end of "
               f"the run: {os.getloadavg()[0]:.1f}).",
