@@ -5,6 +5,7 @@ from . import (  # noqa: F401
                conv,
                cross,
                elemwise,
+               embedding,
                linalg,
                loss,
                nn,
