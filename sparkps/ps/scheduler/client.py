@@ -69,6 +69,9 @@ def format_status(status):
         shown = f", {metrics}" if metrics else ""
         lines.append(f"worker {rank}: epoch {p.get('epoch')}, batch {p.get('nbatch')}, "
                      f"{p.get('samples')} samples{shown}")
+        for name, t in sorted((p.get("tables") or {}).items()):  # sparse tables, summed over the servers
+            lines.append("  table %s: %s rows, %s bytes, %s admitted, %s evicted" % (
+                name, t.get("rows"), t.get("bytes"), t.get("admitted"), t.get("evicted")))
     for e in status["errors"]:
         lines.append("error from %s: %s" % (e["node"] or "scheduler", e["message"]))
     return "\n".join(lines)
