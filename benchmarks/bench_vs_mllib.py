@@ -80,7 +80,7 @@ def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
         fits.append({"passes": num_epoch, "seconds": seconds, "accuracy": accuracy,
                      "samples_per_s": len(X_train) * num_epoch / seconds,
                      "steady_samples_per_s": trainer.last_fit["steady_samples_per_s"]})
-        print("sparkps %d epoch(s): %.1f s, accuracy %.4f" % (num_epoch, seconds, accuracy), flush=True)
+        print(f"sparkps {num_epoch} epoch(s): {seconds:.1f} s, accuracy {accuracy:.4f}", flush=True)
     rdd.unpersist()
     return fits
 
@@ -105,7 +105,7 @@ def run_mllib(spark, X_train, y_train, X_test, y_test, iterations):
         scored = model.transform(test_df).select("label", "prediction").collect()
         accuracy = float(np.mean([r.label == r.prediction for r in scored]))
         fits.append({"passes": max_iter, "seconds": seconds, "accuracy": accuracy})
-        print("MLlib maxIter=%d: %.1f s, accuracy %.4f" % (max_iter, seconds, accuracy), flush=True)
+        print(f"MLlib maxIter={max_iter}: {seconds:.1f} s, accuracy {accuracy:.4f}", flush=True)
     train_df.unpersist(), test_df.unpersist()
     return fits
 
@@ -169,7 +169,7 @@ def plot(results, path):
         ax.plot([f["seconds"] for f in fits], [f["accuracy"] for f in fits], marker="o", color=color,
                 label={"sparkps": "sparkps (SGD epochs)", "MLlib": "MLlib MLP (L-BFGS maxIter)"}[name])
         for f in fits:
-            ax.annotate("%d %s" % (f["passes"], unit), (f["seconds"], f["accuracy"]), fontsize=7,
+            ax.annotate(f"{f['passes']} {unit}", (f["seconds"], f["accuracy"]), fontsize=7,
                         textcoords="offset points", xytext=(3, -9))
     ax.set(xscale="log", xlabel="fit wall time (s, log scale)", ylabel="test accuracy",
            title="time to accuracy (generated data, Spark local[2])")
@@ -186,47 +186,46 @@ def report(results, numpy_rate, args):
     lines = ["**Generated data**, not a real data set: scikit-learn `make_classification` (70000 x 784, 10 classes, "
              "64 informative + 64 redundant features, 3 clusters per class, class_sep 2.0, random_state 0), "
              "standardised; 60k train / 10k test. Spark `local[2]`, MLP 784-128-64-10, inputs cached before timing. "
-             "sparkps: 2 workers + 1 server, dist_sync, batch %d, %s %s, one fit per epoch count. MLlib: "
-             "MultilayerPerceptronClassifier (L-BFGS, defaults), one fit per maxIter. Every fit starts from scratch "
-             "and is timed from `fit` to its return."
-             % (SPARKPS["batch_size"], SPARKPS["optimizer"], SPARKPS["optimizer_params"]),
+             f"sparkps: 2 workers + 1 server, dist_sync, batch {SPARKPS['batch_size']}, {SPARKPS['optimizer']} "
+             f"{SPARKPS['optimizer_params']}, one fit per epoch count. MLlib: MultilayerPerceptronClassifier "
+             "(L-BFGS, defaults), one fit per maxIter. Every fit starts from scratch and is timed from `fit` to its "
+             "return.",
              "", "| trainer | passes | fit wall time (s) | test accuracy |", "|---|---|---|---|"]
-    lines += ["| sparkps | %d epoch(s) | %.1f | %.4f |" % (f["passes"], f["seconds"], f["accuracy"]) for f in sp]
-    lines += ["| MLlib MLP | maxIter %d | %.1f | %.4f |" % (f["passes"], f["seconds"], f["accuracy"]) for f in ml]
+    lines += [f"| sparkps | {f['passes']} epoch(s) | {f['seconds']:.1f} | {f['accuracy']:.4f} |" for f in sp]
+    lines += [f"| MLlib MLP | maxIter {f['passes']} | {f['seconds']:.1f} | {f['accuracy']:.4f} |" for f in ml]
     per_pass = {name: seconds_per_pass(fits) for name, fits in (("sparkps", sp), ("MLlib", ml))}
+    shown = {name: "n/a" if value is None else f"{value:.2f} s" for name, value in per_pass.items()}
     lines += ["", "Cost of one pass over the 60k training rows (slope of fit time over passes, start-up left out): "
-              "sparkps %s per epoch, MLlib %s per L-BFGS iteration."
-              % tuple("%.2f s" % v if v is not None else "n/a" for v in (per_pass["sparkps"], per_pass["MLlib"]))]
+              f"sparkps {shown['sparkps']} per epoch, MLlib {shown['MLlib']} per L-BFGS iteration."]
     if ml:
         best_ml = max(ml, key=lambda f: f["accuracy"])
         match = best_within(sp, best_ml["accuracy"])
-        lines += ["", "MLlib's best accuracy here is %.4f (maxIter %d, %.1f s). sparkps first reaches it after %s."
-                  % (best_ml["accuracy"], best_ml["passes"], best_ml["seconds"],
-                     "%d epoch(s), %.1f s: **%.1fx** less time" % (match["passes"], match["seconds"],
-                                                                   best_ml["seconds"] / match["seconds"])
-                     if match else "none of the epoch counts run"),
-                  ]
+        reached = (f"{match['passes']} epoch(s), {match['seconds']:.1f} s: "
+                   f"**{best_ml['seconds'] / match['seconds']:.1f}x** less time" if match
+                   else "none of the epoch counts run")
+        lines += ["", f"MLlib's best accuracy here is {best_ml['accuracy']:.4f} (maxIter {best_ml['passes']}, "
+                  f"{best_ml['seconds']:.1f} s). sparkps first reaches it after {reached}."]
         if match and per_pass["sparkps"] and per_pass["MLlib"]:
-            lines += ["", "Where that comes from: MLlib ran %.0fx as many passes (%d L-BFGS iterations against %d "
-                      "epochs), and one of its passes costs %.2fx one sparkps epoch. Fewer passes to the same "
-                      "accuracy is a real gain for a user, but it is a gain of the method (mini-batch SGD against "
-                      "full-batch L-BFGS), not of a faster pass."
-                      % (best_ml["passes"] / match["passes"], best_ml["passes"], match["passes"],
-                         per_pass["MLlib"] / per_pass["sparkps"])]
+            lines += ["", f"Where that comes from: MLlib ran {best_ml['passes'] / match['passes']:.0f}x as many "
+                      f"passes ({best_ml['passes']} L-BFGS iterations against {match['passes']} epochs), and one of "
+                      f"its passes costs {per_pass['MLlib'] / per_pass['sparkps']:.2f}x one sparkps epoch. Fewer "
+                      "passes to the same accuracy is a real gain for a user, but it is a gain of the method "
+                      "(mini-batch SGD against full-batch L-BFGS), not of a faster pass."]
+    steady, whole = last["steady_samples_per_s"], last["samples_per_s"]
     lines += ["", "Throughput against a single-process numpy loop doing the same math (forward, backward, SGD "
-              "with momentum, batch %d, BLAS on both cores): %.0f samples/s." % (SPARKPS["batch_size"], numpy_rate),
-              "", "| sparkps throughput (%d-epoch fit) | samples/s | ratio to numpy (goal >= 0.5) |" % last["passes"],
+              f"with momentum, batch {SPARKPS['batch_size']}, BLAS on both cores): {numpy_rate:.0f} samples/s.",
+              "", f"| sparkps throughput ({last['passes']}-epoch fit) | samples/s | ratio to numpy (goal >= 0.5) |",
               "|---|---|---|",
-              "| steady training (first to last batch, both workers) | %.0f | **%.2f** |"
-              % (last["steady_samples_per_s"], last["steady_samples_per_s"] / numpy_rate),
-              "| whole fit (incl. stage launch, server start, registration) | %.0f | %.2f |"
-              % (last["samples_per_s"], last["samples_per_s"] / numpy_rate),
+              f"| steady training (first to last batch, both workers) | {steady:.0f} "
+              f"| **{steady / numpy_rate:.2f}** |",
+              f"| whole fit (incl. stage launch, server start, registration) | {whole:.0f} "
+              f"| {whole / numpy_rate:.2f} |",
               "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fits); other "
               "processes on this shared machine can lower either side (1-minute load average at the end of "
-              "the run: %.1f)." % os.getloadavg()[0],
+              f"the run: {os.getloadavg()[0]:.1f}).",
               "", "![time to accuracy, sparkps vs MLlib](bench_vs_mllib.png)", "",
-              "Command: `.venv/bin/python benchmarks/bench_vs_mllib.py --epochs %d --mllib-iters %s`"
-              % (args.epochs, ",".join(map(str, args.mllib_iters)))]
+              f"Command: `.venv/bin/python benchmarks/bench_vs_mllib.py --epochs {args.epochs} "
+              f"--mllib-iters {','.join(map(str, args.mllib_iters))}`"]
     write_section("vs_mllib", "## sparkps vs Spark MLlib: time to accuracy\n\n" + "\n".join(lines))
 
 
@@ -234,9 +233,9 @@ def _int_list(text):
     try:
         values = [int(v) for v in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError("expected comma-separated integers, got %r" % text) from None
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
     if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError("expected positive integers, got %r" % text)
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
     return values
 
 
@@ -253,7 +252,7 @@ def main(argv=None):
     try:
         results = {"sparkps": run_sparkps(spark, X_train, y_train, X_test, y_test, range(1, args.epochs + 1))}
         numpy_rate = max(numpy_rate, numpy_loop_samples_per_s(X_train, y_train, seconds=5.0))
-        print("numpy loop: %.0f samples/s" % numpy_rate, flush=True)
+        print(f"numpy loop: {numpy_rate:.0f} samples/s", flush=True)
         if not args.quick:
             results["MLlib"] = run_mllib(spark, X_train, y_train, X_test, y_test, args.mllib_iters)
     finally:

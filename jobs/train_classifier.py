@@ -149,7 +149,8 @@ def demo_frames(spark):
     X_train, y_train, X_test, y_test = digits_split()
 
     def frame(X, y):
-        return spark.createDataFrame([(Vectors.dense(r), float(l)) for r, l in zip(X, y)], ["features", "label"])
+        return spark.createDataFrame([(Vectors.dense(r), float(label)) for r, label in zip(X, y)],
+                                     ["features", "label"])
     return frame(X_train, y_train), frame(X_test, y_test)
 
 
@@ -283,6 +284,7 @@ def main(argv=None):
 def with_input_line(message, args):
     """``message`` with the file line of its ``row N:`` when the training input is one local text file."""
     import re
+
     from sparkps.train.io.formats import detect_format, input_line
     found = re.match(r"row (\d+): ", message)
     if not found or not args.train or args.input_table:

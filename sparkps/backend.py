@@ -72,7 +72,7 @@ def gpu(device_id=0):
 
 def _cupy():
     try:
-        import cupy  # noqa: the only CuPy import in sparkps
+        import cupy  # the only CuPy import in sparkps
     except ImportError as exc:
         raise BackendUnavailable("a gpu context needs CuPy, which is not installed: %s (%s)"
                                  % (INSTALL_HINT, exc)) from exc

@@ -41,7 +41,7 @@ answers rows float32 (n, dim).
 >>> parse_request(Message("PUSH", meta=push.meta(), arrays=[np.zeros(4, np.float32)])).keys
 [0, 1]
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 
@@ -121,12 +121,12 @@ class Init(NamedTuple):
     """INIT: the pieces ``[[key, lo, hi]]`` of keys ``[[key, shape]]`` a server holds, and their values."""
     pieces: list
     shapes: list
-    sync: Optional[bool] = None
+    sync: bool | None = None
     table: str = DEFAULT_TABLE
-    values: Optional[np.ndarray] = None
-    kind: Optional[str] = None        # the table kind when it differs from the table name ("sparse")
-    options: Optional[dict] = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
-    policy: Optional[dict] = None     # the round policy and its options: {"name": "sync_replicas", ...}
+    values: np.ndarray | None = None
+    kind: str | None = None        # the table kind when it differs from the table name ("sparse")
+    options: dict | None = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
+    policy: dict | None = None     # the round policy and its options: {"name": "sync_replicas", ...}
 
     def meta(self):
         meta = {"pieces": self.pieces, "shapes": self.shapes}
@@ -169,10 +169,10 @@ class Init(NamedTuple):
 class Push(NamedTuple):
     """PUSH: a gradient for ``keys`` (summed over workers on the server), numbered ``round`` in sync mode."""
     keys: list
-    round: Optional[int] = None
+    round: int | None = None
     table: str = DEFAULT_TABLE
-    ids: Optional[np.ndarray] = None     # a push of rows: their uint64 ids (``values`` holds their grads)
-    values: Optional[np.ndarray] = None
+    ids: np.ndarray | None = None     # a push of rows: their uint64 ids (``values`` holds their grads)
+    values: np.ndarray | None = None
 
     def meta(self):
         meta = {"keys": list(self.keys)}
@@ -194,9 +194,9 @@ class Push(NamedTuple):
 class Pull(NamedTuple):
     """PULL: the weights of ``keys`` after ``round`` (sync mode) was applied."""
     keys: list
-    round: Optional[int] = None
+    round: int | None = None
     table: str = DEFAULT_TABLE
-    ids: Optional[np.ndarray] = None     # a pull of rows: their uint64 ids
+    ids: np.ndarray | None = None     # a pull of rows: their uint64 ids
 
     def meta(self):
         return Push.meta(self)
@@ -231,10 +231,10 @@ class PushPull(NamedTuple):
     rows of each table that pulls, in order.
     """
     keys: list
-    round: Optional[int] = None
+    round: int | None = None
     table: str = DEFAULT_TABLE
-    ids: Optional[np.ndarray] = None
-    values: Optional[np.ndarray] = None
+    ids: np.ndarray | None = None
+    values: np.ndarray | None = None
     tables: tuple | None = None    # a step: TableStep per sparse table
 
     def meta(self):
@@ -308,8 +308,8 @@ class Command(NamedTuple):
     """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory), ``stats`` (the
     statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
-    lr: Optional[float] = None
-    path: Optional[str] = None
+    lr: float | None = None
+    path: str | None = None
 
     NAMES = ("set_lr", "save", "load", "stats")
 

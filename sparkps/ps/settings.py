@@ -10,7 +10,7 @@ given explicitly wins over the environment. Nothing here blocks.
 NodeSettings(scheduler_uri='tcp://10.0.0.2:9000', secret='s', rank=None)
 """
 import os
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from sparkps.errors import ConfigError
 
@@ -56,7 +56,7 @@ class NodeSettings(NamedTuple):
     """Where a node finds its scheduler, the job secret and the rank it asks for."""
     scheduler_uri: str
     secret: str
-    rank: Optional[int] = None
+    rank: int | None = None
 
     @classmethod
     def resolve(cls, scheduler_uri=None, secret=None, rank=None, env=None):

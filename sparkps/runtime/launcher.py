@@ -125,8 +125,8 @@ class LocalCluster:
             self.out.write("sparkps launch: the first failure: %s\n" % (cause_line(cause) or cause.name))
         for r in failed:
             why = describe_exit(r.process.returncode)
-            self.out.write("sparkps launch: %s (pid %d) failed: %s%s\n"
-                           % (r.name, r.pid, why, (": " + r.last_line) if r.last_line and r.process.returncode > 0 else ""))
+            last = f": {r.last_line}" if r.last_line and r.process.returncode > 0 else ""
+            self.out.write(f"sparkps launch: {r.name} (pid {r.pid}) failed: {why}{last}\n")
         return 1
 
     def run(self):

@@ -58,7 +58,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
     """
     from sparkps import kvstore
-    from sparkps.runtime.lifecycle import failure_text, run_worker as run_life
+    from sparkps.runtime.lifecycle import failure_text
+    from sparkps.runtime.lifecycle import run_worker as run_life
     server = batches = None
     timeline = {"task_start": time.time()}
 

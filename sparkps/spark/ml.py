@@ -12,16 +12,22 @@ import os
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.param import Param, Params, TypeConverters
-from pyspark.ml.param.shared import HasFeaturesCol, HasHandleInvalid, HasLabelCol, HasPredictionCol, \
-    HasProbabilityCol, HasRawPredictionCol, HasWeightCol
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, \
-    DefaultParamsWriter
+from pyspark.ml.param.shared import (
+    HasFeaturesCol,
+    HasHandleInvalid,
+    HasLabelCol,
+    HasPredictionCol,
+    HasProbabilityCol,
+    HasRawPredictionCol,
+    HasWeightCol,
+)
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, DefaultParamsWriter
 
 from sparkps.errors import ConfigError
 from sparkps.kvstore.strategies import parse_options
-from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.rows import held_out, prepare_rows
+from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.trainer import SparkTrainer
 
 WEIGHTS_DIR = "weights"

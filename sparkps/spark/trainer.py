@@ -13,14 +13,14 @@ import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.kvstore.strategies import STRATEGIES, check_strategy
-from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
+from sparkps.spark.progress import ProgressView
+from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.stage import run_stage
 from sparkps.spark.tracking import log_fit
-from sparkps.spark.spark_model import SparkModel
-from sparkps.spark.progress import ProgressView
+from sparkps.train.optimizer import create as create_optimizer
 
 KVSTORES = STRATEGIES
 REGISTER_SECONDS = 600.0

@@ -8,11 +8,12 @@ The keys MXNet treats as hidden (``lr_mult``, ``wd_mult``, ``ctx_group``, ...) a
 context variable: each thread (and asyncio task) sees its own, and a ``with`` block restores the
 enclosing one on exit."""
 from contextvars import ContextVar
+from types import MappingProxyType
 
 from ..errors import ConfigError
 
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
-_SCOPE = ContextVar("sparkps_attr_scope", default={})
+_SCOPE = ContextVar("sparkps_attr_scope", default=MappingProxyType({}))  # read-only: scopes set new dicts
 
 
 def stored_key(key):

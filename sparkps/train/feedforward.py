@@ -18,12 +18,14 @@ import time
 
 import numpy as np
 
-from sparkps.train import initializer as init_mod, metric as metric_mod, optimizer as opt_mod
-from sparkps.train.callback import BatchEndParam
 from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.train import initializer as init_mod
+from sparkps.train import metric as metric_mod
+from sparkps.train import optimizer as opt_mod
+from sparkps.train.callback import BatchEndParam
 from sparkps.train.io import DataIter, NDArrayIter
-from sparkps.train.model_file import load_checkpoint, save_checkpoint
 from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host
+from sparkps.train.model_file import load_checkpoint, save_checkpoint
 from sparkps.train.sparse_batch import SparseBatch
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']

@@ -128,7 +128,8 @@ def test_loss_update():
     assert m1.get()[1] == m2.get()[1]
 
 
-BATCHES = [(np.array([1, 0]), np.array([[0.1, 0.9], [0.5, 0.5]])), (np.array([1, 0]), np.array([[0.85, 0.15], [1.0, 0.0]])),
+BATCHES = [(np.array([1, 0]), np.array([[0.1, 0.9], [0.5, 0.5]])),
+           (np.array([1, 0]), np.array([[0.85, 0.15], [1.0, 0.0]])),
            (np.array([0]), np.array([[0.6, 0.4]])), (np.array([1]), np.array([[0.2, 0.8]]))]
 
 

@@ -2,9 +2,9 @@
 
 MXNet trains its 128-64-10 MLP on MNIST over two CPU contexts for 4 epochs and wants 95% validation accuracy.
 There is no network here, so the data are scikit-learn's handwritten digits (8x8 images, 64 features,
-1797 rows; 1347 train / 450 validation), which need more epochs (40: 560 steps of 100 rows) for the same bar. Everything else is
-MXNet's test: FeedForward.create with ctx=[cpu(0), cpu(1)], metric.np(accuracy), do_checkpoint, internal
-feature maps, pickling, loading epoch checkpoints and an explicit save.
+1797 rows; 1347 train / 450 validation), which need more epochs (40: 560 steps of 100 rows) for the same bar.
+Everything else is MXNet's test: FeedForward.create with ctx=[cpu(0), cpu(1)], metric.np(accuracy),
+do_checkpoint, internal feature maps, pickling, loading epoch checkpoints and an explicit save.
 """
 import pickle
 

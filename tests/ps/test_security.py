@@ -114,7 +114,7 @@ class WireTap:
         host, port = upstream.rsplit("/", 1)[-1].rsplit(":", 1)
         self.upstream, self.captured, self._lock = (host, int(port)), bytearray(), threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self.uri = "tcp://127.0.0.1:%d" % self._listener.getsockname()[1]
+        self.uri = f"tcp://127.0.0.1:{self._listener.getsockname()[1]}"
         self._sockets, self._closed = [self._listener], False
         self._thread = threading.Thread(target=self._pump, daemon=True, name="wire-tap")
         self._thread.start()

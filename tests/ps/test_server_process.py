@@ -9,9 +9,9 @@ import zmq
 
 from cluster import cluster_timeouts
 from sparkps.errors import NodeDied
+from sparkps.kvstore.dist import create_dist_kvstore
 from sparkps.ps.scheduler import Scheduler
 from sparkps.runtime.server_node import spawn_server
-from sparkps.kvstore.dist import create_dist_kvstore
 
 TIMEOUTS = cluster_timeouts(register=30, request=30)
 

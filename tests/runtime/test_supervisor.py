@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-from cluster import PSCluster, cluster_timeouts, run_in_threads
 
+from cluster import PSCluster, cluster_timeouts, run_in_threads
 from sparkps import kvstore
 from sparkps.errors import ClusterError
 from sparkps.runtime.lifecycle import run_worker

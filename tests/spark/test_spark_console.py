@@ -45,6 +45,7 @@ def test_an_active_mlflow_run_gets_params_and_per_epoch_metrics(monkeypatch):
     """A stand-in module with MLflow's three calls (MLflow itself is not a dependency)."""
     import sys
     import types
+
     from sparkps.spark.tracking import log_fit
     logged = {"params": {}, "metrics": []}
     fake = types.ModuleType("mlflow")

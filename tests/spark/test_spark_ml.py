@@ -42,7 +42,7 @@ def test_pipeline_fit_save_load_round_trip(spark, digits, tmp_path):
 
 def digit_frame(spark, X, y, extra=()):
     """(features, label, weight) rows: label 1 for digits >= 5 (a two-class problem); ``extra`` appended."""
-    from pyspark.ml.linalg import VectorUDT, Vectors
+    from pyspark.ml.linalg import Vectors, VectorUDT
     from pyspark.sql.types import DoubleType, StructField, StructType
     schema = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType()),
                          StructField("weight", DoubleType())])
@@ -55,6 +55,7 @@ def test_mllib_columns_and_options(spark, digits, tmp_path):
     weightCol; validationFraction stops early; checkpointDir gets each epoch."""
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
     from pyspark.ml.linalg import Vectors
+
     from sparkps.spark.ml import SparkpsClassifier
     X_train, y_train, X_test, y_test = digits
     bad = [(Vectors.dense(X_train[0]), float("nan"), 1.0), (Vectors.dense(X_train[1]), 7.0, 1.0),

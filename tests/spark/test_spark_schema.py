@@ -23,7 +23,7 @@ def frame(spark, X, labels, label_type="double"):
     kind = StringType() if label_type == "string" else DoubleType()
     schema = StructType([StructField("features", VectorUDT()), StructField("label", kind)])
     labels = [v if v is None or isinstance(v, str) else float(v) for v in labels]
-    return spark.createDataFrame([(Vectors.dense(x), l) for x, l in zip(X, labels)], schema)
+    return spark.createDataFrame([(Vectors.dense(x), label) for x, label in zip(X, labels)], schema)
 
 
 class JobCounter:

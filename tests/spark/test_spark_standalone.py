@@ -10,8 +10,9 @@ import time
 import urllib.request
 
 import pytest
-from conftest import spark_env
 from test_spark_jobs import JOB, ROOT
+
+from conftest import spark_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

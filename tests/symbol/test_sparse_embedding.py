@@ -2,9 +2,9 @@
 differences, Embedding(sparse_grad=True) bound to a batch-local matrix, and the tables a symbol reads."""
 import numpy as np
 import pytest
-from opcheck import check_gradients, run
 
 import sparkps.symbol as sym
+from opcheck import check_gradients, run
 from sparkps.errors import ConfigError, DataError
 from sparkps.symbol.ops.embedding import sparse_tables
 

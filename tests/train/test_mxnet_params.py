@@ -58,7 +58,8 @@ def write(path, data):
 
 def test_named_float32_arrays_split_into_arg_and_aux(tmp_path):
     rng = np.random.default_rng(0)
-    w, b, mean = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=4).astype(np.float32), np.ones(4, np.float32)
+    w, b = rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=4).astype(np.float32)
+    mean = np.ones(4, np.float32)
     path = write(tmp_path / 'm-0001.params', ndarray_file([dense(w), dense(b), dense(mean)],
                                                         ['arg:fc_weight', 'arg:fc_bias', 'aux:bn_moving_mean']))
     arg, aux = load_params(path)

@@ -9,8 +9,9 @@ from sparkps.errors import ConfigError
 from sparkps.train import lr_scheduler, optimizer
 
 SETTINGS = {'sgd': {'momentum': 0.9}, 'nag': {'momentum': 0.9}, 'signum': {'momentum': 0.9, 'wd_lh': 0.01},
-            'sgld': {'seed': 5}, 'adam': {}, 'adagrad': {'eps': 1e-6}, 'rmsprop': {'centered': True, 'clip_weights': 2.0},
-            'adadelta': {}, 'ftrl': {}, 'adamax': {}, 'nadam': {}, 'ftml': {}, 'lamb': {'lower_bound': 1e-3}}
+            'sgld': {'seed': 5}, 'adam': {}, 'adagrad': {'eps': 1e-6},
+            'rmsprop': {'centered': True, 'clip_weights': 2.0}, 'adadelta': {}, 'ftrl': {}, 'adamax': {},
+            'nadam': {}, 'ftml': {}, 'lamb': {'lower_bound': 1e-3}}
 
 
 def make(name):

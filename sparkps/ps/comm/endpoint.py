@@ -9,11 +9,11 @@ import logging
 import queue
 import threading
 
+from sparkps.errors import ClusterError
 from sparkps.ps.comm import message as wire
 from sparkps.ps.comm.customer import Customer
 from sparkps.ps.comm.security import MacKey
 from sparkps.ps.comm.van import Van
-from sparkps.errors import ClusterError
 
 log = logging.getLogger(__name__)
 

@@ -10,16 +10,15 @@ are read-only ``np.frombuffer`` views of the received frames.  Nothing is ever u
 >>> decode(frames, b"k").arrays[0].tolist()
 [0.0, 1.0, 2.0]
 """
-from dataclasses import dataclass, field
-
 import hmac
+from dataclasses import dataclass, field
 
 import msgpack
 import numpy as np
 import zmq
 
-from sparkps.ps.comm import security
 from sparkps.errors import AuthError, MalformedMessage
+from sparkps.ps.comm import security
 
 COMMANDS = frozenset("""ABORT REGISTER NODES BARRIER RELEASE HEARTBEAT STATUS PROGRESS REPORT_ERROR FINISH
     TERMINATE INIT PUSH PULL PUSHPULL SET_OPTIMIZER COMMAND LEAVE ERROR""".split())

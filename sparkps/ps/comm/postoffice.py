@@ -12,10 +12,10 @@ import os
 import threading
 import time
 
+from sparkps.errors import ClusterError, ConfigError, NodeDied, PeerTimeout, RemoteError
 from sparkps.ps.comm.endpoint import Endpoint
 from sparkps.ps.comm.security import CurveKeys
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ClusterError, ConfigError, NodeDied, PeerTimeout, RemoteError
 
 log = logging.getLogger(__name__)
 ROLES = ("server", "worker")

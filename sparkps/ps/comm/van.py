@@ -16,9 +16,9 @@ import uuid
 
 import zmq
 
+from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
 from sparkps.ps.comm import message as wire
 from sparkps.ps.comm.channel import ChannelBook, readable, recv_frames, send_frames
-from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
 
 log = logging.getLogger(__name__)
 TRANSPORTS = ("tcp", "ipc", "inproc")

@@ -1,9 +1,9 @@
 """Ask a running scheduler for its status over the wire (what `sparkps status` does)."""
 import zmq
 
+from sparkps.errors import PeerTimeout, RemoteError
 from sparkps.ps.comm import message as wire
 from sparkps.ps.comm.security import CurveKeys, secret_bytes
-from sparkps.errors import PeerTimeout, RemoteError
 
 
 def fetch_status(uri, secret, timeout=10.0, curve=False):
@@ -66,8 +66,9 @@ def format_status(status):
     for rank, p in sorted(status["progress"].items(), key=lambda item: int(item[0])):
         metrics = ", ".join("%s=%.4f" % (k, v) for k, v in sorted((p.get("metrics") or {}).items())
                             if isinstance(v, (int, float)))
-        lines.append("worker %s: epoch %s, batch %s, %s samples%s" % (rank, p.get("epoch"), p.get("nbatch"),
-                                                                      p.get("samples"), (", " + metrics) if metrics else ""))
+        shown = f", {metrics}" if metrics else ""
+        lines.append(f"worker {rank}: epoch {p.get('epoch')}, batch {p.get('nbatch')}, "
+                     f"{p.get('samples')} samples{shown}")
         for name, t in sorted((p.get("tables") or {}).items()):  # sparse tables, summed over the servers
             lines.append("  table %s: %s rows, %s bytes, %s admitted, %s evicted" % (
                 name, t.get("rows"), t.get("bytes"), t.get("admitted"), t.get("evicted")))

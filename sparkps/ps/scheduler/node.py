@@ -9,11 +9,11 @@ import logging
 import threading
 import time
 
+from sparkps.errors import ClusterError, NodeDied, PeerTimeout
 from sparkps.ps.comm.endpoint import Endpoint
 from sparkps.ps.comm.postoffice import node_name
 from sparkps.ps.comm.security import CurveKeys, generate_secret
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ClusterError, NodeDied, PeerTimeout
 from sparkps.ps.scheduler.state import BarrierBook, HeartbeatMonitor, JobLifecycle, Registry
 
 log = logging.getLogger(__name__)

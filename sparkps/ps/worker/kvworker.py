@@ -393,15 +393,15 @@ class KVWorker:
         deadline = time.monotonic() + timeout
         replies = []
         try:
-            for index, (server, server_rid, pieces) in enumerate(request.parts):
+            for server, server_rid, pieces in request.parts:
                 reply = self.postoffice.wait(server_rid, max(deadline - time.monotonic(), 1e-3))
                 if request.outs is not None:
                     self._scatter(pieces, reply, request.outs)
                 if isinstance(reply.meta.get("round"), int):
                     self._server_round[server] = max(self._server_round.get(server, 0), reply.meta["round"])
                 replies.append(reply)
-        except BaseException:
-            for _, server_rid, _ in request.parts[index + 1:]:
+        except BaseException:  # the part that failed is parts[len(replies)]: discard the ones after it
+            for _, server_rid, _ in request.parts[len(replies) + 1:]:
                 self.postoffice.discard(server_rid)
             raise
         if request.outs is not None:

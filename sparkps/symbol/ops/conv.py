@@ -8,8 +8,17 @@ allocated once, when the executor prepares the op.
 from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, render, to_bool, to_int, to_shape
-from .window import (channels_first, channels_last, check_geometry, extent, interior, out_size, padded_shape,
-                     padding, windows)
+from .window import (
+    channels_first,
+    channels_last,
+    check_geometry,
+    extent,
+    interior,
+    out_size,
+    padded_shape,
+    padding,
+    windows,
+)
 
 _LAYOUTS = {1: ("NCW",), 2: ("NCHW",), 3: ("NCDHW",)}
 _GEOMETRY = {"kernel": (to_shape, REQUIRED), "stride": (to_shape, ()), "pad": (to_shape, ()),
