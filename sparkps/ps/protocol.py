@@ -9,14 +9,20 @@ the server answers it with an ERROR reply.
 command        meta                                                              arrays
 =============  ===============================================================  ======================
 INIT           {"pieces": [[key, lo, hi]], "shapes": [[key, shape]],             [flat values] or []
-               "sync": bool, "table": name?}
+               "sync": bool, "table": name?, "policy": {"name": n, ...}?}
 PUSH           {"keys": [key, ...], "round": r (sync), "table": name?}          [flat gradient]
 PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          -> [flat weights]
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
+               | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
 LEAVE          {"round": last round pushed}                                      []
 =============  ===============================================================  ======================
+
+A PUSH/PUSHPULL whose header has ``"codec"`` (``{"type": "2bit", "threshold": t, "size": n}``) carries its
+gradient encoded (:mod:`sparkps.ps.codec`); :func:`parse_request` decodes it. Policies with
+``answers_round`` (``sync_replicas``) put ``"round"`` (the applied round) in a pull's reply, and
+``"stale": true`` in the reply to a push they dropped.
 
 ``table`` names the server table a request is for (default ``"dense"``, see
 :mod:`sparkps.ps.server.tables`). Flat arrays are float32 (gradients may travel as float16).
@@ -39,6 +45,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from sparkps.errors import MalformedMessage
+from sparkps.ps.codec import decode_payload
 
 DEFAULT_TABLE = "dense"
 FLOAT_DTYPES = (np.float32, np.float16)
@@ -70,9 +77,12 @@ def _table(meta):
 
 
 def _values(msg, optional=False):
-    """The one flat float array of a data request (None when ``optional`` and absent)."""
+    """The one flat float array of a data request (None when ``optional`` and absent); a gradient sent
+    through a codec (``"codec"`` in the header, :mod:`sparkps.ps.codec`) is decoded to float32 here."""
     if not msg.arrays and optional:
         return None
+    if msg.meta.get("codec") is not None:
+        return decode_payload(msg.meta["codec"], msg.arrays)
     if len(msg.arrays) != 1 or msg.arrays[0].dtype not in FLOAT_DTYPES:
         raise MalformedMessage("%s needs one float32 or float16 array, got %d array(s) of %s"
                                % (msg.cmd, len(msg.arrays), [str(a.dtype) for a in msg.arrays]))
@@ -115,11 +125,14 @@ class Init(NamedTuple):
     values: Optional[np.ndarray] = None
     kind: Optional[str] = None        # the table kind when it differs from the table name ("sparse")
     options: Optional[dict] = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
+    policy: Optional[dict] = None     # the round policy and its options: {"name": "sync_replicas", ...}
 
     def meta(self):
         meta = {"pieces": self.pieces, "shapes": self.shapes}
         if self.sync is not None:
             meta["sync"] = bool(self.sync)
+        if self.policy is not None:
+            meta["policy"] = dict(self.policy)
         if self.kind is not None:
             meta["kind"] = self.kind
         if self.options is not None:
@@ -145,8 +158,11 @@ class Init(NamedTuple):
             raise MalformedMessage("INIT field 'kind' must be a table kind name, got %r" % (kind,))
         if options is not None and not isinstance(options, dict):
             raise MalformedMessage("INIT field 'options' must be a map, got %s" % type(options).__name__)
+        policy = meta.get("policy")
+        if policy is not None and (not isinstance(policy, dict) or not isinstance(policy.get("name"), str)):
+            raise MalformedMessage("INIT field 'policy' must be a map with a 'name', got %r" % (policy,))
         values = None if kind is not None else _values(msg, optional=True)
-        return cls(pieces, shapes, sync, _table(meta), values, kind, options)
+        return cls(pieces, shapes, sync, _table(meta), values, kind, options, policy)
 
 
 class Push(NamedTuple):
@@ -230,12 +246,13 @@ class SetOptimizer(NamedTuple):
 
 
 class Command(NamedTuple):
-    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory)."""
+    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory), ``stats`` (the
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
     lr: Optional[float] = None
     path: Optional[str] = None
 
-    NAMES = ("set_lr", "save", "load")
+    NAMES = ("set_lr", "save", "load", "stats")
 
     def meta(self):
         meta = {"name": self.name}
@@ -256,6 +273,8 @@ class Command(NamedTuple):
             if isinstance(lr, bool) or not isinstance(lr, (int, float)):
                 raise MalformedMessage("COMMAND set_lr field 'lr' must be a number, got %r" % (lr,))
             return cls(name, lr=float(lr))
+        if name == "stats":
+            return cls(name)
         path = meta.get("path")
         if not isinstance(path, str) or not path:
             raise MalformedMessage("COMMAND %s field 'path' must be a directory, got %r" % (name, path))

@@ -65,7 +65,7 @@ def check_outputs(run, output, epochs):
     assert (output / "model" / "model-symbol.json").exists()
     assert (output / "training-curve.png").stat().st_size > 1000
     lines = "".join(p.read_text() for p in sorted((output / "predictions").glob("part-*.csv"))).splitlines()
-    assert len([l for l in lines if not l.startswith("label")]) == 360
+    assert len([line for line in lines if not line.startswith("label")]) == 360
     return summary
 
 

@@ -9,11 +9,12 @@ def test_pipeline_fit_save_load_round_trip(spark, digits, tmp_path):
     from pyspark.ml import Pipeline, PipelineModel
     from pyspark.ml.feature import StandardScaler
     from pyspark.ml.linalg import Vectors
+
     from sparkps.spark.ml import SparkpsClassificationModel, SparkpsClassifier
     X_train, y_train, X_test, y_test = digits
 
     def frame(X, y):
-        return spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X, y)], ["raw", "target"])
+        return spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X, y)], ["raw", "target"])
 
     scaler = StandardScaler(inputCol="raw", outputCol="scaled")
     classifier = SparkpsClassifier(featuresCol="scaled", labelCol="target", layers=[64, 64, 10], numEpochs=8,

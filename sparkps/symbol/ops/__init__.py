@@ -1,2 +1,3 @@
 """The ops, grouped by kind. Importing this package registers every op."""
-from . import activation, broadcast, conv, elemwise, linalg, loss, nn, norm, reduce, shape_ops, unary  # noqa: F401
+from . import (activation, broadcast, conv, cross, elemwise, embedding, linalg, loss, nn, norm,  # noqa: F401
+               pooling, reduce, shape_ops, slicing, softmax, unary)

@@ -99,10 +99,20 @@ class Embedding(Op):
     def arguments(self):
         return ["data", "weight"]
 
+    partial_shapes = True
+
+    def infer_type(self, in_types, out_types):
+        """The ids keep their own type; weight and output have ``dtype``."""
+        return [in_types[0], self.dtype], [self.dtype], []
+
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
         out = None if data is None else tuple(data) + (self.output_dim,)
-        return [data, (self.input_dim, self.output_dim)], [out], []
+        weight = (self.input_dim, self.output_dim)
+        if self.sparse_grad:  # may be bound to a batch-local matrix of pulled rows (see ops/embedding.py)
+            from .embedding import local_weight_shape
+            weight = local_weight_shape(in_shapes[1], weight)
+        return [data, weight], [out], []
 
     def forward(self, rt, ins, outs, aux):
         xp, (ids, weight) = rt.xp, ins
@@ -114,6 +124,9 @@ class Embedding(Op):
         xp.take(weight, index.reshape(-1), axis=0, out=outs[0].reshape(-1, self.output_dim))
 
     def gradient(self, node, out_grads):
+        if self.sparse_grad:
+            from .embedding import row_gradient
+            return row_gradient(node, out_grads)
         return [None, apply(EmbeddingGrad, [node.inputs[0], out_grads[0]], grad_name(node, "weight"),
                             input_dim=self.input_dim, output_dim=self.output_dim)]
 

@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from sparkps.backend import asnumpy as _to_numpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.train.lr_scheduler import LRScheduler, scheduler_from_config
 
@@ -109,11 +110,6 @@ def _int_keyed(name, mapping):
         return {int(k): v for k, v in mapping.items()}
     except (TypeError, ValueError):
         raise ConfigError(f"optimizer parameter {name!r} needs integer parameter indices as keys") from None
-
-
-def _to_numpy(array):
-    return array if isinstance(array, np.ndarray) else (array.get() if hasattr(array, 'get')
-                                                         else np.asarray(array))
 
 
 class Optimizer:

@@ -1,0 +1,70 @@
+"""The CTR model zoo: LR, FM, Wide&Deep, DeepFM, DCN, PNN (inner) and NFM, each a Symbol built from a
+FeatureSpec and ending in ``click_head`` (a probability of a click).
+
+    net = build('deepfm', FeatureSpec(categorical=['C1', 'C2'], numeric=['I1']))
+"""
+import sparkps.symbol as sym
+from sparkps.errors import ConfigError
+from sparkps.nets.blocks import Inputs, click_head, field_embedding, flat_features, linear_term, mlp
+
+
+def lr(inputs):
+    """Logistic regression over hashed categorical values and numeric columns."""
+    return click_head([linear_term(inputs)])
+
+
+def fm(inputs):
+    """Factorisation machine: first-order term plus the pairwise inner products of field embeddings."""
+    return click_head([linear_term(inputs), sym.BiInnerSumCross(field_embedding(inputs), name="fm_cross")])
+
+
+def widedeep(inputs):
+    """Wide & Deep: the linear term beside an MLP over the field embeddings and numeric columns."""
+    deep = mlp(flat_features(inputs, field_embedding(inputs)), inputs.spec.hidden_units, "deep")
+    return click_head([linear_term(inputs), deep])
+
+
+def deepfm(inputs):
+    """DeepFM: FM and an MLP sharing one field embedding."""
+    embedded = field_embedding(inputs)
+    deep = mlp(flat_features(inputs, embedded), inputs.spec.hidden_units, "deep")
+    return click_head([linear_term(inputs), sym.BiInnerSumCross(embedded, name="fm_cross"), deep])
+
+
+def dcn(inputs):
+    """Deep & Cross: ``spec.cross_layers`` cross layers and an MLP over the same stacked input, joined by a
+    linear layer, beside the linear term."""
+    x0 = flat_features(inputs, field_embedding(inputs))
+    cross = x0
+    for i in range(inputs.spec.cross_layers):
+        cross = sym.CrossLayer(data=cross, x0=x0, name="cross%d" % (i + 1))
+    deep = mlp(x0, inputs.spec.hidden_units, "deep", out_units=None)
+    joined = sym.FullyConnected(sym.Concat(cross, deep, dim=1), num_hidden=1, name="dcn_out")
+    return click_head([linear_term(inputs), joined])
+
+
+def pnn(inputs):
+    """Inner-product PNN: an MLP over the field embeddings and all their pairwise inner products, beside the
+    linear term (as Angel's PNN sums a wide input layer into its output)."""
+    embedded = field_embedding(inputs)
+    products = sym.BiInnerCross(embedded, name="pnn_cross")
+    deep = mlp(flat_features(inputs, embedded, products), inputs.spec.hidden_units, "deep")
+    return click_head([linear_term(inputs), deep])
+
+
+def nfm(inputs):
+    """Neural FM: the linear term plus an MLP over the bi-interaction pooling of the field embeddings."""
+    pooled = sym.BiInteractionCross(field_embedding(inputs), name="nfm_cross")
+    return click_head([linear_term(inputs), mlp(pooled, inputs.spec.hidden_units, "deep")])
+
+
+MODELS = {"lr": lr, "fm": fm, "widedeep": widedeep, "deepfm": deepfm, "dcn": dcn, "pnn": pnn, "nfm": nfm}
+
+
+def build(name, spec):
+    """The Symbol of zoo model ``name`` for ``spec``; ConfigError naming the model when unknown."""
+    try:
+        make = MODELS[str(name).lower()]
+    except KeyError:
+        raise ConfigError("unknown CTR model %r; known: %s" % (name, sorted(MODELS))) from None
+    return make(Inputs(spec))

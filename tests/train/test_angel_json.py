@@ -1,0 +1,100 @@
+"""Angel's JSON networks: the files under jobs/networks/ load unchanged and train on planted data in
+Angel's dummy layout; every validation error names the layer, before anything is built."""
+import copy
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from sparkps.errors import ConfigError
+from sparkps.nets import angel_json
+from sparkps.nets.training import fit_ctr, predict_ctr
+from sparkps.train.io.synthetic_ctr import planted_ctr
+from sparkps.train.metric import binary_auc
+
+NETWORKS = pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks"
+DEEPFM = json.loads((NETWORKS / "deepfm.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def dummy_rows():
+    """13 fields of 11 values: Angel's dummy indices field * 11 + rank (< indexrange 148)."""
+    data = planted_ctr(40000, num_fields=13, num_numeric=0, vocab=11, zipf=1.3, seed=2, deep_scale=0.0)
+    return (np.arange(13) * 11 + data.ranks).astype(np.float32), data
+
+
+@pytest.mark.parametrize("name", ["deepfm", "widedeep", "pnn", "nfm", "dcn"])
+def test_network_file_loads_and_trains(name, dummy_rows):
+    ids, data = dummy_rows
+    net = angel_json.load(NETWORKS / (name + ".json"))
+    args = net.fit_args(num_rows=30000)
+    assert args["num_epoch"] == 5 and args["optimizer"] == "adam" and args["learning_rate"] == 0.01
+    with threadpool_limits(1):       # small matrices: BLAS threads only fight over the cores
+        model = fit_ctr(net.symbol, {"ids": ids[:30000]}, data.labels[:30000], **args)
+        auc = binary_auc(data.labels[30000:], predict_ctr(model, {"ids": ids[30000:]}))
+    best = binary_auc(data.labels[30000:], data.probability[30000:])
+    assert auc > best - 0.04, "%s: AUC %.4f, planted %.4f" % (name, auc, best)
+
+
+def test_train_section_and_per_layer_reg2():
+    net = angel_json.loads(json.dumps(DEEPFM))
+    args = net.fit_args(num_rows=2560)
+    params = [p for p in net.symbol.list_arguments() if p not in ("ids", "ctr_label")]
+    wd = {params[i]: m for i, m in args["wd_mult"].items()}
+    assert args["wd"] == 1.0 and wd["embedding_weight"] == 0.0001 and wd["wide_weight"] == 0.0
+    assert all(m == 0.0 for p, m in wd.items() if p.endswith("_bias"))
+    schedule = args["lr_scheduler"]
+    schedule.base_lr = 0.01
+    # StandardDecay per epoch (10 updates): lr / sqrt(1 + 0.01 * epoch), floored at lr / 5
+    assert schedule(1) == pytest.approx(0.01) and schedule(11) == pytest.approx(0.01 / np.sqrt(1.01))
+    assert angel_json.AngelStandardDecay(1, 100.0, base_lr=1.0)(50) == pytest.approx(0.2)
+
+
+def mutated(change):
+    config = copy.deepcopy(DEEPFM)
+    change(config)
+    return json.dumps(config)
+
+
+def layer(config, name):
+    return next(entry for entry in config["layers"] if entry["name"] == name)
+
+
+ERRORS = [
+    (lambda c: layer(c, "fclayer").update(type="Conv2D"), r"layer 'fclayer' has unknown type 'Conv2D'"),
+    (lambda c: layer(c, "fclayer").update(inputlayer="embeding"),
+     r"layer 'fclayer' reads input layer 'embeding', which is not defined"),
+    (lambda c: layer(c, "fclayer").update(inputlayer="sumPooling"), r"layer '\w+' is part of a cycle"),
+    (lambda c: layer(c, "embedding").update(outputdim=100),
+     r"layer 'embedding' \(embedding\): outputdim 100 does not match its inputs, which give width 104"),
+    (lambda c: layer(c, "fclayer").update(outputdims=[100, 100, 2]),
+     r"layer 'sumPooling' \(SumPooling\): inputs must have one width"),
+    (lambda c: layer(c, "biinnersumcross").update(inputlayer="wide"),
+     r"layer 'biinnersumcross' \(BiInnerSumCross\): input 'wide' must be an embedding layer"),
+    (lambda c: layer(c, "fclayer").update(transfuncs=["relu", "swish", "identity"]),
+     r"layer 'fclayer' \(FCLayer\): unknown transfunc 'swish'"),
+    (lambda c: layer(c, "fclayer").update(transfuncs=["relu"]), r"layer 'fclayer' \(FCLayer\): 3 outputdims"),
+    (lambda c: layer(c, "embedding").update(optimizer={"type": "ftrl"}),
+     r"layer 'embedding' optimizer .* differs from default_optimizer"),
+    (lambda c: layer(c, "simplelosslayer").update(lossfunc="hinge"), r"layer 'simplelosslayer'.*'hinge'"),
+    (lambda c: c["layers"].append(dict(layer(c, "wide"))), r"layer name 'wide' is used twice"),
+    (lambda c: c.update(optimizer="sgd"), r"unknown section\(s\) \['optimizer'\]"),
+    (lambda c: c["data"].pop("indexrange"), r"data.indexrange"),
+    (lambda c: c.update(default_optimizer="lbfgs"), r"default_optimizer: unknown optimizer 'lbfgs'"),
+]
+
+
+@pytest.mark.parametrize("change, message", ERRORS)
+def test_validation_errors_name_the_layer_before_building(change, message, monkeypatch):
+    monkeypatch.setattr(angel_json.AngelNetwork, "_build", lambda self: pytest.fail("built a bad network"))
+    with pytest.raises(ConfigError, match=message):
+        angel_json.loads(mutated(change), "deepfm.json")
+
+
+def test_malformed_json_names_line_and_column(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{\n  "layers": [\n    {"name": "wide",, "type": "simpleinputlayer"}\n  ]\n}\n')
+    with pytest.raises(ConfigError, match=r"broken.json: not valid JSON at line 3 column 21"):
+        angel_json.load(path)
