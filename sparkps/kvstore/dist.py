@@ -160,6 +160,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         if self._deferred is not None:
             staged, self._deferred = self._deferred, None
             self._pending_pushes.append(self.worker.push_staged(staged))
+        self._flush_rows()
 
     def pull(self, keys, out=None, priority=0):
         """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
@@ -181,6 +182,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             return
         if (self._deferred is not None and len(set(keys)) == len(keys)
                 and sorted(keys) == self._deferred.keys):
+            self._flush_rows()
             staged, self._deferred = self._deferred, None
             rid = self.worker.pushpull_staged(staged, keys, outs)
         else:
@@ -257,6 +259,10 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
     def table_stats(self):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        self._wait_pushes()
+        return self._fetch_table_stats()
+
+    def _fetch_table_stats(self):
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
@@ -308,8 +314,11 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             metrics["push_bytes_per_step"] = float(self.bytes_per_step)
         if self.worker.rounds == "server":
             metrics["stale_pushes"] = float(self.worker.stale_pushes)
-        self.postoffice.report_progress({"epoch": epoch, "nbatch": nbatch, "samples": samples,
-                                         "metrics": metrics, "time": time.time()})
+        progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time()}
+        tables = self._progress_tables()   # rank 0 adds the sparse tables' statistics
+        if tables:
+            progress["tables"] = tables
+        self.postoffice.report_progress(progress)
 
     def end_training(self):
         """This worker pushes no more: leave the sync rounds, then wait for every worker.

@@ -13,6 +13,7 @@ INIT           {"pieces": [[key, lo, hi]], "shapes": [[key, shape]],            
 PUSH           {"keys": [key, ...], "round": r (sync), "table": name?}          [flat gradient]
 PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          -> [flat weights]
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
+               (a step: also "tables": [[name, pushes, pulls]], see PushPull)   [.., row ids, grads]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
                | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
@@ -208,26 +209,84 @@ class Pull(NamedTuple):
         return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta))
 
 
+class TableStep(NamedTuple):
+    """One sparse table's part of a step: the rows it pushes (``push_ids``, ``grads``) and pulls (``pull_ids``);
+    either side may be None."""
+    name: str
+    push_ids: np.ndarray | None = None
+    grads: np.ndarray | None = None
+    pull_ids: np.ndarray | None = None
+
+    def arrays(self):
+        pushed = [self.push_ids, self.grads] if self.push_ids is not None else []
+        return pushed + ([self.pull_ids] if self.pull_ids is not None else [])
+
+
 class PushPull(NamedTuple):
-    """PUSHPULL: a PUSH and a PULL of the same keys and round in one request."""
+    """PUSHPULL: a PUSH and a PULL of the same keys and round in one request.
+
+    A *step* (``tables`` given) also carries rows of sparse tables: meta ``"tables": [[name, pushes, pulls]]``,
+    arrays ``[dense grads (may be empty, then keys == [])]`` then per table ``ids, grads`` if it pushes and ``ids``
+    if it pulls. The dense push and every table push form one round; the reply is ``[dense weights]`` then the
+    rows of each table that pulls, in order.
+    """
     keys: list
     round: Optional[int] = None
     table: str = DEFAULT_TABLE
     ids: Optional[np.ndarray] = None
     values: Optional[np.ndarray] = None
+    tables: tuple | None = None    # a step: TableStep per sparse table
 
     def meta(self):
-        return Push.meta(self)
+        meta = Push.meta(self)
+        if self.tables is not None:
+            meta["tables"] = [[t.name, t.push_ids is not None, t.pull_ids is not None] for t in self.tables]
+        return meta
 
     @classmethod
     def parse(cls, msg):
+        if "tables" in msg.meta:
+            return _parse_step(cls, msg)
         return cls(*Push.parse(msg))
 
     def as_push(self):
-        return Push(*self)
+        return Push(*self[:5])
 
     def as_pull(self):
         return Pull(self.keys, self.round, self.table, self.ids)
+
+
+def _parse_step(cls, msg):
+    """A PUSHPULL step: the dense part and a TableStep per table (see PushPull)."""
+    meta, arrays = msg.meta, msg.arrays
+    tables = meta["tables"]
+    if not isinstance(tables, list) or not all(
+            isinstance(t, list) and len(t) == 3 and isinstance(t[0], str) and t[0] and type(t[1]) is bool
+            and type(t[2]) is bool for t in tables):
+        raise MalformedMessage("PUSHPULL field 'tables' must be a list of [table name, pushes, pulls], got %r"
+                               % (str(tables)[:80],))
+    want = 1 + sum(2 * push + pull for _, push, pull in tables)
+    if len(arrays) != want or arrays[0].dtype not in FLOAT_DTYPES:
+        raise MalformedMessage("PUSHPULL step over %d table(s) needs %d arrays (float dense grads first), got %d "
+                               "of %s" % (len(tables), want, len(arrays), [str(a.dtype) for a in arrays]))
+    keys = _keys(meta)
+    dense = arrays[0].reshape(-1)
+    if not keys and dense.size:
+        raise MalformedMessage("PUSHPULL step: %d dense values but no 'keys'" % dense.size)
+    steps, at = [], 1
+    for name, push, pull in tables:
+        ids_fields = ([("push ids", at)] if push else []) + ([("pull ids", at + 2 * push)] if pull else [])
+        for field, index in ids_fields:
+            if arrays[index].dtype != np.uint64 or arrays[index].ndim != 1:
+                raise MalformedMessage("PUSHPULL step, table %r: field %r must be a uint64 (n,) array, got %s %s"
+                                       % (name, field, arrays[index].dtype, arrays[index].shape))
+        if push and arrays[at + 1].dtype not in FLOAT_DTYPES:
+            raise MalformedMessage("PUSHPULL step, table %r: field 'grads' must be float32 or float16, got %s"
+                                   % (name, arrays[at + 1].dtype))
+        steps.append(TableStep(name, arrays[at] if push else None, arrays[at + 1] if push else None,
+                               arrays[at + 2 * push] if pull else None))
+        at += 2 * push + pull
+    return cls(keys, _int(meta, "round", optional=True), DEFAULT_TABLE, None, dense, tuple(steps))
 
 
 class SetOptimizer(NamedTuple):

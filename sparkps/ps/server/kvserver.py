@@ -12,6 +12,8 @@ ERROR naming what was wrong; nothing a peer sends can stop the server.
 import collections
 import logging
 
+import numpy as np
+
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.ps import protocol
 from sparkps.ps.comm.buffers import BufferPool
@@ -20,6 +22,7 @@ from sparkps.ps.server.policy import create_policy
 from sparkps.ps.server.tables import create_table
 
 log = logging.getLogger(__name__)
+_EMPTY = np.zeros(0, np.float32)
 
 
 class KVServer:
@@ -103,21 +106,45 @@ class KVServer:
             self._answer_pull(responder, request, stale)
 
     def _pushpull(self, request, sender, responder):
+        if request.tables is not None:
+            return self._step(request, sender, responder)
         stale = self._push(request.as_push(), sender, responder, reply=False)
         self._pull(request.as_pull(), sender, responder, stale)
 
+    def _step(self, request, sender, responder):
+        """A step: the dense push and every table's row push are one round; the pull waits for it."""
+        round_ = self._round(request)
+        updates = {}
+        if request.keys:
+            updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
+        for part in request.tables:
+            table = self._table(part.name)
+            if part.push_ids is not None:
+                updates[part.name] = table.gradient(protocol.Push([], round_, part.name, part.push_ids, part.grads))
+        self._apply_rounds(self.policy.push(sender, round_, updates))
+        if self.policy.wait_pull(round_, (responder, request)):
+            self._answer_pull(responder, request)
+
     def _answer_pull(self, responder, request, stale=False):
-        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
-        # in a buffer reused once its last reply went out (values a table never changes go as they are).
-        values = self.tables[request.table].read(request)
-        if values.flags.writeable and values.size:
-            snapshot = self._buffers.take(values.size)
-            snapshot[:] = values
-            values = snapshot
         meta = None
         if getattr(self.policy, "answers_round", False):  # the worker's next push is tagged this round + 1
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
-        responder.reply(meta=meta, arrays=[values])
+        if getattr(request, "tables", None) is not None:
+            dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
+            rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
+                    for t in request.tables if t.pull_ids is not None]
+            responder.reply(meta=meta, arrays=[dense] + rows)
+            return
+        responder.reply(meta=meta, arrays=[self._snapshot(self.tables[request.table].read(request))])
+
+    def _snapshot(self, values):
+        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
+        # in a buffer reused once its last reply went out (values a table never changes go as they are).
+        if values.flags.writeable and values.size:
+            snapshot = self._buffers.take(values.size)
+            snapshot[:] = values.reshape(-1)
+            values = snapshot
+        return values
 
     def _apply_rounds(self, completed):
         for done in completed:

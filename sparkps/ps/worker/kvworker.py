@@ -297,6 +297,36 @@ class KVWorker:
             return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
         return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
 
+    def step(self, staged, keys, outs, tables):
+        """One PUSHPULL per server carrying a whole step: the dense push ``staged`` (from ``stage``, or None),
+        the pull of the dense ``keys`` into ``outs`` and ``tables`` ({server rank: [TableStep]}) of row pushes
+        and pulls; in sync mode one new round on every server. ``wait`` returns the replies in server order
+        (arrays after the first: the rows of each table that pulls). Returns a rid."""
+        given = [check_key(k) for k in keys]
+        keys = self._out_keys(given, outs)
+        if staged is not None and staged.keys != keys:
+            raise ConfigError("a step must pull the keys it pushes (%s), got %s" % (staged.keys, keys))
+        holders = set(self.layout.servers_for(keys)) if keys else set()
+        with self._lock:
+            if self.sync:
+                self.round += 1
+            parts = []
+            for s in range(self.postoffice.num_servers):
+                if not self.sync and s not in holders and s not in tables:
+                    continue
+                if self.sync:
+                    self._last_round[s] = self.round
+                own = keys if s in holders else []
+                dense = staged.payloads[s] if staged is not None and s in holders else np.zeros(0, self.push_dtype)
+                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.sync else None,
+                                            tables=tuple(tables.get(s, ())))
+                arrays = [dense] + [a for part in request.tables for a in part.arrays()]
+                rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
+                parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
+            rid = next(self._ids)
+            self._requests[rid] = _Request(parts, _Outs(dict(zip(given, outs)), _group_of(given, outs)))
+            return rid
+
     def leave(self):
         """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
         return self.command(protocol.Leave(self.round))
@@ -381,6 +411,8 @@ class KVWorker:
         return replies
 
     def _scatter(self, pieces, reply, outs):
+        if not pieces and not (reply.arrays and reply.arrays[0].size):
+            return  # a step to a server holding no dense piece
         payload = reply.arrays[0].reshape(-1) if reply.arrays else np.zeros(0, np.float32)
         expected = sum(p.size for p in pieces)
         if payload.size != expected:
