@@ -24,7 +24,7 @@ def digits_files(tmp_path_factory):
     return folder
 
 
-def spark_submit(master, *args, timeout=300, conf=None):
+def spark_submit(master, *args, timeout=540, conf=None):
     """Run the job under spark-submit; ``conf`` adds --conf settings."""
     submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
     command = [submit, "--master", master, "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=1g"]
@@ -78,6 +78,7 @@ def test_spark_submit_libsvm_on_local2(digits_files, tmp_path):
     assert summary["validation_accuracy"] >= 0.85
 
 
+@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
 def test_local_cluster_master_from_spark_submit_runs_training_on_its_executors(digits_files, tmp_path):
     """spark-submit's master is the one used: Spark's own event log shows the training tasks on the two
     executor JVMs of local-cluster (the job used to force local[*], where every task runs in the driver)."""

@@ -21,6 +21,7 @@ def taste():
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
 def test_the_taste_runs_as_written_without_pyspark_python(tmp_path):
     script = tmp_path / "taste.py"
     script.write_text(taste())

@@ -76,6 +76,7 @@ def standalone(tmp_path):
                 process.wait(10)
 
 
+@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
 def test_a_job_submitted_to_a_standalone_master_runs_there(standalone, tmp_path):
     master, ui_port = standalone
     data, output = tmp_path / "digits", tmp_path / "out"
