@@ -138,3 +138,7 @@ class _ModelReader(DefaultParamsReader):
 
 def _local_path(path):
     return path[len("file:"):] if str(path).startswith("file:") else path
+
+
+# The click-through-rate estimator (categorical columns in, [1-p, p] out) lives in its own module.
+from sparkps.spark.ctr import SparkpsCTRClassifier, SparkpsCTRModel  # noqa: E402, F401

@@ -66,3 +66,11 @@ def test_unknown_model_and_bad_inputs_are_named():
         spec.inputs(np.zeros((3, 2), np.uint64), None)
     with pytest.raises(ConfigError, match="at least one categorical field"):
         nets.FeatureSpec(categorical=[])
+
+
+def test_packed_input_without_numeric_columns_is_the_id_row():
+    spec = nets.FeatureSpec(categorical=["a", "b"], packed=True, num_buckets=64)
+    inputs = spec.inputs(np.array([[1, 2], [3, 4]], np.uint64))
+    assert list(inputs) == ["data"] and inputs["data"].shape == (2, 2)
+    net = nets.build("deepfm", spec)
+    assert net.infer_shape(**spec.input_shapes(8))[1] == [(8, 1)]
