@@ -26,7 +26,7 @@ setup(
     extras_require={
         "gpu": ["cupy-cuda12x>=12"],
         "demo": ["scikit-learn>=1.2"],
-        "test": ["pytest>=7", "pytest-timeout>=2", "scikit-learn>=1.2"],
+        "test": ["pytest>=7", "pytest-timeout>=2", "scikit-learn>=1.2", "ruff>=0.6"],
     },
     entry_points={"console_scripts": ["sparkps=sparkps.cli:main"]},
 )

@@ -2,22 +2,26 @@
 its own process (the server started with ``spawn_server``, as a Spark task does), over tcp://127.0.0.1.
 
 1. Transfer: a round trip of 4 bytes and of 16 MiB through (a) a raw pyzmq DEALER -> ROUTER echo in a
-   child process (the baseline), (b) a Postoffice request to a server node that echoes the arrays
-   (the comm layer: authenticated header, zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through
-   a KVServer without optimizer (it keeps the pushed value, as MXNet's server without an updater).
+   child process (the baseline; both ends move frames with the project's own zero-copy primitives,
+   ``send_frames`` / ``recv_frames`` of ``sparkps/ps/comm/channel.py``, so it is the floor they allow),
+   (b) a Postoffice request to a server node that echoes the arrays (the comm layer: authenticated header,
+   zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through a KVServer without optimizer (it keeps the
+   pushed value, as MXNet's server without an updater).
 2. Training: per-step time of the MLP 784-128-64-10 (SGD momentum) with ``kvstore='local'`` vs
    ``dist_sync`` with 1 worker (this process) + 1 server (a subprocess), at batch 128 (the headline figure)
    and at the larger batches of ``--batches``: the parameters, and so the bytes of a step, stay the same
    while the compute grows with the batch, which shows the fixed cost a dist_sync step adds.
 
 Every figure is the median over ``--repeat`` interleaved rounds (each round times every contender
-once, in blocks of several calls), so load on the machine affects all contenders alike; ratios are
-medians of the per-round ratios.
+once, in blocks of several calls, in a freshly shuffled order), so load on the machine and the order of
+the calls affect all contenders alike; ratios are medians of the per-round ratios. The training step is
+bound exactly as ``FeedForward.fit`` binds it: ``grad_req`` 'null' for data and label.
 
     python benchmarks/bench_ps.py [--repeat 15] [--batches 128,256,512,1024] [--no-write]
 """
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -30,23 +34,28 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section  # noqa: E402
-from sparkps import kvstore
-from sparkps.train import optimizer  # noqa: E402
+from sparkps import kvstore  # noqa: E402
 from sparkps.ps.comm import Postoffice  # noqa: E402
+from sparkps.ps.comm.channel import recv_frames, send_frames  # noqa: E402
 from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
 from sparkps.ps.scheduler import Scheduler  # noqa: E402
-from sparkps.ps.server import spawn_server  # noqa: E402
+from sparkps.runtime.server_node import spawn_server  # noqa: E402
+from sparkps.train import optimizer  # noqa: E402
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB
 RAW_PEER = """
 import zmq
+from sparkps.ps.comm.channel import readable, recv_frames, send_frames
 ctx = zmq.Context(); sock = ctx.socket(zmq.ROUTER); sock.linger = 0
+poller = zmq.Poller(); poller.register(sock, zmq.POLLIN)
 print(sock.bind_to_random_port("tcp://127.0.0.1"), flush=True)
 while True:
-    frames = sock.recv_multipart(copy=False)
-    if frames[1].bytes == b"stop":
-        break
-    sock.send_multipart(frames, copy=False)
+    poller.poll()
+    while readable(sock):
+        frames = recv_frames(sock)
+        if frames[1].bytes == b"stop":
+            raise SystemExit(0)
+        send_frames(sock, frames)
 """
 ECHO_PEER = """
 from sparkps.ps.comm import Postoffice
@@ -79,14 +88,18 @@ class Cluster:
         self.scheduler.stop()
 
 
-def interleaved(contenders, repeat):
-    """``{name: [seconds per call, one per round]}``: every round times each ``(call, count)`` once."""
+def interleaved(contenders, repeat, seed=0):
+    """``{name: [seconds per call, one per round]}``: every round times each ``(call, count)`` once, the
+    contenders in a new random order each round (so none always runs first, or right after another)."""
     for call, count in contenders.values():  # warm-up
         for _ in range(max(2, count // 4)):
             call()
     times = {name: [] for name in contenders}
+    order, shuffle = list(contenders), random.Random(seed).shuffle
     for _ in range(repeat):
-        for name, (call, count) in contenders.items():
+        shuffle(order)
+        for name in order:
+            call, count = contenders[name]
             start = time.perf_counter()
             for _ in range(count):
                 call()
@@ -101,6 +114,8 @@ def bench_transfer(repeat):
     dealer = ctx.socket(zmq.DEALER)
     dealer.linger = 0
     dealer.connect("tcp://127.0.0.1:%d" % int(raw_peer.stdout.readline()))
+    poller = zmq.Poller()
+    poller.register(dealer, zmq.POLLIN)
     uri, secret = echo_peer.stdout.readline().split()
     po = Postoffice("worker", uri, secret).start()
     cluster = Cluster("dist_async")
@@ -108,14 +123,17 @@ def bench_transfer(repeat):
     try:
         kv.init([0, 1], [big, small])
 
-        def raw(array):
-            dealer.send_multipart([b"h" * 64, array], copy=False)
-            dealer.recv_multipart(copy=False)
+        def raw(array):  # the same frame primitives as the project's channels: zero copy, plain-int flags
+            send_frames(dealer, [b"h" * 64, array])
+            poller.poll()
+            recv_frames(dealer)
+        def echo(array):
+            po.wait(po.request(1, "PULL", arrays=[array]))
         contenders = {
-            "raw 4 B": (lambda: raw(small), 400), "Postoffice 4 B": (lambda: po.wait(po.request(1, "PULL", arrays=[small])), 400),
-            "kv.pull 4 B": (lambda: kv.pull(1, out=out_small), 400),
-            "raw 16 MiB": (lambda: raw(big), 4), "Postoffice 16 MiB": (lambda: po.wait(po.request(1, "PULL", arrays=[big])), 4),
-            "kv.pushpull 16 MiB": (lambda: kv.pushpull(0, big, out=out_big), 4),
+            "raw 4 B": (lambda: raw(small), 400), "Postoffice 4 B": (lambda: echo(small), 400),
+            "kv.pull 4 B": (lambda: kv.pull([1], out=[out_small]), 400),
+            "raw 16 MiB": (lambda: raw(big), 4), "Postoffice 16 MiB": (lambda: echo(big), 4),
+            "kv.pushpull 16 MiB": (lambda: kv.pushpull([0], [big], out=[out_big]), 4),
         }
         return interleaved(contenders, repeat)
     finally:
@@ -136,7 +154,9 @@ def mlp(batch=128):
     for i, hidden in enumerate((128, 64)):
         net = sym.Activation(sym.FullyConnected(net, num_hidden=hidden, name="fc%d" % (i + 1)), act_type="relu")
     net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=10, name="fc3"), name="softmax")
-    exe = net.simple_bind(ctx="cpu", data=(batch, 784), softmax_label=(batch,))
+    # bound as FeedForward.fit binds: no gradient for the inputs
+    grad_req = {n: "null" if n in ("data", "softmax_label") else "write" for n in net.list_arguments()}
+    exe = net.simple_bind(ctx="cpu", grad_req=grad_req, data=(batch, 784), softmax_label=(batch,))
     rng = np.random.default_rng(0)
     names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
     for n in names:
@@ -182,56 +202,63 @@ def median_ratio(times, num, den):
 
 
 def report(transfer, training, args):
-    ms = lambda name, t: "%.3f" % (statistics.median(t[name]) * 1e3)  # noqa: E731
+    def ms(name, times):
+        return f"{statistics.median(times[name]) * 1e3:.3f}"
+
+    batches = ",".join(map(str, args.batches))
     lines = [
-        "Command: `python benchmarks/bench_ps.py --repeat %d --steps %d --threads %d --batches %s`. Every peer runs in its own process over "
-        "tcp://127.0.0.1: the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each "
-        "message; the Postoffice row is a worker Postoffice talking to a server node (child process) whose handler "
-        "echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a subprocess, as Spark tasks "
-        "start it), without optimizer. Medians over %d interleaved rounds; \"vs raw\" is the median per-round "
-        "ratio raw time / our time (goal for 16 MiB: >= 0.8)." % (args.repeat, args.steps, args.threads,
-                                                                    ",".join(map(str, args.batches)), args.repeat),
+        f"Command: `python benchmarks/bench_ps.py --repeat {args.repeat} --steps {args.steps} "
+        f"--threads {args.threads} --batches {batches}`. Every peer runs in its own process over tcp://127.0.0.1: "
+        "the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each message, both moving "
+        "frames with the project's own zero-copy primitives (`send_frames` / `recv_frames` of "
+        "`sparkps/ps/comm/channel.py`); the Postoffice row is a worker Postoffice talking to a server node (child "
+        "process) whose handler echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a "
+        "subprocess, as Spark tasks start it), without optimizer. Medians over "
+        f"{args.repeat} interleaved rounds, contenders in a shuffled order each round; \"vs raw\" is the median "
+        "per-round ratio raw time / our time (goal for 16 MiB: >= 0.8).",
     ]
     if transfer is not None:
         lines += ["", "| round trip | time (ms) | MB/s (both ways) | vs raw |", "|---|---|---|---|"]
-    for size, rows in () if transfer is None else (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
-        raw = "raw " + size
-        rate = lambda name: "%.0f" % (2 * MIB16 * 4 / 1e6 / statistics.median(transfer[name])) if size == "16 MiB" else ""  # noqa: E731,E501
-        lines.append("| raw pyzmq echo of %s | %s | %s | 1.00 |" % (size, ms(raw, transfer), rate(raw)))
-        for row in rows:
-            name = "%s %s" % (row, size)
-            label = {"Postoffice": "Postoffice request/reply of " + size, "kv.pull": "kv.pull of one float32",
-                     "kv.pushpull": "kv.pushpull of 16 MiB (1 request)"}[row]
-            lines.append("| %s | %s | %s | %.2f |" % (label, ms(name, transfer), rate(name),
-                                                          median_ratio(transfer, raw, name)))
+        labels = {"Postoffice": "Postoffice request/reply of {size}", "kv.pull": "kv.pull of one float32",
+                  "kv.pushpull": "kv.pushpull of 16 MiB (1 request)"}
+        for size, rows in (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
+            raw = f"raw {size}"
+
+            def rate(name, size=size):
+                return f"{2 * MIB16 * 4 / 1e6 / statistics.median(transfer[name]):.0f}" if size == "16 MiB" else ""
+            lines.append(f"| raw pyzmq echo of {size} | {ms(raw, transfer)} | {rate(raw)} | 1.00 |")
+            for row in rows:
+                name = f"{row} {size}"
+                lines.append(f"| {labels[row].format(size=size)} | {ms(name, transfer)} | {rate(name)} "
+                             f"| {median_ratio(transfer, raw, name):.2f} |")
     if training is not None:
         head = args.batches[0]
         lines += [
             "",
-            "MLP 784-128-64-10 (109,386 parameters: 437 kB pushed and 437 kB pulled per step), SGD momentum, %d BLAS "
-            "thread(s); a step is forward + backward + the update as `FeedForward.fit` runs it (`kvstore='local'`: "
-            "in-place optimizer updates; `LocalKVStore`: push + pull through the local kvstore object; dist_sync: "
-            "`kv.pushpull` of every parameter, one PUSHPULL request to the server subprocess); blocks of %d steps:"
-            % (args.threads, args.steps),
+            f"MLP 784-128-64-10 (109,386 parameters: 437 kB pushed and 437 kB pulled per step), SGD momentum, "
+            f"{args.threads} BLAS thread(s); a step is forward + backward + the update as `FeedForward.fit` binds "
+            "and runs it (grad_req 'null' for data and label; `kvstore='local'`: in-place optimizer updates; "
+            "`LocalKVStore`: push + pull through the local kvstore object; dist_sync: `kv.pushpull` of every "
+            f"parameter, one PUSHPULL request to the server subprocess); blocks of {args.steps} steps:",
             "",
             "| batch | `fit(kvstore='local')` ms | `LocalKVStore` ms | dist_sync, 1 worker + 1 server ms "
             "| dist_sync added ms | dist_sync / local |",
             "|---|---|---|---|---|---|",
         ]
-        added = {batch: statistics.median(d - l for d, l in zip(times["dist_sync"], times["local"]))
+        added = {batch: statistics.median(d - loc for d, loc in zip(times["dist_sync"], times["local"]))
                  for batch, times in training.items()}
         for batch, times in training.items():
-            lines.append("| %d | %s | %s | %s | %.3f | %.2f× |" % (
-                batch, ms("local", times), ms("LocalKVStore", times), ms("dist_sync", times), added[batch] * 1e3,
-                median_ratio(times, "dist_sync", "local")))
+            lines.append(f"| {batch} | {ms('local', times)} | {ms('LocalKVStore', times)} | {ms('dist_sync', times)} "
+                         f"| {added[batch] * 1e3:.3f} | {median_ratio(times, 'dist_sync', 'local'):.2f}× |")
         lines += [
             "",
-            "At batch %d: dist_sync / local = **%.2f×** (goal <= 1.3×); dist_sync / LocalKVStore = %.2f×. The bytes "
-            "and the server's update are the same at every batch, so the time dist_sync adds stays in a narrow band "
-            "(%.2f–%.2f ms here) while the step's compute grows with the batch, and the ratio falls; "
-            "`bench_step_floor.py` measures what the round trip alone costs on this machine."
-            % (head, median_ratio(training[head], "dist_sync", "local"),
-               median_ratio(training[head], "dist_sync", "LocalKVStore"), min(added.values()) * 1e3, max(added.values()) * 1e3),
+            f"At batch {head}: dist_sync / local = **{median_ratio(training[head], 'dist_sync', 'local'):.2f}×** "
+            f"(goal <= 1.3×); dist_sync / LocalKVStore = "
+            f"{median_ratio(training[head], 'dist_sync', 'LocalKVStore'):.2f}×. The bytes and the server's update "
+            "are the same at every batch, so the time dist_sync adds stays in a narrow band "
+            f"({min(added.values()) * 1e3:.2f}–{max(added.values()) * 1e3:.2f} ms here) while the step's compute "
+            "grows with the batch, and the ratio falls; `bench_step_floor.py` measures what the round trip alone "
+            "costs on this machine.",
         ]
     return "\n".join(lines)
 

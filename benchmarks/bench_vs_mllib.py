@@ -1,11 +1,21 @@
-"""sparkps (2 workers + 1 server, dist_sync) against Spark MLlib's MultilayerPerceptronClassifier.
+"""Time to accuracy: sparkps (2 workers + 1 server, dist_sync) against Spark MLlib's MultilayerPerceptronClassifier.
 
-Same data, same run, local[2]: make_classification(70000 x 784, 10 classes), standardised, 60k train / 10k
-test, MLP 784-128-64-10.  Reports fit wall time and test accuracy of both, and sparkps' training samples/s
-against a single-process numpy loop doing the same math (forward, backward, SGD step) on the whole machine.
+Same generated data, same run, Spark local[2]. The data is synthetic: scikit-learn's
+``make_classification`` (70000 x 784, 10 classes, 64 informative + 64 redundant features, 3 clusters per class,
+class_sep 2.0, random_state 0), standardised with the training mean/std; 60k train / 10k test. MLP 784-128-64-10.
 
-    .venv/bin/python benchmarks/bench_vs_mllib.py            # full run (MLlib takes minutes)
-    .venv/bin/python benchmarks/bench_vs_mllib.py --quick    # sparkps and numpy only, no docs update
+The two trainers take passes of different kinds (sparkps: SGD epochs of mini-batches; MLlib: L-BFGS
+iterations, each a full pass over the data for the gradient), and by default they run very different
+numbers of them. So the benchmark does not compare one fit of each: it fits each side several times, sparkps
+for 1..``--epochs`` epochs and MLlib for each of ``--mllib-iters`` maxIter values, every fit from scratch and
+timed from ``fit`` call to return, and reports for every fit the wall time and the test accuracy (time to
+accuracy, one plot), plus the cost of one pass on each side (the slope of fit time over passes, so fixed
+start-up costs are left out). Also sparkps' training samples/s against a single-process numpy loop doing
+the same math (forward, backward, SGD step) on the whole machine.
+
+    .venv/bin/python benchmarks/bench_vs_mllib.py                          # full run (MLlib takes minutes)
+    .venv/bin/python benchmarks/bench_vs_mllib.py --mllib-iters 5,10,20    # a shorter MLlib side
+    .venv/bin/python benchmarks/bench_vs_mllib.py --quick                  # sparkps and numpy only, no docs
 
 Inputs are cached as float32 blocks per partition (sparkps) and as a cached DataFrame (MLlib) before the
 clocks start, so both timings are training only.
@@ -22,7 +32,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 LAYERS = [784, 128, 64, 10]
-SPARKPS = dict(batch_size=512, num_epoch=4, optimizer="sgd",
+SPARKPS = dict(batch_size=512, optimizer="sgd",
                optimizer_params={"learning_rate": 0.2, "momentum": 0.9, "wd": 1e-4})
 
 
@@ -50,27 +60,34 @@ def spark_session():
     return spark
 
 
-def run_sparkps(spark, X_train, y_train, X_test, y_test):
-    """Fit time (s), test accuracy and training samples/s of SparkTrainer on cached float32 blocks."""
+def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
+    """One SparkTrainer fit per epoch count in ``epochs`` on cached float32 blocks: [{passes, seconds,
+    accuracy, samples_per_s, steady_samples_per_s}]."""
     from sparkps.spark import SparkTrainer
     from sparkps.spark.networks import mlp_symbol
     blocks = [(X, y) for X, y in zip(np.array_split(X_train, 8), np.array_split(y_train, 8))]
     rdd = spark.sparkContext.parallelize(blocks, 2).cache()
     rdd.count()
-    trainer = SparkTrainer(mlp_symbol(LAYERS), (LAYERS[0],), num_workers=2, num_servers=1, kvstore="dist_sync",
-                           progress=False, eval_metric="acc", **SPARKPS)
-    started = time.perf_counter()
-    model = trainer.fit(rdd)
-    seconds = time.perf_counter() - started
-    accuracy = float((model.predict_numpy(X_test).argmax(axis=1) == y_test).mean())
+    fits = []
+    for num_epoch in epochs:
+        trainer = SparkTrainer(mlp_symbol(LAYERS), (LAYERS[0],), num_workers=2, num_servers=1,
+                               kvstore="dist_sync", progress=False, eval_metric="acc",
+                               **dict(SPARKPS, num_epoch=num_epoch))
+        started = time.perf_counter()
+        model = trainer.fit(rdd)
+        seconds = time.perf_counter() - started
+        accuracy = float((model.predict_numpy(X_test).argmax(axis=1) == y_test).mean())
+        fits.append({"passes": num_epoch, "seconds": seconds, "accuracy": accuracy,
+                     "samples_per_s": len(X_train) * num_epoch / seconds,
+                     "steady_samples_per_s": trainer.last_fit["steady_samples_per_s"]})
+        print("sparkps %d epoch(s): %.1f s, accuracy %.4f" % (num_epoch, seconds, accuracy), flush=True)
     rdd.unpersist()
-    samples = len(X_train) * SPARKPS["num_epoch"]
-    return {"seconds": seconds, "accuracy": accuracy, "samples_per_s": samples / seconds,
-            "steady_samples_per_s": trainer.last_fit["steady_samples_per_s"]}
+    return fits
 
 
-def run_mllib(spark, X_train, y_train, X_test, y_test):
-    """Fit time (s) and test accuracy of MultilayerPerceptronClassifier(maxIter=100) on a cached DataFrame."""
+def run_mllib(spark, X_train, y_train, X_test, y_test, iterations):
+    """One MultilayerPerceptronClassifier fit per ``maxIter`` in ``iterations`` on a cached DataFrame:
+    [{passes, seconds, accuracy}] (``passes`` is maxIter: L-BFGS may stop earlier on convergence)."""
     from pyspark.ml.classification import MultilayerPerceptronClassifier
     from pyspark.ml.linalg import Vectors
 
@@ -79,14 +96,32 @@ def run_mllib(spark, X_train, y_train, X_test, y_test):
         return spark.createDataFrame(rows, ["features", "label"]).repartition(parts).cache()
     train_df, test_df = frame(X_train, y_train, 2), frame(X_test, y_test, 2)
     train_df.count(), test_df.count()
-    mlp = MultilayerPerceptronClassifier(layers=LAYERS, maxIter=100, seed=0)
-    started = time.perf_counter()
-    model = mlp.fit(train_df)
-    seconds = time.perf_counter() - started
-    scored = model.transform(test_df).select("label", "prediction").collect()
-    accuracy = float(np.mean([r.label == r.prediction for r in scored]))
+    fits = []
+    for max_iter in iterations:
+        mlp = MultilayerPerceptronClassifier(layers=LAYERS, maxIter=max_iter, seed=0)
+        started = time.perf_counter()
+        model = mlp.fit(train_df)
+        seconds = time.perf_counter() - started
+        scored = model.transform(test_df).select("label", "prediction").collect()
+        accuracy = float(np.mean([r.label == r.prediction for r in scored]))
+        fits.append({"passes": max_iter, "seconds": seconds, "accuracy": accuracy})
+        print("MLlib maxIter=%d: %.1f s, accuracy %.4f" % (max_iter, seconds, accuracy), flush=True)
     train_df.unpersist(), test_df.unpersist()
-    return {"seconds": seconds, "accuracy": accuracy}
+    return fits
+
+
+def seconds_per_pass(fits):
+    """Least-squares slope of fit seconds over passes (None with fewer than two distinct pass counts)."""
+    passes = np.array([f["passes"] for f in fits], float)
+    if len(set(passes)) < 2:
+        return None
+    return float(np.polyfit(passes, [f["seconds"] for f in fits], 1)[0])
+
+
+def best_within(fits, accuracy):
+    """The fastest fit reaching ``accuracy`` (None when none does)."""
+    reached = [f for f in fits if f["accuracy"] >= accuracy]
+    return min(reached, key=lambda f: f["seconds"]) if reached else None
 
 
 def numpy_loop_samples_per_s(X, y, batch_size=None, seconds=10.0):
@@ -124,69 +159,108 @@ def numpy_loop_samples_per_s(X, y, batch_size=None, seconds=10.0):
 
 
 def plot(results, path):
+    """Test accuracy against fit wall time, one point per fit, both trainers on one chart."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    names = [n for n in ("sparkps", "MLlib") if n in results]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
-    left.bar(names, [results[n]["seconds"] for n in names], color=["tab:blue", "tab:orange"][:len(names)])
-    left.set(title="fit wall time (s, lower is better)", yscale="log")
-    right.bar(names, [results[n]["accuracy"] for n in names], color=["tab:blue", "tab:orange"][:len(names)])
-    right.set(title="test accuracy", ylim=(0, 1))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for name, color, unit in (("sparkps", "tab:blue", "ep"), ("MLlib", "tab:orange", "it")):
+        fits = results.get(name) or []
+        ax.plot([f["seconds"] for f in fits], [f["accuracy"] for f in fits], marker="o", color=color,
+                label={"sparkps": "sparkps (SGD epochs)", "MLlib": "MLlib MLP (L-BFGS maxIter)"}[name])
+        for f in fits:
+            ax.annotate("%d %s" % (f["passes"], unit), (f["seconds"], f["accuracy"]), fontsize=7,
+                        textcoords="offset points", xytext=(3, -9))
+    ax.set(xscale="log", xlabel="fit wall time (s, log scale)", ylabel="test accuracy",
+           title="time to accuracy (generated data, Spark local[2])")
+    ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def report(results, numpy_rate):
+def report(results, numpy_rate, args):
     from report import write_section
-    sp, ml = results["sparkps"], results.get("MLlib")
-    lines = ["Spark `local[2]`, make_classification 70000 x 784 (10 classes, standardised), 60k train / 10k "
-             "test, MLP 784-128-64-10. sparkps: 2 workers + 1 server, dist_sync, batch %d, %d epochs, %s "
-             "%s. MLlib: MultilayerPerceptronClassifier(maxIter=100). Inputs cached before timing."
-             % (SPARKPS["batch_size"], SPARKPS["num_epoch"], SPARKPS["optimizer"], SPARKPS["optimizer_params"]),
-             "", "| trainer | fit wall time (s) | test accuracy |", "|---|---|---|",
-             "| sparkps | %.1f | %.4f |" % (sp["seconds"], sp["accuracy"])]
+    sp, ml = results["sparkps"], results.get("MLlib") or []
+    last = sp[-1]
+    lines = ["**Generated data**, not a real data set: scikit-learn `make_classification` (70000 x 784, 10 classes, "
+             "64 informative + 64 redundant features, 3 clusters per class, class_sep 2.0, random_state 0), "
+             "standardised; 60k train / 10k test. Spark `local[2]`, MLP 784-128-64-10, inputs cached before timing. "
+             "sparkps: 2 workers + 1 server, dist_sync, batch %d, %s %s, one fit per epoch count. MLlib: "
+             "MultilayerPerceptronClassifier (L-BFGS, defaults), one fit per maxIter. Every fit starts from scratch "
+             "and is timed from `fit` to its return."
+             % (SPARKPS["batch_size"], SPARKPS["optimizer"], SPARKPS["optimizer_params"]),
+             "", "| trainer | passes | fit wall time (s) | test accuracy |", "|---|---|---|---|"]
+    lines += ["| sparkps | %d epoch(s) | %.1f | %.4f |" % (f["passes"], f["seconds"], f["accuracy"]) for f in sp]
+    lines += ["| MLlib MLP | maxIter %d | %.1f | %.4f |" % (f["passes"], f["seconds"], f["accuracy"]) for f in ml]
+    per_pass = {name: seconds_per_pass(fits) for name, fits in (("sparkps", sp), ("MLlib", ml))}
+    lines += ["", "Cost of one pass over the 60k training rows (slope of fit time over passes, start-up left out): "
+              "sparkps %s per epoch, MLlib %s per L-BFGS iteration."
+              % tuple("%.2f s" % v if v is not None else "n/a" for v in (per_pass["sparkps"], per_pass["MLlib"]))]
     if ml:
-        lines.append("| MLlib MLP | %.1f | %.4f |" % (ml["seconds"], ml["accuracy"]))
-        lines += ["", "Speed-up of sparkps over MLlib: **%.1fx** (goal >= 20x at >= MLlib's accuracy: %s)."
-                  % (ml["seconds"] / sp["seconds"], "met" if ml["seconds"] / sp["seconds"] >= 20
-                     and sp["accuracy"] >= ml["accuracy"] else "not met")]
+        best_ml = max(ml, key=lambda f: f["accuracy"])
+        match = best_within(sp, best_ml["accuracy"])
+        lines += ["", "MLlib's best accuracy here is %.4f (maxIter %d, %.1f s). sparkps first reaches it after %s."
+                  % (best_ml["accuracy"], best_ml["passes"], best_ml["seconds"],
+                     "%d epoch(s), %.1f s: **%.1fx** less time" % (match["passes"], match["seconds"],
+                                                                   best_ml["seconds"] / match["seconds"])
+                     if match else "none of the epoch counts run"),
+                  ]
+        if match and per_pass["sparkps"] and per_pass["MLlib"]:
+            lines += ["", "Where that comes from: MLlib ran %.0fx as many passes (%d L-BFGS iterations against %d "
+                      "epochs), and one of its passes costs %.2fx one sparkps epoch. Fewer passes to the same "
+                      "accuracy is a real gain for a user, but it is a gain of the method (mini-batch SGD against "
+                      "full-batch L-BFGS), not of a faster pass."
+                      % (best_ml["passes"] / match["passes"], best_ml["passes"], match["passes"],
+                         per_pass["MLlib"] / per_pass["sparkps"])]
     lines += ["", "Throughput against a single-process numpy loop doing the same math (forward, backward, SGD "
               "with momentum, batch %d, BLAS on both cores): %.0f samples/s." % (SPARKPS["batch_size"], numpy_rate),
-              "", "| sparkps throughput | samples/s | ratio to numpy (goal >= 0.5) |", "|---|---|---|",
+              "", "| sparkps throughput (%d-epoch fit) | samples/s | ratio to numpy (goal >= 0.5) |" % last["passes"],
+              "|---|---|---|",
               "| steady training (first to last batch, both workers) | %.0f | **%.2f** |"
-              % (sp["steady_samples_per_s"], sp["steady_samples_per_s"] / numpy_rate),
+              % (last["steady_samples_per_s"], last["steady_samples_per_s"] / numpy_rate),
               "| whole fit (incl. stage launch, server start, registration) | %.0f | %.2f |"
-              % (sp["samples_per_s"], sp["samples_per_s"] / numpy_rate),
-              "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fit); other "
+              % (last["samples_per_s"], last["samples_per_s"] / numpy_rate),
+              "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fits); other "
               "processes on this shared machine can lower either side (1-minute load average at the end of "
               "the run: %.1f)." % os.getloadavg()[0],
-              "", "![sparkps vs MLlib](bench_vs_mllib.png)", "",
-              "Command: `.venv/bin/python benchmarks/bench_vs_mllib.py`"]
-    write_section("vs_mllib", "## sparkps vs Spark MLlib\n\n" + "\n".join(lines))
+              "", "![time to accuracy, sparkps vs MLlib](bench_vs_mllib.png)", "",
+              "Command: `.venv/bin/python benchmarks/bench_vs_mllib.py --epochs %d --mllib-iters %s`"
+              % (args.epochs, ",".join(map(str, args.mllib_iters)))]
+    write_section("vs_mllib", "## sparkps vs Spark MLlib: time to accuracy\n\n" + "\n".join(lines))
+
+
+def _int_list(text):
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected comma-separated integers, got %r" % text) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("expected positive integers, got %r" % text)
+    return values
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip MLlib and do not write docs/")
+    parser.add_argument("--epochs", type=int, default=4, help="sparkps fits 1..EPOCHS epochs (default 4)")
+    parser.add_argument("--mllib-iters", type=_int_list, default=[5, 10, 25, 50, 100],
+                        help="MLlib maxIter values, one fit each (default 5,10,25,50,100)")
     args = parser.parse_args(argv)
     X_train, y_train, X_test, y_test = dataset()
     numpy_rate = numpy_loop_samples_per_s(X_train, y_train, seconds=5.0)
     spark = spark_session()
     try:
-        results = {"sparkps": run_sparkps(spark, X_train, y_train, X_test, y_test)}
-        print("sparkps: %s" % results["sparkps"], flush=True)
+        results = {"sparkps": run_sparkps(spark, X_train, y_train, X_test, y_test, range(1, args.epochs + 1))}
         numpy_rate = max(numpy_rate, numpy_loop_samples_per_s(X_train, y_train, seconds=5.0))
         print("numpy loop: %.0f samples/s" % numpy_rate, flush=True)
         if not args.quick:
-            results["MLlib"] = run_mllib(spark, X_train, y_train, X_test, y_test)
-            print("MLlib: %s" % results["MLlib"], flush=True)
+            results["MLlib"] = run_mllib(spark, X_train, y_train, X_test, y_test, args.mllib_iters)
     finally:
         spark.stop()
     if not args.quick:
         plot(results, os.path.join(HERE, os.pardir, "docs", "bench_vs_mllib.png"))
-        report(results, numpy_rate)
+        report(results, numpy_rate, args)
     return 0
 
 

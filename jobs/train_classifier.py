@@ -58,6 +58,9 @@ def parse_args(argv=None):
     p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
                                                   "(default local[*]); spark-submit's --master always wins")
     p.add_argument("--output", default="sparkps-output", help="output directory")
+    p.add_argument("--spark-log-level", default="FATAL",
+                   help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
+                        "job, naming the role and its first cause; ERROR or WARN show Spark's own logs too)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds before training is abandoned")
     return p.parse_args(argv)
 
@@ -70,7 +73,7 @@ def submitted_conf():
     return dict(SparkConf().getAll())
 
 
-def spark_session(master=None):
+def spark_session(master=None, log_level="FATAL"):
     """The session spark-submit configured (its master, its settings), or, run as plain python, one on
     ``master`` (default local[*]) with this interpreter as the executors' Python."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -87,7 +90,7 @@ def spark_session(master=None):
     if "spark.sql.shuffle.partitions" not in conf:
         builder = builder.config("spark.sql.shuffle.partitions", "4")
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel(log_level)
     return spark
 
 
@@ -231,7 +234,7 @@ def run(args):
     if not args.demo and not (args.train or args.input_table):
         raise ConfigError("give --train PATH or --input-table TABLE (and --validation / --validation-table), "
                           "or --demo")
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, args.spark_log_level)
     try:
         if args.demo:
             train_df, valid_df = demo_frames(spark)
@@ -273,8 +276,22 @@ def main(argv=None):
     try:
         return run(args)
     except SparkpsError as exc:
-        print("train_classifier: %s" % exc, file=sys.stderr)
+        print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
         return 1
+
+
+def with_input_line(message, args):
+    """``message`` with the file line of its ``row N:`` when the training input is one local text file."""
+    import re
+    from sparkps.train.io.formats import detect_format, input_line
+    found = re.match(r"row (\d+): ", message)
+    if not found or not args.train or args.input_table:
+        return message
+    try:
+        line = input_line(args.train, detect_format(args.train, args.format), int(found.group(1)))
+    except SparkpsError:
+        return message
+    return message if line is None else "%s:%d: %s" % (args.train, line, message)
 
 
 if __name__ == "__main__":

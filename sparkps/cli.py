@@ -267,19 +267,9 @@ def symbol():
 @reports_errors("symbol mlp")
 def mlp(layers, act, output):
     """A multilayer perceptron with a softmax output (input size is the first of --layers)."""
-    import sparkps.symbol as sym
-    try:
-        sizes = [int(s) for s in layers.split(",")]
-    except ValueError:
-        raise ConfigError("--layers must be comma-separated integers, got %r" % layers) from None
-    if len(sizes) < 2 or min(sizes) < 1:
-        raise ConfigError("--layers needs an input size and at least one positive layer size, got %r" % layers)
-    net = sym.Variable("data")
-    for i, size in enumerate(sizes[1:], start=1):
-        net = sym.FullyConnected(net, num_hidden=size, name="fc%d" % i)
-        if i < len(sizes) - 1:
-            net = sym.Activation(net, act_type=act, name="%s%d" % (act, i))
-    net = sym.SoftmaxOutput(net, name="softmax")
+    from sparkps.nets.mlp import mlp_symbol, parse_layers
+    sizes = parse_layers(layers)
+    net = mlp_symbol(sizes, act)
     with open(output, "w", encoding="utf-8") as handle:
         handle.write(net.tojson())
     click.echo("wrote %s (%s)" % (output, " -> ".join(map(str, sizes))))

@@ -9,7 +9,11 @@ import time
 
 import numpy as np
 
-FAST_CLUSTER = ["--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--register-timeout", "30",
+from cluster import CLUSTER_TIMEOUTS
+
+# The suite's one timeouts setting (cluster.CLUSTER_TIMEOUTS) as `sparkps launch` options.
+FAST_CLUSTER = ["--heartbeat-interval", f"{CLUSTER_TIMEOUTS['heartbeat_interval']:g}",
+                "--heartbeat-timeout", f"{CLUSTER_TIMEOUTS['heartbeat_timeout']:g}", "--register-timeout", "30",
                 "--grace", "3"]
 
 
@@ -59,7 +63,7 @@ class Sparkps:
             try:
                 line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError("no line matching %r within %g s:\n%s" % (pattern, timeout, self.output))
+                raise AssertionError(f"no line matching {pattern!r} within {timeout:g} s:\n{self.output}") from None
             if line is None:
                 raise AssertionError("output ended without %r:\n%s" % (pattern, self.output))
             self.lines.append(line)
@@ -72,7 +76,7 @@ class Sparkps:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise AssertionError("sparkps did not exit within %g s:\n%s" % (timeout, self.output))
+            raise AssertionError(f"sparkps did not exit within {timeout:g} s:\n{self.output}") from None
         self._reader.join(10)
         while True:
             line = self._queue.get_nowait() if not self._queue.empty() else None
@@ -121,8 +125,8 @@ def alive(pid):
 
 
 def digits_accuracy(prefix, epoch, test_path):
-    from sparkps.train.io.readers import read_libsvm
     from sparkps.train.feedforward import FeedForward
+    from sparkps.train.io.readers import read_libsvm
     model = FeedForward.load(prefix, epoch)
     X, y = read_libsvm(test_path, num_features=64)
     return float(model.score(X, y))

@@ -48,7 +48,7 @@ def is_module(root, dotted):
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def imports_of(path, root):
     """Every module ``path`` imports (absolute dotted names; relative imports resolved, and
     ``from package import module`` counted as the module)."""

@@ -6,8 +6,8 @@
 
 MXNet's type names are accepted and ``kv.type`` returns the name asked for; a type sparkps cannot serve
 (``nccl``, ``horovod``) is a ConfigError saying so, an unknown one a ConfigError listing the known ones. The
-dist types live in ``sparkps.ps.worker`` and are imported only when asked for, so local training never loads
-the parameter-server code. A new store type is one :func:`register` call.
+dist types (``dist.py``, over the parameter server's ``KVWorker``) are imported only when asked for, so local
+training never loads the parameter-server code. A new store type is one :func:`register` call.
 """
 from sparkps.errors import ConfigError
 from sparkps.kvstore.base import KNOWN_CAPABILITIES, KVStoreBase, key_value_lists
@@ -31,7 +31,7 @@ def create(name='local', **kwargs):
     """Return a KVStore of type ``name`` (a KVStoreBase instance is returned as it is).
 
     ``'local'``, ``'device'``, ``'local_allreduce_cpu'``, ... -> LocalKVStore (no options). ``'dist_sync'``,
-    ``'dist_async'`` and their ``_device`` forms -> ``sparkps.ps.worker.create_dist_kvstore`` (which blocks until
+    ``'dist_async'`` and their ``_device`` forms -> ``sparkps.kvstore.dist.create_dist_kvstore`` (which blocks until
     the worker registered with the scheduler, up to its register timeout; options ``scheduler_uri``,
     ``secret``, ``rank``, ``timeouts``, ``compression``, ...). Unknown types -> ConfigError listing the known.
     """
@@ -52,7 +52,7 @@ def _local(name, **kwargs):
 
 
 def _dist(name, **kwargs):
-    from sparkps.ps.worker import create_dist_kvstore
+    from sparkps.kvstore.dist import create_dist_kvstore  # imported on demand: local training never loads it
     return create_dist_kvstore(name, **kwargs)
 
 

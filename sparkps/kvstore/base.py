@@ -29,6 +29,7 @@ per-device list of arrays is one value).
 (True, False)
 """
 from sparkps.errors import ConfigError
+from sparkps.param_group import ParameterGroup
 
 OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE = 'optimizer', 'sync', 'progress', 'checkpoint', 'row_sparse'
 KNOWN_CAPABILITIES = (OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE)
@@ -37,15 +38,16 @@ KNOWN_CAPABILITIES = (OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE)
 def key_value_lists(keys, values, what, values_name='values'):
     """``(keys, values)`` as two equally long lists: one key with one value, or lists of both.
 
-    A list given for a single key is that key's (per-device) value. Raises ConfigError naming the call
-    ``what`` when the lengths differ.
+    A list given for a single key is that key's (per-device) value. A ParameterGroup stands for its arrays
+    and is returned as it is (a store may send it as one block). Raises ConfigError naming the call ``what``
+    when the lengths differ.
     """
     if not isinstance(keys, (list, tuple)):
         return [keys], [values]
-    if not isinstance(values, (list, tuple)) or len(values) != len(keys):
-        count = len(values) if isinstance(values, (list, tuple)) else 1
+    if not isinstance(values, (list, tuple, ParameterGroup)) or len(values) != len(keys):
+        count = len(values) if isinstance(values, (list, tuple, ParameterGroup)) else 1
         raise ConfigError(f"kvstore {what}: {len(keys)} keys but {count} {values_name}")
-    return list(keys), list(values)
+    return list(keys), values if isinstance(values, ParameterGroup) else list(values)
 
 
 class KVStoreBase:

@@ -230,12 +230,13 @@ class SetOptimizer(NamedTuple):
 
 
 class Command(NamedTuple):
-    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory)."""
+    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory), ``stats`` (the
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
     lr: Optional[float] = None
     path: Optional[str] = None
 
-    NAMES = ("set_lr", "save", "load")
+    NAMES = ("set_lr", "save", "load", "stats")
 
     def meta(self):
         meta = {"name": self.name}
@@ -256,6 +257,8 @@ class Command(NamedTuple):
             if isinstance(lr, bool) or not isinstance(lr, (int, float)):
                 raise MalformedMessage("COMMAND set_lr field 'lr' must be a number, got %r" % (lr,))
             return cls(name, lr=float(lr))
+        if name == "stats":
+            return cls(name)
         path = meta.get("path")
         if not isinstance(path, str) or not path:
             raise MalformedMessage("COMMAND %s field 'path' must be a directory, got %r" % (name, path))

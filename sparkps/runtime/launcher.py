@@ -5,73 +5,20 @@ When a role fails the others are expected to stop on their own (the scheduler no
 whatever still runs after the heartbeat timeout plus a grace period is sent SIGTERM, then SIGKILL.
 Ctrl-C and SIGTERM stop every role the same way.  No process is left behind.
 """
-import ctypes
 import os
+import re
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+from sparkps.errors import ClusterError
 from sparkps.ps.comm.security import generate_secret
 from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.errors import ClusterError
+from sparkps.runtime.supervisor import describe_exit, spawn, stop_all
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    """In the child, before exec: get SIGTERM if the launcher dies (Linux), so no role is orphaned."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-def describe_exit(code):
-    """'exit code 1' or 'killed by SIGKILL'."""
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return "killed by %s" % signal.Signals(-code).name
-        except ValueError:
-            return "killed by signal %d" % -code
-    return "exit code %d" % code
-
-
-class Role:
-    """One subprocess of the cluster and the relay thread of its output."""
-
-    def __init__(self, name, argv, env, out):
-        self.name, self.last_line = name, ""
-        self.process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True,
-                                        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-        self.pid = self.process.pid
-        self._relay = threading.Thread(target=self._forward, args=(out,), daemon=True,
-                                       name="sparkps-launch-%s" % name)
-        self._relay.start()
-
-    def _forward(self, out):
-        for raw in self.process.stdout:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                self.last_line = line
-                out.write("[%s] %s\n" % (self.name, line))
-                out.flush()
-        self.process.stdout.close()
-
-    def signal(self, signum):
-        try:
-            os.killpg(self.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def join(self, timeout):
-        self._relay.join(timeout)
-
+__all__ = ["LocalCluster", "describe_exit"]
 
 class LocalCluster:
     """Runs one job locally; ``run()`` returns the exit code (0: every role exited 0).
@@ -107,7 +54,7 @@ class LocalCluster:
         return env
 
     def _start(self, name, args, env):
-        role = Role(name, [self.python, "-m", "sparkps.cli"] + args, env, self.out)
+        role = spawn(name, [self.python, "-m", "sparkps.cli"] + args, env, relay=self.out, own_group=True)
         self.roles.append(role)
         if self.pids_file:
             with open(self.pids_file, "a", encoding="utf-8") as handle:
@@ -163,20 +110,7 @@ class LocalCluster:
 
     def stop(self):
         """SIGTERM every role's process group, SIGKILL after ``grace`` seconds; reap them all."""
-        live = [r for r in self.roles if r.process.poll() is None]
-        for r in live:
-            r.signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.grace
-        for r in live:
-            try:
-                r.process.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-        for r in self.roles:
-            if r.process.poll() is None:
-                r.signal(signal.SIGKILL)
-            r.process.wait()
-            r.join(self.grace)
+        stop_all(self.roles, self.grace)
 
     def report(self):
         """Exit code: 0 if every role exited 0; else print which role failed first and why, return 1."""
@@ -185,7 +119,10 @@ class LocalCluster:
             self.out.write("sparkps launch: job finished (%d servers, %d workers)\n"
                            % (self.num_servers, self.num_workers))
             return 0
-        failed.sort(key=lambda r: r is not self.first_failure)  # the first to fail is the likely cause
+        cause = first_cause(self.roles, self.first_failure)
+        failed.sort(key=lambda r: r is not cause)  # the first to fail is the likely cause
+        if cause is not None:
+            self.out.write("sparkps launch: the first failure: %s\n" % (cause_line(cause) or cause.name))
         for r in failed:
             why = describe_exit(r.process.returncode)
             self.out.write("sparkps launch: %s (pid %d) failed: %s%s\n"
@@ -212,6 +149,29 @@ class LocalCluster:
                 signal.signal(signal.SIGTERM, previous)
             self.stop()
         return self.report()
+
+
+def first_cause(roles, first_exited):
+    """The role whose failure ended the job: the node the scheduler's last line names (``worker 1 (node 4)
+    failed: ...``, ``... stopped sending heartbeats``) when it names one, else the first role seen exiting
+    with an error (several roles can exit within one poll, the scheduler listed first)."""
+    scheduler = next((r for r in roles if r.name == "scheduler"), None)
+    line = scheduler.last_line if scheduler is not None else ""
+    named = re.search(r"\b((?:worker|server) \d+)(?: \(node \d+\))? (?:failed|stopped)", line or "")
+    if named:
+        for r in roles:
+            if r.name == named.group(1):
+                return r
+    return first_exited
+
+
+def cause_line(role):
+    """The failed role's name and its last output line (its own error message) as one line."""
+    if role.process.returncode is None:
+        return role.name
+    why = describe_exit(role.process.returncode)
+    last = role.last_line if role.last_line and role.process.returncode > 0 else ""
+    return "%s %s%s" % (role.name, why, (": " + last) if last else "")
 
 
 def _main_thread():

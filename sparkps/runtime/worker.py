@@ -7,10 +7,10 @@ shard ``rank`` of ``num_workers`` of a LibSVM or CSV file, trains the symbol wit
 """
 import logging
 import os
-import traceback
 from dataclasses import dataclass, field
 
 from sparkps.errors import ConfigError, DataError
+from sparkps.runtime.lifecycle import default_initializer, run_worker
 
 log = logging.getLogger(__name__)
 INITIALIZERS = ("xavier", "uniform", "normal")
@@ -78,7 +78,7 @@ def make_initializer(name, seed):
     if name not in INITIALIZERS:
         raise ConfigError("unknown initializer %r (use %s)" % (name, ", ".join(INITIALIZERS)))
     if name == "xavier":
-        return initializer.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
+        return default_initializer()
     return initializer.Uniform(0.07) if name == "uniform" else initializer.Normal(0.01)
 
 
@@ -126,20 +126,14 @@ def train(config, kv):
 
 
 def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False):
-    """Register, train and finish one worker.  Any error is reported to the scheduler (so the whole job
-    stops at once with it) and re-raised.  Blocks at most the registration timeout to register."""
+    """Register, train and finish one worker (:func:`sparkps.runtime.lifecycle.run_worker`).  Any error is
+    reported to the scheduler (so the whole job stops at once with it) and re-raised.  Blocks at most the
+    registration timeout to register."""
     from sparkps import kvstore as kvstore_mod
     if kvstore not in ("dist_sync", "dist_async"):
         raise ConfigError("kvstore must be dist_sync or dist_async, got %r" % (kvstore,))
-    kv = kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
-                            compression=config.compression, curve=curve)
-    try:
-        return train(config, kv)
-    except BaseException as exc:
-        if kv.postoffice.failure is None:
-            text = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
-            log.debug("worker %s failed:\n%s", kv.rank, traceback.format_exc())
-            kv.postoffice.report_error(text)
-        raise
-    finally:
-        kv.close()
+
+    def register():
+        return kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
+                                  compression=config.compression, curve=curve)
+    return run_worker(register, lambda kv: train(config, kv))

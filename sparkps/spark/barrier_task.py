@@ -10,6 +10,7 @@ import time
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
+from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
 
 SERVER_EXIT_SECONDS = 30
@@ -56,62 +57,82 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     Blocks until every worker finished (the servers end then).  Any exception is reported to the
     scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
     """
-    server = kv = batches = None
+    from sparkps import kvstore
+    from sparkps.runtime.lifecycle import failure_text, run_worker as run_life
+    server = batches = None
     timeline = {"task_start": time.time()}
+
+    def register():
+        with _ServerStartWatch(server, plan, rank):
+            kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
+                                rank=rank, timeouts=plan.get("timeouts"), host=host)
+        timeline["registered"] = time.time()
+        return kv
+
+    def fit(kv):
+        nonlocal batches
+        batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
+                                   seed=plan.get("seed", 0) + rank)
+        result = _fit(plan, kv, batches, rank, ctx)
+        timeline["fit_end"] = time.time()
+        return result
+
+    def explain(exc):
+        message = failure_text(exc)
+        if server is not None and server.poll() not in (None, 0):
+            message += " (the server %d process beside it exited with code %s)" % (rank, server.returncode)
+        return message
+
     try:
         with _blas_threads(plan.get("blas_threads")):
             if rank < plan["num_servers"]:
                 server = _start_server(plan, rank, host)
-            from sparkps import kvstore
-            with _ServerStartWatch(server, plan, rank):
-                kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                    rank=rank, timeouts=plan.get("timeouts"), host=host)
-            timeline["registered"] = time.time()
-            batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
-                                       seed=plan.get("seed", 0) + rank)
-            result = _fit(plan, kv, batches, rank, ctx)
-            timeline["fit_end"] = time.time()
-            kv.close()
+            result = run_life(register, fit, explain)
             if server is not None:
-                _await_exit(server, SERVER_EXIT_SECONDS)
+                server.wait_exit(SERVER_EXIT_SECONDS)
             timeline["task_end"] = time.time()
             result["timeline"] = timeline
             return result
     except BaseException as exc:
-        message = "%s: %s" % (type(exc).__name__, exc)
-        if server is not None and server.poll() not in (None, 0):
-            message += " (the server %d process beside it exited with code %s)" % (rank, server.returncode)
-        _report(kv, message)
-        raise WorkerFailed("sparkps worker %d failed: %s" % (rank, message)) from exc
+        raise WorkerFailed("sparkps worker %d failed: %s" % (rank, explain(exc))) from exc
     finally:
-        if kv is not None:
-            with contextlib.suppress(Exception):
-                kv.close()
-        _stop(server)
+        if server is not None:
+            server.stop(5)
         if batches is not None:
             batches.close()
 
 
 def _fit(plan, kv, batches, rank, ctx):
     from sparkps import symbol as sym
-    from sparkps.train.initializer import Xavier
-    from sparkps.train.feedforward import FeedForward
+    from sparkps.runtime.lifecycle import default_initializer
     from sparkps.spark.predictor import params_to_bytes
+    from sparkps.train.feedforward import FeedForward
     history = EpochHistory(plan["batch_size"])
-    initializer = plan.get("initializer") or Xavier(rnd_type="gaussian", factor_type="in", magnitude=2.0)
+    initializer = plan.get("initializer") or default_initializer()
     model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    stopper = _early_stopping(plan)
+    validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
-              epoch_end_callback=[history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
+              epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
+              "stopped_after": None if stopper is None else stopper.stopped_after,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
     if rank == 0:
         result["params"] = params_to_bytes(model.arg_params, model.aux_params)
     return result
+
+
+def _early_stopping(plan):
+    """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
+    if plan.get("validation") is None:
+        return None
+    X, y = plan["validation"]
+    return EarlyStopping(X, y, patience=plan.get("patience", 2))
 
 
 def _checkpointer(plan, kv, rank):
@@ -147,6 +168,10 @@ class EpochHistory:
             names, values = [names], [values]
         self._last[int(param.epoch)] = {str(n): float(v) for n, v in zip(names, values)}
 
+    def add(self, epoch, metrics):
+        """Record more metrics of ``epoch`` (e.g. validation scores) beside the training ones."""
+        self._last.setdefault(int(epoch), {}).update(metrics)
+
     def epoch_done(self, kv):
         """Epoch-end callback: report the finished epoch's metrics at once (progress is otherwise sent at
         most once a second, so short epochs would not show on the driver)."""
@@ -163,7 +188,7 @@ class EpochHistory:
 
 def _start_server(plan, rank, host):
     from sparkps.ps.comm.timeouts import Timeouts
-    from sparkps.ps.server import spawn_server
+    from sparkps.runtime.server_node import spawn_server
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
@@ -171,63 +196,18 @@ def _start_server(plan, rank, host):
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
 
 
-class _ServerStartWatch:
+def _ServerStartWatch(process, plan, rank):
     """While this task registers, watch the server process it started: if that process ends before the
     cluster has formed, tell the scheduler at once (ABORT), so every node fails now with the exit code
     instead of waiting out the registration timeout."""
+    from sparkps.runtime.supervisor import ExitWatch
 
-    def __init__(self, process, plan, rank):
-        import threading
-        self._process, self._plan, self._rank = process, plan, rank
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="sparkps-server-start-watch", daemon=True)
-
-    def __enter__(self):
-        if self._process is not None:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._done.set()
-        if self._thread.is_alive():
-            self._thread.join(10)
-
-    def _watch(self):
+    def abort(code):
         from sparkps.ps.scheduler.client import report_abort
-        while not self._done.wait(0.1):
-            code = self._process.poll()
-            if code is None:
-                continue
-            with contextlib.suppress(SparkpsError):
-                report_abort(self._plan["scheduler_uri"], self._plan["secret"], "server", self._rank,
-                             "its process (started by worker %d) exited with code %s" % (self._rank, code))
-            return
-
-
-def _await_exit(process, timeout):
-    import subprocess
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout)
-
-
-def _stop(process):
-    """Terminate, then kill, a server process that is still running."""
-    import subprocess
-    if process is None or process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
-
-
-def _report(kv, message):
-    if kv is None:
-        return
-    with contextlib.suppress(Exception):
-        kv.postoffice.report_error(message)
+        with contextlib.suppress(SparkpsError):
+            report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
+                         "its process (started by worker %d) exited with code %s" % (rank, code))
+    return ExitWatch(process, abort)
 
 
 @contextlib.contextmanager

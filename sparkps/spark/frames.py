@@ -5,6 +5,7 @@ from sparkps.errors import DataError
 
 FEATURES_TMP = "__sparkps_features"
 PROBABILITY_TMP = "__sparkps_probability"
+RAW_FLOOR = 1e-30      # log-probabilities stay finite for probabilities that round to 0
 
 
 def features_as_arrays(df, features_col):
@@ -26,9 +27,11 @@ def features_as_arrays(df, features_col):
     return df.withColumn(FEATURES_TMP, values)
 
 
-def add_predictions(df, broadcast, features_col, prediction_col, probability_col):
-    """``df`` plus ``prediction_col`` (double, arg-max of the first output) and ``probability_col``
-    (Vector of the first output).  Lazy; ``broadcast`` holds the model payload (SparkModel.payload).
+def add_predictions(df, broadcast, features_col, prediction_col, probability_col, raw_prediction_col=None):
+    """``df`` plus ``prediction_col`` (double, arg-max of the first output), ``probability_col`` (Vector of
+    the first output) and, when named, ``raw_prediction_col`` (Vector of log-probabilities: pyspark.ml's
+    rawPrediction, a score that grows with each class's confidence, as BinaryClassificationEvaluator wants).
+    Lazy; ``broadcast`` holds the model payload (SparkModel.payload).
 
     A scalar pandas UDF over the features as float32 arrays returns both as one struct: only the features
     travel to Python (through Arrow), every other column stays in the JVM untouched.
@@ -37,8 +40,8 @@ def add_predictions(df, broadcast, features_col, prediction_col, probability_col
     from pyspark.ml.functions import array_to_vector
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, DoubleType, FloatType, StructField, StructType
-    for name in (prediction_col, probability_col):
-        if name in df.columns:
+    for name in (prediction_col, probability_col, raw_prediction_col):
+        if name and name in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % name)
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
@@ -53,9 +56,13 @@ def add_predictions(df, broadcast, features_col, prediction_col, probability_col
                              "probability": list(outputs.astype(np.float32))})
 
     scored = prepared.withColumn(PROBABILITY_TMP, F.pandas_udf(score, result_type)(F.col(FEATURES_TMP)))
-    return (scored.withColumn(prediction_col, F.col(PROBABILITY_TMP + ".prediction"))
-            .withColumn(probability_col, array_to_vector(F.col(PROBABILITY_TMP + ".probability")))
-            .drop(PROBABILITY_TMP, FEATURES_TMP))
+    scored = (scored.withColumn(prediction_col, F.col(PROBABILITY_TMP + ".prediction"))
+              .withColumn(probability_col, array_to_vector(F.col(PROBABILITY_TMP + ".probability"))))
+    if raw_prediction_col:
+        logs = F.transform(F.col(PROBABILITY_TMP + ".probability"),
+                           lambda p: F.log(F.greatest(p.cast("double"), F.lit(RAW_FLOOR))))
+        scored = scored.withColumn(raw_prediction_col, array_to_vector(logs))
+    return scored.drop(PROBABILITY_TMP, FEATURES_TMP)
 
 
 def _stack(cells, num_features):

@@ -12,13 +12,15 @@ import os
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.param import Param, Params, TypeConverters
-from pyspark.ml.param.shared import HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol
+from pyspark.ml.param.shared import HasFeaturesCol, HasHandleInvalid, HasLabelCol, HasPredictionCol, \
+    HasProbabilityCol, HasRawPredictionCol, HasWeightCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, \
     DefaultParamsWriter
 
 from sparkps.errors import ConfigError
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.networks import mlp_symbol
+from sparkps.spark.rows import held_out, prepare_rows
 from sparkps.spark.trainer import SparkTrainer
 
 WEIGHTS_DIR = "weights"
@@ -28,7 +30,8 @@ def _param(name, doc, converter):
     return Param(Params._dummy(), name, doc, typeConverter=converter)
 
 
-class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol):
+class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
+                     HasWeightCol, HasHandleInvalid):
     """Params shared by the estimator and its model."""
 
     layers = _param("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
@@ -46,22 +49,39 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
     momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
     weightDecay = _param("weightDecay", "L2 weight decay", TypeConverters.toFloat)
     seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+    validationFraction = _param("validationFraction", "share of the rows held out for early stopping (0: none)",
+                                TypeConverters.toFloat)
+    earlyStoppingPatience = _param("earlyStoppingPatience", "epochs without a better validation loss before "
+                                   "training stops", TypeConverters.toInt)
+    checkpointDir = _param("checkpointDir", "folder every server can write: weights and optimizer state after "
+                           "each epoch ('' for none)", TypeConverters.toString)
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(layers=[], symbolJson="", inputSize=0, activation="relu", batchSize=64, numEpochs=10,
                          numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
-                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability")
+                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability",
+                         rawPredictionCol="rawPrediction", validationFraction=0.0, earlyStoppingPatience=2,
+                         checkpointDir="", handleInvalid="error")
 
 
 class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
-    """Trains a sparkps network with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer)."""
+    """Trains a sparkps network with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer).
+
+    ``handleInvalid``: 'error' (a bad row fails ``fit``, naming it), 'skip' (rows with a null, NaN or
+    out-of-range label or null/NaN features are dropped; the count is logged and kept in the model's
+    ``skippedRows``) or 'keep' (null/NaN feature values become 0; bad labels still fail).  ``weightCol``:
+    whole-number row weights, a row of weight k counting as k rows (0 drops it).  ``validationFraction``
+    holds out that share of the rows for early stopping (see SparkTrainer.fit).
+    """
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
-                 probabilityCol="probability", layers=None, symbolJson=None, inputSize=None, activation=None,
+                 probabilityCol="probability", rawPredictionCol="rawPrediction", weightCol=None,
+                 handleInvalid=None, layers=None, symbolJson=None, inputSize=None, activation=None,
                  batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
-                 learningRate=None, momentum=None, weightDecay=None, seed=None):
+                 learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
+                 earlyStoppingPatience=None, checkpointDir=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -90,10 +110,17 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         trainer = SparkTrainer(symbol_json, input_shape, batch_size=get("batchSize"), num_epoch=get("numEpochs"),
                                num_workers=get("numWorkers"), num_servers=get("numServers"),
                                kvstore=get("kvstore"), optimizer=get("optimizer"),
-                               optimizer_params=optimizer_params, seed=get("seed"), progress=False)
-        spark_model = trainer.fit(dataset, features_col=get("featuresCol"), label_col=get("labelCol"))
+                               optimizer_params=optimizer_params, seed=get("seed"), progress=False,
+                               checkpoint_dir=get("checkpointDir") or None, patience=get("earlyStoppingPatience"),
+                               name="SparkpsClassifier")
+        features, label = get("featuresCol"), get("labelCol")
+        rows = prepare_rows(dataset, features, label, get("handleInvalid"), trainer.num_classes,
+                            self.getOrDefault("weightCol") if self.isSet("weightCol") else None)
+        train, validation = held_out(rows.frame, get("validationFraction"), get("seed"))
+        spark_model = trainer.fit(train, features_col=features, label_col=label, validation=validation)
         model = SparkpsClassificationModel(spark_model)
         self._copyValues(model)
+        model.skippedRows = rows.skipped
         return model
 
 
@@ -103,13 +130,20 @@ class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, D
     def __init__(self, spark_model=None):
         super().__init__()
         self.spark_model = spark_model
+        self.skippedRows = 0        # rows fit dropped under handleInvalid='skip'
+
+    @property
+    def history(self):
+        """Per-epoch training (and validation) metrics of the fit, epochs counted from 0."""
+        return self.spark_model.history if self.spark_model is not None else []
 
     def _transform(self, dataset):
         if self.spark_model is None:
             raise ConfigError("SparkpsClassificationModel has no weights: load it with .load(path)")
         get = self.getOrDefault
         return self.spark_model.transform(dataset, featuresCol=get("featuresCol"),
-                                          predictionCol=get("predictionCol"), probabilityCol=get("probabilityCol"))
+                                          predictionCol=get("predictionCol"), probabilityCol=get("probabilityCol"),
+                                          rawPredictionCol=get("rawPredictionCol") or None)
 
     def write(self):
         return _ModelWriter(self)

@@ -14,6 +14,7 @@ class PartitionIter(DataIter):
         self.input_shape = tuple(int(d) for d in input_shape)
         self.data_name, self.label_name = data_name, label_name
         self._epoch = None
+        self.stopped = False          # set by early stopping: every later epoch is empty
 
     @property
     def provide_data(self):
@@ -30,6 +31,8 @@ class PartitionIter(DataIter):
         self._epoch = None
 
     def next(self):
+        if self.stopped:
+            raise StopIteration
         if self._epoch is None:
             self._epoch = self.batches.epoch()
         X, y, pad = next(self._epoch)

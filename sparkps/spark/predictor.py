@@ -4,38 +4,16 @@ A ``ModelPayload`` is the broadcast form of a model (symbol JSON + params as .np
 ``PredictorCache`` keeps one bound Predictor per model id in each Python worker so later partitions and
 later tasks skip the bind.
 """
-import io
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
+from sparkps.backend import asnumpy
 from sparkps.errors import ConfigError
+from sparkps.train.model_file import params_from_bytes, params_to_bytes
 
-
-def params_to_bytes(arg_params, aux_params=None):
-    """``{'arg:name': array, 'aux:name': array}`` as .npz bytes (numpy only, no pickle)."""
-    arrays = {"arg:%s" % k: _host(v) for k, v in (arg_params or {}).items()}
-    arrays.update({"aux:%s" % k: _host(v) for k, v in (aux_params or {}).items()})
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
-def params_from_bytes(data):
-    """Inverse of ``params_to_bytes``: ``(arg_params, aux_params)`` dicts of numpy arrays."""
-    arg_params, aux_params = {}, {}
-    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-        for key in archive.files:
-            kind, _, name = key.partition(":")
-            (arg_params if kind == "arg" else aux_params)[name] = archive[key]
-    return arg_params, aux_params
-
-
-def _host(array):
-    if isinstance(array, np.ndarray):
-        return array
-    return array.get() if hasattr(array, "get") else np.asarray(array)
+__all__ = ["Predictor", "PredictorCache", "data_input_name", "params_from_bytes", "params_to_bytes", "predictor_for"]
 
 
 def data_input_name(symbol, arg_params, label_name):
@@ -83,7 +61,7 @@ class Predictor:
                                                             np.float32)])
                 out = self.executor.forward(is_train=False, **{
                     self.data_name: chunk.reshape((self.batch_size,) + self.input_shape)})
-                outputs.append(np.array(_host(out[0])[:n]))
+                outputs.append(np.array(asnumpy(out[0])[:n]))
         if not outputs:
             return np.empty((0,) + self._output_tail(), np.float32)
         return np.concatenate(outputs)

@@ -48,12 +48,15 @@ def classes_from_metadata(df, label_col):
     return None
 
 
-def scan_labels(df, label_col):
-    """One aggregation over ``label_col``: {'rows', 'nulls', 'non_finite', 'fractional', 'min', 'max'}."""
+def scan_labels(df, label_col, features_col=None):
+    """One aggregation over ``label_col`` (and ``features_col``, a vector or numeric array, when given):
+    {'rows', 'nulls', 'non_finite', 'fractional', 'min', 'max', 'bad_features'}."""
     from pyspark.sql import functions as F
     y = F.col("y")
     finite = ~F.isnan(y) & (F.abs(y) != float("inf"))
-    row = df.select(F.col(label_col).cast("double").alias("y")).agg(
+    bad = F.lit(False) if features_col is None else bad_features(df, features_col)
+    row = df.select(F.col(label_col).cast("double").alias("y"), bad.alias("bad")).agg(
+        F.sum(F.col("bad").cast("int")).alias("bad_features"),
         F.count(F.lit(1)).alias("rows"),
         F.sum(F.when(y.isNull(), 1).otherwise(0)).alias("nulls"),
         F.sum(F.when(~finite, 1).otherwise(0)).alias("non_finite"),
@@ -61,7 +64,33 @@ def scan_labels(df, label_col):
         F.min(F.when(finite, y)).alias("min"),
         F.max(F.when(finite, y)).alias("max")).first()
     return {key: row[key] if row[key] is not None else 0 for key in
-            ("rows", "nulls", "non_finite", "fractional")} | {"min": row["min"], "max": row["max"]}
+            ("rows", "nulls", "non_finite", "fractional", "bad_features")} | {"min": row["min"], "max": row["max"]}
+
+
+def bad_features(df, features_col):
+    """A boolean column: the row's features are null or hold a null, NaN or infinite value."""
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+    column = F.col(features_col)
+    values = vector_to_array(column) if type(df.schema[features_col].dataType).__name__ == "VectorUDT" \
+        else column.cast("array<double>")
+    return column.isNull() | F.exists(values, lambda v: v.isNull() | F.isnan(v) | (F.abs(v) == float("inf")))
+
+
+def check_features(facts, where):
+    """Raise DataError naming the first row whose features are null, NaN or infinite (``where()`` gives
+    its row)."""
+    if facts.get("bad_features"):
+        row = where()
+        raise DataError("row %d: features are null or hold NaN or infinity (%d such rows); drop or fill them, "
+                        "or use handleInvalid='skip' or 'keep' with the estimator" % (row, facts["bad_features"]))
+
+
+def first_bad_features(df, features_col):
+    """The 0-based row index, in the DataFrame's order, of the first row with bad features (one Spark job)."""
+    flagged = df.select(bad_features(df, features_col).alias("bad")).rdd.map(lambda r: bool(r[0]))
+    found = flagged.zipWithIndex().filter(lambda pair: pair[0]).take(1)
+    return found[0][1] if found else -1
 
 
 def check_labels(facts, num_classes=None, where=None):
@@ -97,7 +126,8 @@ def first_bad_label(df, label_col, key, num_classes=None):
     test = {"nulls": lambda v: v is None,
             "non_finite": lambda v: v is not None and not math.isfinite(v),
             "fractional": lambda v: v is not None and math.isfinite(v) and v != math.floor(v),
-            "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes}[key]
+            "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes,
+            "weight": lambda v: v is None or not math.isfinite(v) or v < 0 or v != math.floor(v)}[key]
     found = (df.select(label_col).rdd.map(lambda r: None if r[0] is None else float(r[0])).zipWithIndex()
              .filter(lambda pair: test(pair[0])).take(1))
     return (found[0][1], found[0][0]) if found else (None, None)

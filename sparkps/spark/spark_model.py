@@ -103,15 +103,16 @@ class SparkModel:
         return rdd.mapPartitions(predict_partition, preservesPartitioning=True)
 
     def transform(self, df, featuresCol="features", predictionCol="prediction", probabilityCol="probability",
-                  batch_size=None):
-        """``df`` plus a double ``predictionCol`` (arg-max class) and a Vector ``probabilityCol``.
+                  batch_size=None, rawPredictionCol=None):
+        """``df`` plus a double ``predictionCol`` (arg-max class), a Vector ``probabilityCol`` and, when named,
+        a Vector ``rawPredictionCol`` of log-probabilities (pyspark.ml's rawPrediction).
 
         Vectorised with a pandas UDF: features go to Arrow as float32 arrays, each Arrow batch is predicted
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions
         broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
-        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol)
+        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and

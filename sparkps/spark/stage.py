@@ -72,6 +72,8 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
             sc.cancelJobGroup(job_group)
             stage.join(60)
         scheduler.stop()
+        if local and failure is not None:     # servers still starting never registered: find them by the
+            servers = sorted(set(servers) | set(processes_naming(scheduler.uri)))   # URI they were given
         reap(servers, SERVER_EXIT_SECONDS)
     if failure is not None:
         raise failure
@@ -101,6 +103,26 @@ def reap(pids, timeout):
     while alive and time.monotonic() < deadline + 5:
         alive = [pid for pid in alive if _running(pid)]
         time.sleep(0.05)
+
+
+def processes_naming(text):
+    """PIDs of this machine's processes whose command line contains ``text`` (a server is started with
+    ``--scheduler URI``); empty where /proc cannot be read."""
+    import os
+    found = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    needle = text.encode()
+    for pid in pids:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                if needle in handle.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return [pid for pid in found if pid != os.getpid()]
 
 
 def _running(pid):

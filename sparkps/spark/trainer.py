@@ -15,11 +15,14 @@ from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
+from sparkps.spark.console import spark_progress_paused
 from sparkps.spark.stage import run_stage
+from sparkps.spark.tracking import log_fit
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.progress import ProgressView
 
 KVSTORES = ("dist_sync", "dist_async")
+REGISTER_SECONDS = 600.0
 
 
 class SparkTrainer:
@@ -36,7 +39,7 @@ class SparkTrainer:
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
-                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None):
+                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2):
         if kvstore not in KVSTORES:
             raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(KVSTORES), kvstore))
         checks.check_roles(num_workers, num_servers)
@@ -53,20 +56,30 @@ class SparkTrainer:
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
+        # the barrier stage may queue behind the stages that read and shuffle its input (and executors start
+        # Python workers first): registration waits that long; a failed task still ends the fit at once
+        self.timeouts.setdefault("register", REGISTER_SECONDS)
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
+        self.patience = int(patience)
         self._check_network()
         self.model_name = name or _network_name(self.symbol_json)
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
-    def fit(self, data, features_col="features", label_col="label"):
+    def fit(self, data, features_col="features", label_col="label", validation=None):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
-        (``features_col``, ``label_col``).  Blocks until training ends, a role fails or ``timeout`` passes;
-        raises ConfigError before launching when the cluster cannot run ``num_workers`` barrier tasks, and
-        ClusterError naming the failed role otherwise.
+        (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
+        every task) turns on early stopping: every worker scores it after each epoch and training stops once
+        the validation cross-entropy has not improved for ``patience`` epochs.
+
+        Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
+        DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
+        until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
+        cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
+        server process of a local master has ended).
         """
         sc = _context_of(data)
         checks.choose_worker_python(sc)
@@ -82,20 +95,33 @@ class SparkTrainer:
         scheduler.start()
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
-            task = make_train_task(self._plan(scheduler.uri, scheduler.secret, workers, servers))
+            plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
+            if validation is not None:
+                plan["validation"] = _validation_arrays(validation, features_col, label_col,
+                                                        int(np.prod(self.input_shape)))
+            task = make_train_task(plan)
         except BaseException:
             scheduler.stop()
             raise
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
         results = None
         try:
-            results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
-                                local=self._local_master)
+            with spark_progress_paused(sc):       # one progress display at a time: ours
+                results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
+                                    local=self._local_master)
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
         self.last_fit = fit_stats(results, self.batch_size)
-        return self._model(results)
+        model = self._model(results)
+        log_fit(self.tracked_params(workers, servers), model.history)
+        return model
+
+    def tracked_params(self, workers, servers):
+        """The settings of a fit as MLflow params."""
+        return dict({"model": self.model_name, "input_shape": self.input_shape, "batch_size": self.batch_size,
+                     "num_epoch": self.num_epoch, "num_workers": workers, "num_servers": servers,
+                     "kvstore": self.kvstore, "optimizer": self.optimizer}, **self.optimizer_params)
 
     def _check_network(self):
         """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
@@ -136,9 +162,15 @@ class SparkTrainer:
         if _is_frame(data):
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
-            facts = schema.scan_labels(data, label_col)
+            try:
+                facts = schema.scan_labels(data, label_col, features_col)
+            except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
+                from sparkps.spark.stage import describe_stage_error
+                cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
+                raise DataError("reading the training data failed: %s" % cause) from None
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
+            schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
             rows = facts["rows"]
         else:
             if not hasattr(data, "mapPartitions"):
@@ -167,16 +199,18 @@ class SparkTrainer:
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
                 "eval_metric": self.eval_metric,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
-                "seed": self.seed, "blas_threads": self.blas_threads,
+                "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
     def _model(self, results):
         final = [r for r in results if r.get("params") is not None]
         if not final:
             raise ClusterError("training finished but worker 0 returned no weights")
+        history = merge_histories(results)
+        epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                     epoch=self.num_epoch, history=merge_histories(results))
+                                     epoch=epochs, history=history)
 
 
 def fit_stats(results, batch_size):
@@ -217,6 +251,24 @@ def _network_name(symbol_json):
     from sparkps import symbol as sym
     outputs = sym.load_json(symbol_json).list_outputs()
     return outputs[0].rsplit("_output", 1)[0] if outputs else "network"
+
+
+def _validation_arrays(data, features_col, label_col, num_features):
+    """``(X float32, y float32)`` of a small validation DataFrame or RDD, collected on the driver."""
+    from sparkps.spark.data import iter_batches
+    from sparkps.spark.early_stopping import check_size
+    if _is_frame(data):
+        from sparkps.spark.schema import check_schema
+        check_schema(data, features_col, label_col)
+        rows = data.select(features_col, label_col).collect()
+    else:
+        rows = data.collect()
+    if not rows:
+        raise DataError("the validation data has no rows")
+    pairs = [(row[0], row[1]) for row in rows]
+    X, y = next(iter_batches(iter(pairs), len(pairs), num_features))
+    check_size(X)
+    return X, y
 
 
 def _is_frame(data):

@@ -5,9 +5,10 @@ import numpy as np
 
 from .. import backend
 from ..errors import ConfigError, ShapeError
+from ..param_group import ParameterGroup
 from .executor import Executor
 from .graph import argument_names, aux_state_names
-from .shape import infer_entry_shapes
+from .shape import complete, infer_entry_shapes
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -47,24 +48,20 @@ def _check_unique(heads):
 
 
 def _flat_views(xp, specs):
-    """``[(name, array)]`` for ``specs`` ``[(name, shape, dtype)]``: zero-filled views, in order, of one
-    flat buffer when every dtype is the same (so all parameters or all gradients can be sent or received
-    as one block), separate arrays otherwise."""
+    """``([(name, array)], group)`` for ``specs`` ``[(name, shape, dtype)]``: zero-filled arrays of one
+    ParameterGroup (one flat buffer, so all parameters or all gradients can be sent or received as one block)
+    when every dtype is the same; separate arrays and no group otherwise."""
     if not specs or len({d for _, _, d in specs}) != 1:
-        return [(n, xp.zeros(s, dtype=d)) for n, s, d in specs]
-    sizes = [int(np.prod(s, dtype=np.int64)) for _, s, _ in specs]
-    flat = xp.zeros(sum(sizes), dtype=specs[0][2])
-    views, offset = [], 0
-    for (name, shape, _), size in zip(specs, sizes):
-        views.append((name, flat[offset:offset + size].reshape(shape)))
-        offset += size
-    return views
+        return [(n, xp.zeros(s, dtype=d)) for n, s, d in specs], None
+    group = ParameterGroup.allocate(xp, [(n, s) for n, s, _ in specs], specs[0][2])
+    return list(zip(group.names, group)), group
 
 
 def simple_bind(heads, ctx, grad_req, type_dict, dtype, shapes):
     """Allocate arguments (inputs named in ``shapes`` start as NaN until given), gradients and aux
-    states (moving variances start at one) and bind them.  The other arguments (parameters) are views
-    of one flat buffer in argument order, and so are their gradients."""
+    states (moving variances start at one) and bind them.  The other arguments (parameters) are the arrays
+    of one ParameterGroup in argument order (``exe.arg_group``), and so are their gradients
+    (``exe.grad_group``)."""
     _check_unique(heads)
     ctx = backend.Context.parse(ctx)
     xp = backend.get_array_module(ctx)
@@ -74,26 +71,29 @@ def simple_bind(heads, ctx, grad_req, type_dict, dtype, shapes):
         raise ConfigError("simple_bind: %s not an argument of this symbol (arguments: %s)"
                           % (", ".join(repr(u) for u in unknown), ", ".join(names)))
     arg_shapes, _, aux_shapes = infer_entry_shapes(heads, {k: tuple(v) for k, v in shapes.items()})
-    missing = [n for n, s in zip(names, arg_shapes) if s is None]
+    missing = [n for n, s in zip(names, arg_shapes) if not complete(s)]
     if missing:
         raise ShapeError("simple_bind: cannot infer the shapes of %s from %s; pass them as keyword shapes"
                          % (", ".join(repr(m) for m in missing), shapes))
     dtype = np.dtype(dtype)
     types = {n: np.dtype((type_dict or {}).get(n, dtype)) for n in names}
     params = [n for n in names if n not in shapes]  # weights, biases...: laid out in one flat buffer
-    args = dict(_flat_views(xp, [(n, s, types[n]) for n, s in zip(names, arg_shapes) if n in params]))
+    views, arg_group = _flat_views(xp, [(n, s, types[n]) for n, s in zip(names, arg_shapes) if n in params])
+    args = dict(views)
     args.update((n, xp.zeros(s, dtype=types[n])) for n, s in zip(names, arg_shapes) if n not in params)
     args = {n: args[n] for n in names}
     for name in shapes:
         args[name].fill(np.nan)
     reqs = normalize_grad_req(grad_req, names)
-    grads = dict(_flat_views(xp, [(n, args[n].shape, types[n]) for n in params if reqs[n] != "null"]))
+    views, grad_group = _flat_views(xp, [(n, args[n].shape, types[n]) for n in params if reqs[n] != "null"])
+    grads = dict(views)
     grads.update((n, xp.zeros(args[n].shape, dtype=types[n])) for n in names
                  if reqs[n] != "null" and n not in grads)
     aux = {}
     for name, shape in zip(aux_state_names(heads), aux_shapes):
         aux[name] = (xp.ones if name.endswith("_var") else xp.zeros)(shape, dtype=dtype)
-    return Executor(heads, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes))
+    return Executor(heads, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes),
+                    groups=(arg_group, grad_group))
 
 
 def _as_dict(values, names, what, allow_none=False):

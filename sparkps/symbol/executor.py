@@ -21,7 +21,7 @@ from ..errors import ConfigError, DataError, ShapeError
 from .autodiff import build_gradients
 from .graph import argument_names, aux_state_names, output_names, topo_order
 from .memory import MemoryPlan
-from .shape import infer_graph_shapes
+from .shape import complete, infer_graph_shapes
 
 
 class Runtime:
@@ -38,7 +38,9 @@ class Executor:
     """A graph (its output entries ``heads``) bound to arrays on one context. Made by
     ``Symbol.simple_bind`` / ``Symbol.bind``."""
 
-    def __init__(self, heads, ctx, args, grads, grad_req, aux, dtype, unverified=()):
+    def __init__(self, heads, ctx, args, grads, grad_req, aux, dtype, unverified=(), groups=(None, None)):
+        # The ParameterGroups simple_bind laid the parameters and their gradients out in (None from bind).
+        self.arg_group, self.grad_group = groups
         self.ctx = ctx
         self.xp = backend.get_array_module(ctx)
         self._rt = Runtime(ctx, self.xp)
@@ -70,10 +72,10 @@ class Executor:
         self._arrays = self._memory.arrays
         self.outputs = [self._arrays[e] for e in self._heads]
         self._deferred_checks = self._inputs_checked_downstream()
-        self._forward_steps = []
-        for node in self.forward_nodes:
-            self._forward_steps.append(self._step(node, shapes))
-            self._forward_steps.extend(self._downstream_checks(node))
+        self._node_steps = [(node, self._step(node, shapes), self._downstream_checks(node))
+                            for node in self.forward_nodes]
+        self._monitor = None
+        self._forward_steps = self._assemble_forward()
         self._backward_steps = [self._step(n, shapes) for n in self.backward_nodes] + extra(self._arrays)
         self._forward_inputs = self._inputs_read_by_forward()
 
@@ -85,7 +87,7 @@ class Executor:
         for (node, i), placeholder in zip(self._heads, self._head_grad_nodes):
             known[placeholder.name] = shapes[(node, i)]
         shapes, _ = infer_graph_shapes(topo_order(self._heads + targets), known, aux_known)
-        unknown = sorted({n.name for (n, _), s in shapes.items() if s is None})
+        unknown = sorted({n.name for (n, _), s in shapes.items() if not complete(s)})
         if unknown:
             raise ShapeError("cannot infer the shapes of %s" % ", ".join(unknown))
         return shapes
@@ -118,6 +120,31 @@ class Executor:
             return [partial(xp.add, grad, arrays[e], out=grad) if req == "add" else
                     partial(xp.copyto, grad, arrays[e]) for grad, e, req in later]
         return bound, list(bound), extra
+
+    def _assemble_forward(self):
+        """The flat list of forward calls: each node's step, its deferred input checks, and the
+        monitor callback on its outputs when one is set."""
+        steps = []
+        for node, step, checks in self._node_steps:
+            steps.append(step)
+            steps.extend(checks)
+            if self._monitor is not None:
+                steps.append(partial(self._report, node))
+        return steps
+
+    def _report(self, node):
+        callback, monitor_all = self._monitor
+        if monitor_all:
+            for pos, entry in enumerate(node.inputs):
+                callback("%s_%s" % (node.name, node.op.arguments()[pos]), self._arrays[entry])
+        for i in range(node.num_visible):
+            callback(node.output_name(i), self._arrays[(node, i)])
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` after each op of every forward pass with its outputs
+        ('fc1_output'), and with its inputs too ('fc1_data') when ``monitor_all``. None removes it."""
+        self._monitor = None if callback is None else (callback, bool(monitor_all))
+        self._forward_steps = self._assemble_forward()
 
     def _step(self, node, shapes):
         arrays, op = self._arrays, node.op
@@ -188,9 +215,13 @@ class Executor:
                 step()
         return self.outputs
 
-    def backward(self, out_grads=None):
+    def backward(self, out_grads=None, is_train=None):
         """Run the backward graph into grad_dict. ``out_grads`` (one array or a list, one per output)
-        is the gradient flowing into the outputs; loss heads ignore it; default ones."""
+        is the gradient flowing into the outputs; loss heads ignore it; default ones. ``is_train``
+        (default: the mode of the last forward) False differentiates the inference-mode forward
+        (BatchNorm with its moving statistics)."""
+        if is_train is not None:
+            self._rt.is_train = bool(is_train)
         if out_grads is not None:
             self._set_head_grads(out_grads)
         elif self._custom_head_grads:
@@ -302,6 +333,48 @@ class Executor:
                                      % (kind, name, tuple(value.shape), target[name].shape))
                 backend.copy_into(target[name], value)
                 self._unverified.discard(name)
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes (``kwargs``: name -> shape) sharing every array
+        whose shape does not change (parameters, their gradients, aux states). Another argument
+        changing shape needs ``partial_shaping``; an array growing needs ``allow_up_sizing``."""
+        nodes = topo_order(self._heads)
+        unknown = sorted(set(kwargs) - set(self._arg_names))
+        if unknown:
+            raise ConfigError("reshape: %s not an argument (arguments: %s)"
+                              % (", ".join(map(repr, unknown)), ", ".join(self._arg_names)))
+        known = {n: tuple(s) for n, s in kwargs.items()}
+        shapes, aux_shapes = infer_graph_shapes(nodes, known)
+        new_arg = {n.name: shapes[(n, 0)] for n in nodes if n.op is None}
+        args, grads = {}, {}
+        for name in self._arg_names:
+            old, shape = self.arg_dict[name], new_arg[name]
+            if not complete(shape):
+                raise ShapeError("reshape: cannot infer the shape of '%s' from %s" % (name, kwargs))
+            args[name] = self._resized(old, shape, name, name in kwargs, partial_shaping, allow_up_sizing)
+            if name in self.grad_dict:
+                grads[name] = self._resized(self.grad_dict[name], shape, name, True, True, allow_up_sizing)
+        aux = {}
+        for (node, j), shape in aux_shapes.items():
+            name = "%s_%s" % (node.name, node.op.aux_names()[j])
+            aux[name] = self._resized(self.aux_dict[name], shape, name, True, partial_shaping, allow_up_sizing)
+        return Executor(self._heads, self.ctx, args, grads, dict(self.grad_req), aux, self._dtype,
+                        unverified=[n for n in kwargs if args[n] is not self.arg_dict[n]])
+
+    def _resized(self, old, shape, name, asked, partial_shaping, allow_up_sizing):
+        shape = tuple(shape)
+        if shape == old.shape:
+            return old
+        if not asked and not partial_shaping:
+            raise ShapeError("reshape: the shape of '%s' changes from %s to %s; pass partial_shaping=True"
+                             % (name, old.shape, shape))
+        size = int(np.prod(shape))
+        if size > old.size and not allow_up_sizing:
+            raise ShapeError("reshape: '%s' grows from %s to %s; pass allow_up_sizing=True (or bind the "
+                             "larger shape first)" % (name, old.shape, shape))
+        if size <= old.size and old.flags.c_contiguous:
+            return old.reshape(-1)[:size].reshape(shape)     # a smaller array shares the old memory, as MXNet
+        return self.xp.zeros(shape, dtype=old.dtype)
 
     def debug_str(self):
         """The execution plan, one node per line."""

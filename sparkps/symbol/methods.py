@@ -10,7 +10,8 @@ class SymbolMethods:
     __slots__ = ()
     __hash__ = object.__hash__       # == builds a Symbol (as MXNet), so hashing stays by identity
 
-    def _apply(self, op_name, args, kwargs):
+    def _apply(self, op_name, args, kwargs, hint=None):
+        """Apply the op registered as ``op_name``; ``hint`` names unnamed nodes ('flip0')."""
         raise NotImplementedError
 
     def _arith(self, other, both, scalar, reflected=False):
@@ -78,13 +79,13 @@ class SymbolMethods:
         return self._apply("transpose", [self, *args], kwargs)
 
     def swapaxes(self, *args, **kwargs):
-        return self._apply("SwapAxis", [self, *args], kwargs)
+        return self._apply("SwapAxis", [self, *args], kwargs, "swapaxes")
 
     def flip(self, *args, **kwargs):
-        return self._apply("reverse", [self, *args], kwargs)
+        return self._apply("reverse", [self, *args], kwargs, "flip")
 
     def split(self, *args, **kwargs):
-        return self._apply("SliceChannel", [self, *args], kwargs)
+        return self._apply("SliceChannel", [self, *args], kwargs, "split")
 
     def slice_axis(self, *args, **kwargs):
         return self._apply("slice_axis", [self, *args], kwargs)
@@ -93,7 +94,7 @@ class SymbolMethods:
         return self._apply("broadcast_to", [self, *args], kwargs)
 
     def broadcast_axes(self, *args, **kwargs):
-        return self._apply("broadcast_axis", [self, *args], kwargs)
+        return self._apply("broadcast_axis", [self, *args], kwargs, "broadcast_axes")
 
     def broadcast_like(self, *args, **kwargs):
         return self._apply("broadcast_like", [self, *args], kwargs)

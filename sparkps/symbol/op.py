@@ -44,6 +44,8 @@ class Op:
     output_names = ("output",)
     is_loss = False           # supplies its own head gradient
     label_inputs = ()         # input positions read only by the backward pass
+    elementwise = False       # inputs and outputs share one shape (partial shapes unify)
+    partial_shapes = False    # infer_shape accepts shapes with unknown (0) dimensions
     node = None
 
     def __init__(self, **params):
@@ -77,6 +79,19 @@ class Op:
     def infer_shape(self, in_shapes):
         """Default: one input, output of the same shape."""
         return in_shapes, [in_shapes[0]], []
+
+    def infer_type(self, in_types, out_types):
+        """(input, output, aux types) from the known ones (None = unknown): by default all share the
+        one type any of them has (MXNet's ElemwiseType)."""
+        known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+        if known is None:
+            return in_types, out_types, []
+        return ([t if t is not None else known for t in in_types], [known] * self.num_outputs,
+                [known] * len(self.aux_names()))
+
+    def refine_inputs(self, in_shapes, out_shapes):
+        """Input shapes completed from known output shapes (backward inference); default: as is."""
+        return in_shapes
 
     def forward(self, rt, ins, outs, aux):
         raise NotImplementedError(self.name)

@@ -10,15 +10,33 @@ from .graph import aux_entries, aux_name, topo_order
 from .params import to_shape
 
 
+def complete(shape):
+    """True for a shape with every dimension known (MXNet writes an unknown dimension as 0)."""
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def unify(a, b):
+    """The shape both partial shapes ``a`` and ``b`` describe (0 = unknown), or None on a conflict."""
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x and y and x != y:
+            return None
+        out.append(x or y)
+    return tuple(out)
+
+
 def _merge(known, proposed, what):
     if proposed is None:
         return known, False
     proposed = tuple(int(d) for d in proposed)
     if known is None:
         return proposed, True
-    if tuple(known) != proposed:
+    merged = unify(tuple(known), proposed)
+    if merged is None:
         raise ShapeError(what(known, proposed))
-    return known, False
+    return merged, merged != tuple(known)
 
 
 def infer_graph_shapes(nodes, known, aux_known=None):
@@ -32,8 +50,7 @@ def infer_graph_shapes(nodes, known, aux_known=None):
         if node.op is None:
             given = known.get(node.name)
             if given is None and "__shape__" in node.attrs:
-                given = to_shape(node.attrs["__shape__"])
-                given = given if given and all(d > 0 for d in given) else None
+                given = to_shape(node.attrs["__shape__"]) or None
             shapes[(node, 0)] = tuple(given) if given is not None else None
     for node in nodes:
         if node.op is not None:
@@ -63,9 +80,15 @@ def _one_pass(nodes, shapes, aux):
             continue
         ins = [shapes.get(entry) for entry in node.inputs]
         outs_known = [shapes.get((node, i)) for i in range(op.num_outputs)]
-        if all(s is None for s in ins) and all(s is None for s in outs_known):
+        if node.inputs and all(s is None for s in ins) and all(s is None for s in outs_known):
             continue
-        in_new, out_new, aux_new = op.infer_shape(list(ins))
+        if op.elementwise:
+            in_new, out_new, aux_new = _elementwise(ins, outs_known, op)
+        else:
+            seen = ins if op.partial_shapes else [s if complete(s) else None for s in ins]
+            in_new, out_new, aux_new = op.infer_shape(list(seen))
+            in_new = op.refine_inputs([n if n is not None else k for n, k in zip(list(in_new) + [None] * len(ins),
+                                                                                  ins)], outs_known)
         arg_names = op.arguments()
         for i, entry in enumerate(node.inputs):
             label = arg_names[i] if i < len(arg_names) else "input %d" % i
@@ -82,6 +105,22 @@ def _one_pass(nodes, shapes, aux):
             aux[(node, j)], did = _merge(aux.get((node, j)), aux_new[j] if j < len(aux_new) else None, what)
             changed |= did
     return changed
+
+
+def _elementwise(ins, outs, op):
+    """Inputs and outputs of an element-wise op share one shape: unify what is known of each."""
+    shape, source = None, None
+    named = [("input '%s'" % op.input_name(i), s) for i, s in enumerate(ins)]
+    named += [("output %d" % i, s) for i, s in enumerate(outs)]
+    for label, s in named:
+        if s is None:
+            continue
+        merged = tuple(s) if shape is None else unify(shape, tuple(s))
+        if merged is None:
+            raise op.shape_error("%s has shape %s but %s has %s (element-wise ops do not broadcast)",
+                                 label, tuple(s), source, shape)
+        shape, source = merged, source or label
+    return [shape] * len(ins), [shape] * op.num_outputs, []
 
 
 def _mismatch(node, subject):

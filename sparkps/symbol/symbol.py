@@ -10,15 +10,16 @@ import copy
 from numbers import Number
 
 from ..errors import ConfigError
-from .attribute import attr_strings, lookup, stored_key
+from .attribute import HIDDEN_KEYS, attr_strings, lookup, stored_key
 from .autodiff import gradient_entries
 from .binding import bind, simple_bind
+from .dtypes import infer_entry_types
 from .graph import Node, argument_names, auto_name, aux_state_names, output_names, resolve_clashes, topo_order
 from .methods import SymbolMethods
 from .op import op_class
 from .params import render
 from .serialize import parse_json, to_json
-from .shape import infer_entry_shapes
+from .shape import complete, infer_entry_shapes
 
 
 class Symbol(SymbolMethods):
@@ -83,6 +84,15 @@ class Symbol(SymbolMethods):
     def __len__(self):
         return len(self._entries)
 
+    def __reduce__(self):
+        """Pickled (and copied) as its JSON text, as MXNet's symbols are."""
+        return load_json, (self.tojson(),)
+
+    def eval(self, ctx="cpu", **inputs):
+        """Bind to the inputs' shapes, run one inference forward pass, return the outputs."""
+        exe = self.simple_bind(ctx, grad_req="null", **{k: tuple(v.shape) for k, v in inputs.items()})
+        return exe.forward(is_train=False, **inputs)
+
     def __bool__(self):
         raise ConfigError("a Symbol has no truth value (it is a graph, not a result); bind and run it")
 
@@ -117,16 +127,40 @@ class Symbol(SymbolMethods):
 
     # ---- shapes ------------------------------------------------------------------------------
     def infer_shape(self, *args, **kwargs):
-        """(arg_shapes, out_shapes, aux_shapes) from some input shapes; (None, None, None) when the
-        given shapes do not determine them all (as MXNet). Mismatches raise ShapeError."""
+        """(arg_shapes, out_shapes, aux_shapes) from some input shapes, positional in
+        list_arguments() order or by name; a 0 in a shape is an unknown dimension, completed from
+        the other inputs and outputs as MXNet does. (None, None, None) when the given shapes do not
+        determine them all (as MXNet). Mismatches raise ShapeError naming the op and the input."""
         arg, out, aux = self.infer_shape_partial(*args, **kwargs)
-        if any(s is None for s in arg + out + aux):
+        if not all(complete(s) for s in arg + out + aux):
             return None, None, None
         return arg, out, aux
 
     def infer_shape_partial(self, *args, **kwargs):
-        """Like infer_shape, with None for each shape that cannot be determined."""
+        """Like infer_shape, with None for each shape nothing is known of and 0 for each
+        dimension that cannot be determined."""
         return infer_entry_shapes(self._entries, self._known_shapes(args, kwargs))
+
+    def infer_type(self, *args, **kwargs):
+        """(arg_types, out_types, aux_types) as numpy dtypes from some argument types, positional in
+        list_arguments() order or by name; (None, None, None) when they do not determine them all."""
+        arg, out, aux = self.infer_type_partial(*args, **kwargs)
+        if any(t is None for t in arg + out + aux):
+            return None, None, None
+        return arg, out, aux
+
+    def infer_type_partial(self, *args, **kwargs):
+        """Like infer_type, with None for each type that cannot be determined."""
+        names = self.list_arguments()
+        if len(args) > len(names):
+            raise ConfigError("infer_type got %d positional types for %d arguments" % (len(args), len(names)))
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise ConfigError("infer_type: %s not an argument of this symbol (arguments: %s)"
+                              % (", ".join(repr(u) for u in unknown), ", ".join(names)))
+        known = {n: t for n, t in zip(names, args) if t is not None}
+        known.update({k: v for k, v in kwargs.items() if v is not None})
+        return infer_entry_types(self._entries, known)
 
     def _known_shapes(self, args, kwargs):
         names = self.list_arguments()
@@ -187,8 +221,8 @@ class Symbol(SymbolMethods):
             entries[0][0].name = name
         return Symbol(entries)
 
-    def _apply(self, op_name, args, kwargs):
-        return apply_op(op_class(op_name), args, kwargs)
+    def _apply(self, op_name, args, kwargs, hint=None):
+        return apply_op(op_class(op_name), args, kwargs, hint)
 
     def _binary(self, other, op_name, scalar_name):
         if isinstance(other, Symbol):
@@ -236,14 +270,17 @@ def single_entry(value, op_name, arg):
     return value._entries[0]
 
 
-def apply_op(cls, args, kwargs):
+def apply_op(cls, args, kwargs, hint=None):
     """MXNet's calling convention for op functions: ``f(*inputs_then_params, name=None, attr=None,
     **inputs_or_params)``. Leading positional Symbols (or None) are inputs; the positional values
     after them are parameters in the op's declared order (``x.sum(1)`` is ``sum(x, axis=1)``)."""
     kwargs = dict(kwargs)
     name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
     inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and k not in HIDDEN_KEYS}
+    hidden = {k: str(v) for k, v in kwargs.items() if k in HIDDEN_KEYS and k not in cls.spec}
+    if hidden:                                  # FullyConnected(..., lr_mult=0.1) is an attribute, as MXNet
+        attr = dict(attr or {}, **hidden)
     args = list(args)
     cut = 0
     while cut < len(args) and (args[cut] is None or isinstance(args[cut], Symbol)):
@@ -253,7 +290,7 @@ def apply_op(cls, args, kwargs):
         raise ConfigError("%s: too many positional parameters %r (parameters: %s)"
                           % (cls.name, args[cut:], ", ".join(cls.spec) or "none"))
     params.update(zip(order, args[cut:]))
-    return create(cls, args[:cut], params, name, attr, inputs)
+    return create(cls, args[:cut], params, name, attr, inputs, hint)
 
 
 def compose(entries, subs):
@@ -278,7 +315,7 @@ def _copied(entry, copies, subs):
     return (copies[id(node)], index)
 
 
-def create(cls, args, params, name, attr, kwargs_inputs=None):
+def create(cls, args, params, name, attr, kwargs_inputs=None, hint=None):
     """Apply op class ``cls`` to symbols: positional ``args`` then ``kwargs_inputs`` by argument name.
     Missing arguments become variables named '<name>_<argument>' (fc1_weight, softmax_label)."""
     if getattr(cls, "variadic", False):
@@ -297,14 +334,17 @@ def create(cls, args, params, name, attr, kwargs_inputs=None):
             raise ConfigError("%s: input %r given twice" % (cls.name, key))
         given[key] = value
     entries = {a: single_entry(v, cls.name, a) for a, v in given.items() if v is not None}
-    hint = None
     if name is None:
-        hint = cls.hint
+        hint = hint or cls.hint
         name = auto_name(hint, topo_order(list(entries.values())))
+    else:
+        hint = None
     node = Node(op, name, attrs=_attr_strings(attr), auto_hint=hint)
     inherited = {k: v for k, v in node.attrs.items() if k in _INHERITED}   # as MXNet's compose
+    extra = getattr(op, "input_attrs", {})
     node.inputs = [entries[a] if a in entries else
-                   (Node(None, "%s_%s" % (name, a), attrs=inherited, owner=node), 0) for a in names]
+                   (Node(None, "%s_%s" % (name, a), attrs=dict(extra.get(a, {}), **inherited), owner=node), 0)
+                   for a in names]
     resolve_clashes([(node, 0)])
     return Symbol([(node, i) for i in range(op.visible_outputs)])
 

@@ -42,6 +42,7 @@ class DeviceGroup:
             self.executors.append(symbol.simple_bind(ctx, grad_req=grad_req, **sliced))
         first = self.executors[0]
         self.arg_dict, self.grad_dict, self.aux_dict = first.arg_dict, first.grad_dict, first.aux_dict
+        self.arg_group, self.grad_group = first.arg_group, first.grad_group  # the first device's flat layout
         self.outputs = []
 
     def _share_params(self):

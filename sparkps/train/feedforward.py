@@ -158,8 +158,8 @@ class FeedForward:
     def _make_step(exe, param_names, kv, opt):
         """Return ``step()`` applying one update: in place (no kvstore), or one push + one pull of every
         parameter through ``kv.pushpull`` (one request per server on the parameter server)."""
-        weights = [exe.arg_dict[n] for n in param_names]
-        grads = [exe.grad_dict[n] for n in param_names]
+        weights = _bound(exe.arg_group, exe.arg_dict, param_names)
+        grads = _bound(exe.grad_group, exe.grad_dict, param_names)
         keys = list(range(len(param_names)))
         if kv is None:
             updater = opt_mod.get_updater(opt)
@@ -253,8 +253,7 @@ class FeedForward:
     def _finish_with_store(self, kv, exe, param_names):
         """Leave training on the store (a no-op unless it keeps rounds) and take the store's final weights."""
         kv.end_training()
-        weights = [exe.arg_dict[n] for n in param_names]
-        kv.pull(list(range(len(param_names))), out=weights)
+        kv.pull(list(range(len(param_names))), out=_bound(exe.arg_group, exe.arg_dict, param_names))
         self._save_params_from(exe, param_names)
 
     # ----- inference ----------------------------------------------------------------------------
@@ -355,6 +354,14 @@ class FeedForward:
         return model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric,
                          epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
                          kvstore=kvstore, logger=logger)
+
+
+def _bound(group, arrays, names):
+    """The arrays of ``names``: simple_bind's ParameterGroup when it holds exactly them (a kvstore then moves
+    them as one block), else a list."""
+    if group is not None and list(group.names) == list(names):
+        return group
+    return [arrays[n] for n in names]
 
 
 def _kvstore(kvstore):

@@ -8,13 +8,8 @@ Arrays may be numpy or CuPy (copied to the host). Shapes that do not fit raise D
 """
 import numpy as np
 
+from sparkps.backend import asnumpy as _host
 from sparkps.errors import ConfigError, DataError
-
-
-def _host(array):
-    if isinstance(array, np.ndarray):
-        return array
-    return array.get() if hasattr(array, 'get') else np.asarray(array)
 
 
 def _as_list(arrays):

@@ -1,30 +1,67 @@
-"""Model files: ``prefix-symbol.json`` and ``prefix-%04d.params``.
+"""Model files: ``prefix-symbol.json`` and ``prefix-%04d.params``, and the params codec they share with Spark.
 
 sparkps writes the params file as a numpy ``.npz`` archive with keys ``arg:NAME`` and ``aux:NAME``, read back
-with ``allow_pickle=False``, so loading a model file never runs code from it. ``load_params`` also reads
-MXNet's binary params files (``mx.model.save_checkpoint`` / ``mx.nd.save`` output, see
-:mod:`sparkps.train.mxnet_params`): the format is chosen by the file's first bytes, so a model trained in MXNet
-loads with ``FeedForward.load(prefix, epoch)`` as it is.
+with ``allow_pickle=False``, so loading a model file never runs code from it. The same bytes are what a Spark
+model broadcasts (:func:`params_to_bytes`, :func:`params_from_bytes`); any other key is a DataError on every
+path. ``load_params`` also reads MXNet's binary params files (``mx.model.save_checkpoint`` / ``mx.nd.save``
+output, see :mod:`sparkps.train.mxnet_params`): the format is chosen by the file's first bytes, so a model
+trained in MXNet loads with ``FeedForward.load(prefix, epoch)`` as it is.
+
+>>> arg, aux = params_from_bytes(params_to_bytes({'w': np.ones(2)}, {'m': np.zeros(1)}))
+>>> sorted(arg), sorted(aux)
+(['w'], ['m'])
 """
+import io
+
 import numpy as np
 
+from sparkps.backend import asnumpy
 from sparkps.errors import DataError
 from sparkps.train.mxnet_params import is_ndarray_file, read_ndarray_file
-from sparkps.train.io.validate import host
 
 
 def params_path(prefix, epoch):
     return '%s-%04d.params' % (prefix, int(epoch))
 
 
+def write_params(handle, arg_params, aux_params=None):
+    """Write ``arg:NAME`` / ``aux:NAME`` arrays (numpy or CuPy) as ``.npz`` into the binary ``handle``."""
+    arrays = {f'arg:{name}': asnumpy(value) for name, value in (arg_params or {}).items()}
+    arrays.update({f'aux:{name}': asnumpy(value) for name, value in (aux_params or {}).items()})
+    np.savez(handle, **arrays)
+
+
+def read_params(source, what):
+    """``(arg_params, aux_params)`` from an ``.npz`` file or file object; ``what`` names it in errors.
+
+    Anything but ``arg:NAME`` / ``aux:NAME`` entries, or bytes that are not such an archive, is a DataError.
+    """
+    try:
+        archive = np.load(source, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise DataError(f"{what} is not a sparkps params file: {exc}") from None
+    with archive:
+        return _split_entries(what, ((key, archive[key]) for key in archive.files))
+
+
+def params_to_bytes(arg_params, aux_params=None):
+    """The params as ``.npz`` bytes (what a Spark model broadcasts; numpy only, no pickle)."""
+    buffer = io.BytesIO()
+    write_params(buffer, arg_params, aux_params)
+    return buffer.getvalue()
+
+
+def params_from_bytes(data, what='model params'):
+    """Inverse of :func:`params_to_bytes`: ``(arg_params, aux_params)`` dicts of numpy arrays."""
+    return read_params(io.BytesIO(data), what)
+
+
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params):
     """Write the symbol JSON and the parameters of ``epoch`` (numpy or CuPy arrays)."""
     with open(f'{prefix}-symbol.json', 'w', encoding='utf-8') as handle:
         handle.write(symbol.tojson())
-    arrays = {f'arg:{name}': host(value) for name, value in arg_params.items()}
-    arrays.update({f'aux:{name}': host(value) for name, value in (aux_params or {}).items()})
     with open(params_path(prefix, epoch), 'wb') as handle:
-        np.savez(handle, **arrays)
+        write_params(handle, arg_params, aux_params)
 
 
 def load_params(path):
@@ -48,12 +85,12 @@ def load_params(path):
         return _split_entries(path, ((key, archive[key]) for key in archive.files))
 
 
-def _split_entries(path, entries):
+def _split_entries(what, entries):
     arg_params, aux_params = {}, {}
     for key, value in entries:
         kind, _, name = key.partition(':')
         if kind not in ('arg', 'aux') or not name:
-            raise DataError(f"{path}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
+            raise DataError(f"{what}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
         (arg_params if kind == 'arg' else aux_params)[name] = value
     return arg_params, aux_params
 

@@ -304,3 +304,28 @@ def test_cosine_scheduler():
     np.testing.assert_almost_equal(sched(1000), 0.1)
     assert sched(500) > 1.5
     assert math.isclose(sched(500), 0.1 + 2.9 / 2)
+
+
+def test_custom_optimizer_written_for_mxnet():
+    """MXNet's test_optimizer.py defines its references as Optimizer subclasses (PySGD, ...): create_state,
+    update, _update_count, _get_lr/_get_wd and _index_update_count, registered with Optimizer.register."""
+
+    @optimizer.Optimizer.register
+    class PlainSGD(optimizer.Optimizer):
+        def create_state(self, index, weight):
+            return None
+
+        def update(self, index, weight, grad, state):
+            self._update_count(index)
+            lr, wd = self._get_lr(index), self._get_wd(index)
+            weight[:] = weight - lr * (grad * self.rescale_grad + wd * weight)
+            self.last_t = self._index_update_count[index]
+
+    opt = optimizer.Optimizer.create_optimizer('plainsgd', learning_rate=0.5, wd=0.1, rescale_grad=2.0)
+    assert isinstance(opt, PlainSGD) and opt.name == 'plainsgd'
+    updater = optimizer.get_updater(opt)
+    weight = np.ones(3)
+    updater(0, np.ones(3), weight)
+    updater(0, np.ones(3), weight)
+    np.testing.assert_allclose(weight, (1 - 0.5 * (2 + 0.1)) - 0.5 * (2 + 0.1 * (1 - 0.5 * 2.1)))
+    assert opt.last_t == 2

@@ -3,8 +3,8 @@ import threading
 
 import pytest
 
-from sparkps.ps.comm import Customer, Message
 from sparkps.errors import NodeDied, PeerTimeout, RemoteError
+from sparkps.ps.comm import Customer, Message
 
 
 def test_wait_returns_the_reply_and_forgets_the_request():

@@ -3,9 +3,9 @@ import msgpack
 import numpy as np
 import pytest
 
+from sparkps.errors import AuthError, MalformedMessage
 from sparkps.ps.comm import message as wire
 from sparkps.ps.comm.security import sign
-from sparkps.errors import AuthError, MalformedMessage
 
 KEY = b"job-secret"
 

@@ -105,7 +105,7 @@ def test_ten_thousand_requests_leave_no_tracking_behind():
     try:
         worker = c.workers[0]
         rids = []
-        for i in range(10000):
+        for _ in range(10000):
             rids.append(worker.request(1, "PULL"))
             if len(rids) == 50:
                 for rid in rids:
@@ -179,8 +179,8 @@ def test_stopping_a_cluster_leaves_no_threads():
 
 
 def test_inline_handlers_cannot_wait_but_threaded_ones_can():
+    from cluster import cluster_timeouts
     from sparkps.ps.comm import Postoffice
-    from cluster import cluster_timeouts, start_all
     from sparkps.ps.scheduler import Scheduler
 
     def relay(index):
@@ -198,13 +198,9 @@ def test_inline_handlers_cannot_wait_but_threaded_ones_can():
              for r in (0, 1)]
     worker = Postoffice("worker", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)
     try:
-        threads = [threading.Thread(target=nodes[0].start, args=(relay(0),), kwargs={"threaded": True}),
-                   threading.Thread(target=nodes[1].start, args=(relay(1),))]
-        for t in threads:
-            t.start()
-        assert start_all([worker]) == [None]
-        for t in threads:
-            t.join(10)
+        starts = [lambda: nodes[0].start(relay(0), threaded=True), lambda: nodes[1].start(relay(1)),
+                  lambda: worker.start()]
+        run_in_threads(starts, 20)  # registration needs all three at once; a failed start is re-raised
         assert worker.wait(worker.request(1, "PULL"), 5).meta == {"from": 2}
         with pytest.raises(RemoteError, match="cannot wait for a reply.*threaded=True"):
             worker.wait(worker.request(2, "PULL"), 5)

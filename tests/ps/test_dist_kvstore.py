@@ -2,9 +2,10 @@
 import numpy as np
 import pytest
 
-from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, RemoteError, ShapeError
+from sparkps.param_group import ParameterGroup
 from sparkps.ps.layout import KeyLayout
+from sparkps.train import optimizer
 
 SHAPES = {0: (6, 5), 1: (5,), 2: (5, 3), 3: (3,)}
 
@@ -19,8 +20,9 @@ def gradient(rank, step, key):
     return rng.standard_normal(SHAPES[key]).astype(np.float32)
 
 
-def train(kv, opt, steps, keys=sorted(SHAPES)):
+def train(kv, opt, steps, keys=None):
     """Init, set the optimizer, run ``steps`` push+pull steps; returns the weights after each step."""
+    keys = sorted(SHAPES) if keys is None else keys
     weights = {k: w.copy() for k, w in initial_weights().items()}
     kv.init(keys, [weights[k] for k in keys])
     kv.set_optimizer(opt)
@@ -71,23 +73,21 @@ def test_sync_over_tcp_loopback(ps_cluster):
 
 
 def flat_views(arrays):
-    """Copies of ``arrays`` laid end to end in one flat buffer, as simple_bind lays out parameters."""
+    """Copies of ``arrays`` laid end to end in one ParameterGroup under the keys of SHAPES, as simple_bind
+    lays out parameters."""
+    keys = sorted(SHAPES)
     flat = np.concatenate([a.reshape(-1) for a in arrays])
-    views, offset = [], 0
-    for a in arrays:
-        views.append(flat[offset:offset + a.size].reshape(a.shape))
-        offset += a.size
-    return views
+    return ParameterGroup(["p%d" % k for k in keys], [a.shape for a in arrays], flat, keys=keys)
 
 
-def test_contiguous_span_only_joins_views_lying_end_to_end_in_order():
-    from sparkps.ps.worker.kvworker import contiguous_span
-    flat = np.arange(10, dtype=np.float32)
-    assert contiguous_span([flat[0:3], flat[3:7], flat[7:9]]).tolist() == list(range(9))
-    assert contiguous_span([flat[3:7], flat[0:3]]) is None            # out of order
-    assert contiguous_span([flat[0:3], flat[2:5]]) is None            # overlapping
-    assert contiguous_span([flat[0:3], flat[4:6]]) is None            # a gap
-    assert contiguous_span([flat[0:3], np.arange(3, 5, dtype=np.float32)]) is None  # another buffer
+def test_parameter_group_span_only_joins_pieces_lying_end_to_end_in_order():
+    group = ParameterGroup(["a", "b", "c"], [(3,), (4,), (2,)], np.arange(9, dtype=np.float32), keys=[5, 6, 7])
+    assert group.span([(5, 0, 3), (6, 0, 4), (7, 0, 2)]).tolist() == list(range(9))
+    assert group.span([(5, 2, 3), (6, 0, 1)]).tolist() == [2, 3]   # the end of one key, the start of the next
+    assert group.span([(6, 0, 4), (5, 0, 3)]) is None              # out of order
+    assert group.span([(5, 0, 3), (6, 1, 4)]) is None              # a gap
+    assert group.span([(5, 0, 3), (8, 0, 1)]) is None              # a key the group does not hold
+    assert group.array_of(6).tolist() == [3, 4, 5, 6] and group.offset_of(7) == 7
 
 
 @pytest.mark.parametrize("servers", [1, 2])
@@ -110,7 +110,7 @@ def test_pushpull_of_flat_bound_parameters_over_tcp_equals_separate_arrays(serve
     results = []
     for flat in (True, False):
         with ps_cluster(num_servers=servers, num_workers=1, transport="tcp") as cluster:
-            (got,) = cluster.run_workers(lambda kv: run(kv, flat))
+            (got,) = cluster.run_workers(lambda kv, flat=flat: run(kv, flat))
             results.append(got)
     local = optimizer.from_config(opt.to_config())
     expected = initial_weights()
@@ -313,7 +313,8 @@ def test_wrong_shapes_and_unknown_keys_raise_before_anything_is_sent(ps_cluster)
 def test_init_keeps_rank_0s_values_when_workers_give_different_ones(ps_cluster):
     """MXNet's rule: every worker calls init, the servers keep what rank 0 gave."""
     def init_and_pull(kv):
-        kv.init([0, 1], [np.full(SHAPES[0], 10.0 + kv.rank, np.float32), np.full(SHAPES[1], -kv.rank - 1.0, np.float32)])
+        kv.init([0, 1], [np.full(SHAPES[0], 10.0 + kv.rank, np.float32),
+                         np.full(SHAPES[1], -kv.rank - 1.0, np.float32)])
         out = [np.zeros(SHAPES[0], np.float32), np.zeros(SHAPES[1], np.float32)]
         kv.pull([0, 1], out=out)
         kv.end_training()

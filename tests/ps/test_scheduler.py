@@ -7,8 +7,8 @@ import time
 import pytest
 
 from cluster import NodeCluster, cluster_timeouts, start_all
-from sparkps.ps.comm import Endpoint, Postoffice
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout, RemoteError
+from sparkps.ps.comm import Endpoint, Postoffice
 from sparkps.ps.scheduler import Scheduler, fetch_status
 from sparkps.ps.scheduler.client import report_abort
 
@@ -59,13 +59,15 @@ def test_a_duplicate_rank_is_refused_and_the_job_goes_on(stoppers):
     rest = [Postoffice("worker", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts),
             Postoffice("server", sched.uri, sched.secret, transport="inproc", timeouts=sched.timeouts)]
     stoppers.extend([first, dup] + rest)
-    started = threading.Thread(target=start_all, args=([first],))
+    outcome = {}
+    started = threading.Thread(target=lambda: outcome.update(errors=start_all([first])))
     started.start()
     assert until(lambda: sched.status()["registered"] == 1), "the first worker never registered"
     with pytest.raises(ClusterError, match="worker rank 0 was already taken"):
         dup.start()
     assert start_all(rest) == [None, None]
     started.join(10)
+    assert outcome == {"errors": [None]}
     assert (first.rank, rest[0].rank) == (0, 1)
     for w in (first, rest[0]):
         w.finish()

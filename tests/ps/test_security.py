@@ -8,9 +8,9 @@ import pytest
 import zmq
 
 from cluster import NodeCluster, cluster_timeouts, start_all
+from sparkps.errors import ConfigError, PeerTimeout
 from sparkps.ps.comm import Endpoint, Message, Postoffice, encode
 from sparkps.ps.comm.security import curve_available
-from sparkps.errors import ConfigError, PeerTimeout
 from sparkps.ps.scheduler import Scheduler
 
 

@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from sparkps.train import optimizer
 from sparkps.errors import ClusterError, ConfigError, DataError, MalformedMessage
 from sparkps.ps import manifest
 from sparkps.ps.layout import KeyLayout
@@ -10,6 +9,7 @@ from sparkps.ps.protocol import Push
 from sparkps.ps.server.policy import SyncRounds
 from sparkps.ps.server.tables.dense import DenseGradient, DenseTable
 from sparkps.ps.server.tables.dense_pieces import load_pieces, save_pieces
+from sparkps.train import optimizer
 
 SHAPES = {0: (20, 8), 1: (8,), 2: (8, 4), 3: (4,)}
 

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 import zmq
 
+from cluster import cluster_timeouts
 from sparkps.errors import NodeDied
 from sparkps.ps.scheduler import Scheduler
-from sparkps.ps.server import spawn_server
-from sparkps.ps.worker import create_dist_kvstore
-
-from cluster import cluster_timeouts
+from sparkps.runtime.server_node import spawn_server
+from sparkps.kvstore.dist import create_dist_kvstore
 
 TIMEOUTS = cluster_timeouts(register=30, request=30)
 
@@ -92,3 +91,6 @@ def test_garbage_frames_do_not_crash_the_server(one_server_job):
     kv.pull(0, out=out)
     np.testing.assert_array_equal(out, w)
     assert proc.poll() is None
+    kv.close()                          # and the job still ends cleanly, the server with exit code 0
+    scheduler.wait(10)
+    assert scheduler.status()["errors"] == [] and proc.wait(10) == 0

@@ -5,8 +5,8 @@ per step, ids split by ``sparkps.ps.rows.split_by_server``; the result must equa
 receiving the same rounds (the workers' gradients summed per id and applied once per round).
 """
 import numpy as np
-from ps_cluster import PSCluster
 
+from cluster import PSCluster
 from sparkps.ps import protocol
 from sparkps.ps.rows import row_ids, split_by_server
 from sparkps.ps.server.tables.sparse_served import RowGradient, ServedSparseTable
@@ -72,9 +72,12 @@ def test_dist_sync_rows_on_two_servers_equal_one_table():
     with PSCluster(num_servers=2, num_workers=2, kvtype='dist_sync', transport='tcp') as cluster:
         results = cluster.run_workers(worker_steps)
         held = [s.tables['user'].stats()['rows'] for s in cluster.servers.values()]
+        stats = cluster.kvstores[0].table_stats()['user']
     expected = reference()
     assert results[0] == results[1]
     assert set(results[0]) == set(expected)
     for rid, row in expected.items():
         np.testing.assert_allclose(results[0][rid], row, rtol=1e-6, atol=1e-7)
     assert sum(held) == len(expected) and min(held) > 0
+    assert stats['rows'] == stats['admitted'] == len(expected) and stats['evicted'] == 0
+    assert stats['step'] == ROUNDS and stats['bytes'] > 0

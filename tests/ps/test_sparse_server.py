@@ -141,3 +141,14 @@ def test_a_second_save_into_the_same_directory_is_a_delta(tmp_path):
     push(server, [3], np.ones((1, 2)))
     gens = save()['tables']['user']['generations']
     assert [(g['delta'], g['rows']) for g in gens] == [(False, 10), (True, 1)]
+
+
+def test_the_stats_command_answers_every_row_table():
+    server = KVServer(_Postoffice())
+    init(server, sync=False)
+    pull(server, np.arange(6))
+    responder = _Responder()
+    server.handle(Message('COMMAND', sender=5, meta=protocol.Command('stats').meta()), responder)
+    (meta, _), = responder.replies
+    assert list(meta['tables']) == ['user']
+    assert meta['tables']['user']['rows'] == 6 and meta['tables']['user']['admitted'] == 6

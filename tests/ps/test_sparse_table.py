@@ -12,6 +12,7 @@ from sparkps.train.optimizer.rowwise import RowOptimizer
 OPTIMIZERS = [('sgd', {'learning_rate': 0.1, 'momentum': 0.9}),
               ('adagrad', {'learning_rate': 0.1, 'wd': 0.01}),
               ('adam', {'learning_rate': 0.05}),
+              ('adam', {'learning_rate': 0.5, 'wd': 0.1, 'clip_gradient': 0.5, 'clip_weights': 0.3}),
               ('ftrl', {'learning_rate': 0.1, 'lamda1': 0.001}),
               ('nag', {'learning_rate': 0.1, 'momentum': 0.5, 'rescale_grad': 0.5, 'clip_gradient': 1.0})]
 

@@ -10,8 +10,8 @@ import pytest
 
 from cluster import cluster_timeouts, start_all
 from launch_helpers import FAST_CLUSTER, Sparkps, alive, lines_matching, recorded_pids, write_digits
-from sparkps.ps.comm import Postoffice
 from sparkps.errors import NodeDied
+from sparkps.ps.comm import Postoffice
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +81,7 @@ def test_a_worker_that_fails_stops_the_job_with_its_error(job_files, tmp_path):
     culprit = r"worker (0 \(node 3\)|1 \(node 4\)) failed: DataError: .*broken.libsvm:%d: malformed" % len(lines)
     assert lines_matching(proc.output, r"^\[scheduler\] sparkps scheduler: NodeDied: " + culprit), proc.output
     for role in ("server 0", "server 1"):
-        assert lines_matching(proc.output, r"^sparkps launch: %s \(pid \d+\) failed: exit code 1: .*%s" % (role, culprit))
+        assert lines_matching(proc.output, rf"^sparkps launch: {role} \(pid \d+\) failed: exit code 1: .*{culprit}")
     assert_nothing_left(pids_file)
 
 

@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 
-from sparkps.ps.comm.timeouts import Timeouts
+from cluster import cluster_timeouts
 from sparkps.runtime.launcher import LocalCluster
 
 # Stands in for the python interpreter the launcher starts roles with: worker roles become a process that
@@ -35,7 +35,7 @@ def test_a_role_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path):
     out = io.StringIO()
     cluster = LocalCluster(1, 1, ["train", "--symbol", "unused.json", "--data", "unused.libsvm"], grace=1.0,
                            python=str(python), out=out, env=dict(os.environ, STUBBORN_RECORD=str(record)),
-                           timeouts=Timeouts(register=60, request=60, heartbeat_interval=0.5, heartbeat_timeout=30))
+                           timeouts=cluster_timeouts(register=60, request=60, heartbeat_timeout=30))
     try:
         cluster.start()
         deadline, pause = time.monotonic() + 60, threading.Event()

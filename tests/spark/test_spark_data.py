@@ -35,8 +35,7 @@ def test_every_row_kind_streams_into_identical_batches_on_spark(spark, digits):
     rdd = spark.sparkContext.parallelize(_rows_of_every_kind(X, y), 2)
 
     def to_batches(rows):
-        for bx, by in iter_batches(rows, 32, 64):
-            yield bx, by
+        yield from iter_batches(rows, 32, 64)
 
     batches = rdd.mapPartitions(to_batches).collect()
     assert all(bx.dtype == np.float32 and len(bx) <= 32 for bx, _ in batches)
@@ -101,9 +100,10 @@ def test_slot_arithmetic_and_the_advice_it_gives():
 
 def test_dataframes_become_float32_blocks_or_rows_when_too_wide(spark, digits):
     from pyspark.ml.linalg import Vectors
+
     from sparkps.spark.frames import blocks_fit, frame_to_blocks
     X, y = digits[0][:500], digits[1][:500]
-    df = spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X, y)], ["f", "l"]).repartition(2)
+    df = spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X, y)], ["f", "l"]).repartition(2)
     blocks = frame_to_blocks(df, "f", "l", 64).collect()
     got_X, got_y = np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
     order, expected = np.lexsort(got_X.T), np.lexsort(X.T)

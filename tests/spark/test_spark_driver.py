@@ -1,8 +1,8 @@
 """The driver's pure parts: progress summaries from scheduler status, and naming the failed role."""
 import io
 
-from sparkps.spark.stage import describe_stage_error
 from sparkps.spark.progress import ProgressView, format_summary, summarize
+from sparkps.spark.stage import describe_stage_error
 from sparkps.spark.trainer import fit_stats, merge_histories
 
 

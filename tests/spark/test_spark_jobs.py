@@ -1,5 +1,6 @@
 """jobs/train_classifier.py through spark-submit: local[2] on libsvm files, and local-cluster[2,1,1024]
-(two executor JVMs, so workers and servers live in separate executor processes) on CSV files."""
+(two executor JVMs, so workers and servers live in separate executor processes) on CSV files, the master
+always the one spark-submit was given."""
 import json
 import os
 import subprocess
@@ -23,22 +24,48 @@ def digits_files(tmp_path_factory):
     return folder
 
 
-def spark_submit(master, *args, timeout=300):
+def spark_submit(master, *args, timeout=300, conf=None):
+    """Run the job under spark-submit; ``conf`` adds --conf settings."""
     submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
-    command = [submit, "--master", master, "--conf", "spark.ui.enabled=false",
-               "--conf", "spark.driver.memory=1g", JOB] + [str(a) for a in args]
+    command = [submit, "--master", master, "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=1g"]
+    for key, value in (conf or {}).items():
+        command += ["--conf", "%s=%s" % (key, value)]
+    command += [JOB] + [str(a) for a in args]
     return subprocess.run(command, env=spark_env(), capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def training_tasks(event_dir):
+    """(job description, executor ids of its tasks) of the sparkps training job, from Spark's event log."""
+    logs = sorted(os.path.join(folder, name) for folder, _, names in os.walk(event_dir) for name in names
+                  if name.startswith(("events_", "app-", "local-")))      # rolling (Spark 4) or single file
+    assert logs, os.listdir(event_dir)
+    stages, description, executors, events = set(), None, set(), []
+    for path in logs:
+        with open(path) as handle:
+            events += [json.loads(line) for line in handle if line.strip()]
+    for event in events:
+        props = event.get("Properties") or {}
+        if event["Event"] == "SparkListenerJobStart" and \
+                str(props.get("spark.job.description", "")).startswith("sparkps: training"):
+            description = props["spark.job.description"]
+            stages.update(event["Stage IDs"])
+    for event in events:
+        if event["Event"] == "SparkListenerTaskEnd" and event["Stage ID"] in stages:
+            executors.add(event["Task Info"]["Executor ID"])
+    return description, executors
 
 
 def check_outputs(run, output, epochs):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     summary = json.loads((output / "summary.json").read_text())
     assert "test accuracy:" in run.stdout
+    assert [h["epoch"] for h in summary["history"]] == list(range(1, epochs + 1))     # as the screen counts
+    assert "every worker finished" not in run.stdout + run.stderr
     assert (output / "model" / ("model-%04d.params" % epochs)).exists()
     assert (output / "model" / "model-symbol.json").exists()
     assert (output / "training-curve.png").stat().st_size > 1000
     lines = "".join(p.read_text() for p in sorted((output / "predictions").glob("part-*.csv"))).splitlines()
-    assert len([l for l in lines if not l.startswith("label")]) == 360
+    assert len([line for line in lines if not line.startswith("label")]) == 360
     return summary
 
 
@@ -51,13 +78,22 @@ def test_spark_submit_libsvm_on_local2(digits_files, tmp_path):
     assert summary["validation_accuracy"] >= 0.85
 
 
-def test_local_cluster_with_separate_executor_jvms(digits_files, tmp_path):
-    output = tmp_path / "out"
+def test_local_cluster_master_from_spark_submit_runs_training_on_its_executors(digits_files, tmp_path):
+    """spark-submit's master is the one used: Spark's own event log shows the training tasks on the two
+    executor JVMs of local-cluster (the job used to force local[*], where every task runs in the driver)."""
+    output, events = tmp_path / "out", tmp_path / "events"
+    events.mkdir()
     run = spark_submit("local-cluster[2,1,1024]", "--train", digits_files / "train.csv", "--validation",
-                       digits_files / "test.csv", "--layers", "64,64,10", "--epochs", 6, "--kvstore",
-                       "dist_async", "--output", output)
-    summary = check_outputs(run, output, 6)
-    assert summary["validation_accuracy"] >= 0.93
+                       digits_files / "test.csv", "--layers", "64,64,10", "--epochs", 4, "--kvstore",
+                       "dist_async", "--output", output,
+                       conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
+                             "spark.eventLog.compress": "false"})
+    summary = check_outputs(run, output, 4)
+    assert summary["validation_accuracy"] >= 0.9
+    assert summary["master"] == "local-cluster[2,1,1024]"
+    description, executors = training_tasks(str(events))
+    assert description == "sparkps: training MLP 64-64-10 for 4 epochs (2 workers, 1 servers)"
+    assert executors == {"0", "1"}
 
 
 GPU_PROBE = r'''

@@ -9,11 +9,12 @@ def test_pipeline_fit_save_load_round_trip(spark, digits, tmp_path):
     from pyspark.ml import Pipeline, PipelineModel
     from pyspark.ml.feature import StandardScaler
     from pyspark.ml.linalg import Vectors
+
     from sparkps.spark.ml import SparkpsClassificationModel, SparkpsClassifier
     X_train, y_train, X_test, y_test = digits
 
     def frame(X, y):
-        return spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X, y)], ["raw", "target"])
+        return spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X, y)], ["raw", "target"])
 
     scaler = StandardScaler(inputCol="raw", outputCol="scaled")
     classifier = SparkpsClassifier(featuresCol="scaled", labelCol="target", layers=[64, 64, 10], numEpochs=8,
@@ -37,3 +38,53 @@ def test_pipeline_fit_save_load_round_trip(spark, digits, tmp_path):
 
     classifier.write().overwrite().save(str(tmp_path / "estimator"))
     assert SparkpsClassifier.load(str(tmp_path / "estimator")).getOrDefault("numEpochs") == 8
+
+
+def digit_frame(spark, X, y, extra=()):
+    """(features, label, weight) rows: label 1 for digits >= 5 (a two-class problem); ``extra`` appended."""
+    from pyspark.ml.linalg import VectorUDT, Vectors
+    from pyspark.sql.types import DoubleType, StructField, StructType
+    schema = StructType([StructField("features", VectorUDT()), StructField("label", DoubleType()),
+                         StructField("weight", DoubleType())])
+    rows = [(Vectors.dense(x), float(v >= 5), 1.0 + (i % 2)) for i, (x, v) in enumerate(zip(X, y))]
+    return spark.createDataFrame(rows + list(extra), schema)
+
+
+def test_mllib_columns_and_options(spark, digits, tmp_path):
+    """rawPrediction for BinaryClassificationEvaluator's defaults; handleInvalid='skip' counts what it drops;
+    weightCol; validationFraction stops early; checkpointDir gets each epoch."""
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.linalg import Vectors
+    from sparkps.spark.ml import SparkpsClassifier
+    X_train, y_train, X_test, y_test = digits
+    bad = [(Vectors.dense(X_train[0]), float("nan"), 1.0), (Vectors.dense(X_train[1]), 7.0, 1.0),
+           (Vectors.dense([float("nan")] * 64), 1.0, 1.0)]
+    classifier = SparkpsClassifier(layers=[64, 32, 2], numEpochs=40, batchSize=32, learningRate=0.1,
+                                   handleInvalid="skip", weightCol="weight", validationFraction=0.2,
+                                   earlyStoppingPatience=1, checkpointDir=str(tmp_path / "checkpoints"))
+    model = classifier.fit(digit_frame(spark, X_train, y_train, bad))
+    assert model.skippedRows == 3
+    epochs = len(model.history)
+    assert 1 < epochs < 40 and "validation-cross-entropy" in model.history[-1]
+    assert len(list((tmp_path / "checkpoints").iterdir())) >= epochs
+    scored = model.transform(digit_frame(spark, X_test, y_test))
+    assert {"rawPrediction", "probability", "prediction"} <= set(scored.columns)
+    assert BinaryClassificationEvaluator().evaluate(scored) >= 0.95
+
+
+def test_bad_weights_and_unknown_handle_invalid_are_refused(spark, digits):
+    from sparkps.errors import ConfigError, DataError
+    from sparkps.spark.ml import SparkpsClassifier
+    df = digit_frame(spark, digits[0][:20], digits[1][:20]).withColumn("weight", F_when_row(3, 0.5))
+    with pytest.raises(DataError, match=r"row 3: weight 0\.5 in column weight is not a whole number"):
+        SparkpsClassifier(layers=[64, 2], weightCol="weight").fit(df)
+    with pytest.raises(ConfigError, match="handleInvalid must be one of error, skip, keep"):
+        SparkpsClassifier(layers=[64, 2], handleInvalid="drop").fit(df)
+
+
+def F_when_row(row, value):
+    """A column equal to ``value`` at the frame's row ``row`` and 1.0 elsewhere (rows numbered by order)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+    index = F.row_number().over(Window.orderBy(F.monotonically_increasing_id())) - 1
+    return F.when(index == row, F.lit(value)).otherwise(F.lit(1.0))

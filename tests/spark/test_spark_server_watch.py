@@ -7,8 +7,8 @@ import time
 import pytest
 
 from cluster import cluster_timeouts
-from sparkps.ps.comm import Postoffice
 from sparkps.errors import ClusterError
+from sparkps.ps.comm import Postoffice
 from sparkps.ps.scheduler import Scheduler
 from sparkps.spark.barrier_task import _ServerStartWatch
 

@@ -5,6 +5,7 @@ import time
 import numpy as np
 import pytest
 
+from cluster import CLUSTER_TIMEOUTS
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.spark import SparkModel, SparkTrainer, mlp_symbol
 
@@ -62,7 +63,7 @@ def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path, capl
     assert accuracy >= 0.93, accuracy
 
     from pyspark.ml.linalg import Vectors
-    df = spark.createDataFrame([(Vectors.dense(x), float(l)) for x, l in zip(X_test, y_test)],
+    df = spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X_test, y_test)],
                                ["features", "label"])
     scored = model.transform(df).select("label", "prediction", "probability").collect()
     assert np.mean([r.label == r.prediction for r in scored]) == pytest.approx(accuracy)
@@ -135,7 +136,7 @@ def test_a_killed_server_fails_fit_naming_the_server(spark, digits):
     import signal
     import threading
     X_train, y_train = digits[0], digits[1]
-    fitted = trainer(num_epoch=500, timeouts={"heartbeat_interval": 0.5, "heartbeat_timeout": 3, "register": 30})
+    fitted = trainer(num_epoch=500, timeouts=dict(CLUSTER_TIMEOUTS, register=30))
     outcome = {}
 
     def fit():

@@ -138,31 +138,33 @@ def test_shape_errors_name_the_op():
         conv.infer_shape(data=(1, 1, 4, 4))
     conv_padded = sym.Convolution(data, kernel=(5, 5), num_filter=2, pad=(1, 1), name="conv1")
     assert conv_padded.infer_shape(data=(1, 1, 3, 3))[1] == [(1, 2, 1, 1)]
-    with pytest.raises(ShapeError, match=r"Convolution 'conv1'.*must be 4-D.*\(2, 16\)"):
+    with pytest.raises(ShapeError, match=r"Convolution 'conv1'.*must have 4 axes.*\(2, 16\)"):
         conv.infer_shape(data=(2, 16))
     pool = sym.Pooling(data, kernel=(3, 3), name="pool1")
     with pytest.raises(ShapeError, match=r"Pooling 'pool1'.*kernel \(3, 3\) is larger"):
         pool.infer_shape(data=(1, 1, 2, 8))
-    with pytest.raises(ShapeError, match=r"Pooling 'pool1'.*4-D"):
+    with pytest.raises(ShapeError, match=r"Pooling 'pool1'.*must have 4 axes"):
         pool.infer_shape(data=(1, 8, 8))
 
 
 def test_bad_params_are_refused_by_name():
-    with pytest.raises(ConfigError, match=r"Convolution has no parameter 'dilate'"):
-        sym.Convolution(data, kernel=(3, 3), num_filter=2, dilate=(2, 2))
-    with pytest.raises(ConfigError, match=r"Convolution has no parameter 'num_group'"):
-        sym.Convolution(data, kernel=(3, 3), num_filter=2, num_group=2)
+    with pytest.raises(ConfigError, match=r"Convolution: num_filter 3 must be a positive multiple of num_group 2"):
+        sym.Convolution(data, kernel=(3, 3), num_filter=3, num_group=2)
+    with pytest.raises(ConfigError, match=r"Convolution: layout NHWC is not supported"):
+        sym.Convolution(data, kernel=(3, 3), num_filter=2, layout="NHWC")
     with pytest.raises(ConfigError, match=r"Convolution needs the parameter 'num_filter'"):
         sym.Convolution(data, kernel=(3, 3))
-    with pytest.raises(ConfigError, match=r"Convolution: parameter 'kernel' must be two ints"):
-        sym.Convolution(data, kernel=3, num_filter=2)
-    with pytest.raises(ConfigError, match=r"Convolution: parameter 'stride' must be two ints >= 1"):
+    with pytest.raises(ConfigError, match=r"Convolution: parameter 'kernel' must have 1, 2 or 3 sizes"):
+        sym.Convolution(data, kernel=(3, 3, 3, 3), num_filter=2)
+    with pytest.raises(ConfigError, match=r"Convolution: parameter 'stride' must be 2 int\(s\) >= 1"):
         sym.Convolution(data, kernel=(3, 3), num_filter=2, stride=(0, 1))
-    with pytest.raises(ConfigError, match=r"Pooling: bad value 'sum' for parameter 'pool_type'"):
-        sym.Pooling(data, kernel=(2, 2), pool_type="sum")
-    with pytest.raises(ConfigError, match=r"Pooling: bad value 'full' for parameter 'pooling_convention'"):
-        sym.Pooling(data, kernel=(2, 2), pooling_convention="full")
-    with pytest.raises(ConfigError, match=r"Pooling: parameter 'kernel' must be two ints"):
+    with pytest.raises(ConfigError, match=r"Convolution: parameter 'dilate' must be 2 int\(s\) >= 1"):
+        sym.Convolution(data, kernel=(3, 3), num_filter=2, dilate=(2,))
+    with pytest.raises(ConfigError, match=r"Pooling: bad value 'median' for parameter 'pool_type'"):
+        sym.Pooling(data, kernel=(2, 2), pool_type="median")
+    with pytest.raises(ConfigError, match=r"Pooling: bad value 'half' for parameter 'pooling_convention'"):
+        sym.Pooling(data, kernel=(2, 2), pooling_convention="half")
+    with pytest.raises(ConfigError, match=r"Pooling needs the parameter 'kernel'"):
         sym.Pooling(data, pool_type="max")
     with pytest.raises(ConfigError, match=r"Pooling: parameter 'pad' \(2, 2\) must be smaller"):
         sym.Pooling(data, kernel=(2, 2), pad=(2, 2))

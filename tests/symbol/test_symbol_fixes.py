@@ -140,3 +140,13 @@ def test_op_level_lr_mult_reaches_the_weights_it_creates():
     assert attrs["fc_weight"]["__lr_mult__"] == "0.1" and attrs["fc_bias"]["__wd_mult__"] == "0"
     assert attrs["fc_weight"]["__ctx_group__"] == "stage1"
     assert "__lr_mult__" not in attrs.get("x", {})
+
+
+def test_op_level_multipliers_are_read_by_the_optimizer():
+    import sparkps.train.optimizer as opt
+    net = sym.FullyConnected(X, num_hidden=3, name="fc", lr_mult=0.1, wd_mult=0.0)
+    net = sym.FullyConnected(net, num_hidden=2, name="out")
+    names = net.list_arguments()[1:]
+    optimizer = opt.create("sgd", learning_rate=1.0, wd=0.5, sym=net, param_idx2name=dict(enumerate(names)))
+    assert optimizer.lr_mult == {0: 0.1, 1: 0.1}
+    assert optimizer.wd_mult[0] == 0.0 and optimizer.wd_mult.get(2, 1.0) == 1.0

@@ -1,4 +1,5 @@
-"""FeedForward over a list of devices (batch slices, summed gradients) and pickling a model after predict."""
+"""FeedForward as MXNet users know it: a list of devices (batch slices, summed gradients), pickling after
+predict, and the learning-rate multipliers a symbol carries."""
 import pickle
 
 import numpy as np
@@ -61,3 +62,17 @@ def test_pickle_after_predict_predicts_the_same(digits):
     before = model.predict(X[:40])
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict(X[:40]), before)
+
+
+def test_symbol_lr_mult_freezes_a_layer_during_fit(digits):
+    X, y = digits
+    sym = sp.sym
+    frozen = sym.Variable('fc1_weight', lr_mult=0.0)
+    net = sym.Activation(sym.FullyConnected(sym.Variable('data'), weight=frozen, num_hidden=32, name='fc1'),
+                         act_type='relu')
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=10, name='fc2'), name='softmax')
+    start = {'fc1_weight': np.random.default_rng(0).normal(0, 0.1, size=(32, 64)).astype(np.float32)}
+    model = sp.FeedForward(net, num_epoch=6, optimizer='sgd', learning_rate=0.1, momentum=0.9, arg_params=start,
+                           numpy_batch_size=50, initializer=sp.initializer.Xavier(), seed=1).fit(X, y)
+    np.testing.assert_array_equal(model.arg_params['fc1_weight'], start['fc1_weight'])
+    assert model.score(X, y) > 0.5

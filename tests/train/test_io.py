@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from sparkps.train import io
 from sparkps.errors import ConfigError, DataError
+from sparkps.train import io
 
 
 def _data(n=10, width=3):

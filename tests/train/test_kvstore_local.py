@@ -3,9 +3,8 @@ import numpy as np
 import pytest
 
 from sparkps import kvstore
-
-from sparkps.train import optimizer
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.train import optimizer
 
 
 def test_create_local_and_unknown():

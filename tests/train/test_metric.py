@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from sparkps.train import metric
 from sparkps.errors import ConfigError, DataError
+from sparkps.train import metric
 
 
 def _softmax(z):

@@ -8,8 +8,8 @@ from sklearn.model_selection import train_test_split
 
 import sparkps as sp
 from sparkps import kvstore
-from sparkps.train import callback, io
 from sparkps.errors import ConfigError, DataError
+from sparkps.train import callback, io
 
 
 @pytest.fixture(scope='module')

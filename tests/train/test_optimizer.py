@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from sparkps.train import lr_scheduler, optimizer
 from sparkps.errors import ConfigError, DataError
+from sparkps.train import lr_scheduler, optimizer
 
 RESCALE, CLIP, WD, LR = 0.5, 0.3, 0.01, 0.1
 

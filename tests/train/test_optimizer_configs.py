@@ -94,3 +94,11 @@ def test_named_multipliers_resolve_through_param_idx2name():
     assert opt.lr_mult == {1: 2.0} and opt.wd_mult == {0: 0.5, 1: 0.0}
     with pytest.raises(ConfigError, match="'conv_weight'"):
         optimizer.create('sgd', param_idx2name={0: 'fc_weight'}, lr_mult={'conv_weight': 2.0})
+
+
+def test_only_lamb_declares_itself_not_elementwise():
+    assert [n for n in sorted(SETTINGS) if not optimizer.OPTIMIZERS[n].elementwise] == ['lamb']
+    weight, grads = problem()
+    whole, _ = run(make('lamb'), weight, grads[:1])
+    halves = [run(make('lamb'), weight[:2], [grads[0][:2]])[0], run(make('lamb'), weight[2:], [grads[0][2:]])[0]]
+    assert not np.allclose(np.concatenate(halves), whole)

@@ -11,7 +11,8 @@ import time
 from sparkps.errors import PeerTimeout, RemoteError
 
 
-class _Pending:
+class _InFlight:
+    """One request waiting for its reply: who it went to, and the reply or error once it came."""
     __slots__ = ("peer", "cmd", "event", "reply", "error", "channel")
 
     def __init__(self, peer, cmd):
@@ -41,7 +42,7 @@ class Customer:
         """A fresh request id for a request ``cmd`` sent to ``peer`` (a readable name)."""
         with self._lock:
             rid = next(self._ids)
-            entry = self._pending[rid] = _Pending(peer, cmd)
+            entry = self._pending[rid] = _InFlight(peer, cmd)
             if self._failure is not None:
                 entry.error = self._failure
                 entry.event.set()

@@ -28,21 +28,6 @@ def node_name(role, rank, node_id):
     return SCHEDULER_NAME if role == "scheduler" else "%s %s (node %s)" % (role, rank, node_id)
 
 
-def split_range(total, parts):
-    """Contiguous [begin, end) ranges cutting ``total`` items into ``parts`` (sizes differ by ≤ 1).
-
-    >>> split_range(10, 3)
-    [(0, 4), (4, 7), (7, 10)]
-    """
-    base, extra = divmod(int(total), int(parts))
-    bounds, begin = [], 0
-    for i in range(parts):
-        end = begin + base + (1 if i < extra else 0)
-        bounds.append((begin, end))
-        begin = end
-    return bounds
-
-
 def _copy(error):
     return type(error)(str(error), node=getattr(error, "node", None))
 

@@ -52,11 +52,6 @@ def sign(key, body):
     return hmac.digest(key, body, "sha256")
 
 
-def verify(key, mac, body):
-    """True when ``mac`` is the MAC of ``body`` under ``key`` (bytes or a MacKey; constant time)."""
-    return hmac.compare_digest(mac, sign(key, body))
-
-
 def curve_available():
     """True when the linked libzmq supports CURVE encryption."""
     return bool(zmq.has("curve"))

@@ -36,7 +36,7 @@ class KVServer:
         self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
-        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load}
+        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats}
 
     @property
     def policy(self):
@@ -126,6 +126,11 @@ class KVServer:
 
     def _command(self, request, sender, responder):
         responder.reply(meta=self._commands[request.name](request) or {})
+
+    def _stats(self, request):
+        # every table but the dense one holds rows and reports their statistics (SparseRows.stats)
+        return {"tables": {name: table.stats() for name, table in self.tables.items()
+                           if name != protocol.DEFAULT_TABLE}}
 
     def _set_lr(self, request):
         for table in self.tables.values():

@@ -1,4 +1,5 @@
-"""Run a server node: in this process (``run_server``), as a subprocess (``spawn_server``) or from the shell.
+"""Run a server node: in this process (``run_server``) or from the shell (a subprocess:
+:func:`sparkps.runtime.server_node.spawn_server`).
 
 ``python -m sparkps.ps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``) registers
 with the scheduler, serves until the scheduler sends TERMINATE, and exits 0; it exits 1 with a message
@@ -7,8 +8,6 @@ naming the peer when the job fails (a dead node, a lost scheduler).
 import argparse
 import json
 import logging
-import os
-import subprocess
 import sys
 
 from sparkps.errors import SparkpsError
@@ -40,22 +39,6 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
     finally:
         server.close("%s is stopping" % postoffice.name)
         postoffice.stop()
-
-
-def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1"):
-    """Start ``python -m sparkps.ps.server`` as a subprocess; returns the ``subprocess.Popen``. Never blocks.
-
-    ``host`` is the address the server binds and advertises (an address other nodes can reach). The secret
-    travels in the child's environment (``SPARKPS_SECRET``), not on its command line.
-    """
-    child_env = dict(os.environ if env is None else env)
-    child_env["SPARKPS_SECRET"] = secret
-    command = [sys.executable, "-m", "sparkps.ps.server", "--scheduler", scheduler_uri, "--host", host]
-    if rank is not None:
-        command += ["--rank", str(int(rank))]
-    if timeouts is not None:
-        command += ["--timeouts", json.dumps(timeouts.to_dict())]
-    return subprocess.Popen(command, env=child_env, stdin=subprocess.DEVNULL, stderr=stderr)
 
 
 def main(argv=None):

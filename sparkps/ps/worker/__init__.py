@@ -1,8 +1,8 @@
-"""Parameter-server workers: KVWorker (non-blocking push/pull) and the MXNet-style DistKVStore.
+"""Parameter-server workers: KVWorker, the non-blocking push/pull client every dist kvstore is built on
+(:mod:`sparkps.kvstore.dist` gives it MXNet's KVStore interface).
 
->>> # kv = sparkps.ps.worker.create_dist_kvstore('dist_sync', scheduler_uri=uri, secret=secret)
+>>> # worker = KVWorker(postoffice, sync=True); rid = worker.push([0], [grad]); worker.wait(rid)
 """
-from sparkps.ps.worker.dist_kvstore import DistKVStore, create_dist_kvstore
 from sparkps.ps.worker.kvworker import KVWorker
 
-__all__ = ["DistKVStore", "KVWorker", "create_dist_kvstore"]
+__all__ = ["KVWorker"]

@@ -3,7 +3,12 @@
 Every call sends its requests and returns a request id at once; ``wait(rid, timeout)`` blocks until every
 server involved answered (filling the pull's output arrays) or raises an error naming the server. Keys and
 their shapes are declared once (``declare``); a request for server ``s`` carries the pieces of the keys that
-``s`` holds, concatenated in sorted key order (see :mod:`sparkps.ps.layout`).
+``s`` holds, concatenated in sorted key order (see :mod:`sparkps.ps.layout`); requests are the classes of
+:mod:`sparkps.ps.protocol`.
+
+Values and outputs are lists of arrays, or a :class:`~sparkps.param_group.ParameterGroup` (as ``simple_bind``
+lays parameters and gradients out): then a server's share is one slice of the group's flat buffer, sent or
+filled without assembling it piece by piece.
 
 In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
 pushed to it, so it returns the weights after that round was applied by every worker.
@@ -17,7 +22,10 @@ import time
 
 import numpy as np
 
+from sparkps.backend import asnumpy, copy_into
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.param_group import ParameterGroup
+from sparkps.ps import protocol
 from sparkps.ps.comm.buffers import BufferPool
 from sparkps.ps.layout import KeyLayout, check_key
 
@@ -34,34 +42,18 @@ def compression_dtype(compression):
     return COMPRESSIONS[kind]
 
 
-def as_host_array(value):
+def host_value(value):
     """``value`` (numpy, CuPy or a list of per-device arrays, summed) as a numpy array."""
     if isinstance(value, (list, tuple)):
         if not value:
             raise ConfigError("an empty list of arrays was given as one kvstore value")
-        arrays = [as_host_array(v) for v in value]
+        arrays = [host_value(v) for v in value]
         return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
-    if hasattr(value, "get") and not isinstance(value, np.ndarray):
-        value = value.get()
-    return np.asarray(value)
+    return asnumpy(value)
 
 
-def contiguous_span(parts):
-    """One view covering the flat arrays ``parts`` when they lie end to end, in order, in one buffer
-    (parameters and gradients bound by ``simple_bind`` do); None otherwise."""
-    if len(parts) == 1:
-        return parts[0]
-    owner = parts[0].base
-    if type(owner) is not np.ndarray or owner.ndim != 1 or not owner.flags.c_contiguous:
-        return None
-    base, itemsize = owner.__array_interface__["data"][0], owner.itemsize
-    start = position = (parts[0].__array_interface__["data"][0] - base) // itemsize
-    for part in parts:
-        if (part.base is not owner or part.dtype != owner.dtype
-                or part.__array_interface__["data"][0] != base + position * itemsize):
-            return None
-        position += part.size
-    return owner[start:position]
+def _ranges(pieces):
+    return [(p.key, p.lo, p.hi) for p in pieces]
 
 
 class Staged:
@@ -72,6 +64,65 @@ class Staged:
         self.payloads = payloads  # {server rank: flat array in that server's piece order}
 
 
+class _Values:
+    """The checked values of one call: ``{key: flat float32 host array}`` and their host group (or None)."""
+
+    def __init__(self, flat, group=None):
+        self.flat, self.group = flat, group
+
+    def payload(self, pieces, dtype, zero_copy):
+        """The values of ``pieces`` as one flat array: a slice of the group when they lie end to end in it
+        (not over inproc://, where the server would hold a view of the caller's memory)."""
+        span = self.group.span(_ranges(pieces)) if self.group is not None and zero_copy else None
+        if span is not None and span.dtype == dtype:
+            return span
+        parts = [self.flat[p.key][p.lo:p.hi] for p in pieces]
+        if len(parts) > 1:
+            return np.concatenate(parts, dtype=dtype)
+        return parts[0].astype(dtype, copy=False)
+
+
+class _Outs:
+    """Where a pull's answers go: ``{key: out array}``, a host group to fill in one slice per server, and host
+    staging arrays for outputs that are not host arrays (copied over when the pull completes)."""
+
+    def __init__(self, outs, group=None):
+        self.outs = outs
+        self.device_group = None
+        self.group = None
+        self.staging = {}
+        if group is not None:
+            if isinstance(group.flat, np.ndarray) and group.flat.dtype == np.float32:
+                self.group = group
+            else:
+                self.group, self.device_group = group.empty_host_like(), group
+
+    def scatter(self, pieces, payload, size_of):
+        span = self.group.span(_ranges(pieces)) if self.group is not None else None
+        if span is not None:  # weights bound as one flat buffer: one copy
+            span[...] = payload
+            return
+        offset = 0
+        for p in pieces:
+            self._target(p.key, size_of)[p.lo:p.hi] = payload[offset:offset + p.size]
+            offset += p.size
+
+    def _target(self, key, size_of):
+        if self.group is not None:
+            return self.group.array_of(key).reshape(-1)
+        out = self.outs[key]
+        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
+            return out.reshape(-1)
+        return self.staging.setdefault(key, np.empty(size_of(key), np.float32))
+
+    def finish(self):
+        """Copy staged host values into outputs that live elsewhere (CuPy arrays, non-contiguous views)."""
+        if self.device_group is not None:
+            copy_into(self.device_group.flat, self.group.flat)
+        for key, staged in self.staging.items():
+            copy_into(self.outs[key], staged.reshape(self.outs[key].shape))
+
+
 class _Request:
     """Server requests behind one KVWorker request id, and where a pull's answers go."""
 
@@ -80,11 +131,18 @@ class _Request:
         self.outs = outs
 
 
+def _group_of(keys, values):
+    """``values`` when it is a ParameterGroup laid out under exactly ``keys``; else None."""
+    if isinstance(values, ParameterGroup) and list(values.keys) == list(keys):
+        return values
+    return None
+
+
 class KVWorker:
     """The worker side of the parameter server for one node. Thread-safe for concurrent requests.
 
-    ``push``/``pull``/``pushpull``/``init``/``command``/``leave`` never block; ``wait`` blocks at most
-    ``timeout`` seconds (default ``postoffice.timeouts.request``).
+    ``push``/``pull``/``pushpull``/``init``/``command`` never block; ``wait`` blocks at most ``timeout``
+    seconds (default ``postoffice.timeouts.request``).
     """
 
     def __init__(self, postoffice, sync=False, compression=None, timeout=None):
@@ -99,17 +157,24 @@ class KVWorker:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._buffers = BufferPool()
-        self._zero_copy = getattr(postoffice, "transport", "tcp") != "inproc"
+        self._zero_copy = postoffice.transport != "inproc"
 
     # ---- keys -----------------------------------------------------------------------------------
     def declare(self, shapes):
         """Register ``{key: shape}`` as one group of the layout (every worker declares the same)."""
         self.layout.add(shapes)
 
-    def _flat_values(self, keys, values):
-        """Check ``keys``/``values`` and return ``{key: flat float32 view or copy}``."""
+    def _values(self, keys, values):
+        """Check ``keys``/``values``; returns their :class:`_Values` (flat float32 host views or copies)."""
         if len(keys) != len(values):
             raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(values)))
+        group = _group_of(keys, values)
+        if group is not None:
+            group = group.on_host()
+            if group.flat.dtype != np.float32:
+                group = None
+            else:
+                values = group
         shapes, flat = self.layout.shapes, {}
         for key, value in zip(keys, values):
             if type(key) is not int or key not in shapes:  # the checks below name what is wrong
@@ -117,42 +182,39 @@ class KVWorker:
                 self.layout.check_known([key])
             if key in flat:
                 raise ConfigError("kvstore key %d appears twice in one call" % key)
-            array = value if type(value) is np.ndarray else as_host_array(value)
+            array = value if type(value) is np.ndarray else host_value(value)
             if array.shape != shapes[key]:
                 raise ShapeError("kvstore key %d has shape %s, the value given has shape %s"
                                  % (key, shapes[key], tuple(array.shape)))
             if array.dtype != np.float32 or not array.flags.c_contiguous:
                 array = np.ascontiguousarray(array, dtype=np.float32)
             flat[key] = array.reshape(-1)
-        return flat
+        return _Values(flat, group)
 
     def stage(self, keys, values):
         """Check gradients and copy them now into one payload per server (for ``push_staged``).
 
         Returns a :class:`Staged` push; ``values`` may change as soon as this returns.
         """
-        flat = self._flat_values(keys, values)
-        keys = sorted(flat)
+        checked = self._values(keys, values)
+        keys = sorted(checked.flat)
         payloads = {}
         for s in self.layout.servers_for(keys):
             pieces = self.layout.pieces_on(s, keys)
             payloads[s] = self._buffers.take(sum(p.size for p in pieces), self.push_dtype)
+            span = checked.group.span(_ranges(pieces)) if checked.group is not None else None
+            if span is not None:
+                payloads[s][:] = span
+                continue
             offset = 0
             for p in pieces:
-                payloads[s][offset:offset + p.size] = flat[p.key][p.lo:p.hi]
+                payloads[s][offset:offset + p.size] = checked.flat[p.key][p.lo:p.hi]
                 offset += p.size
         return Staged(keys, payloads)
 
-    def _payload(self, pieces, flat, dtype=np.float32):
-        """The values of ``pieces`` as one flat array: without a copy when they already lie end to end
-        (not over inproc://, where the server would hold a view of the caller's memory)."""
-        parts = [flat[p.key][p.lo:p.hi] for p in pieces]
-        if len(parts) > 1:
-            span = contiguous_span(parts) if self._zero_copy else None
-            if span is not None and span.dtype == dtype:
-                return span
-            return np.concatenate(parts, dtype=dtype)
-        return parts[0].astype(dtype, copy=False)
+    def _payloads(self, keys, checked, dtype):
+        return {s: checked.payload(self.layout.pieces_on(s, keys), dtype, self._zero_copy)
+                for s in self.layout.servers_for(keys)}
 
     # ---- requests -------------------------------------------------------------------------------
     def init(self, keys, values=None):
@@ -160,13 +222,14 @@ class KVWorker:
 
         One worker (rank 0) does this for every worker.
         """
-        flat = self._flat_values(keys, values) if values is not None else None
-        keys = sorted(flat) if flat is not None else self.layout.check_known(keys)
-        payloads = None
-        if flat is not None:
-            payloads = {s: self._payload(self.layout.pieces_on(s, keys), flat) for s in self.layout.servers_for(keys)}
-        return self._send("INIT", keys, payloads,
-                          meta_of=lambda s: dict(self.layout.to_meta(s, keys), sync=self.sync))
+        checked = self._values(keys, values) if values is not None else None
+        keys = sorted(checked.flat) if checked is not None else self.layout.check_known(keys)
+        payloads = self._payloads(keys, checked, np.float32) if checked is not None else None
+
+        def meta_of(server):
+            meta = self.layout.to_meta(server, keys)
+            return protocol.Init(meta["pieces"], meta["shapes"], sync=self.sync).meta()
+        return self._send("INIT", keys, payloads, meta_of=meta_of)
 
     def push(self, keys, values, copy=True):
         """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
@@ -175,45 +238,53 @@ class KVWorker:
         """
         if copy:
             return self.push_staged(self.stage(keys, values))
-        flat = self._flat_values(keys, values)
-        keys = sorted(flat)
-        return self._send("PUSH", keys, self._payloads(keys, flat), new_round=self.sync)
+        checked = self._values(keys, values)
+        keys = sorted(checked.flat)
+        return self._send("PUSH", keys, self._payloads(keys, checked, self.push_dtype), new_round=self.sync)
 
     def push_staged(self, staged):
         """Send a push prepared by ``stage``; returns a request id."""
         return self._send("PUSH", staged.keys, staged.payloads, new_round=self.sync)
 
     def pull(self, keys, outs):
-        """Ask for the weights of ``keys``; ``wait`` fills ``outs`` in place. Returns a request id."""
+        """Ask for the weights of ``keys``; ``wait`` fills ``outs`` (arrays or a ParameterGroup) in place.
+
+        Returns a request id.
+        """
         keys = [check_key(k) for k in keys]
-        return self._send("PULL", self._out_keys(keys, outs), None, outs=dict(zip(keys, outs)))
+        return self._send("PULL", self._out_keys(keys, outs), None,
+                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
 
     def pushpull(self, keys, values, outs):
         """Push ``values`` and pull the resulting weights into ``outs`` in one request per server.
 
         The values travel without a copy: leave them unchanged until ``wait`` returned.
         """
-        flat = self._flat_values(keys, values)
-        self._out_keys(list(flat), outs)
-        keys = sorted(flat)
-        return self._send("PUSHPULL", keys, self._payloads(keys, flat), new_round=self.sync,
-                          outs=dict(zip(flat, outs)))
+        checked = self._values(keys, values)
+        self._out_keys(list(checked.flat), outs)
+        keys = sorted(checked.flat)
+        return self._send("PUSHPULL", keys, self._payloads(keys, checked, self.push_dtype), new_round=self.sync,
+                          outs=_Outs(dict(zip(checked.flat, outs)), _group_of(list(checked.flat), outs)))
 
-    def pushpull_staged(self, staged, outs):
-        """Send a push prepared by ``stage`` and pull the weights of its keys into ``outs`` (``{key: array}``)."""
-        self._out_keys(list(outs), list(outs.values()))
-        if sorted(outs) != staged.keys:
-            raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(outs)))
-        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=self.sync, outs=dict(outs))
+    def pushpull_staged(self, staged, keys, outs):
+        """Send a push prepared by ``stage`` and pull the weights of its ``keys`` into ``outs`` (arrays or a
+        ParameterGroup, in the order of ``keys``)."""
+        self._out_keys(list(keys), outs)
+        if sorted(keys) != staged.keys:
+            raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(keys)))
+        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=self.sync,
+                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
 
-    def _payloads(self, keys, flat):
-        return {s: self._payload(self.layout.pieces_on(s, keys), flat, self.push_dtype)
-                for s in self.layout.servers_for(keys)}
-
-    def command(self, cmd, meta, servers=None):
-        """Send ``cmd`` with ``meta`` to ``servers`` (ranks, default all); returns a request id."""
+    def command(self, request, servers=None):
+        """Send the protocol ``request`` (SetOptimizer, Command, Leave) to ``servers`` (ranks, default all);
+        returns a request id."""
         servers = range(self.postoffice.num_servers) if servers is None else servers
-        return self._send(cmd, None, None, servers=list(servers), meta_of=lambda s: dict(meta))
+        return self._send(protocol.command_of(request), None, None, servers=list(servers),
+                          meta_of=lambda s: request.meta())
+
+    def leave(self):
+        """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
+        return self.command(protocol.Leave(self.round))
 
     def _out_keys(self, keys, outs):
         if len(keys) != len(outs):
@@ -237,11 +308,12 @@ class KVWorker:
             parts = []
             for s in servers:
                 pieces = self.layout.pieces_on(s, keys) if keys is not None and outs is not None else None
-                meta = meta_of(s) if meta_of else {"keys": keys}
                 if new_round:
                     self._last_round[s] = self.round
-                if self.sync and cmd in ("PUSH", "PULL", "PUSHPULL"):
-                    meta["round"] = self._last_round.get(s, 0)
+                if meta_of is not None:
+                    meta = meta_of(s)
+                else:
+                    meta = protocol.Push(keys, self._last_round.get(s, 0) if self.sync else None).meta()
                 arrays = [payloads[s]] if payloads is not None else []
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
@@ -272,7 +344,7 @@ class KVWorker:
                 self.postoffice.discard(server_rid)
             raise
         if request.outs is not None:
-            self._finish_outs(request.outs)
+            request.outs.finish()
         return replies
 
     def _scatter(self, pieces, reply, outs):
@@ -280,34 +352,4 @@ class KVWorker:
         expected = sum(p.size for p in pieces)
         if payload.size != expected:
             raise ConfigError("server answered %d values for pieces of %d elements" % (payload.size, expected))
-        targets = [self._host_view(outs, p.key)[p.lo:p.hi] for p in pieces]
-        span = contiguous_span(targets) if len(targets) > 1 else None
-        if span is not None:  # weights bound as one flat buffer: one copy
-            span[...] = payload
-            return
-        offset = 0
-        for target in targets:
-            target[...] = payload[offset:offset + target.size]
-            offset += target.size
-
-    def _host_view(self, outs, key):
-        out = outs[key]
-        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
-            return out.reshape(-1)
-        staged = outs.setdefault(("staged", key), np.empty(self.layout.size(key), np.float32))
-        return staged
-
-    def _finish_outs(self, outs):
-        for name in [k for k in outs if isinstance(k, tuple)]:
-            staged, out = outs.pop(name), outs[name[1]]
-            staged = staged.reshape(out.shape)
-            if isinstance(out, np.ndarray):
-                out[...] = staged
-            elif hasattr(out, "set"):
-                out.set(staged.astype(out.dtype, copy=False))
-            else:
-                out[...] = staged
-
-    def leave_meta(self):
-        """Meta of a LEAVE: the last round this worker pushed."""
-        return {"round": self.round}
+        outs.scatter(pieces, payload, self.layout.size)

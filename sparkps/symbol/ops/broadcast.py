@@ -104,6 +104,7 @@ def _make(kind, name, same_shape, aliases=()):
     hint = name.strip("_").lower()
     cls = type("%s_%s" % (name.strip("_"), "op"), (_BroadcastBinary,), {
         "name": name, "hint": hint, "aliases": aliases, "kind": kind, "same_shape": same_shape,
+        "elementwise": same_shape,
         "__doc__": "MXNet's ``%s``: element-wise %s%s." % (name, kind, "" if same_shape else " with broadcasting")})
     return register(cls)
 

@@ -161,6 +161,50 @@ nanprod = constructor("nanprod")
 norm = constructor("norm")
 sum_axis = constructor("sum", "sum_axis")
 
+# ---- cutting, picking, re-arranging axes ----------------------------------------------------------
+SliceChannel = constructor("SliceChannel")
+split = constructor("SliceChannel", "split")
+slice_axis = constructor("slice_axis")
+pick = constructor("pick")
+where = constructor("where")
+reverse = constructor("reverse")
+flip = constructor("reverse", "flip")
+expand_dims = constructor("expand_dims")
+squeeze = constructor("squeeze")
+SwapAxis = constructor("SwapAxis")
+swapaxes = constructor("SwapAxis", "swapaxes")
+reshape = constructor("Reshape", "reshape")
+reshape_like = constructor("reshape_like")
+flatten = constructor("Flatten", "flatten")
+concat = constructor("Concat", "concat")
+zeros_like = constructor("zeros_like")
+ones_like = constructor("ones_like")
+
+# ---- softmax layers, normalisation, more loss heads -----------------------------------------------
+softmax = constructor("softmax")
+log_softmax = constructor("log_softmax")
+SoftmaxActivation = constructor("SoftmaxActivation")
+LRN = constructor("LRN")
+MAERegressionOutput = constructor("MAERegressionOutput")
+Cast = constructor("Cast")
+cast = constructor("Cast", "cast")
+
+
+def zeros(shape, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with 0 (no inputs)."""
+    return apply_op(op_class("_zeros"), [], dict(kwargs, shape=shape, dtype=dtype, name=name, attr=attr))
+
+
+def ones(shape, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with 1 (no inputs)."""
+    return apply_op(op_class("_ones"), [], dict(kwargs, shape=shape, dtype=dtype, name=name, attr=attr))
+
+
+def full(shape, val, dtype=None, name=None, attr=None, **kwargs):
+    """An array of ``shape`` filled with ``val`` (no inputs)."""
+    return apply_op(op_class("_full"), [], dict(kwargs, shape=shape, value=val, dtype=dtype, name=name, attr=attr))
+
+
 # ---- feature crosses (CTR models; Angel's names) --------------------------------------------------
 BiInnerSumCross = constructor("BiInnerSumCross")
 BiInteractionCross = constructor("BiInteractionCross")

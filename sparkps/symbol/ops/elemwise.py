@@ -1,9 +1,10 @@
 """Element-wise arithmetic between symbols of the same shape (never broadcast) and with scalars."""
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import REQUIRED, to_float, to_int
+from ..params import REQUIRED, to_float, to_int, to_shape
 
 
 class _Binary(Op):
+    elementwise = True
     def arguments(self):
         return ["lhs", "rhs"]
 
@@ -68,6 +69,7 @@ class AddN(Op):
     name, hint, aliases = "add_n", "add_n", ("ElementWiseSum", "_grad_add")
     spec = {"num_args": (to_int, REQUIRED)}
     variadic = True
+    elementwise = True
 
     def arguments(self):
         return ["arg%d" % i for i in range(self.num_args)]
@@ -90,6 +92,7 @@ class AddN(Op):
 
 
 class _Scalar(Op):
+    elementwise = True
     spec = {"scalar": (to_float, REQUIRED)}
 
 
@@ -169,6 +172,9 @@ class ZerosLike(BackwardOp):
     def forward(self, rt, ins, outs, aux):
         outs[0].fill(0)
 
+    def gradient(self, node, out_grads):
+        return [None]
+
 
 @register
 class FullLike(BackwardOp):
@@ -189,3 +195,63 @@ class Copy(BackwardOp):
 
     def gradient(self, node, out_grads):
         return [out_grads[0]]
+
+
+@register
+class Cast(Op):
+    """``Cast(data, dtype)``: the values converted to ``dtype`` (rounded or truncated as numpy's
+    astype does). Type inference gives the output ``dtype``; the executor stores every intermediate
+    array in its own dtype, so the converted values are held in that type."""
+    name, hint, aliases = "Cast", "cast", ("cast",)
+    spec = {"dtype": (str, REQUIRED)}
+    elementwise = True              # in shape; its type is its own (infer_type)
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [self.dtype], []
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0].astype(self.dtype), casting="unsafe")
+
+    def gradient(self, node, out_grads):
+        return [apply(Copy, [out_grads[0]], grad_name(node, "data"))]
+
+
+class _Filled(Op):
+    """An array of ``shape`` holding one value, with no inputs (``zeros``, ``ones``, ``full``)."""
+    spec = {"shape": (to_shape, REQUIRED), "dtype": (str, None), "ctx": (str, None)}
+    value = 0.0
+
+    def arguments(self):
+        return []
+
+    def infer_shape(self, in_shapes):
+        return [], [tuple(self.shape)], []
+
+    def infer_type(self, in_types, out_types):
+        return [], [self.dtype or "float32"], []
+
+    def forward(self, rt, ins, outs, aux):
+        outs[0].fill(self.value)
+
+    def gradient(self, node, out_grads):
+        return []
+
+
+@register
+class Zeros(_Filled):
+    name, hint, aliases = "_zeros", "zeros", ("zeros",)
+
+
+@register
+class Ones(_Filled):
+    name, hint, aliases = "_ones", "ones", ("ones",)
+    value = 1.0
+
+
+@register
+class Full(_Filled):
+    name, hint, aliases = "_full", "full", ("full",)
+    spec = dict(_Filled.spec, value=(to_float, REQUIRED))
+
+    def setup(self):
+        self.value = self.params["value"]

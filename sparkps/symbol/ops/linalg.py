@@ -1,6 +1,7 @@
 """Matrix products and axis permutations: ``dot``, ``batch_dot``, ``transpose``."""
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import to_axis, to_bool, to_int
+from ..shape import unify
 
 
 def _matrix(x, transpose, left):
@@ -25,6 +26,7 @@ class Dot(Op):
     axes, as MXNet's dot on N-D arrays."""
     name, hint = "dot", "dot"
     spec = {"transpose_a": (to_bool, False), "transpose_b": (to_bool, False), "forward_stype": (str, None)}
+    partial_shapes = True
 
     def arguments(self):
         return ["lhs", "rhs"]
@@ -34,7 +36,7 @@ class Dot(Op):
         if lhs is None or rhs is None:
             return in_shapes, [None], []
         lk, lfree, rk, rfree = _dot_shapes(self, lhs, rhs)
-        if lk != rk:
+        if lk and rk and lk != rk:
             raise self.shape_error("lhs '%s' %s and rhs '%s' %s do not agree on the contracted axis (%d vs %d)",
                                    self.input_name(0), lhs, self.input_name(1), rhs, lk, rk)
         return in_shapes, [(lfree + rfree) or (1,)], []
@@ -80,6 +82,7 @@ class BatchDot(Op):
     transposed in its last two axes."""
     name, hint = "batch_dot", "batch_dot"
     spec = {"transpose_a": (to_bool, False), "transpose_b": (to_bool, False), "forward_stype": (str, None)}
+    partial_shapes = True
 
     def arguments(self):
         return ["lhs", "rhs"]
@@ -88,15 +91,17 @@ class BatchDot(Op):
         lhs, rhs = in_shapes
         if lhs is None or rhs is None:
             return in_shapes, [None], []
-        if len(lhs) < 3 or len(rhs) < 3 or lhs[:-2] != rhs[:-2]:
+        if len(lhs) < 3 or len(rhs) < 3 or unify(lhs[:-2], rhs[:-2]) is None:
             raise self.shape_error("lhs '%s' %s and rhs '%s' %s must be batches of matrices of one batch shape",
                                    self.input_name(0), lhs, self.input_name(1), rhs)
         m, k = (lhs[-1], lhs[-2]) if self.transpose_a else (lhs[-2], lhs[-1])
         k2, n = (rhs[-1], rhs[-2]) if self.transpose_b else (rhs[-2], rhs[-1])
+        if not k or not k2:
+            return in_shapes, [None], []          # the contracted size is unknown (as MXNet)
         if k != k2:
             raise self.shape_error("lhs '%s' %s and rhs '%s' %s do not agree on the contracted axis (%d vs %d)",
                                    self.input_name(0), lhs, self.input_name(1), rhs, k, k2)
-        return in_shapes, [tuple(lhs[:-2]) + (m, n)], []
+        return in_shapes, [unify(lhs[:-2], rhs[:-2]) + (m, n)], []
 
     def forward(self, rt, ins, outs, aux):
         a, b = _last2(ins[0], self.transpose_a), _last2(ins[1], self.transpose_b)
@@ -136,6 +141,7 @@ class Transpose(Op):
     """``transpose(data, axes)``: permute the axes (reverse them when ``axes`` is empty)."""
     name, hint = "transpose", "transpose"
     spec = {"axes": (to_axis, None)}
+    partial_shapes = True
 
     def permutation(self, ndim):
         if self.axes is None:

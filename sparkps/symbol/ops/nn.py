@@ -19,6 +19,13 @@ class FullyConnected(Op):
     name, hint = "FullyConnected", "fullyconnected"
     spec = {"num_hidden": (to_int, REQUIRED), "no_bias": (to_bool, False), "flatten": (to_bool, True)}
     propagates_nonfinite = (0,)     # a NaN/inf in a data row makes that output row non-finite
+    partial_shapes = True           # an unknown batch size (0) still gives the weight's shape
+
+    def refine_inputs(self, in_shapes, out_shapes):
+        data, out = in_shapes[0], out_shapes[0]
+        if data is not None and out is not None and data[0] == 0 and out[0]:
+            in_shapes[0] = (out[0],) + tuple(data[1:])
+        return in_shapes
 
     def arguments(self):
         return ["data", "weight"] if self.no_bias else ["data", "weight", "bias"]

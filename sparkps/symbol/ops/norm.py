@@ -1,5 +1,6 @@
 """Dropout and BatchNorm: ops whose forward differs between training and inference."""
 from ... import backend
+from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import to_bool, to_float
 from .elemwise import Mul
@@ -43,9 +44,16 @@ class BatchNorm(Op):
     fix_gamma=True (MXNet's default) uses gamma = 1 and gives it no gradient."""
     name, hint = "BatchNorm", "batchnorm"
     spec = {"eps": (to_float, 1e-3), "momentum": (to_float, 0.9), "fix_gamma": (to_bool, True),
-            "use_global_stats": (to_bool, False), "axis": (int, 1), "cudnn_off": (to_bool, False)}
-    num_outputs, num_visible = 3, 1
-    output_names = ("output", "mean", "invstd")
+            "use_global_stats": (to_bool, False), "axis": (int, 1), "cudnn_off": (to_bool, False),
+            "output_mean_var": (to_bool, False), "min_calib_range": (to_float, None),
+            "max_calib_range": (to_float, None)}
+    num_outputs = 3
+    output_names = ("output", "mean", "var")
+
+    @property
+    def num_visible(self):
+        """output alone, or output, mean and var with output_mean_var (as MXNet)."""
+        return 3 if self.output_mean_var else 1
 
     def arguments(self):
         return ["data", "gamma", "beta"]
@@ -56,14 +64,14 @@ class BatchNorm(Op):
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
         if data is None:
-            return in_shapes, [None, None, None], [None, None]
+            return in_shapes, [None] * 3, [None, None]
         if not -len(data) <= self.axis < len(data):
             raise self.shape_error("axis %d out of range for data shape %s", self.axis, data)
         channel = (data[self.axis],)
         return [data, channel, channel], [data, channel, channel], [channel, channel]
 
     def forward(self, rt, ins, outs, aux):
-        xp, (x, gamma, beta), (out, mean, invstd) = rt.xp, ins, outs
+        xp, (x, gamma, beta), (out, mean, saved_var) = rt.xp, ins, outs
         shape = _channel_shape(x, self.axis)
         axes = _reduce_axes(x, self.axis)
         if rt.is_train and not self.use_global_stats:
@@ -77,9 +85,8 @@ class BatchNorm(Op):
         else:
             xp.copyto(mean, aux[0])
             var = aux[1]
-        xp.add(var, self.eps, out=invstd)
-        xp.sqrt(invstd, out=invstd)
-        xp.reciprocal(invstd, out=invstd)
+        xp.copyto(saved_var, var)
+        invstd = _invstd(xp, var, self.eps)
         xp.subtract(x, mean.reshape(shape), out=out)
         scale = invstd if self.fix_gamma else invstd * gamma
         xp.multiply(out, scale.reshape(shape), out=out)
@@ -90,6 +97,11 @@ class BatchNorm(Op):
                          grad_name(node, "all"), **self.params)
         grad_node = backward[0]
         return [(grad_node, 0), (grad_node, 1), (grad_node, 2)]
+
+
+def _invstd(xp, var, eps):
+    """1 / sqrt(var + eps), per channel."""
+    return xp.reciprocal(xp.sqrt(var + eps))
 
 
 def _channel_shape(x, axis):
@@ -104,7 +116,7 @@ def _reduce_axes(x, axis):
 
 @register
 class BatchNormGrad(BackwardOp):
-    """d data, d gamma, d beta from (dy, data, gamma, saved mean, saved 1/std)."""
+    """d data, d gamma, d beta from (dy, data, gamma, saved mean, saved variance)."""
     name, hint = "_backward_BatchNorm", "_backward_batchnorm"
     spec = BatchNorm.spec
     num_inputs, num_outputs = 5, 3
@@ -114,7 +126,8 @@ class BatchNormGrad(BackwardOp):
         return [in_shapes[1], in_shapes[2], in_shapes[2]]
 
     def forward(self, rt, ins, outs, aux):
-        xp, (dy, x, gamma, mean, invstd), (dx, dgamma, dbeta) = rt.xp, ins, outs
+        xp, (dy, x, gamma, mean, var), (dx, dgamma, dbeta) = rt.xp, ins, outs
+        invstd = _invstd(xp, var, self.eps)
         shape, axes = _channel_shape(x, self.axis), _reduce_axes(x, self.axis)
         count = x.size // x.shape[self.axis]
         xhat = (x - mean.reshape(shape)) * invstd.reshape(shape)
@@ -128,3 +141,53 @@ class BatchNormGrad(BackwardOp):
             xp.multiply(dy, g.reshape(shape), out=dx)
         if self.fix_gamma:
             dgamma.fill(0)
+
+
+def _channel_window_sum(xp, x, nsize):
+    """Sum over a window of ``nsize`` channels centred on each channel (axis 1), zero beyond the ends."""
+    half = nsize // 2
+    total = xp.zeros_like(x)
+    channels = x.shape[1]
+    for shift in range(-half, half + 1):
+        lo, hi = max(0, -shift), min(channels, channels - shift)
+        if lo < hi:
+            total[:, lo:hi] += x[:, lo + shift:hi + shift]
+    return total
+
+
+@register
+class LRN(Op):
+    """Local response normalisation across channels: x / (knorm + alpha/nsize * sum of x^2 over
+    ``nsize`` neighbouring channels)^beta, as MXNet's LRN."""
+    name, hint = "LRN", "lrn"
+    spec = {"alpha": (to_float, 1e-4), "beta": (to_float, 0.75), "knorm": (to_float, 2.0),
+            "nsize": (int, None)}
+
+    def setup(self):
+        if self.nsize is None or self.nsize < 1:
+            raise ConfigError("LRN needs the parameter 'nsize' (a positive window size)")
+
+    def norm(self, xp, x):
+        return self.knorm + (self.alpha / self.nsize) * _channel_window_sum(xp, x * x, self.nsize)
+
+    def forward(self, rt, ins, outs, aux):
+        xp, x = rt.xp, ins[0]
+        xp.multiply(x, self.norm(xp, x) ** -self.beta, out=outs[0])
+
+    def gradient(self, node, out_grads):
+        return [apply(LRNGrad, [out_grads[0], node.inputs[0]], grad_name(node, "data"), **self.params)]
+
+
+@register
+class LRNGrad(BackwardOp):
+    """dy * N^-beta - 2 alpha beta / nsize * x * window_sum(dy * x * N^(-beta-1)) (inputs dy, x)."""
+    name, hint = "_backward_LRN", "_backward_lrn"
+    spec = LRN.spec
+    num_inputs = 2
+    setup, norm = LRN.setup, LRN.norm
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (dy, x) = rt.xp, ins
+        n = self.norm(xp, x)
+        spread = _channel_window_sum(xp, dy * x * n ** (-self.beta - 1), self.nsize)
+        xp.subtract(dy * n ** -self.beta, (2 * self.alpha * self.beta / self.nsize) * x * spread, out=outs[0])

@@ -99,6 +99,12 @@ class Embedding(Op):
     def arguments(self):
         return ["data", "weight"]
 
+    partial_shapes = True
+
+    def infer_type(self, in_types, out_types):
+        """The ids keep their own type; weight and output have ``dtype``."""
+        return [in_types[0], self.dtype], [self.dtype], []
+
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
         out = None if data is None else tuple(data) + (self.output_dim,)

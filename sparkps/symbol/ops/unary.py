@@ -94,6 +94,7 @@ SCALAR_SPEC = {"scalar": (to_float, REQUIRED)}
 class _Unary(Op):
     """One op of the UNARY table; ``kind`` is its MXNet name."""
     kind = None
+    elementwise = True
 
     def forward(self, rt, ins, outs, aux):
         UNARY[self.kind][0](rt.xp, ins[0], outs[0], self)

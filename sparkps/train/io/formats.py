@@ -146,3 +146,26 @@ def _local_path(path):
 
 def _refuse(path, why):
     raise ConfigError("cannot tell the format of %s (%s): give --format %s" % (path, why, "|".join(FORMATS)))
+
+
+def input_line(path, kind, row):
+    """The 1-based line of ``path`` (one local libsvm or CSV file) holding data row ``row`` (0-based, in
+    file order, as Spark numbers a single file's rows), or None when that cannot be told (folders, remote
+    paths, other formats, fewer rows)."""
+    local = _local_path(path)
+    if local is None or kind not in ("libsvm", "csv") or not os.path.isfile(local):
+        return None
+    skip_header = kind == "csv" and csv_has_header(local)
+    seen = -1
+    with open(local, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.decode("utf-8", "replace").strip()
+            if not text or (kind == "libsvm" and text.startswith("#")):
+                continue
+            if skip_header:
+                skip_header = False
+                continue
+            seen += 1
+            if seen == row:
+                return number
+    return None

@@ -5,14 +5,8 @@ traceback from deep inside numpy or the executor.
 """
 import numpy as np
 
+from sparkps.backend import asnumpy as host  # the one host-copy function, under the name callers use
 from sparkps.errors import DataError, ShapeError
-
-
-def host(array):
-    """A numpy view or copy of ``array`` (CuPy arrays are copied to the host)."""
-    if isinstance(array, np.ndarray):
-        return array
-    return array.get() if hasattr(array, 'get') else np.asarray(array)
 
 
 def copy_into(target, source):

@@ -160,6 +160,7 @@ class LAMB(Optimizer):
     name = 'lamb'
     hyper_params = ('beta1', 'beta2', 'epsilon', 'lower_bound', 'upper_bound', 'bias_correction')
     grad_decay = 'none'
+    elementwise = False     # whole-tensor norms: never apply it to pieces of a parameter
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6, lower_bound=None,
                  upper_bound=None, bias_correction=True, **kwargs):

@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from sparkps.backend import asnumpy as _to_numpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.train.lr_scheduler import LRScheduler, scheduler_from_config
 
@@ -38,7 +39,10 @@ _DECAYED_SUFFIXES = ('_weight', '_gamma')
 
 
 def register(cls):
-    """Class decorator: make ``cls`` available to ``create(cls.name)`` and ``from_config``."""
+    """Class decorator: make ``cls`` available to ``create(cls.name)`` and ``from_config``. A class without a
+    ``name`` (an MXNet-style custom optimizer) is registered under its lower-cased class name."""
+    if not cls.__dict__.get('name'):
+        cls.name = cls.__name__.lower()
     OPTIMIZERS[cls.name] = cls
     return cls
 
@@ -108,11 +112,6 @@ def _int_keyed(name, mapping):
         raise ConfigError(f"optimizer parameter {name!r} needs integer parameter indices as keys") from None
 
 
-def _to_numpy(array):
-    return array if isinstance(array, np.ndarray) else (array.get() if hasattr(array, 'get')
-                                                         else np.asarray(array))
-
-
 class Optimizer:
     """Base class. Subclasses set ``name``, ``hyper_params`` and implement ``create_state``/``_step``.
 
@@ -135,6 +134,7 @@ class Optimizer:
     hyper_params = ()
     aliases = ()            # older hyper-parameter names still accepted on construction
     grad_decay = 'after_clip'
+    elementwise = True      # an update of a piece of a weight equals that piece of the whole update
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
                  begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None, sym=None,
@@ -183,6 +183,19 @@ class Optimizer:
                 key = index_of[key]
             out[int(key)] = _check_number(f'{what}[{key}]', value)
         return out
+
+    register = staticmethod(register)                 # MXNet's Optimizer.register / create_optimizer
+    create_optimizer = staticmethod(create)
+
+    @property
+    def idx2name(self):
+        """MXNet's name for ``param_idx2name``."""
+        return self.param_idx2name
+
+    @property
+    def _index_update_count(self):
+        """MXNet's name for ``index_update_count`` (custom optimizers written for MXNet read it)."""
+        return self.index_update_count
 
     # ----- learning rate and counts -------------------------------------------------------------
     @property

@@ -6,7 +6,8 @@ rows the gradient does not name keep their value and state (no momentum drift, n
 is the dense optimizer's own (``Optimizer.update`` on the gathered rows), so a row updated here changes
 exactly as the dense optimizer would change it. Adam is the exception in one respect: its bias correction
 uses each row's own step count (how often that row was updated), kept by the table in ``counts``; its
-gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay).
+gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and ``clip_weights``
+applies as in ``Optimizer.update``.
 
 The optimizer instance belongs to one table (index 0 is "this table" for its update count, learning-rate
 multipliers and scheduler), so a table may use a different optimizer from the dense parameters.
@@ -69,6 +70,8 @@ class RowOptimizer:
         lr, wd = opt._get_lr(_TABLE_INDEX), opt._get_wd(_TABLE_INDEX)
         g, tmp = opt._prepared_grad(_TABLE_INDEX, weights, grads, wd)
         _adam_rows(opt, weights, g, tmp, states, lr, counts)
+        if opt.clip_weights is not None:
+            np.clip(weights, -opt.clip_weights, opt.clip_weights, out=weights)
 
     def set_learning_rate(self, lr):
         """Set the base learning rate of the wrapped optimizer."""

@@ -37,7 +37,6 @@ sparkps ships).
 """
 from sparkps.errors import ConfigError
 from sparkps.ps.server.tables.dense import DenseTable
-from sparkps.ps.server.tables.sparse_served import SparseRows
 
 TABLE_KINDS = {}
 
@@ -57,5 +56,12 @@ def create_table(name):
     return cls()
 
 
+def sparse_rows():
+    """A new 'sparse' table (:class:`~sparkps.ps.server.tables.sparse_served.SparseRows`), imported on first
+    use: it compiles numba kernels, which a server holding only dense parameters never needs."""
+    from sparkps.ps.server.tables.sparse_served import SparseRows
+    return SparseRows()
+
+
 register_table_kind("dense", DenseTable)
-register_table_kind("sparse", SparseRows)
+register_table_kind("sparse", sparse_rows)

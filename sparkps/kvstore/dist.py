@@ -20,11 +20,12 @@ import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
-from sparkps.ps import manifest
+from sparkps.param_group import ParameterGroup
+from sparkps.ps import manifest, protocol
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
-from sparkps.ps.worker.kvworker import KVWorker, as_host_array
+from sparkps.ps.worker.kvworker import KVWorker, host_value
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True}
@@ -74,7 +75,7 @@ class DistKVStore(KVStoreBase):
         Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
         """
         keys, values = key_value_lists(keys, values, "init")
-        arrays = [as_host_array(v) for v in values]
+        arrays = [host_value(v) for v in values]
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
             self.worker.wait(self.worker.init(keys, arrays))
@@ -108,12 +109,12 @@ class DistKVStore(KVStoreBase):
         if out is None:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
         keys, outs = key_value_lists(keys, out, "pull", "out arrays")
-        outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
-        by_key = dict(zip(keys, outs))
-        if (self._deferred is not None and len(by_key) == len(keys) == len(outs)
-                and sorted(by_key) == self._deferred.keys):
+        if not isinstance(out, ParameterGroup):
+            outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
+        if (self._deferred is not None and len(set(keys)) == len(keys)
+                and sorted(keys) == self._deferred.keys):
             staged, self._deferred = self._deferred, None
-            rid = self.worker.pushpull_staged(staged, by_key)
+            rid = self.worker.pushpull_staged(staged, keys, outs)
         else:
             self._flush()
             rid = self.worker.pull(keys, outs)
@@ -123,9 +124,9 @@ class DistKVStore(KVStoreBase):
     def pushpull(self, keys, values, out=None, priority=0):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
-        keys, values = key_value_lists(keys, values, "pushpull")
-        out = values if out is None else out
-        _, outs = key_value_lists(keys, out, "pushpull", "out arrays")
+        given = keys
+        keys, values = key_value_lists(given, values, "pushpull")
+        outs = values if out is None else key_value_lists(given, out, "pushpull", "out arrays")[1]
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
@@ -146,13 +147,19 @@ class DistKVStore(KVStoreBase):
     def set_optimizer(self, optimizer):
         """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective."""
         if self.rank == 0:
-            self.worker.wait(self.worker.command("SET_OPTIMIZER", {"config": optimizer.to_config()}))
+            self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
         self._wait_pushes()
-        self.worker.wait(self.worker.command("COMMAND", {"name": "set_lr", "lr": float(lr)}))
+        self.worker.wait(self.worker.command(protocol.Command("set_lr", lr=float(lr))))
+
+    def table_stats(self):
+        """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
+        servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))
+        return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
     def save_checkpoint(self, path):
         """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
@@ -162,7 +169,7 @@ class DistKVStore(KVStoreBase):
         """
         self._wait_pushes()
         path = str(path)
-        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "save", "path": path}))
+        replies = self.worker.wait(self.worker.command(protocol.Command("save", path=path)))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
         tables = [d for r in replies for d in r.meta.get("tables", [])]
@@ -182,7 +189,7 @@ class DistKVStore(KVStoreBase):
         if self.rank == 0:
             if new:
                 self.worker.wait(self.worker.init(sorted(new)))
-            self.worker.wait(self.worker.command("COMMAND", {"name": "load", "path": path}))
+            self.worker.wait(self.worker.command(protocol.Command("load", path=path)))
         self.barrier()
 
     # ---- cluster ---------------------------------------------------------------------------------
@@ -215,7 +222,7 @@ class DistKVStore(KVStoreBase):
 
     def _leave_rounds(self):
         if self.worker.sync and not self._left:
-            self.worker.wait(self.worker.command("LEAVE", self.worker.leave_meta()))
+            self.worker.wait(self.worker.leave())
         self._left = True
 
     def close(self):
@@ -258,3 +265,25 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     except BaseException:
         postoffice.stop()
         raise
+
+
+def sum_table_stats(per_server):
+    """Add up the servers' ``{table: stats}`` dicts: counts (and per-server capacities) add, ``step`` keeps the
+    largest, a field that is None on a server (no capacity) stays None.
+
+    >>> sum_table_stats([{"t": {"rows": 2, "step": 5, "capacity": None}}, {"t": {"rows": 3, "step": 4,
+    ...                  "capacity": None}}])
+    {'t': {'rows': 5, 'step': 5, 'capacity': None}}
+    """
+    total = {}
+    for tables in per_server:
+        for name, stats in tables.items():
+            into = total.setdefault(name, {})
+            for field, value in stats.items():
+                if field not in into:
+                    into[field] = value
+                elif value is None or into[field] is None:
+                    into[field] = None
+                else:
+                    into[field] = max(into[field], value) if field == "step" else into[field] + value
+    return total

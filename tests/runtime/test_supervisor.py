@@ -1,0 +1,94 @@
+"""The process supervisor and the worker life cycle, with real child processes and a real cluster."""
+import io
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+from cluster import PSCluster, cluster_timeouts, run_in_threads
+
+from sparkps import kvstore
+from sparkps.errors import ClusterError
+from sparkps.runtime.lifecycle import run_worker
+from sparkps.runtime.supervisor import ExitWatch, describe_exit, spawn, stop_all
+
+STUBBORN = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
+            "time.sleep(60)")
+
+
+def _wait_for_line(child, text, timeout=20):
+    deadline = time.monotonic() + timeout
+    while child.last_line != text and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert child.last_line == text, "the child never printed %r" % text
+
+
+def test_stop_kills_a_child_that_ignores_sigterm_after_the_grace_period():
+    out = io.StringIO()
+    child = spawn("stubborn", [sys.executable, "-c", STUBBORN], relay=out, own_group=True)
+    _wait_for_line(child, "ready")
+    started = time.monotonic()
+    child.stop(grace=0.5)
+    assert describe_exit(child.returncode) == "killed by SIGKILL"
+    assert time.monotonic() - started < 10
+    assert out.getvalue() == "[stubborn] ready\n"
+
+
+def test_stop_all_reaches_the_grandchildren_of_a_process_group():
+    code = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; "
+            "time.sleep(60)']); print(p.pid, flush=True); time.sleep(60)")
+    child = spawn("parent", [sys.executable, "-c", code], relay=io.StringIO(), own_group=True)
+    deadline = time.monotonic() + 20
+    while not child.last_line.isdigit() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    grandchild = int(child.last_line)
+    stop_all([child], grace=5)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(grandchild, signal.SIGKILL)
+        pytest.fail("the grandchild outlived its stopped process group")
+
+
+def test_exit_watch_reports_an_exit_once_and_nothing_after_it_closed():
+    seen = []
+    done = threading.Event()
+    child = spawn("quitter", [sys.executable, "-c", "raise SystemExit(3)"])
+    with ExitWatch(child, lambda code: (seen.append(code), done.set())):
+        assert done.wait(20)
+    assert seen == [3]
+    calm = spawn("calm", [sys.executable, "-c", "import time; time.sleep(0.5)"])
+    with ExitWatch(calm, seen.append):
+        pass
+    calm.wait(20)
+    time.sleep(0.3)
+    assert seen == [3]
+
+
+def test_a_failing_fit_is_reported_to_the_scheduler_and_the_kvstore_closed():
+    cluster = PSCluster(num_servers=1, num_workers=1, timeouts=cluster_timeouts())
+    closed = []
+    try:
+        def register():
+            kv = kvstore.create("dist_sync", scheduler_uri=cluster.uri, secret=cluster.secret,
+                                timeouts=cluster.timeouts, transport="inproc", zmq_context=cluster.context)
+            closed.append(kv)
+            return kv
+
+        def fit(kv):
+            raise ValueError("column 3 holds text")
+
+        with pytest.raises(ValueError, match="column 3"):
+            run_in_threads([lambda: run_worker(register, fit)], 60)
+        with pytest.raises(ClusterError, match="ValueError: column 3 holds text"):
+            cluster.scheduler.wait(20)
+        assert closed and closed[0]._closed
+    finally:
+        cluster.close(check=False)
