@@ -74,3 +74,18 @@ def test_packed_input_without_numeric_columns_is_the_id_row():
     assert list(inputs) == ["data"] and inputs["data"].shape == (2, 2)
     net = nets.build("deepfm", spec)
     assert net.infer_shape(**spec.input_shapes(8))[1] == [(8, 1)]
+
+
+def test_packed_network_computes_what_the_two_input_network_does():
+    rng = np.random.default_rng(0)
+    ids, numeric = rng.integers(0, 2**63, (6, 3)).astype(np.uint64), rng.normal(size=(6, 2))
+    outputs = []
+    for packed in (False, True):
+        spec = nets.FeatureSpec(categorical=["a", "b", "c"], numeric=["x", "y"], num_buckets=32, packed=packed)
+        exe = nets.build("deepfm", spec).simple_bind("cpu", grad_req="null", **spec.input_shapes(6))
+        for name, array in sorted(exe.arg_dict.items()):
+            if name not in spec.input_shapes(6) and name != nets.LABEL:
+                array[...] = np.random.default_rng(len(name)).normal(size=array.shape)
+        exe.forward(is_train=False, **spec.inputs(ids, numeric))
+        outputs.append(np.array(exe.outputs[0]))
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-6)
