@@ -46,6 +46,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     embeddingDim = _param("embeddingDim", "embedding width per field", TypeConverters.toInt)
     hiddenUnits = _param("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
     numBuckets = _param("numBuckets", "rows of the hashed embedding table", TypeConverters.toInt)
+    hashIds = _param("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
+                     TypeConverters.toBoolean)
     numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
     batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
     numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
@@ -60,7 +62,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
-                         network="", embeddingDim=8, hiddenUnits=[64, 32], numBuckets=1 << 15, numEpochs=5,
+                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=1 << 15,
+                         numEpochs=5,
                          batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
                          learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
                          rawPredictionCol="rawPrediction", predictionCol="prediction")
@@ -70,7 +73,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
         if get("multiValueCols"):
             raise ConfigError("multiValueCols %s: multi-valued columns need pooled sparse embeddings, which this "
                               "version does not have; split them into single-valued columns" % get("multiValueCols"))
-        return CTRFeaturizer(get("categoricalCols"), get("numericCols"), self._index_range())
+        return CTRFeaturizer(get("categoricalCols"), get("numericCols"), self._index_range(),
+                             hash_ids=get("hashIds"))
 
     def _index_range(self):
         if self.getOrDefault("network"):
@@ -95,7 +99,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
 
     @keyword_only
     def __init__(self, *, labelCol=None, categoricalCols=None, numericCols=None, multiValueCols=None, model=None,
-                 network=None, embeddingDim=None, hiddenUnits=None, numBuckets=None, numEpochs=None,
+                 network=None, hashIds=None, embeddingDim=None, hiddenUnits=None, numBuckets=None,
+                 numEpochs=None,
                  batchSize=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
                  learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None):
         super().__init__()

@@ -20,7 +20,8 @@ class CTRFeaturizer:
     """Which columns are categorical and numeric, and the table size ids are reduced to. Plain values only,
     so a task closure can capture it."""
 
-    def __init__(self, categorical_cols, numeric_cols=(), num_buckets=1 << 15, log_numeric=True):
+    def __init__(self, categorical_cols, numeric_cols=(), num_buckets=1 << 15, log_numeric=True, hash_ids=True):
+        self.hash_ids = bool(hash_ids)      # False: the categorical cells are row indices already (Angel's dummy)
         self.categorical_cols = list(categorical_cols)
         self.numeric_cols = list(numeric_cols)
         self.num_buckets, self.log_numeric = int(num_buckets), bool(log_numeric)
@@ -72,13 +73,22 @@ class CTRFeaturizer:
         if output_col in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % output_col)
         saved, categorical, buckets = stats.to_dict(), list(self.categorical_cols), self.num_buckets
+        hash_ids = self.hash_ids
+
+        def rows_of(name, col):
+            from sparkps.train.io.hashing import bucket, hash_column
+            if hash_ids:
+                return bucket(hash_column(name, col.to_numpy(dtype=object)), buckets)
+            index = col.to_numpy(dtype=np.float64, na_value=-1.0)
+            if index.size and (index.min() < 0 or index.max() >= buckets or (index != np.floor(index)).any()):
+                raise DataError("categorical column %r must hold feature indices in [0, %d) (hash_ids=False), got "
+                                "values in [%s, %s]" % (name, buckets, index.min(), index.max()))
+            return index
 
         def featurize(*columns):
-            from sparkps.train.io.hashing import bucket, hash_column
             from sparkps.train.io.numeric import NumericStats as Stats
             cats, nums = columns[:len(categorical)], columns[len(categorical):]
-            parts = [bucket(hash_column(name, col.to_numpy(dtype=object)), buckets)[:, None].astype(np.float32)
-                     for name, col in zip(categorical, cats)]
+            parts = [rows_of(name, col)[:, None].astype(np.float32) for name, col in zip(categorical, cats)]
             if nums:
                 numeric = np.stack([col.to_numpy(dtype=np.float64, na_value=np.nan) for col in nums], axis=1)
                 parts.append(Stats.from_dict(saved).transform(numeric))
@@ -90,4 +100,4 @@ class CTRFeaturizer:
 
     def to_dict(self):
         return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,
-                "num_buckets": self.num_buckets, "log_numeric": self.log_numeric}
+                "num_buckets": self.num_buckets, "log_numeric": self.log_numeric, "hash_ids": self.hash_ids}

@@ -2,9 +2,9 @@
 against central differences, and shape errors that name the layer."""
 import numpy as np
 import pytest
-from opcheck import check_gradients, run
 
 import sparkps.symbol as sym
+from opcheck import check_gradients, run
 from sparkps.errors import ShapeError
 
 RNG = np.random.default_rng(7)
