@@ -3,10 +3,11 @@
 1. Id index: the numba open-addressing :class:`HashRowIndex` vs the numpy-only :class:`SortedRowIndex`
    (sorted ids + searchsorted, merged side array) holding ``--rows`` ids: time to build it in batches,
    to look up one batch's distinct ids, to insert a batch of new ids, and bytes per id.
-2. Table step (and the same over tcp, 1 and 2 server processes): pull + push of one batch of ``--batch`` samples x ``--fields`` fields with Zipf-distributed
-   ids over ``--rows`` possible ids (dim 16, AdaGrad) through a :class:`SparseTable` vs the same work in
-   plain numpy on preallocated dense arrays (unique, gather, AdaGrad scatter): rows/s and their ratio.
-   The table creates rows on first pull, so it is warmed with the same batches first.
+2. Table step: pull + push of one batch of ``--batch`` samples x ``--fields`` fields with Zipf-distributed
+   ids over ``--rows`` possible ids (dim 16, AdaGrad) through a :class:`SparseTable` in this process, and
+   over tcp with 1 and 2 server processes, vs the same work in plain numpy on preallocated dense arrays
+   (unique, gather, AdaGrad scatter): rows/s and their ratio. Both sides are warmed with the same batches
+   first (the table creates rows on first pull; the dense arrays' pages are touched once).
 3. Memory and checkpoints: a table of ``--rows`` rows (dim 16, AdaGrad) — bytes per row against the goal
    (1.3 x raw bytes of rows + state, plus 16 bytes per id), measured as the table's array bytes and as the
    process's RSS growth — and the time to save it and to load it back (1 server).
@@ -37,10 +38,10 @@ from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.manifest import add_table_generation
 from sparkps.ps.rows import mix64, split_by_server
 from sparkps.ps.scheduler import Scheduler
-from sparkps.ps.server import spawn_server
 from sparkps.ps.server.tables import sparse_checkpoint
 from sparkps.ps.server.tables.row_index import HashRowIndex, SortedRowIndex
 from sparkps.ps.server.tables.sparse import SparseTable
+from sparkps.runtime.server_node import spawn_server
 
 DIM, LR, EPS = 16, 0.05, 1e-7
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': LR, 'epsilon': EPS}}

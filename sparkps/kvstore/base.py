@@ -12,7 +12,7 @@ capability             meaning
 ``'progress'``         ``report_progress`` reaches a cluster status (the scheduler); elsewhere it is a no-op
 ``'checkpoint'``       ``save_checkpoint`` / ``load_checkpoint`` write and read the store's weights and
                        optimizer state
-``'row_sparse'``       ``row_sparse_pull`` / ``row_sparse_push`` of selected rows (sparse embeddings)
+``'row_sparse'``       ``row_sparse_pull`` of selected rows, ``push`` of RowSparse gradients (sparse embeddings)
 =====================  ======================================================================================
 
 A subclass lists its capabilities in ``CAPABILITIES``; ``is_capable`` of a name outside the table above is a

@@ -19,20 +19,22 @@ import time
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, ROW_SPARSE, SYNC, KVStoreBase, key_value_lists
 from sparkps.param_group import ParameterGroup
 from sparkps.ps import manifest, protocol
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
 from sparkps.ps.worker.kvworker import KVWorker, host_value
+from sparkps.ps.worker.row_tables import DistRowSparseKeys
+from sparkps.sparse import RowSparse
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True}
 TYPES = tuple(SYNC_OF_TYPE)
 
 
-class DistKVStore(KVStoreBase):
+class DistKVStore(DistRowSparseKeys, KVStoreBase):
     """The worker's view of the parameter server, with MXNet's KVStore methods.
 
     Construct with ``create_dist_kvstore``; the kvstore owns (and stops) the postoffice it started.
@@ -45,7 +47,7 @@ class DistKVStore(KVStoreBase):
             raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
         super().__init__(kvtype)
         sync = SYNC_OF_TYPE[kvtype]
-        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + ((SYNC,) if sync else ()))
+        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT, ROW_SPARSE) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
         self.worker = KVWorker(postoffice, sync=sync, compression=compression)
         self._own_postoffice = own_postoffice
@@ -75,6 +77,10 @@ class DistKVStore(KVStoreBase):
         Blocks until every worker called init (a barrier, at most ``Timeouts.barrier`` s).
         """
         keys, values = key_value_lists(keys, values, "init")
+        if any(isinstance(v, RowSparse) for v in values):  # sparse tables (ps/worker/row_tables.py), one INIT each
+            for key, value in zip(keys, values):
+                self._init_rows(key, value)
+            return
         arrays = [host_value(v) for v in values]
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
@@ -90,6 +96,10 @@ class DistKVStore(KVStoreBase):
         """
         self._check_open()
         keys, values = key_value_lists(keys, values, "push")
+        if any(isinstance(v, RowSparse) for v in values):  # row-sparse gradients of sparse tables
+            for key, value in zip(keys, values):
+                self._push_rows(key, value)
+            return
         staged = self.worker.stage(keys, values)
         self._flush()
         self._deferred = staged
@@ -158,7 +168,7 @@ class DistKVStore(KVStoreBase):
     def table_stats(self):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
-        replies = self.worker.wait(self.worker.command("COMMAND", {"name": "stats"}))
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
     def save_checkpoint(self, path):

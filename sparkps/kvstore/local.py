@@ -5,24 +5,33 @@
     kv.set_optimizer(sparkps.train.optimizer.create('sgd', learning_rate=0.1))
     kv.push([0, 1], [g0, g1])            # applies the optimizer to the stored weights
     kv.pull([0, 1], out=[w0, w1])        # copies the stored weights into w0, w1
+
+Row-sparse keys (sparse embedding tables) are initialised with a ``sparkps.sparse.RowSparse`` (all rows of a
+bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updated by pushing RowSparse gradients:
+
+    kv.init('emb', RowSparse.from_dense(table))
+    kv.row_sparse_pull('emb', out=rows, row_ids=ids)       # rows[i] = table row ids[i]
+    kv.push('emb', RowSparse(ids, grad_rows, table.shape))   # lazy update of those rows only
 """
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.kvstore.base import OPTIMIZER, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, KVStoreBase, key_value_lists
+from sparkps.sparse import RowSparse
 from sparkps.train.optimizer import get_updater
+from sparkps.train.row_table import RowSparseKeys, RowTable
 
 
 def _as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-class LocalKVStore(KVStoreBase):
+class LocalKVStore(RowSparseKeys, KVStoreBase):
     """An in-process store: rank 0 of 1 worker. Nothing here blocks.
 
     ``push`` sums the values given for a key (a list of arrays per key, as MXNet's several devices) and,
     with an optimizer set, applies ``optimizer.update`` to the stored weight; without one it stores the sum.
     Stored arrays stay on the backend (numpy or CuPy) of the values given to ``init``.
     """
-    CAPABILITIES = frozenset((OPTIMIZER,))
+    CAPABILITIES = frozenset((OPTIMIZER, ROW_SPARSE))
 
     def __init__(self, type_name='local'):
         super().__init__(type_name)
@@ -34,7 +43,8 @@ class LocalKVStore(KVStoreBase):
         for key, value in zip(*key_value_lists(keys, values, 'init')):
             if key in self._store:
                 raise ConfigError(f"kvstore key {key!r} is already initialised")
-            self._store[key] = _as_list(value)[0].copy()
+            value = _as_list(value)[0]
+            self._store[key] = RowTable(key, value) if isinstance(value, RowSparse) else value.copy()
 
     def _stored(self, key, what):
         try:
@@ -47,6 +57,9 @@ class LocalKVStore(KVStoreBase):
         for key, value in zip(*key_value_lists(keys, values, 'push')):
             stored = self._stored(key, 'push')
             grads = _as_list(value)
+            if isinstance(stored, RowTable) or isinstance(grads[0], RowSparse):
+                self._push_rows(key, stored, grads, self._updater)
+                continue
             for grad in grads:
                 if tuple(grad.shape) != tuple(stored.shape):
                     raise ShapeError(f"kvstore push: key {key!r} holds shape {tuple(stored.shape)}, "
@@ -63,6 +76,7 @@ class LocalKVStore(KVStoreBase):
             raise ConfigError("kvstore pull needs out= arrays to fill")
         for key, targets in zip(*key_value_lists(keys, out, 'pull', 'out arrays')):
             stored = self._stored(key, 'pull')
+            stored = stored.to_dense() if isinstance(stored, RowTable) else stored
             for target in _as_list(targets):
                 if tuple(target.shape) != tuple(stored.shape):
                     raise ShapeError(f"kvstore pull: key {key!r} holds shape {tuple(stored.shape)}, "

@@ -7,6 +7,7 @@
 
 Every public op function is defined by name in ``ops/constructors.py``.
 """
+from . import contrib  # noqa: F401 (sym.contrib.SparseEmbedding, HashEmbedding)
 from .attribute import AttrScope
 from .op import OPS, Op, op_class, register
 from .ops.constructors import (Activation, BatchNorm, BlockGrad, Cast, Concat, Convolution, Dropout, ElementWiseSum,

@@ -24,6 +24,7 @@ from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.train.io import DataIter, NDArrayIter
 from sparkps.train.model_file import load_checkpoint, save_checkpoint
 from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host
+from sparkps.train.sparse_batch import SparseBatch
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
 LOG = logging.getLogger('sparkps')
@@ -54,11 +55,13 @@ class FeedForward:
         self.aux_params = dict(aux_params) if aux_params is not None else None
         self.allow_extra_params, self.begin_epoch, self.seed = allow_extra_params, int(begin_epoch), seed
         self.kwargs = kwargs
-        self._pred_exec = None
+        self._pred_exec = self._pred_store = None
+        self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state['_pred_exec'] = None          # a bound executor stays with its process
+        state['_pred_store'] = None         # rebuilt from arg_params by the next predict
         return state
 
     # ----- data -----------------------------------------------------------------------------------
@@ -68,8 +71,12 @@ class FeedForward:
             if y is not None:
                 raise ConfigError("y must be None when X is a DataIter (labels come from the iterator)")
             return X
-        X, y = checked_arrays(X, y, need_label=is_train)
-        batch = min(X.shape[0], self.numpy_batch_size)
+        if isinstance(X, dict):  # named inputs, e.g. a sparse table's 64-bit ids beside dense features
+            X, y = _named_inputs(X, y, is_train)
+            batch = min(len(next(iter(X.values()))), self.numpy_batch_size)
+        else:
+            X, y = checked_arrays(X, y, need_label=is_train)
+            batch = min(X.shape[0], self.numpy_batch_size)
         if is_train:
             return NDArrayIter(X, y, batch, shuffle=True, last_batch_handle='roll_over', seed=self.seed)
         return NDArrayIter(X, y, batch, shuffle=False, last_batch_handle='pad')
@@ -111,6 +118,8 @@ class FeedForward:
         names = set(param_names) | set(exe.aux_dict)
         for params, arrays in ((self.arg_params, exe.arg_dict), (self.aux_params, exe.aux_dict)):
             for name, value in (params or {}).items():
+                if name in self._tables:
+                    continue  # a sparse table: held by the kvstore, checked by SparseBatch.init_tables
                 if name not in names:
                     if not self.allow_extra_params:
                         raise ConfigError(f"parameter {name!r} is not in the network (allow_extra_params=True "
@@ -193,29 +202,42 @@ class FeedForward:
         eval_iter = self._init_eval_iter(eval_data)
         shapes = self._input_shapes(data)
         grad_req = {n: ('null' if n in shapes else 'write') for n in self.symbol.list_arguments()}
-        exe = self._bind(shapes, grad_req, devices=len(self.contexts))
-        param_names = self._param_names(shapes)
+        sparse = SparseBatch.for_symbol(self.symbol, shapes)
+        self._tables = sparse.tables if sparse else {}
+        if sparse is not None and len(self.contexts) > 1:
+            raise ConfigError(f"a network with sparse embedding tables ({', '.join(self._tables)}) trains on one "
+                              f"context, got {len(self.contexts)}")
+        exe = self._bind({**shapes, **(sparse.table_shapes if sparse else {})}, grad_req, devices=len(self.contexts))
+        param_names = [n for n in self._param_names(shapes) if n not in self._tables]
         self._check_given_params(exe, param_names, shapes)
         if y is not None and not isinstance(X, DataIter):
             check_labels_fit(data.label, self.symbol, shapes)
         self._init_params(exe, param_names)
         kv = None if kvstore is None or kvstore == 'local' else _kvstore(kvstore)
+        if sparse is not None:  # the tables live in a kvstore, the local one when training in place
+            kv = kv if kv is not None else _kvstore('local')
+            sparse.attach(exe)
+            sparse.init_tables(kv, self.arg_params)
         try:
             self._fit_epochs(exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
-                             batch_end_callback, logger)
+                             batch_end_callback, logger, sparse)
         finally:
             if kv is not None and isinstance(kvstore, str):
                 kv.close()
         return self
 
     def _fit_epochs(self, exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
-                    batch_end_callback, logger):
+                    batch_end_callback, logger, sparse=None):
         opt = self._make_optimizer(data.batch_size, kv, param_names)
         step = self._make_step(exe, param_names, kv, opt)
+        if sparse is not None:
+            step = _with_sparse_push(step, sparse, kv)
         train_metric = metric_mod.create(eval_metric)
         for epoch in range(self.begin_epoch, self.num_epoch):
-            self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger)
+            self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse)
             self._save_params_from(exe, param_names)
+            if sparse is not None:
+                self.arg_params.update(sparse.table_values(kv))
             for callback in _as_list(epoch_end_callback):
                 callback(epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_iter is not None:
@@ -224,13 +246,17 @@ class FeedForward:
                     logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
         if kv is not None:
             self._finish_with_store(kv, exe, param_names)
+            if sparse is not None:
+                self.arg_params.update(sparse.table_values(kv))
 
-    def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger):
+    def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse=None):
         data.reset()
         train_metric.reset()
         tic, samples, nbatch = time.time(), 0, 0
         for batch in data:
             inputs = _batch_inputs(data, batch)
+            if sparse is not None:
+                inputs = sparse.pull(kv, inputs)
             exe.forward(is_train=True, **inputs)
             exe.backward()
             step()
@@ -264,12 +290,19 @@ class FeedForward:
         shapes = self._input_shapes(data_iter, with_label=False)
         key = tuple(sorted(shapes.items()))
         if self._pred_exec is None or self._pred_exec[0] != key:
-            exe = self._bind(shapes, 'null')
-            self._pred_exec = (key, exe)
-        exe = self._pred_exec[1]
-        self._check_given_params(exe, self._param_names(shapes), shapes)
+            sparse = SparseBatch.for_symbol(self.symbol, shapes)
+            self._tables = sparse.tables if sparse else {}
+            exe = self._bind({**shapes, **(sparse.table_shapes if sparse else {})}, 'null')
+            if sparse is not None:
+                sparse.attach(exe)
+            self._pred_exec = (key, exe, sparse)
+        _, exe, sparse = self._pred_exec
+        self._check_given_params(exe, [n for n in self._param_names(shapes) if n not in self._tables], shapes)
+        if sparse is not None:  # the tables' rows are read through a local kvstore holding arg_params' tables
+            self._pred_store = _kvstore('local')
+            sparse.init_tables(self._pred_store, self.arg_params)
         for name, value in self.arg_params.items():
-            if name in exe.arg_dict:
+            if name in exe.arg_dict and name not in self._tables:
                 copy_into(exe.arg_dict[name], value)
         for name, value in (self.aux_params or {}).items():
             if name in exe.aux_dict:
@@ -279,10 +312,14 @@ class FeedForward:
     def _batches(self, data_iter, num_batch):
         """Yield (batch, outputs without the pad rows) for up to ``num_batch`` batches."""
         exe = self._predict_executor(data_iter)
+        sparse = self._pred_exec[2]
         for nbatch, batch in enumerate(data_iter):
             if num_batch is not None and nbatch >= num_batch:
                 break
-            exe.forward(is_train=False, **_batch_inputs(data_iter, batch, with_label=False))
+            inputs = _batch_inputs(data_iter, batch, with_label=False)
+            if sparse is not None:
+                inputs = sparse.pull(self._pred_store, inputs)
+            exe.forward(is_train=False, **inputs)
             valid = batch.data[0].shape[0] - batch.pad
             yield batch, valid, [host(out[:valid]).copy() for out in exe.outputs]
 
@@ -318,8 +355,10 @@ class FeedForward:
     def score(self, X, y=None, eval_metric='acc', num_batch=None, batch_end_callback=None, reset=True):
         """Evaluate ``eval_metric`` on ``X`` (with ``y``, or a DataIter); returns its value (a list of
         values for several metrics)."""
-        if not isinstance(X, DataIter):
+        if not isinstance(X, (DataIter, dict)):
             X, y = checked_arrays(X, y, need_label=True)
+        elif isinstance(X, dict) and y is None:
+            raise DataError("labels y are required when X is a dict of arrays")
         data_iter = self._init_iter(X, y, is_train=False) if not isinstance(X, DataIter) else X
         if reset:
             data_iter.reset()
@@ -367,6 +406,31 @@ def _bound(group, arrays, names):
 def _kvstore(kvstore):
     from sparkps import kvstore as kv_mod
     return kv_mod.create(kvstore)
+
+
+def _named_inputs(X, y, is_train):
+    """A dict of named input arrays and its labels, checked: integer arrays (ids) keep their dtype, the others
+    become float32 without NaN/inf; every array has y's row count."""
+    if not X:
+        raise DataError("X is an empty dict: name at least one input array")
+    arrays = {}
+    for name, value in X.items():
+        value = np.asarray(value)
+        arrays[name] = value if value.dtype.kind in 'iu' else checked_arrays(value)[0]
+    if y is None:
+        if is_train:
+            raise DataError("labels y are required when X is a dict of arrays")
+        return arrays, None
+    rows = np.zeros((np.shape(y)[0] if np.ndim(y) else 0, 1), np.float32)   # y's own checks; NDArrayIter matches rows
+    return arrays, checked_arrays(rows, y)[1]
+
+
+def _with_sparse_push(step, sparse, kv):
+    """``step`` preceded by the push of the batch's row-sparse table gradients."""
+    def sparse_step():
+        sparse.push(kv)
+        step()
+    return sparse_step
 
 
 def _as_list(callbacks):

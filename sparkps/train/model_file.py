@@ -5,7 +5,9 @@ with ``allow_pickle=False``, so loading a model file never runs code from it. Th
 model broadcasts (:func:`params_to_bytes`, :func:`params_from_bytes`); any other key is a DataError on every
 path. ``load_params`` also reads MXNet's binary params files (``mx.model.save_checkpoint`` / ``mx.nd.save``
 output, see :mod:`sparkps.train.mxnet_params`): the format is chosen by the file's first bytes, so a model
-trained in MXNet loads with ``FeedForward.load(prefix, epoch)`` as it is.
+trained in MXNet loads with ``FeedForward.load(prefix, epoch)`` as it is. A sparse embedding table (a
+``sparkps.sparse.RowSparse``) is stored as ``rsp:NAME:ids``, ``rsp:NAME:rows`` and ``rsp:NAME:shape`` (-1 for a
+hashed table's unbounded row count) and read back as a RowSparse argument.
 
 >>> arg, aux = params_from_bytes(params_to_bytes({'w': np.ones(2)}, {'m': np.zeros(1)}))
 >>> sorted(arg), sorted(aux)
@@ -17,6 +19,7 @@ import numpy as np
 
 from sparkps.backend import asnumpy
 from sparkps.errors import DataError
+from sparkps.sparse import RowSparse
 from sparkps.train.mxnet_params import is_ndarray_file, read_ndarray_file
 
 
@@ -26,7 +29,14 @@ def params_path(prefix, epoch):
 
 def write_params(handle, arg_params, aux_params=None):
     """Write ``arg:NAME`` / ``aux:NAME`` arrays (numpy or CuPy) as ``.npz`` into the binary ``handle``."""
-    arrays = {f'arg:{name}': asnumpy(value) for name, value in (arg_params or {}).items()}
+    arrays = {}
+    for name, value in (arg_params or {}).items():
+        if isinstance(value, RowSparse):
+            arrays.update({f'rsp:{name}:ids': value.ids, f'rsp:{name}:rows': asnumpy(value.rows),
+                           f'rsp:{name}:shape': np.array([-1 if value.shape[0] is None else value.shape[0],
+                                                          value.shape[1]], dtype=np.int64)})
+        else:
+            arrays[f'arg:{name}'] = asnumpy(value)
     arrays.update({f'aux:{name}': asnumpy(value) for name, value in (aux_params or {}).items()})
     np.savez(handle, **arrays)
 
@@ -86,12 +96,22 @@ def load_params(path):
 
 
 def _split_entries(what, entries):
-    arg_params, aux_params = {}, {}
+    arg_params, aux_params, sparse = {}, {}, {}
     for key, value in entries:
         kind, _, name = key.partition(':')
+        if kind == 'rsp' and name.count(':') >= 1:
+            name, _, part = name.rpartition(':')
+            sparse.setdefault(name, {})[part] = value
+            continue
         if kind not in ('arg', 'aux') or not name:
             raise DataError(f"{what}: unexpected entry {key!r} (expected arg:NAME or aux:NAME)")
         (arg_params if kind == 'arg' else aux_params)[name] = value
+    for name, parts in sparse.items():
+        if sorted(parts) != ['ids', 'rows', 'shape']:
+            raise DataError(f"{what}: sparse table {name!r} needs rsp:{name}:ids, :rows and :shape, "
+                            f"got {sorted(parts)}")
+        rows, dim = int(parts['shape'][0]), int(parts['shape'][1])
+        arg_params[name] = RowSparse(parts['ids'], parts['rows'], (None if rows < 0 else rows, dim))
     return arg_params, aux_params
 
 

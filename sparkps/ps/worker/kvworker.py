@@ -282,6 +282,20 @@ class KVWorker:
         return self._send(protocol.command_of(request), None, None, servers=list(servers),
                           meta_of=lambda s: request.meta())
 
+    def init_table(self, table, kind, options_of):
+        """INIT table ``table`` of ``kind`` on every server, server ``s`` with ``options_of(s)``; returns a rid."""
+        return self._send("INIT", None, None, servers=list(range(self.postoffice.num_servers)),
+                          meta_of=lambda s: protocol.Init([], [], sync=self.sync, table=table, kind=kind,
+                                                          options=options_of(s)).meta())
+
+    def rows(self, cmd, table, arrays, new_round=False):
+        """Send ``cmd`` (PULL or PUSH) for rows of sparse ``table`` to each server in ``arrays`` ({server rank:
+        [uint64 ids] or [ids, float32 grads]}); ``wait`` returns the replies in server order. Returns a rid."""
+        def meta_of(s):
+            round_ = self._last_round.get(s, 0) if self.sync else None
+            return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
+        return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
+
     def leave(self):
         """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
         return self.command(protocol.Leave(self.round))
@@ -314,7 +328,8 @@ class KVWorker:
                     meta = meta_of(s)
                 else:
                     meta = protocol.Push(keys, self._last_round.get(s, 0) if self.sync else None).meta()
-                arrays = [payloads[s]] if payloads is not None else []
+                payload = payloads[s] if payloads is not None else []
+                arrays = list(payload) if isinstance(payload, list) else [payload]
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
             rid = next(self._ids)

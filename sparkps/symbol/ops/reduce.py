@@ -108,7 +108,11 @@ class Embedding(Op):
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
         out = None if data is None else tuple(data) + (self.output_dim,)
-        return [data, (self.input_dim, self.output_dim)], [out], []
+        weight = (self.input_dim, self.output_dim)
+        if self.sparse_grad:  # may be bound to a batch-local matrix of pulled rows (see ops/embedding.py)
+            from .embedding import local_weight_shape
+            weight = local_weight_shape(in_shapes[1], weight)
+        return [data, weight], [out], []
 
     def forward(self, rt, ins, outs, aux):
         xp, (ids, weight) = rt.xp, ins
@@ -120,6 +124,9 @@ class Embedding(Op):
         xp.take(weight, index.reshape(-1), axis=0, out=outs[0].reshape(-1, self.output_dim))
 
     def gradient(self, node, out_grads):
+        if self.sparse_grad:
+            from .embedding import row_gradient
+            return row_gradient(node, out_grads)
         return [None, apply(EmbeddingGrad, [node.inputs[0], out_grads[0]], grad_name(node, "weight"),
                             input_dim=self.input_dim, output_dim=self.output_dim)]
 

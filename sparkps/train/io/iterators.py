@@ -58,7 +58,8 @@ class DataIter:
 
 
 def _named_arrays(arrays, default_name, role):
-    """Normalise an array, a list of arrays or a dict to [(name, float32 array)]."""
+    """Normalise an array, a list of arrays or a dict to [(name, float32 array)] (integer data arrays stay
+    integer)."""
     if arrays is None:
         return []
     if isinstance(arrays, dict):
@@ -71,7 +72,10 @@ def _named_arrays(arrays, default_name, role):
     out = []
     for name, array in pairs:
         try:
-            array = np.asarray(array, dtype=np.float32)
+            array = np.asarray(array)
+            # integer data keeps its type: 64-bit feature ids of sparse embeddings do not fit a float32
+            keep = role == 'data' and array.dtype.kind in 'iu'
+            array = array if keep else np.asarray(array, dtype=np.float32)
         except (TypeError, ValueError) as exc:
             raise DataError(f"{role} {name!r} is not a numeric array: {exc}") from None
         if array.ndim == 0:

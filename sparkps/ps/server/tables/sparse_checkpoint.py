@@ -1,8 +1,8 @@
 """Checkpoints of sparse tables that any server count can load: per-server files, generations, re-routing.
 
 Each server writes its rows of a table into one file per save (:func:`save_table`); the answers of all
-servers become one *generation* of the table in the checkpoint manifest (:func:`sparkps.ps.manifest.add_table_generation`), under
-``manifest["tables"][name]``::
+servers become one *generation* of the table in the checkpoint manifest
+(:func:`sparkps.ps.manifest.add_table_generation`), under ``manifest["tables"][name]``::
 
     {"options": table.options(), "generations": [
         {"generation": 0, "delta": false, "files": ["sparse-user-g0-s0.npz", "sparse-user-g0-s1.npz"]},

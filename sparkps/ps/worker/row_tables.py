@@ -1,0 +1,107 @@
+"""The worker side of sparse tables on the parameter server: row-sparse keys of a DistKVStore.
+
+A table key is initialised with an empty ``RowSparse`` (its shape gives ``dim`` and, for a bounded table,
+``input_dim``): rank 0 sends an INIT of kind ``'sparse'`` to every server, each told its shard. Rows then live
+on the server ``sparkps.ps.rows.shard_of(id, servers)`` names, created there on first pull from (table, id).
+
+* ``row_sparse_pull(key, out, row_ids)``: the ids are split by server; one PULL of rows goes to each server that
+  holds some (in sync mode for this worker's last round, so the rows include every update pushed before); the
+  replies are scattered back into ``out`` in ``row_ids`` order.
+* ``push(key, RowSparse)``: repeated ids are summed and the rows split by server. ``dist_sync``: one PUSH of rows
+  goes to *every* server (an empty one where no id lands), so each server counts one round per push of each worker;
+  the server sums a round's rows per id over the workers and applies them once. ``dist_async``: a PUSH goes to
+  each server that holds some of the rows and is applied on arrival.
+
+Blocking: ``row_sparse_pull`` waits for its replies (at most the request timeout); a push returns at once and its
+errors surface at the next call that waits (as dense pushes do).
+"""
+import numpy as np
+
+from sparkps.errors import ConfigError, ShapeError
+from sparkps.ps.rows import row_ids, split_by_server
+from sparkps.sparse import RowSparse
+
+
+class DistRowSparseKeys:
+    """Row-sparse keys for DistKVStore (mixed in; uses its ``worker``, ``rank``, ``num_servers``, ``barrier``,
+    ``_check_open``, ``_flush`` and ``_pending_pushes``). Not thread-safe, as DistKVStore."""
+
+    def _row_tables(self):
+        tables = self.__dict__.get("_tables")
+        if tables is None:
+            tables = self.__dict__["_tables"] = {}
+        return tables
+
+    def _init_rows(self, key, value):
+        """Create table ``key`` on every server (rank 0 sends; then a barrier). Collective."""
+        if not isinstance(key, str) or not key or not isinstance(value, RowSparse):
+            raise ConfigError(f"kvstore init: a sparse table is a name (a non-empty string) with a RowSparse value, "
+                              f"got {key!r} with {type(value).__name__}")
+        if value.ids.size:
+            raise ConfigError(f"table {key!r}: a distributed table starts every row from its row initializer; "
+                              f"initial rows cannot be given ({value.ids.size} were)")
+        options = {"dim": value.dim, "input_dim": value.shape[0]}
+        self._row_tables()[key] = value.shape
+        if self.rank == 0:
+            shard = self.num_servers
+            self.worker.wait(self.worker.init_table(key, "sparse", lambda s: dict(options, shard=[s, shard])))
+        self.barrier()
+
+    def _table_shape(self, key, what):
+        shape = self._row_tables().get(key)
+        if shape is None:
+            raise ConfigError(f"kvstore {what}: {key!r} is not a sparse table of this kvstore (init it with a "
+                              f"RowSparse value)")
+        return shape
+
+    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):  # noqa: ARG002 (MXNet's signature)
+        """Fill ``out`` ((len(row_ids), dim) array, or a RowSparse) with the rows of ``row_ids`` of table ``key``.
+
+        Blocks until every server holding some of the rows answered (at most the request timeout).
+        """
+        self._check_open(pushing=False)
+        if out is None or row_ids is None:
+            raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
+        input_dim, dim = self._table_shape(key, "row_sparse_pull")
+        ids = _ids(key, row_ids, input_dim)
+        target = np.empty((ids.size, dim), np.float32) if isinstance(out, RowSparse) else out
+        if tuple(target.shape) != (ids.size, dim):
+            raise ShapeError(f"row_sparse_pull: table {key!r} gives {ids.size} rows of width {dim}, out has shape "
+                             f"{tuple(target.shape)}")
+        self._flush()
+        order, bounds = split_by_server(ids, self.num_servers)
+        parts = {s: order[bounds[s]:bounds[s + 1]] for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
+        if parts:
+            rid = self.worker.rows("PULL", key, {s: [ids[p]] for s, p in parts.items()})
+            for (s, positions), reply in zip(sorted(parts.items()), self.worker.wait(rid)):
+                target[positions] = reply.arrays[0].reshape(-1, dim)
+        if isinstance(out, RowSparse):
+            out.ids, out.rows, out.shape = ids.view(np.int64), target, (input_dim, dim)
+        return out
+
+    def _push_rows(self, key, value):
+        """Send a RowSparse gradient of table ``key``: one PUSH of rows to every server. Returns at once."""
+        self._check_open()
+        input_dim, dim = self._table_shape(key, "push")
+        if not isinstance(value, RowSparse):
+            raise ConfigError(f"kvstore push: table {key!r} takes RowSparse gradients, got {type(value).__name__}")
+        if value.dim != dim:
+            raise ShapeError(f"table {key!r} has rows of width {dim}, the gradient has width {value.dim}")
+        merged = value.merged()
+        ids = _ids(key, merged.ids, input_dim)
+        grads = np.ascontiguousarray(merged.rows, dtype=np.float32)
+        order, bounds = split_by_server(ids, self.num_servers)
+        arrays = {}
+        for s in range(self.num_servers):
+            part = order[bounds[s]:bounds[s + 1]]
+            if part.size or self.worker.sync:    # sync: every server counts this push as one of its rounds
+                arrays[s] = [ids[part], grads[part].reshape(-1)]
+        if not arrays:
+            return
+        self._flush()
+        self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=self.worker.sync))
+
+
+def _ids(key, ids, input_dim):
+    """``ids`` as uint64 (DataError naming the table for float ids or ids outside a bounded table)."""
+    return row_ids(np.asarray(ids), key, input_dim)

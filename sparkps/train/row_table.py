@@ -1,0 +1,192 @@
+"""RowTable: a row-sparse key of the local kvstore — sorted 64-bit ids, their rows and optimizer state rows.
+
+A bounded table (``Embedding(input_dim=...)``) is usually initialised with all its rows; a hashed table starts
+empty and creates a row on the first pull that names it, from ``sparkps.sparse.initial_rows(key, id)``, so the
+first value of a row depends only on (table, id). Lookups are ``searchsorted`` over the sorted ids; a batch's new
+ids are merged into that index at once, their rows appended to arrays that grow in chunks; never one Python object
+per row.
+
+Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
+its own optimizer state rows. The optimizer's ordinary ``update`` runs on the gathered rows, so every
+element-wise optimizer (sgd, momentum, adagrad, rmsprop, adam, ftrl) works unchanged; its step count is per table
+(adam's bias correction counts the table's pushes, not a row's). Nothing here blocks.
+
+    table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
+    rows = table.pull(np.array([12, 99999999999]))       # created on first pull
+    table.push(RowSparse([12], grad_rows, (None, 8)), optimizer)
+"""
+import numpy as np
+
+from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.sparse import RowSparse, as_ids, initial_rows
+
+
+class RowTable:
+    """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``init_scale`` the
+    half-width of the uniform initial rows created on first pull.
+
+    Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
+    the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
+    (16 bytes a held row move, never the rows themselves)."""
+
+    def __init__(self, key, value, init_scale=0.01):
+        merged = value.merged()
+        self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
+        self._check_bounds(merged.ids)
+        self._sorted_ids = merged.ids.copy()
+        self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
+        self._rows = np.array(merged.rows, copy=True)
+        self._count = merged.ids.size
+        self.state = None          # None until the first optimizer push; then a tuple of row-aligned arrays
+        self._optimizer = None
+
+    @property
+    def dim(self):
+        return self.shape[1]
+
+    @property
+    def rows(self):
+        """The held rows, in slot order (a view)."""
+        return self._rows[:self._count]
+
+    def __len__(self):
+        return int(self._count)
+
+    def _check_bounds(self, ids):
+        bound = self.shape[0]
+        if bound is not None and ids.size and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+            bad = ids[(ids < 0) | (ids >= bound)][0]
+            raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
+
+    def slots(self, ids):
+        """Row slots of ``ids`` (int64, may repeat), creating the rows not held yet."""
+        ids = as_ids(ids)
+        pos = np.searchsorted(self._sorted_ids, ids)
+        found = pos < self._sorted_ids.size
+        found[found] = self._sorted_ids[pos[found]] == ids[found]
+        if not found.all():
+            self._create(np.unique(ids[~found]))
+            pos = np.searchsorted(self._sorted_ids, ids)
+        return self._sorted_slots[pos]
+
+    def _create(self, new_ids):
+        self._check_bounds(new_ids)
+        first, count = self._count, new_ids.size
+        self._reserve(first + count)
+        new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self._rows.dtype)
+        self._rows[first:first + count] = new_rows
+        if self.state:
+            for full, fresh in zip(self.state, self._optimizer.create_state(self.key, new_rows) or ()):
+                full[first:first + count] = fresh
+        where = np.searchsorted(self._sorted_ids, new_ids)
+        self._sorted_ids = np.insert(self._sorted_ids, where, new_ids)
+        self._sorted_slots = np.insert(self._sorted_slots, where, np.arange(first, first + count, dtype=np.int64))
+        self._count = first + count
+
+    def _reserve(self, needed):
+        capacity = self._rows.shape[0]
+        if needed <= capacity:
+            return
+        capacity = max(needed, 2 * capacity, 1024)
+        self._rows = _grown(self._rows, capacity, self._count)
+        if self.state:
+            self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
+
+    def pull(self, ids, out=None):
+        """The rows of ``ids`` in their order (created on first pull), copied into ``out`` when given."""
+        slots = self.slots(ids)
+        if out is None:
+            return self._rows[slots]
+        if tuple(out.shape) != (slots.size, self.dim):
+            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {slots.size} rows of width {self.dim}, "
+                             f"out has shape {tuple(out.shape)}")
+        if out.dtype == self._rows.dtype and out.flags.c_contiguous:
+            np.take(self._rows, slots, axis=0, out=out)
+        else:
+            out[...] = self._rows[slots]
+        return out
+
+    def push(self, grad, optimizer=None):
+        """Apply a row-sparse gradient (repeated ids summed first): ``optimizer.update`` on the named rows and their
+        state, or, without an optimizer, replace those rows by ``grad``'s."""
+        if grad.dim != self.dim:
+            raise ShapeError(f"table {self.key!r} has rows of width {self.dim}, the gradient has width {grad.dim}")
+        grad = grad.merged()
+        if grad.ids.size == 0:
+            return
+        slots = self.slots(grad.ids)
+        if optimizer is None:
+            self._rows[slots] = grad.rows
+            return
+        if self.state is None or self._optimizer is not optimizer:
+            made = optimizer.create_state(self.key, self._rows)
+            self.state, self._optimizer = (() if made is None else tuple(made)), optimizer
+        weight = self._rows[slots]
+        state = tuple(s[slots] for s in self.state)
+        optimizer.update(self.key, weight, np.asarray(grad.rows, dtype=weight.dtype), state or None)
+        self._rows[slots] = weight
+        for full, part in zip(self.state, state):
+            full[slots] = part
+
+    def to_dense(self):
+        """The full (input_dim, dim) array of a bounded table (rows never pulled take their initial value)."""
+        if self.shape[0] is None:
+            raise ConfigError(f"table {self.key!r} is hashed (no row bound): read it with row_sparse_pull")
+        return self.pull(np.arange(self.shape[0], dtype=np.int64))
+
+    def value(self):
+        """Every held row as a RowSparse (sorted ids; copies)."""
+        return RowSparse(self._sorted_ids.copy(), self._rows[self._sorted_slots], self.shape)
+
+
+def _grown(array, capacity, used):
+    """A copy of ``array`` with ``capacity`` rows, its first ``used`` rows kept."""
+    grown = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    grown[:used] = array[:used]
+    return grown
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+class RowSparseKeys:
+    """The row-sparse side of the local kvstore (capability ``'row_sparse'``; mixed into LocalKVStore, whose
+    ``_store`` maps a row-sparse key to its RowTable and whose ``_stored(key, what)`` finds it). Nothing here
+    blocks."""
+
+    def _push_rows(self, key, table, grads, updater):
+        if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
+            raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
+                              f"key with a RowSparse value and push RowSparse gradients to it")
+        ids = [g.ids for g in grads]
+        rows = [g.rows for g in grads]
+        merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
+        if updater is not None and not hasattr(updater, 'optimizer'):
+            raise ConfigError(f"kvstore push: row-sparse key {key!r} needs set_optimizer (a custom updater "
+                              f"cannot keep per-row state)")
+        table.push(merged, None if updater is None else updater.optimizer)
+
+    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):
+        """Copy the rows ``row_ids`` of row-sparse ``key`` into ``out``: a (len(row_ids), dim) array (rows in
+        ``row_ids`` order), or a RowSparse whose ids and rows are replaced. Rows of a hashed table are created on
+        first pull. Lists of keys take lists of outs and row_ids. Returns ``out``."""
+        if out is None or row_ids is None:
+            raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
+        many = isinstance(key, (list, tuple))
+        for k, target, ids in zip(*(_as_list(v) if many else [v] for v in (key, out, row_ids))):
+            table = self._stored(k, 'row_sparse_pull')
+            if not isinstance(table, RowTable):
+                raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
+            if isinstance(target, RowSparse):
+                target.ids, target.rows, target.shape = as_ids(ids), table.pull(ids), table.shape
+            else:
+                table.pull(ids, out=target)
+        return out
+
+    def table_value(self, key):
+        """Every row held for row-sparse ``key`` as a RowSparse (copies, sorted ids)."""
+        table = self._stored(key, 'table_value')
+        if not isinstance(table, RowTable):
+            raise ConfigError(f"kvstore table_value: key {key!r} is dense")
+        return table.value()

@@ -1,0 +1,186 @@
+"""Batch-local re-indexing: how a training step reads and updates the sparse embedding tables of a network.
+
+For every table (``sparkps.symbol.ops.embedding.sparse_tables``) the executor's ``weight`` is bound once to a
+small local matrix of ``capacity`` rows (the most unique ids one batch can hold: the ids of every field reading
+the table, at most ``input_dim``). Each step:
+
+1. ``pull(kv, inputs)``: checks the raw ids of each field (naming the table and the field), takes the unique ids
+   of the batch (``np.unique``; a padding id marks absent entries), pulls those rows once with
+   ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
+   positions instead of the ids — 64-bit ids never reach float32 inputs;
+2. the executor runs an ordinary gather on the local matrix, and its backward pass sums the output gradients per
+   local row: that gradient, cut to the unique ids, *is* the row-sparse gradient;
+3. ``push(kv)`` sends it as a ``RowSparse`` for the unique ids only.
+
+Shapes never change between batches, so nothing is re-bound. A kvstore holds the tables (``is_capable
+('row_sparse')``); the worker never allocates ``input_dim x dim``. ``pull`` and ``push`` block as the kvstore's
+``row_sparse_pull`` and ``push`` do (nothing, for the local store).
+"""
+import numpy as np
+
+from sparkps import backend
+from sparkps.errors import ConfigError, DataError
+from sparkps.sparse import RowSparse
+
+
+def _size(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+class SparseBatch:
+    """The sparse tables of one bound network and the unique ids of the current batch.
+
+        sparse = SparseBatch.for_symbol(net, input_shapes)     # None when the network has no sparse table
+        shapes.update(sparse.table_shapes)                      # bind the tables as small local matrices
+        sparse.attach(exe); sparse.init_tables(kv)
+        exe.forward(is_train=True, **sparse.pull(kv, inputs)); exe.backward(); sparse.push(kv)
+    """
+
+    def __init__(self, tables, input_shapes):
+        self.tables = dict(tables)
+        self.table_shapes = {}
+        for name, spec in self.tables.items():
+            missing = [f for f in spec.fields if f not in input_shapes]
+            if missing:
+                raise ConfigError(f"table {name!r}: its ids {missing} are not inputs of the data iterator "
+                                  f"(inputs: {sorted(input_shapes)})")
+            capacity = sum(_size(input_shapes[f]) for f in spec.fields)
+            if spec.input_dim is not None:
+                capacity = min(capacity, spec.input_dim)
+            self.table_shapes[name] = (max(capacity, 1), spec.dim)
+        self._weights, self._grads, self._unique = {}, {}, {}
+        self._seen = {name: [] for name in self.tables}    # ids given or pulled: the rows the model keeps
+
+    @classmethod
+    def for_symbol(cls, symbol, input_shapes):
+        """A SparseBatch for ``symbol``'s sparse tables, or None when it has none."""
+        from sparkps.symbol.ops.embedding import sparse_tables
+        tables = sparse_tables(symbol)
+        return cls(tables, input_shapes) if tables else None
+
+    def full_shape(self, name):
+        spec = self.tables[name]
+        return (spec.input_dim, spec.dim)
+
+    # ----- setting up -----------------------------------------------------------------------------
+    def attach(self, exe):
+        """Use ``exe``'s local table matrices (and their gradients, when it has them)."""
+        self._weights = {n: exe.arg_dict[n] for n in self.tables}
+        self._grads = {n: exe.grad_dict[n] for n in self.tables if n in exe.grad_dict}
+
+    @staticmethod
+    def check_store(kv):
+        """ConfigError unless ``kv`` can hold row-sparse tables."""
+        if not kv.is_capable('row_sparse'):
+            raise ConfigError(f"kvstore {getattr(kv, 'type', kv)!r} cannot hold sparse embedding tables "
+                              f"(is_capable('row_sparse') is False); use kvstore='local'")
+
+    def init_tables(self, kv, given=None, dtype=np.float32):
+        """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
+        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``."""
+        self.check_store(kv)
+        for name in self.tables:
+            value = (given or {}).get(name)
+            if value is None:
+                dim = self.tables[name].dim
+                value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
+            elif not isinstance(value, RowSparse):
+                value = self._dense_value(name, value)
+            self._seen[name] = [value.ids]
+            kv.init(name, value)
+
+    def _dense_value(self, name, array):
+        array = np.asarray(array)
+        if self.tables[name].input_dim is None or tuple(array.shape) != self.full_shape(name):
+            raise DataError(f"table {name!r} needs shape {self.full_shape(name)} but the given parameter has "
+                            f"{tuple(array.shape)}")
+        return RowSparse.from_dense(array)
+
+    # ----- each step ------------------------------------------------------------------------------
+    def pull(self, kv, inputs):
+        """Pull the batch's unique rows of every table into the local matrices; return ``inputs`` with each
+        table's id fields replaced by local row positions (-1 for absent entries)."""
+        inputs = dict(inputs)
+        for name, spec in self.tables.items():
+            fields = [self._checked_ids(spec, f, inputs[f]) for f in spec.fields]
+            present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
+            flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
+            unique, inverse = np.unique(flat, return_inverse=True)
+            self._pull_rows(kv, name, unique)
+            self._unique[name] = unique
+            self._remember(name, unique)
+            start = 0
+            for field, ids, mask in zip(spec.fields, fields, present):
+                local = np.full(ids.shape, -1.0, dtype=np.float32)
+                count = ids.size if mask is None else int(mask.sum())
+                if mask is None:
+                    local.reshape(-1)[:] = inverse[start:start + count]
+                else:
+                    local[mask] = inverse[start:start + count]
+                inputs[field] = local
+                start += count
+        return inputs
+
+    def _pull_rows(self, kv, name, unique):
+        """The rows of ``unique`` into the top of the local matrix, zeros below (through host memory when the
+        executor runs on a GPU: the tables live on the host)."""
+        weight = self._weights[name]
+        if isinstance(weight, np.ndarray):
+            if unique.size:
+                kv.row_sparse_pull(name, out=weight[:unique.size], row_ids=unique)
+            weight[unique.size:] = 0
+            return
+        rows = np.zeros(weight.shape, dtype=weight.dtype)
+        if unique.size:
+            kv.row_sparse_pull(name, out=rows[:unique.size], row_ids=unique)
+        backend.copy_into(weight, rows)
+
+    def push(self, kv):
+        """Push each table's gradient rows of the batch's unique ids (one RowSparse per table)."""
+        for name, unique in self._unique.items():
+            rows = backend.asnumpy(self._grads[name][:unique.size])
+            kv.push(name, RowSparse(unique, rows, self.full_shape(name)))
+
+    def _checked_ids(self, spec, field, ids):
+        """The raw ids of ``field`` as int64; DataError naming the table and field for float ids of a hashed table,
+        NaN or fractional ids, and ids outside [0, input_dim) of a bounded one."""
+        ids = np.asarray(ids)
+        where = f"table {spec.name!r}, field {field!r}"
+        if ids.dtype == np.uint64:
+            return ids.view(np.int64)
+        if ids.dtype.kind in 'iub':
+            ids = ids.astype(np.int64, copy=False)
+        elif ids.dtype.kind != 'f':
+            raise DataError(f"{where}: ids must be integers, got dtype {ids.dtype}")
+        elif spec.input_dim is None:
+            raise DataError(f"{where}: ids of a hashed table must be an integer array (int64 or uint64), got "
+                            f"{ids.dtype} (a float cannot hold 64-bit ids)")
+        else:
+            bad = ~np.isfinite(ids) | (ids != np.round(ids))
+            if bad.any():
+                raise DataError(f"{where}: ids must be whole numbers, found {float(ids[bad][0])}")
+            ids = ids.astype(np.int64)
+        if spec.input_dim is not None and ids.size and (ids.min() < 0 or ids.max() >= spec.input_dim):
+            bad = ids[(ids < 0) | (ids >= spec.input_dim)][0]
+            raise DataError(f"{where}: id {int(bad)} is outside [0, {spec.input_dim}) (input_dim)")
+        return ids
+
+    # ----- results --------------------------------------------------------------------------------
+    def _remember(self, name, unique):
+        seen = self._seen[name]
+        seen.append(unique)
+        if len(seen) > 64:
+            self._seen[name] = [np.unique(np.concatenate(seen))]
+
+    def table_values(self, kv):
+        """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
+        batch pulled (``.to_dense()`` gives MXNet's dense weight of a bounded table). Blocks as
+        ``kv.row_sparse_pull``; nothing of size ``input_dim x dim`` is made here."""
+        values = {}
+        for name in self.tables:
+            ids = np.unique(np.concatenate(self._seen[name])) if self._seen[name] else np.empty(0, np.int64)
+            rows = np.empty((ids.size, self.tables[name].dim), dtype=self._weights[name].dtype)
+            if ids.size:
+                kv.row_sparse_pull(name, out=rows, row_ids=ids)
+            values[name] = RowSparse(ids, rows, self.full_shape(name))
+        return values

@@ -1,0 +1,120 @@
+"""FeedForward with a sparse embedding on the parameter server (workers and servers in threads over inproc://):
+the model equals the dense Embedding model trained on the same cluster (same initial rows, data and optimizer) to
+1e-5, with dist_sync (2 workers) and dist_async (1 worker: arrival order is then fixed), on 1 and 2 servers.
+
+The servers are threads of the test process: the first use of the sparse tables' compiled id index may hold the
+interpreter for seconds on a loaded machine, so these clusters allow 30 s between heartbeats (no test here is about
+detecting a dead node).
+
+Data: a documented generator — 64 samples of 3 ids from a vocabulary of 20 (numpy Generator seed 0), label = parity
+of the id sum; each worker trains on its half in batches of 8 for 2 epochs."""
+import numpy as np
+import pytest
+
+import sparkps.symbol as sym
+from cluster import cluster_timeouts
+from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.sparse import RowSparse, initial_rows
+from sparkps.train import optimizer
+from sparkps.train.feedforward import FeedForward
+from sparkps.train.io import NDArrayIter
+
+VOCAB, DIM, FIELDS = 20, 4, 3
+PATIENT = cluster_timeouts(heartbeat_timeout=30.0)
+RNG = np.random.default_rng(0)
+IDS = RNG.integers(0, VOCAB, size=(64, FIELDS))
+LABELS = (IDS.sum(axis=1) % 2).astype(np.float32)
+FC = {'fc_weight': np.random.default_rng(1).normal(0, 0.1, (2, FIELDS * DIM)).astype(np.float32),
+      'fc_bias': np.zeros(2, np.float32)}
+
+
+def network(sparse_grad):
+    emb = sym.Embedding(sym.Variable('ids'), input_dim=VOCAB, output_dim=DIM, sparse_grad=sparse_grad, name='emb')
+    return sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(emb), num_hidden=2, name='fc'), name='softmax')
+
+
+def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, uneven=False, **hyper):
+    """Fit on the cluster; returns each worker's model. The dense model starts from the rows a server creates."""
+    params = dict(FC)
+    if not sparse_grad:
+        params['emb_weight'] = initial_rows('emb_weight', np.arange(VOCAB), DIM)
+
+    def work(kv):
+        share = slice(kv.rank, None, num_workers)
+        if uneven:  # worker 0 has three times the batches of worker 1: it goes on alone after worker 1 leaves
+            share = slice(0, 48) if kv.rank == 0 else slice(48, None)
+        model = FeedForward(network(sparse_grad), num_epoch=2, optimizer=optimizer, learning_rate=0.5,
+                            arg_params={k: v.copy() for k, v in params.items()}, **hyper)
+        return model.fit(NDArrayIter({'ids': IDS[share]}, LABELS[share], batch_size=8), kvstore=kv)
+
+    with ps_cluster(num_servers=num_servers, num_workers=num_workers, kvtype=kvtype, timeouts=PATIENT) as cluster:
+        return cluster.run_workers(work, timeout=120)
+
+
+# AdaGrad's first step is lr * g / (|g| + epsilon): with MXNet's epsilon 1e-7 a gradient element that the workers'
+# contributions cancel to ~1e-7 moves by lr * O(1), and the last bits of that sum depend on the order the two
+# models add the same numbers in. epsilon 1e-3 keeps the comparison about the update, not about rounding.
+@pytest.mark.parametrize('optimizer,hyper', [('sgd', {}), ('adagrad', {'epsilon': 1e-3})], ids=['sgd', 'adagrad'])
+@pytest.mark.parametrize('kvtype,num_workers,num_servers', [('dist_sync', 2, 1), ('dist_sync', 2, 2),
+                                                            ('dist_async', 1, 1), ('dist_async', 1, 2)])
+def test_sparse_model_on_servers_equals_the_dense_model(ps_cluster, kvtype, num_workers, num_servers, optimizer,
+                                                        hyper):
+    dense = train(ps_cluster, False, kvtype, num_workers, num_servers, optimizer, **hyper)
+    sparse = train(ps_cluster, True, kvtype, num_workers, num_servers, optimizer, **hyper)
+    for dense_model, sparse_model in zip(dense, sparse):
+        table = sparse_model.arg_params['emb_weight']
+        assert isinstance(table, RowSparse) and table.ids.size > 0
+        trained = dense_model.arg_params['emb_weight'][table.ids]
+        assert np.abs(trained - initial_rows('emb_weight', table.ids, DIM)).max() > 1e-3
+        np.testing.assert_allclose(table.rows, trained, atol=1e-5)
+        for name in FC:
+            np.testing.assert_allclose(sparse_model.arg_params[name], dense_model.arg_params[name], atol=1e-5,
+                                       err_msg=name)
+
+
+def test_uneven_shards_in_dist_sync_still_equal_the_dense_model(ps_cluster):
+    dense = train(ps_cluster, False, 'dist_sync', 2, 2, 'sgd', uneven=True)
+    sparse = train(ps_cluster, True, 'dist_sync', 2, 2, 'sgd', uneven=True)
+    for dense_model, sparse_model in zip(dense, sparse):
+        table = sparse_model.arg_params['emb_weight']
+        np.testing.assert_allclose(table.rows, dense_model.arg_params['emb_weight'][table.ids], atol=1e-5)
+        np.testing.assert_allclose(sparse_model.arg_params['fc_weight'], dense_model.arg_params['fc_weight'],
+                                   atol=1e-5)
+
+
+def test_initial_rows_cannot_be_given_to_a_distributed_table(ps_cluster):
+    def work(kv):
+        model = FeedForward(network(True), num_epoch=1, arg_params={'emb_weight': np.zeros((VOCAB, DIM), np.float32)})
+        with pytest.raises(ConfigError, match="table 'emb_weight': a distributed table starts every row from its "
+                                              "row initializer"):
+            model.fit(NDArrayIter({'ids': IDS}, LABELS, batch_size=8), kvstore=kv)
+
+    with ps_cluster(num_servers=1, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
+        cluster.run_workers(work, timeout=60)
+
+
+def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
+    """row_sparse_pull / RowSparse push on the servers: first-pull rows are the shared formula's, a push moves only
+    its rows (repeated ids summed), and bad input names the table."""
+    ids = np.array([2 ** 63 + 5, 7, 123456789, 7], dtype=np.uint64).view(np.int64)
+
+    def work(kv):
+        assert kv.is_capable('row_sparse')
+        kv.init('user', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)))
+        kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0))
+        before = np.empty((4, DIM), np.float32)
+        kv.row_sparse_pull('user', out=before, row_ids=ids)
+        np.testing.assert_array_equal(before, initial_rows('user', ids, DIM))
+        kv.push('user', RowSparse(ids[1:], np.ones((3, DIM), np.float32), (None, DIM)))
+        value = RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM))
+        kv.row_sparse_pull('user', out=value, row_ids=ids)
+        np.testing.assert_allclose(value.rows - before, [[0] * DIM, [-2] * DIM, [-1] * DIM, [-2] * DIM], atol=1e-6)
+        with pytest.raises(ShapeError, match="table 'user' has rows of width 4, the gradient has width 3"):
+            kv.push('user', RowSparse(ids, np.ones((4, 3), np.float32), (None, 3)))
+        with pytest.raises(DataError, match="table 'user'.*must hold integers"):
+            kv.row_sparse_pull('user', out=before, row_ids=ids.astype(np.float64))
+        with pytest.raises(ConfigError, match="'items' is not a sparse table"):
+            kv.row_sparse_pull('items', out=before, row_ids=ids)
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', timeouts=PATIENT) as cluster:
+        cluster.run_workers(work, timeout=60)
