@@ -5,9 +5,11 @@
    to look up one batch's distinct ids, to insert a batch of new ids, and bytes per id.
 2. Table step: pull + push of one batch of ``--batch`` samples x ``--fields`` fields with Zipf-distributed
    ids over ``--rows`` possible ids (dim 16, AdaGrad) through a :class:`SparseTable` in this process, and
-   over tcp with 1 and 2 server processes, vs the same work in plain numpy on preallocated dense arrays
-   (unique, gather, AdaGrad scatter): rows/s and their ratio. Both sides are warmed with the same batches
-   first (the table creates rows on first pull; the dense arrays' pages are touched once).
+   through the kvstore API over tcp with 1 and 2 server processes (``kv.pull_step`` + queued ``kv.push``: one
+   PUSHPULL per server per step; section ``sparse_tcp``, alone with ``--tcp-only``), vs the same work in
+   plain numpy on preallocated dense arrays (unique, gather, AdaGrad scatter): rows/s and their ratio. Both
+   sides are warmed with the same batches first (the table creates rows on first pull; the dense arrays'
+   pages are touched once).
 3. Memory and checkpoints: a table of ``--rows`` rows (dim 16, AdaGrad) — bytes per row against the goal
    (1.3 x raw bytes of rows + state, plus 16 bytes per id), measured as the table's array bytes and as the
    process's RSS growth — and the time to save it and to load it back (1 server).
@@ -16,7 +18,7 @@ Ids are generated as documented here: ``zipf(a) - 1`` over [0, rows), then sprea
 (feature ids are hashes), from a numpy Generator seeded by ``--seed``. Figures are medians over
 ``--repeat`` interleaved rounds.
 
-    python benchmarks/bench_sparse.py [--rows 10000000] [--repeat 15] [--no-write]
+    python benchmarks/bench_sparse.py [--rows 10000000] [--repeat 15] [--tcp-only] [--no-write]
 """
 import argparse
 import os
@@ -33,15 +35,16 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section
 from sparkps import kvstore
-from sparkps.ps import protocol
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.manifest import add_table_generation
-from sparkps.ps.rows import mix64, split_by_server
+from sparkps.ps.rows import mix64
 from sparkps.ps.scheduler import Scheduler
 from sparkps.ps.server.tables import sparse_checkpoint
 from sparkps.ps.server.tables.row_index import HashRowIndex, SortedRowIndex
 from sparkps.ps.server.tables.sparse import SparseTable
 from sparkps.runtime.server_node import spawn_server
+from sparkps.sparse import RowSparse
+from sparkps.train import optimizer
 
 DIM, LR, EPS = 16, 0.05, 1e-7
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': LR, 'epsilon': EPS}}
@@ -135,33 +138,31 @@ def bench_step(args, rng):
 # ---- 2b. the same step over tcp: this process as the worker, servers in subprocesses ----------------------
 class RowCluster:
     """A scheduler here, ``servers`` server subprocesses (``spawn_server``, as a Spark task starts them) and
-    this process as the one worker, holding a sparse table 'bench' (dim 16, AdaGrad, async)."""
+    this process as the one worker through the kvstore API (``dist_async``): a sparse table 'bench' (dim 16,
+    its own AdaGrad, ``init_table``) and one dense key, as FeedForward trains a network with an embedding."""
 
     def __init__(self, servers):
         env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
         self.scheduler = Scheduler(servers, 1, timeouts=Timeouts(register=60)).start()
         self.servers = [spawn_server(self.scheduler.uri, self.scheduler.secret, env=env) for _ in range(servers)]
         self.kv = kvstore.create('dist_async', scheduler_uri=self.scheduler.uri, secret=self.scheduler.secret)
-        self.po = self.kv.worker.postoffice
-        self._all([('INIT', protocol.Init([], [], sync=False, table='bench', kind='sparse',
-                                          options={'dim': DIM, 'optimizer': ADAGRAD,
-                                                   'shard': [s, servers]}).meta(), [])
-                   for s in range(servers)])
-
-    def _all(self, requests):
-        rids = [self.po.request(self.po.server_ids[s], cmd, meta, arrays)
-                for s, (cmd, meta, arrays) in enumerate(requests)]
-        return [self.po.wait(rid) for rid in rids]
+        self.kv.init_table('bench', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)),
+                           {'optimizer': ADAGRAD})
+        self.dense, self.dense_grad = np.zeros(DIM, np.float32), np.ones(DIM, np.float32)
+        self.kv.init([0], [self.dense])
+        self.kv.set_optimizer(optimizer.create('sgd', learning_rate=LR))
+        self.rows = np.empty((0, DIM), np.float32)
 
     def step(self, batch_ids, grads_for):
-        """One worker step: distinct ids, one PULL per server, gradients, one PUSH per server."""
-        uniq = np.unique(batch_ids)
-        order, bounds = split_by_server(uniq, len(self.servers))
-        parts = [uniq[order[bounds[s]:bounds[s + 1]]] for s in range(len(self.servers))]
-        replies = self._all([('PULL', protocol.Pull([], None, 'bench', ids=p).meta(), [p]) for p in parts])
-        grads = [grads_for(np.asarray(r.arrays[0]).size // DIM) for r in replies]
-        self._all([('PUSH', protocol.Push([], None, 'bench', ids=p).meta(), [p, g.reshape(-1)])
-                   for p, g in zip(parts, grads)])
+        """One worker step as FeedForward takes it: distinct ids; ``pull_step`` sends the previous step's queued
+        pushes with this step's pull of rows and of the dense key (one PUSHPULL per server); gradients; the
+        pushes of this step are queued (``kv.push``)."""
+        uniq = np.unique(batch_ids).view(np.int64)
+        if self.rows.shape[0] != uniq.size:
+            self.rows = np.empty((uniq.size, DIM), np.float32)
+        self.kv.pull_step([0], out=[self.dense], rows={'bench': (uniq, self.rows)})
+        self.kv.push([0], [self.dense_grad])
+        self.kv.push('bench', RowSparse(uniq, grads_for(uniq.size), (None, DIM)))
         return uniq.size
 
     def close(self):
@@ -225,13 +226,13 @@ def bench_memory(args):
             'save_s': save_s, 'load_s': load_s}
 
 
-def report(index, step, tcp, memory, args):
+def report(index, step, memory, args):
     mib = 1 << 20
     h, s = index['HashRowIndex'], index['SortedRowIndex']
     lines = [
         "## Sparse tables", "",
         (f"`python benchmarks/bench_sparse.py --rows {args.rows} --repeat {args.repeat}` — one process, no "
-        "sockets, except the tcp rows."), "",
+        "sockets (the same step over tcp is the next section)."), "",
         (f"**Id index**, {args.rows:,} ids; lookup of one batch's {h['lookup_ids']:,} distinct ids, "
         "insert of 50,000 new ids:"), "",
         "| index | build (s) | lookup (ms) | insert (ms) | bytes / id |", "|---|---|---|---|---|"]
@@ -247,21 +248,11 @@ def report(index, step, tcp, memory, args):
               f"| numpy baseline | {step['numpy_s'] * 1e3:.1f} | {step['unique_rows'] / step['numpy_s']:,.0f} |",
               (f"| SparseTable.pull + push | {step['table_s'] * 1e3:.1f} | "
               f"{step['unique_rows'] / step['table_s']:,.0f} |"), "",
-              f"Ratio table / numpy (rows/s): **{step['ratio']:.2f}**.", "",
-              ("**The same step over tcp**: this process as the worker (distinct ids, split by server, one PULL "
-               "and one PUSH per server, the bare wire form of `sparkps.ps.protocol` — not yet the sparse "
-               "kvstore API), servers in their own processes, dist_async; against the numpy baseline of the "
-               "same round (goal: ratio >= 0.5):"), "",
-              "| servers | distinct rows | numpy (ms) | tcp pull + push (ms) | rows/s over tcp | ratio |",
-              "|---|---|---|---|---|---|"]
-    for t in tcp:
-        lines.append(f"| {t['servers']} | {t['unique_rows']:,} | {t['numpy_s'] * 1e3:.1f} | {t['tcp_s'] * 1e3:.1f} "
-                     f"| {t['unique_rows'] / t['tcp_s']:,.0f} | **{t['ratio']:.2f}** |")
+              f"Ratio table / numpy (rows/s): **{step['ratio']:.2f}**.", "",]
     lines += ["", ("The numpy baseline gathers from and scatters into dense arrays of every possible id "
                    f"({args.rows:,} x {DIM} weights + AdaGrad state), the layout a single process without a hash "
                    "index needs; it pays cache misses over that whole array, while a table holds only the rows "
-                   "the batches named, which is why the in-process table keeps up with it. Over tcp a step adds "
-                   "one PULL and one PUSH round trip per server and the copies at both ends."), "",
+                   "the batches named, which is why the in-process table keeps up with it."), "",
               f"**Memory and checkpoints**, {memory['rows']:,} rows of dim {DIM} with AdaGrad:", "",
               "| | MiB | bytes / row |", "|---|---|---|",
               f"| raw rows + state | {memory['raw'] / mib:,.0f} | {memory['raw'] / memory['rows']:.0f} |",
@@ -276,6 +267,28 @@ def report(index, step, tcp, memory, args):
     return "\n".join(lines)
 
 
+def report_tcp(tcp, args):
+    lines = [
+        "## Sparse tables over tcp", "",
+        (f"`python benchmarks/bench_sparse.py --rows {args.rows} --repeat {args.repeat}"
+         f"{' --tcp-only' if args.tcp_only else ''}` — this process as the one worker through the kvstore API "
+         f"(`dist_async`, `init_table` with the table's own AdaGrad, one dense key beside it): each step takes the "
+         f"batch's distinct ids and calls `kv.pull_step`, which sends the previous step's queued pushes (dense and "
+         f"rows) with this step's pull of rows and of the dense key, one PUSHPULL per server, then queues this "
+         f"step's pushes (`kv.push`) — the path FeedForward takes. Servers in their own processes "
+         f"(`spawn_server`). Baseline in the same run, each round timed back to back: numpy on dense in-process "
+         f"arrays of every possible id (unique, gather, AdaGrad scatter). {args.batch} samples x {args.fields} "
+         f"fields, Zipf ids over {args.rows:,}, dim {DIM}; goal: ratio >= 0.5."), "",
+        "| servers | distinct rows | numpy (ms) | kvstore over tcp (ms) | rows/s over tcp | ratio |",
+        "|---|---|---|---|---|---|"]
+    for t in tcp:
+        lines.append(f"| {t['servers']} | {t['unique_rows']:,} | {t['numpy_s'] * 1e3:.1f} | {t['tcp_s'] * 1e3:.1f} "
+                     f"| {t['unique_rows'] / t['tcp_s']:,.0f} | **{t['ratio']:.2f}** |")
+    lines += ["", (f"Load average of the machine at the end of the run: {os.getloadavg()[0]:.1f} "
+                   f"({os.cpu_count()} cores, shared with other jobs).")]
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument('--rows', type=int, default=10_000_000)
@@ -283,17 +296,23 @@ def main():
     parser.add_argument('--fields', type=int, default=26)
     parser.add_argument('--repeat', type=int, default=15)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--tcp-only', action='store_true', help="only the kvstore-over-tcp step (section sparse_tcp)")
     parser.add_argument('--no-write', action='store_true', help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    memory = bench_memory(args)
-    index = bench_index(args, rng)
-    step = bench_step(args, rng)
+    if not args.tcp_only:
+        memory = bench_memory(args)
+        index = bench_index(args, rng)
+        step = bench_step(args, rng)
+        text = report(index, step, memory, args)
+        print(text)
+        if not args.no_write:
+            write_section('sparse', text)
     tcp = [bench_tcp(args, rng, servers) for servers in (1, 2)]
-    text = report(index, step, tcp, memory, args)
+    text = report_tcp(tcp, args)
     print(text)
     if not args.no_write:
-        write_section('sparse', text)
+        write_section('sparse_tcp', text)
 
 
 if __name__ == '__main__':

@@ -12,6 +12,7 @@ import sys
 import click
 
 from sparkps.errors import ConfigError, SparkpsError
+from sparkps.kvstore.strategies import STRATEGIES
 from sparkps.ps import settings
 
 ENV_HELP = "Environment: SPARKPS_SCHEDULER_URI (or SPARKPS_SCHEDULER_PORT), SPARKPS_SECRET, SPARKPS_RANK."
@@ -162,8 +163,11 @@ def worker():
 
 @worker.command()
 @node_options
-@click.option("--kvstore", type=click.Choice(["dist_sync", "dist_async"]), default="dist_sync", show_default=True,
-              help="Synchronous rounds or asynchronous updates.")
+@click.option("--kvstore", type=click.Choice(STRATEGIES), default="dist_sync", show_default=True,
+              help="Distributed strategy (see sparkps.kvstore.strategies).")
+@click.option("--kvstore-param", "kvstore_params", multiple=True, metavar="NAME=VALUE",
+              help="A strategy option: replicas_to_aggregate, max_staleness, interval_steps, communication_period, "
+                   "moving_rate, ... (repeatable).")
 @click.option("--symbol", "symbol_file", type=click.Path(exists=True, dir_okay=False), required=True,
               help="Network as symbol JSON (see `sparkps symbol mlp`).")
 @click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
@@ -183,25 +187,32 @@ def worker():
 @click.option("--initializer", type=click.Choice(["xavier", "uniform", "normal"]), default="xavier",
               show_default=True, help="Weight initializer.")
 @click.option("--seed", type=int, help="Seed of initialisation and shuffling.")
-@click.option("--compression", type=click.Choice(["fp16"]), help="Compress pushed gradients.")
+@click.option("--compression", type=click.Choice(["fp16", "2bit"]), help="Compress pushed gradients.")
+@click.option("--compression-threshold", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
+              help="2bit: gradients are sent as -T, 0 or +T; the rest is carried to the next push.")
 @click.option("--save", "save_prefix", help="Rank 0 writes PREFIX-symbol.json and PREFIX-%04d.params.")
 @timeout_options
 @reports_errors("worker train")
-def train(scheduler_uri, secret, rank, curve, kvstore, symbol_file, data, data_format, num_features, label_column,
-          eval_data, batch_size, epochs, optimizer, lr, momentum, wd, initializer, seed, compression, save_prefix,
-          **kw):
+def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_file, data, data_format, num_features,
+          label_column, eval_data, batch_size, epochs, optimizer, lr, momentum, wd, initializer, seed, compression,
+          compression_threshold, save_prefix, **kw):
     """Train a network as one worker of a job: register, fit on this worker's shard, finish.
 
     Any failure is reported to the scheduler, which stops the whole job with it.
     """
+    from sparkps.kvstore.strategies import check_strategy, parse_options
     from sparkps.runtime import worker as train_worker
+    if compression == "2bit":
+        compression = {"type": "2bit", "threshold": compression_threshold}
+    strategy = check_strategy(kvstore, parse_options(kvstore_params), compression)
     config = train_worker.TrainConfig(
         symbol=symbol_file, data=data, data_format=data_format, num_features=num_features,
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
         momentum=momentum, wd=wd, initializer=initializer, seed=seed, save_prefix=save_prefix,
         eval_data=eval_data, compression=compression)
     train_worker.run(config, kvstore=kvstore, scheduler_uri=scheduler_uri_from_env(scheduler_uri),
-                     secret=require_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve)
+                     secret=require_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
+                     kvstore_params=strategy)
 
 
 @main.command()
@@ -226,8 +237,8 @@ def status(scheduler_uri, secret, curve, as_json, timeout):
               help="Number of servers.")
 @click.option("-w", "--num-workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of workers.")
-@click.option("--kvstore", type=click.Choice(["dist_sync", "dist_async"]), default="dist_sync", show_default=True,
-              help="Synchronous or asynchronous updates.")
+@click.option("--kvstore", type=click.Choice(STRATEGIES), default="dist_sync", show_default=True,
+              help="Distributed strategy; its options go to train (--kvstore-param NAME=VALUE).")
 @click.option("--curve/--no-curve", default=False, help="Encrypt traffic with CURVE.")
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds between SIGTERM and SIGKILL when stopping the roles.")
@@ -246,7 +257,9 @@ def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
     from sparkps.runtime.launcher import LocalCluster
     if command[0] != "train":
         raise ConfigError("the launcher runs `train ...` on the workers, got %r" % " ".join(command))
-    train.make_context("sparkps launch -- train", list(command[1:]))  # bad train options: fail before starting
+    train_context = train.make_context("sparkps launch -- train", list(command[1:]))  # bad options: fail now
+    from sparkps.kvstore.strategies import check_strategy, parse_options
+    check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
                            timeouts=make_timeouts(kw), grace=grace)
     cluster.pids_file = os.environ.get("SPARKPS_LAUNCH_PIDS_FILE")

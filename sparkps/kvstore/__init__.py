@@ -58,7 +58,8 @@ def _dist(name, **kwargs):
 
 for _name in ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device'):
     register(_name, _local)
-for _name in ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device', 'dist_device_sync'):
+for _name in ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device', 'dist_device_sync',
+              'dist_sync_replicas', 'dist_model_average', 'dist_easgd'):
     register(_name, _dist)
 register('nccl', None, "sparkps has no GPU collective backend; use 'local' or 'dist_sync'")
 register('horovod', None, "sparkps trains through its parameter server; use 'dist_sync' or 'dist_async'")

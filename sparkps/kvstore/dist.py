@@ -13,6 +13,27 @@ worker's last round was applied with every active worker's gradient. A worker th
 ``end_training()``: it leaves the rounds (the others go on without waiting for it; the servers scale a
 round's gradient sum by ``num_workers / contributors``, so the step stays the mean gradient) and waits
 for every worker. All pushes of one step must cover the same keys on every worker.
+
+Strategies (the servers' round policy, :mod:`sparkps.ps.server.policy`, chosen by the type and its options;
+the names and options are listed in :mod:`sparkps.kvstore.strategies`):
+
+=======================  ==========================================  ===========================================
+type                     options                                     rounds
+=======================  ==========================================  ===========================================
+``dist_sync``                                                        every active worker's gradient, summed
+``dist_async``           ``max_staleness=s`` (Angel's SSP)           each push applied on arrival; with ``s`` a
+                                                                     worker waits when > s rounds ahead
+``dist_sync_replicas``   ``replicas_to_aggregate=N``,                the first N gradients of a round (their
+                         ``total_num_replicas=M``                    mean); stale ones dropped and counted
+``dist_model_average``   ``interval_steps=k``                        local steps; every k the weights' mean
+``dist_easgd``           ``communication_period=τ``,                 local steps; every τ an elastic move
+                         ``moving_rate=α``                           towards the center, which is the model
+=======================  ==========================================  ===========================================
+
+The last two train on the worker (:mod:`sparkps.kvstore.local_training`): ``set_optimizer`` keeps the
+optimizer here and ``pushpull`` (or ``push`` then ``pull`` of the same keys) is a local step. An option the
+type does not take is a ConfigError naming it. ``set_gradient_compression`` picks the codec of pushed
+gradients (:mod:`sparkps.ps.codec`: ``fp16``, ``2bit`` with error feedback).
 """
 import time
 
@@ -20,8 +41,11 @@ import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, ROW_SPARSE, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.local_training import STRATEGIES
+from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
 from sparkps.param_group import ParameterGroup
 from sparkps.ps import manifest, protocol
+from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.postoffice import Postoffice
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.ps.settings import env_settings
@@ -30,8 +54,28 @@ from sparkps.ps.worker.row_tables import DistRowSparseKeys
 from sparkps.sparse import RowSparse
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
-                "dist_device_sync": True}
+                "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
+                "dist_easgd": False}
 TYPES = tuple(SYNC_OF_TYPE)
+STRATEGY_OPTIONS = dict(STRATEGY_OPTIONS, dist_async_device=("max_staleness",))
+
+
+def round_policy(kvtype, options):
+    """``(rounds mode, INIT policy or None)`` of a kvstore type and its strategy ``options``.
+
+    ConfigError naming an option the type does not take.
+    """
+    unknown = sorted(set(options) - set(STRATEGY_OPTIONS.get(kvtype, ())))
+    if unknown:
+        known = ", ".join(STRATEGY_OPTIONS.get(kvtype, ())) or "none"
+        raise ConfigError("kvstore %r has no option(s) %s (known: %s)" % (kvtype, ", ".join(unknown), known))
+    if kvtype == "dist_sync_replicas":
+        return "server", dict(options, name="sync_replicas")
+    if kvtype in STRATEGIES:
+        return STRATEGIES[kvtype].rounds, STRATEGIES[kvtype].server_policy
+    if options.get("max_staleness") is not None:
+        return "own", {"name": "ssp", "max_staleness": options["max_staleness"]}
+    return ("own" if SYNC_OF_TYPE[kvtype] else None), None
 
 
 class DistKVStore(DistRowSparseKeys, KVStoreBase):
@@ -42,14 +86,18 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
     ``checkpoint`` and, for the sync types, ``sync``.
     """
 
-    def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0):
+    def __init__(self, kvtype, postoffice, compression=None, own_postoffice=True, progress_interval=1.0,
+                 **strategy):
         if kvtype not in SYNC_OF_TYPE:
             raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
         super().__init__(kvtype)
         sync = SYNC_OF_TYPE[kvtype]
+        rounds, policy = round_policy(kvtype, strategy)
+        self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
+        self._local_push = None
         self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT, ROW_SPARSE) + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
-        self.worker = KVWorker(postoffice, sync=sync, compression=compression)
+        self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)
         self._own_postoffice = own_postoffice
         self._pending_pushes = []
         self._deferred = None
@@ -100,6 +148,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             for key, value in zip(keys, values):
                 self._push_rows(key, value)
             return
+        if self._local is not None:  # a local step, taken by the next pull of these keys
+            self._local_push = (keys, [host_value(v).copy() for v in values])
+            return
         staged = self.worker.stage(keys, values)
         self._flush()
         self._deferred = staged
@@ -109,6 +160,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         if self._deferred is not None:
             staged, self._deferred = self._deferred, None
             self._pending_pushes.append(self.worker.push_staged(staged))
+        self._flush_rows()
 
     def pull(self, keys, out=None, priority=0):
         """Fill ``out`` with the weights of ``keys``; in sync mode those after this worker's last round.
@@ -121,8 +173,16 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         keys, outs = key_value_lists(keys, out, "pull", "out arrays")
         if not isinstance(out, ParameterGroup):
             outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
+        if self._local_push is not None:
+            (pushed, grads), self._local_push = self._local_push, None
+            if pushed != keys:
+                raise ConfigError("%s: a pull after a push must be of the pushed keys %s, got %s"
+                                  % (self.type, pushed, keys))
+            self._local.step(self.worker, keys, grads, outs)
+            return
         if (self._deferred is not None and len(set(keys)) == len(keys)
                 and sorted(keys) == self._deferred.keys):
+            self._flush_rows()
             staged, self._deferred = self._deferred, None
             rid = self.worker.pushpull_staged(staged, keys, outs)
         else:
@@ -137,6 +197,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         given = keys
         keys, values = key_value_lists(given, values, "pushpull")
         outs = values if out is None else key_value_lists(given, out, "pushpull", "out arrays")[1]
+        if self._local is not None:
+            self._local.step(self.worker, keys, [host_value(v) for v in values], outs)
+            return
         self._wait_pushes()
         self.worker.wait(self.worker.pushpull(keys, values, outs))
 
@@ -153,10 +216,38 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             raise ClusterError("worker %s already called end_training: it pushes no more"
                                % self.rank)
 
+    def set_gradient_compression(self, compression_params):
+        """Send later pushes through the codec ``compression_params`` (MXNet's ``{'type': '2bit',
+        'threshold': t}`` or ``{'type': 'fp16'}``); ConfigError naming an unknown type or option."""
+        check_strategy(self.type.replace("_device", ""), {}, compression_params)
+        self._wait_pushes()
+        self.worker.codec = create_codec(compression_params)
+        self.worker.push_dtype = self.worker.codec.dtype
+
+    @property
+    def bytes_per_step(self):
+        """Gradient bytes this worker sent per push so far (what the codec saves shows here)."""
+        return self.worker.bytes_pushed / max(self.worker.pushes, 1)
+
+    def server_stats(self):
+        """The round policy's counters of every server (rounds applied, stale pushes dropped, ...), by rank.
+
+        Blocks until every server answered (at most the request timeout).
+        """
+        self._wait_pushes()
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return [r.meta.get("policy", {}) for r in replies]
+
     # ---- optimizer and commands ------------------------------------------------------------------
     def set_optimizer(self, optimizer):
-        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective."""
-        if self.rank == 0:
+        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective.
+
+        Model averaging and EASGD keep ``optimizer`` on this worker and give the servers their own rule.
+        """
+        if self._local is not None:
+            self._local.set_optimizer(optimizer)
+            optimizer = self._local.server_optimizer(optimizer)
+        if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
 
@@ -168,6 +259,10 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
     def table_stats(self):
         """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
         servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        self._wait_pushes()
+        return self._fetch_table_stats()
+
+    def _fetch_table_stats(self):
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
@@ -215,8 +310,15 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             return
         self._last_progress = now
         metrics = {str(k): float(np.asarray(v)) for k, v in (metrics or {}).items()}
-        self.postoffice.report_progress({"epoch": epoch, "nbatch": nbatch, "samples": samples,
-                                         "metrics": metrics, "time": time.time()})
+        if self.worker.pushes:
+            metrics["push_bytes_per_step"] = float(self.bytes_per_step)
+        if self.worker.rounds == "server":
+            metrics["stale_pushes"] = float(self.worker.stale_pushes)
+        progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time()}
+        tables = self._progress_tables()   # rank 0 adds the sparse tables' statistics
+        if tables:
+            progress["tables"] = tables
+        self.postoffice.report_progress(progress)
 
     def end_training(self):
         """This worker pushes no more: leave the sync rounds, then wait for every worker.
@@ -227,11 +329,13 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         if self._left:
             return
         self._wait_pushes()
+        if self._local is not None:
+            self._local.finish(self.worker)
         self._leave_rounds()
         self.postoffice.barrier("workers")
 
     def _leave_rounds(self):
-        if self.worker.sync and not self._left:
+        if self.worker.rounds and not self._left:
             self.worker.wait(self.worker.leave())
         self._left = True
 
@@ -253,17 +357,24 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
 
 
 def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, timeouts=None, compression=None,
-                        transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False):
+                        transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False,
+                        **strategy):
     """Register a worker node with the scheduler and return its DistKVStore.
 
-    Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/``SPARKPS_SECRET``/
-    ``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
+    ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
+    anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/
+    ``SPARKPS_SECRET``/``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
     ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
+    round_policy(kvtype, strategy)  # bad options fail here, before this worker registers
+    check_strategy(kvtype.replace("_device", ""), {}, compression)
+    if kvtype in STRATEGIES:
+        STRATEGIES[kvtype](1, **strategy)
+    create_codec(compression)
     if postoffice is not None:
-        return DistKVStore(kvtype, postoffice, compression, own_postoffice=False)
+        return DistKVStore(kvtype, postoffice, compression, own_postoffice=False, **strategy)
     scheduler_uri, secret, rank = env_settings(scheduler_uri, secret, rank)
     if isinstance(timeouts, dict):
         timeouts = Timeouts(**timeouts)
@@ -271,7 +382,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
     postoffice.start()
     try:
-        return DistKVStore(kvtype, postoffice, compression)
+        return DistKVStore(kvtype, postoffice, compression, **strategy)
     except BaseException:
         postoffice.stop()
         raise

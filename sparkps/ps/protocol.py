@@ -9,14 +9,21 @@ the server answers it with an ERROR reply.
 command        meta                                                              arrays
 =============  ===============================================================  ======================
 INIT           {"pieces": [[key, lo, hi]], "shapes": [[key, shape]],             [flat values] or []
-               "sync": bool, "table": name?}
+               "sync": bool, "table": name?, "policy": {"name": n, ...}?}
 PUSH           {"keys": [key, ...], "round": r (sync), "table": name?}          [flat gradient]
 PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          -> [flat weights]
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
+               (a step: also "tables": [[name, pushes, pulls]], see PushPull)   [.., row ids, grads]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
+               | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
 LEAVE          {"round": last round pushed}                                      []
 =============  ===============================================================  ======================
+
+A PUSH/PUSHPULL whose header has ``"codec"`` (``{"type": "2bit", "threshold": t, "size": n}``) carries its
+gradient encoded (:mod:`sparkps.ps.codec`); :func:`parse_request` decodes it. Policies with
+``answers_round`` (``sync_replicas``) put ``"round"`` (the applied round) in a pull's reply, and
+``"stale": true`` in the reply to a push they dropped.
 
 ``table`` names the server table a request is for (default ``"dense"``, see
 :mod:`sparkps.ps.server.tables`). Flat arrays are float32 (gradients may travel as float16).
@@ -39,6 +46,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from sparkps.errors import MalformedMessage
+from sparkps.ps.codec import decode_payload
 
 DEFAULT_TABLE = "dense"
 FLOAT_DTYPES = (np.float32, np.float16)
@@ -70,9 +78,12 @@ def _table(meta):
 
 
 def _values(msg, optional=False):
-    """The one flat float array of a data request (None when ``optional`` and absent)."""
+    """The one flat float array of a data request (None when ``optional`` and absent); a gradient sent
+    through a codec (``"codec"`` in the header, :mod:`sparkps.ps.codec`) is decoded to float32 here."""
     if not msg.arrays and optional:
         return None
+    if msg.meta.get("codec") is not None:
+        return decode_payload(msg.meta["codec"], msg.arrays)
     if len(msg.arrays) != 1 or msg.arrays[0].dtype not in FLOAT_DTYPES:
         raise MalformedMessage("%s needs one float32 or float16 array, got %d array(s) of %s"
                                % (msg.cmd, len(msg.arrays), [str(a.dtype) for a in msg.arrays]))
@@ -115,11 +126,14 @@ class Init(NamedTuple):
     values: Optional[np.ndarray] = None
     kind: Optional[str] = None        # the table kind when it differs from the table name ("sparse")
     options: Optional[dict] = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
+    policy: Optional[dict] = None     # the round policy and its options: {"name": "sync_replicas", ...}
 
     def meta(self):
         meta = {"pieces": self.pieces, "shapes": self.shapes}
         if self.sync is not None:
             meta["sync"] = bool(self.sync)
+        if self.policy is not None:
+            meta["policy"] = dict(self.policy)
         if self.kind is not None:
             meta["kind"] = self.kind
         if self.options is not None:
@@ -145,8 +159,11 @@ class Init(NamedTuple):
             raise MalformedMessage("INIT field 'kind' must be a table kind name, got %r" % (kind,))
         if options is not None and not isinstance(options, dict):
             raise MalformedMessage("INIT field 'options' must be a map, got %s" % type(options).__name__)
+        policy = meta.get("policy")
+        if policy is not None and (not isinstance(policy, dict) or not isinstance(policy.get("name"), str)):
+            raise MalformedMessage("INIT field 'policy' must be a map with a 'name', got %r" % (policy,))
         values = None if kind is not None else _values(msg, optional=True)
-        return cls(pieces, shapes, sync, _table(meta), values, kind, options)
+        return cls(pieces, shapes, sync, _table(meta), values, kind, options, policy)
 
 
 class Push(NamedTuple):
@@ -192,26 +209,84 @@ class Pull(NamedTuple):
         return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta))
 
 
+class TableStep(NamedTuple):
+    """One sparse table's part of a step: the rows it pushes (``push_ids``, ``grads``) and pulls (``pull_ids``);
+    either side may be None."""
+    name: str
+    push_ids: np.ndarray | None = None
+    grads: np.ndarray | None = None
+    pull_ids: np.ndarray | None = None
+
+    def arrays(self):
+        pushed = [self.push_ids, self.grads] if self.push_ids is not None else []
+        return pushed + ([self.pull_ids] if self.pull_ids is not None else [])
+
+
 class PushPull(NamedTuple):
-    """PUSHPULL: a PUSH and a PULL of the same keys and round in one request."""
+    """PUSHPULL: a PUSH and a PULL of the same keys and round in one request.
+
+    A *step* (``tables`` given) also carries rows of sparse tables: meta ``"tables": [[name, pushes, pulls]]``,
+    arrays ``[dense grads (may be empty, then keys == [])]`` then per table ``ids, grads`` if it pushes and ``ids``
+    if it pulls. The dense push and every table push form one round; the reply is ``[dense weights]`` then the
+    rows of each table that pulls, in order.
+    """
     keys: list
     round: Optional[int] = None
     table: str = DEFAULT_TABLE
     ids: Optional[np.ndarray] = None
     values: Optional[np.ndarray] = None
+    tables: tuple | None = None    # a step: TableStep per sparse table
 
     def meta(self):
-        return Push.meta(self)
+        meta = Push.meta(self)
+        if self.tables is not None:
+            meta["tables"] = [[t.name, t.push_ids is not None, t.pull_ids is not None] for t in self.tables]
+        return meta
 
     @classmethod
     def parse(cls, msg):
+        if "tables" in msg.meta:
+            return _parse_step(cls, msg)
         return cls(*Push.parse(msg))
 
     def as_push(self):
-        return Push(*self)
+        return Push(*self[:5])
 
     def as_pull(self):
         return Pull(self.keys, self.round, self.table, self.ids)
+
+
+def _parse_step(cls, msg):
+    """A PUSHPULL step: the dense part and a TableStep per table (see PushPull)."""
+    meta, arrays = msg.meta, msg.arrays
+    tables = meta["tables"]
+    if not isinstance(tables, list) or not all(
+            isinstance(t, list) and len(t) == 3 and isinstance(t[0], str) and t[0] and type(t[1]) is bool
+            and type(t[2]) is bool for t in tables):
+        raise MalformedMessage("PUSHPULL field 'tables' must be a list of [table name, pushes, pulls], got %r"
+                               % (str(tables)[:80],))
+    want = 1 + sum(2 * push + pull for _, push, pull in tables)
+    if len(arrays) != want or arrays[0].dtype not in FLOAT_DTYPES:
+        raise MalformedMessage("PUSHPULL step over %d table(s) needs %d arrays (float dense grads first), got %d "
+                               "of %s" % (len(tables), want, len(arrays), [str(a.dtype) for a in arrays]))
+    keys = _keys(meta)
+    dense = arrays[0].reshape(-1)
+    if not keys and dense.size:
+        raise MalformedMessage("PUSHPULL step: %d dense values but no 'keys'" % dense.size)
+    steps, at = [], 1
+    for name, push, pull in tables:
+        ids_fields = ([("push ids", at)] if push else []) + ([("pull ids", at + 2 * push)] if pull else [])
+        for field, index in ids_fields:
+            if arrays[index].dtype != np.uint64 or arrays[index].ndim != 1:
+                raise MalformedMessage("PUSHPULL step, table %r: field %r must be a uint64 (n,) array, got %s %s"
+                                       % (name, field, arrays[index].dtype, arrays[index].shape))
+        if push and arrays[at + 1].dtype not in FLOAT_DTYPES:
+            raise MalformedMessage("PUSHPULL step, table %r: field 'grads' must be float32 or float16, got %s"
+                                   % (name, arrays[at + 1].dtype))
+        steps.append(TableStep(name, arrays[at] if push else None, arrays[at + 1] if push else None,
+                               arrays[at + 2 * push] if pull else None))
+        at += 2 * push + pull
+    return cls(keys, _int(meta, "round", optional=True), DEFAULT_TABLE, None, dense, tuple(steps))
 
 
 class SetOptimizer(NamedTuple):

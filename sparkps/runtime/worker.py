@@ -35,7 +35,7 @@ class TrainConfig:
     seed: int = None
     save_prefix: str = None
     eval_data: str = None
-    compression: str = None
+    compression: object = None   # None, 'fp16' or {'type': '2bit', 'threshold': t}
     optimizer_params: dict = field(default_factory=dict)
 
     def format_of(self, path):
@@ -125,15 +125,17 @@ def train(config, kv):
     return model
 
 
-def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False):
+def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False,
+        kvstore_params=None):
     """Register, train and finish one worker (:func:`sparkps.runtime.lifecycle.run_worker`).  Any error is
     reported to the scheduler (so the whole job stops at once with it) and re-raised.  Blocks at most the
-    registration timeout to register."""
+    registration timeout to register.  ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies`,
+    ``kvstore_params`` its options."""
     from sparkps import kvstore as kvstore_mod
-    if kvstore not in ("dist_sync", "dist_async"):
-        raise ConfigError("kvstore must be dist_sync or dist_async, got %r" % (kvstore,))
+    from sparkps.kvstore.strategies import check_strategy
+    strategy = check_strategy(kvstore, kvstore_params, config.compression)
 
     def register():
         return kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
-                                  compression=config.compression, curve=curve)
+                                  compression=config.compression, curve=curve, **strategy)
     return run_worker(register, lambda kv: train(config, kv))

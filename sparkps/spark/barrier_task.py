@@ -65,7 +65,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def register():
         with _ServerStartWatch(server, plan, rank):
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                rank=rank, timeouts=plan.get("timeouts"), host=host)
+                                rank=rank, timeouts=plan.get("timeouts"), host=host,
+                                compression=plan.get("compression"), **plan.get("kvstore_params", {}))
         timeline["registered"] = time.time()
         return kv
 

@@ -18,6 +18,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultP
     DefaultParamsWriter
 
 from sparkps.errors import ConfigError
+from sparkps.kvstore.strategies import parse_options
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.rows import held_out, prepare_rows
@@ -43,7 +44,13 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
     numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
     numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
     numServers = _param("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
-    kvstore = _param("kvstore", "dist_sync or dist_async", TypeConverters.toString)
+    kvstore = _param("kvstore", "strategy: dist_sync, dist_async, dist_sync_replicas, dist_model_average, dist_easgd",
+                     TypeConverters.toString)
+    kvstoreParams = _param("kvstoreParams", "strategy options as NAME=VALUE strings (replicas_to_aggregate=1, ...)",
+                           TypeConverters.toListString)
+    gradientCompression = _param("gradientCompression", "'' (none), fp16 or 2bit", TypeConverters.toString)
+    compressionThreshold = _param("compressionThreshold", "2bit: the threshold t of {-t, 0, +t}",
+                                  TypeConverters.toFloat)
     optimizer = _param("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
@@ -62,7 +69,8 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
                          numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
                          momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability",
                          rawPredictionCol="rawPrediction", validationFraction=0.0, earlyStoppingPatience=2,
-                         checkpointDir="", handleInvalid="error")
+                         checkpointDir="", handleInvalid="error", kvstoreParams=[],
+                         gradientCompression="", compressionThreshold=0.5)
 
 
 class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -81,7 +89,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  handleInvalid=None, layers=None, symbolJson=None, inputSize=None, activation=None,
                  batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
                  learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
-                 earlyStoppingPatience=None, checkpointDir=None):
+                 earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
+                 gradientCompression=None, compressionThreshold=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -112,7 +121,9 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                                kvstore=get("kvstore"), optimizer=get("optimizer"),
                                optimizer_params=optimizer_params, seed=get("seed"), progress=False,
                                checkpoint_dir=get("checkpointDir") or None, patience=get("earlyStoppingPatience"),
-                               name="SparkpsClassifier")
+                               name="SparkpsClassifier", kvstore_params=parse_options(get("kvstoreParams")),
+                               gradient_compression=_compression(get("gradientCompression"),
+                                                                 get("compressionThreshold")))
         features, label = get("featuresCol"), get("labelCol")
         rows = prepare_rows(dataset, features, label, get("handleInvalid"), trainer.num_classes,
                             self.getOrDefault("weightCol") if self.isSet("weightCol") else None)
@@ -172,6 +183,13 @@ class _ModelReader(DefaultParamsReader):
 
 def _local_path(path):
     return path[len("file:"):] if str(path).startswith("file:") else path
+
+
+def _compression(kind, threshold):
+    """The SparkTrainer ``gradient_compression`` of the estimator's params."""
+    if not kind:
+        return None
+    return {"type": kind, "threshold": threshold} if kind == "2bit" else {"type": kind}
 
 
 # The click-through-rate estimator (categorical columns in, [1-p, p] out) lives in its own module.

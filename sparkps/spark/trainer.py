@@ -12,6 +12,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
+from sparkps.kvstore.strategies import STRATEGIES, check_strategy
 from sparkps.train.optimizer import create as create_optimizer
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
@@ -21,7 +22,7 @@ from sparkps.spark.tracking import log_fit
 from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.progress import ProgressView
 
-KVSTORES = ("dist_sync", "dist_async")
+KVSTORES = STRATEGIES
 REGISTER_SECONDS = 600.0
 
 
@@ -34,14 +35,20 @@ class SparkTrainer:
     heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
     False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
     write, e.g. a shared mount) gets the servers' weights and optimizer state after every epoch.
+    ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
+    (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
+    is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
-                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2):
-        if kvstore not in KVSTORES:
-            raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(KVSTORES), kvstore))
+                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
+                 kvstore_params=None, gradient_compression=None):
+        from sparkps.ps.codec import create_codec
+        self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
+        create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
+        self.gradient_compression = gradient_compression
         checks.check_roles(num_workers, num_servers)
         if int(batch_size) < 1 or int(num_epoch) < 1:
             raise ConfigError("batch_size and num_epoch must be >= 1, got %r and %r" % (batch_size, num_epoch))
@@ -193,6 +200,7 @@ class SparkTrainer:
         """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
         return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": num_servers,
                 "num_workers": num_workers, "kvstore": self.kvstore, "symbol": self.symbol_json,
+                "kvstore_params": dict(self.kvstore_params), "compression": self.gradient_compression,
                 "input_shape": list(self.input_shape), "num_features": int(np.prod(self.input_shape)),
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,

@@ -230,11 +230,17 @@ class FeedForward:
                     batch_end_callback, logger, sparse=None):
         opt = self._make_optimizer(data.batch_size, kv, param_names)
         step = self._make_step(exe, param_names, kv, opt)
-        if sparse is not None:
+        exchange = None
+        if sparse is not None and hasattr(kv, 'pull_step'):  # the step's pushes ride with the next batch's pull
+            step = exchange = _QueuedStep(exe, param_names, sparse, kv)
+        elif sparse is not None:
             step = _with_sparse_push(step, sparse, kv)
         train_metric = metric_mod.create(eval_metric)
         for epoch in range(self.begin_epoch, self.num_epoch):
-            self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse)
+            self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse,
+                              exchange)
+            if exchange is not None:
+                exchange.finish()
             self._save_params_from(exe, param_names)
             if sparse is not None:
                 self.arg_params.update(sparse.table_values(kv))
@@ -249,14 +255,15 @@ class FeedForward:
             if sparse is not None:
                 self.arg_params.update(sparse.table_values(kv))
 
-    def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse=None):
+    def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse=None,
+                     exchange=None):
         data.reset()
         train_metric.reset()
         tic, samples, nbatch = time.time(), 0, 0
         for batch in data:
             inputs = _batch_inputs(data, batch)
             if sparse is not None:
-                inputs = sparse.pull(kv, inputs)
+                inputs = sparse.pull(kv, inputs, exchange.exchange if exchange else None)
             exe.forward(is_train=True, **inputs)
             exe.backward()
             step()
@@ -431,6 +438,38 @@ def _with_sparse_push(step, sparse, kv):
         sparse.push(kv)
         step()
     return sparse_step
+
+
+class _QueuedStep:
+    """The step of a network with sparse tables on a kvstore that has ``pull_step`` (the parameter server):
+    ``step()`` queues the dense gradients and each table's row gradients; the next batch's pull of rows carries
+    them (``exchange``), so a step is one request per server; ``finish()`` sends what is queued and takes the
+    weights (blocks as ``kv.pull``)."""
+
+    def __init__(self, exe, param_names, sparse, kv):
+        self.weights = _bound(exe.arg_group, exe.arg_dict, param_names)
+        self.grads = _bound(exe.grad_group, exe.grad_dict, param_names)
+        self.keys = list(range(len(param_names)))
+        self.sparse, self.kv, self.queued = sparse, kv, False
+
+    def __call__(self):
+        """Queue this batch's gradients (returns at once)."""
+        self.kv.push(self.keys, self.grads)   # dense first: a dense push sends row pushes queued before it
+        self.sparse.push(self.kv)
+        self.queued = True
+
+    def exchange(self, rows):
+        if self.queued:
+            self.queued = False
+            self.kv.pull_step(self.keys, out=self.weights, rows=rows)
+        else:
+            for name, (ids, target) in rows.items():
+                self.kv.row_sparse_pull(name, out=target, row_ids=ids)
+
+    def finish(self):
+        if self.queued:
+            self.queued = False
+            self.kv.pull_step(self.keys, out=self.weights, rows={})
 
 
 def _as_list(callbacks):

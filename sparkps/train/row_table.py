@@ -19,6 +19,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, as_ids, initial_rows
+from sparkps.table_options import table_options
 
 
 class RowTable:
@@ -32,6 +33,7 @@ class RowTable:
     def __init__(self, key, value, init_scale=0.01):
         merged = value.merged()
         self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
+        self.own_optimizer = None   # a table's own optimizer (init_table), used instead of the job's
         self._check_bounds(merged.ids)
         self._sorted_ids = merged.ids.copy()
         self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
@@ -155,6 +157,28 @@ class RowSparseKeys:
     ``_store`` maps a row-sparse key to its RowTable and whose ``_stored(key, what)`` finds it). Nothing here
     blocks."""
 
+    def init_table(self, key, value, options=None):
+        """``init`` row-sparse ``key`` with table ``options`` (sparkps/table_options.py). This store honours
+        ``init_scale`` and a table's own ``optimizer``; admission, eviction and capacity belong to the parameter
+        server's tables: ConfigError naming them (and naming unknown options)."""
+        checked = table_options(key, options)
+        server_only = sorted(set(checked) - {'init', 'optimizer'})
+        init = checked.get('init')
+        if init is not None and init['kind'] != 'uniform':
+            server_only.append('init')
+        if server_only:
+            raise ConfigError(f"table {key!r}: the local kvstore does not implement table option(s) {server_only} "
+                              f"(the parameter server's tables do: kvstore 'dist_sync' or 'dist_async')")
+        if not isinstance(value, RowSparse):
+            raise ConfigError(f"kvstore init_table: table {key!r} takes a RowSparse value, got {type(value).__name__}")
+        self.init(key, value)
+        table = self._store[key]
+        if init is not None:
+            table.init_scale = float(init['scale'])
+        if 'optimizer' in checked:
+            from sparkps.train.optimizer.base import from_config
+            table.own_optimizer = from_config(checked['optimizer'])
+
     def _push_rows(self, key, table, grads, updater):
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
             raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
@@ -162,6 +186,9 @@ class RowSparseKeys:
         ids = [g.ids for g in grads]
         rows = [g.rows for g in grads]
         merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
+        if table.own_optimizer is not None:
+            table.push(merged, table.own_optimizer)
+            return
         if updater is not None and not hasattr(updater, 'optimizer'):
             raise ConfigError(f"kvstore push: row-sparse key {key!r} needs set_optimizer (a custom updater "
                               f"cannot keep per-row state)")

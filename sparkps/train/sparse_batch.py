@@ -77,7 +77,8 @@ class SparseBatch:
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
-        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``."""
+        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``; a table with options goes
+        through ``kv.init_table`` (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
         for name in self.tables:
             value = (given or {}).get(name)
@@ -87,7 +88,15 @@ class SparseBatch:
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
             self._seen[name] = [value.ids]
-            kv.init(name, value)
+            options = self.tables[name].options
+            if not options:
+                kv.init(name, value)
+            elif hasattr(kv, 'init_table'):
+                kv.init_table(name, value, options)
+            else:
+                raise ConfigError(f"table {name!r}: its table options {sorted(options)} are served by the parameter "
+                                  f"server's tables (kvstore 'dist_sync' or 'dist_async'); kvstore "
+                                  f"{getattr(kv, 'type', kv)!r} does not hold them")
 
     def _dense_value(self, name, array):
         array = np.asarray(array)
@@ -97,16 +106,19 @@ class SparseBatch:
         return RowSparse.from_dense(array)
 
     # ----- each step ------------------------------------------------------------------------------
-    def pull(self, kv, inputs):
+    def pull(self, kv, inputs, exchange=None):
         """Pull the batch's unique rows of every table into the local matrices; return ``inputs`` with each
-        table's id fields replaced by local row positions (-1 for absent entries)."""
+        table's id fields replaced by local row positions (-1 for absent entries). ``exchange(rows)``, when
+        given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out)}); otherwise
+        each table is read with ``kv.row_sparse_pull``."""
         inputs = dict(inputs)
+        pulls = {}
         for name, spec in self.tables.items():
             fields = [self._checked_ids(spec, f, inputs[f]) for f in spec.fields]
             present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
             flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
             unique, inverse = np.unique(flat, return_inverse=True)
-            self._pull_rows(kv, name, unique)
+            pulls[name] = unique
             self._unique[name] = unique
             self._remember(name, unique)
             start = 0
@@ -119,21 +131,31 @@ class SparseBatch:
                     local[mask] = inverse[start:start + count]
                 inputs[field] = local
                 start += count
+        self._pull_rows(kv, pulls, exchange)
         return inputs
 
-    def _pull_rows(self, kv, name, unique):
-        """The rows of ``unique`` into the top of the local matrix, zeros below (through host memory when the
-        executor runs on a GPU: the tables live on the host)."""
-        weight = self._weights[name]
-        if isinstance(weight, np.ndarray):
+    def _pull_rows(self, kv, pulls, exchange):
+        """The rows of each table's unique ids into the top of its local matrix, zeros below (through host memory
+        when the executor runs on a GPU: the tables live on the host)."""
+        targets, copies = {}, []
+        for name, unique in pulls.items():
+            weight = self._weights[name]
+            if isinstance(weight, np.ndarray):
+                weight[unique.size:] = 0
+                target = weight[:unique.size]
+            else:
+                rows = np.zeros(weight.shape, dtype=weight.dtype)
+                target = rows[:unique.size]
+                copies.append((weight, rows))
             if unique.size:
-                kv.row_sparse_pull(name, out=weight[:unique.size], row_ids=unique)
-            weight[unique.size:] = 0
-            return
-        rows = np.zeros(weight.shape, dtype=weight.dtype)
-        if unique.size:
-            kv.row_sparse_pull(name, out=rows[:unique.size], row_ids=unique)
-        backend.copy_into(weight, rows)
+                targets[name] = (unique, target)
+        if exchange is not None:
+            exchange(targets)
+        else:
+            for name, (unique, target) in targets.items():
+                kv.row_sparse_pull(name, out=target, row_ids=unique)
+        for weight, rows in copies:
+            backend.copy_into(weight, rows)
 
     def push(self, kv):
         """Push each table's gradient rows of the batch's unique ids (one RowSparse per table)."""

@@ -22,7 +22,7 @@ from sparkps.ps.server.tables.dense import DenseTable
     protocol.Leave(7),
 ])
 def test_every_request_survives_its_encoding(request_):
-    arrays = [np.zeros(3, np.float32)] if request_._fields[-1] == "values" else []
+    arrays = [np.zeros(3, np.float32)] if isinstance(request_, (protocol.Push, protocol.PushPull)) else []
     msg = Message(protocol.command_of(request_), meta=request_.meta(), arrays=arrays)
     parsed = protocol.parse_request(msg)
     assert type(parsed) is type(request_)
@@ -105,3 +105,21 @@ def test_async_policy_applies_every_push_at_once():
 def test_sync_policy_refuses_a_stranger():
     with pytest.raises(ClusterError, match="node 9"):
         create_policy("sync", [1]).push(9, 1, {})
+
+
+def test_a_step_carries_the_dense_push_and_every_table_and_names_a_bad_table_field():
+    ids = np.array([3, 2 ** 63], np.uint64)
+    step = protocol.PushPull([0, 1], round=5, tables=(
+        protocol.TableStep("user", ids, np.ones(8, np.float32), ids[:1]),
+        protocol.TableStep("item", pull_ids=ids)))
+    arrays = [np.zeros(4, np.float32)] + [a for t in step.tables for a in t.arrays()]
+    parsed = protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays))
+    assert (parsed.keys, parsed.round, [t.name for t in parsed.tables]) == ([0, 1], 5, ["user", "item"])
+    np.testing.assert_array_equal(parsed.tables[0].grads, np.ones(8))
+    np.testing.assert_array_equal(parsed.tables[1].pull_ids, ids)
+    assert parsed.tables[1].push_ids is None and parsed.as_push().values.size == 4
+    arrays[3] = ids.astype(np.int64)
+    with pytest.raises(MalformedMessage, match="table 'user': field 'pull ids' must be a uint64"):
+        protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays))
+    with pytest.raises(MalformedMessage, match="needs 5 arrays"):
+        protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays[:4]))

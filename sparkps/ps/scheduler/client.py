@@ -68,6 +68,9 @@ def format_status(status):
                             if isinstance(v, (int, float)))
         lines.append("worker %s: epoch %s, batch %s, %s samples%s" % (rank, p.get("epoch"), p.get("nbatch"),
                                                                       p.get("samples"), (", " + metrics) if metrics else ""))
+        for name, t in sorted((p.get("tables") or {}).items()):  # sparse tables, summed over the servers
+            lines.append("  table %s: %s rows, %s bytes, %s admitted, %s evicted" % (
+                name, t.get("rows"), t.get("bytes"), t.get("admitted"), t.get("evicted")))
     for e in status["errors"]:
         lines.append("error from %s: %s" % (e["node"] or "scheduler", e["message"]))
     return "\n".join(lines)

@@ -12,6 +12,8 @@ ERROR naming what was wrong; nothing a peer sends can stop the server.
 import collections
 import logging
 
+import numpy as np
+
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.ps import protocol
 from sparkps.ps.comm.buffers import BufferPool
@@ -20,6 +22,7 @@ from sparkps.ps.server.policy import create_policy
 from sparkps.ps.server.tables import create_table
 
 log = logging.getLogger(__name__)
+_EMPTY = np.zeros(0, np.float32)
 
 
 class KVServer:
@@ -31,6 +34,7 @@ class KVServer:
         self.served = collections.Counter()  # requests served, by (command, sender node id)
         self.optimizer_config = None
         self._policy_name = "async"
+        self._policy_options = {}
         self._policy = None
         self._buffers = BufferPool()
         self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
@@ -42,7 +46,7 @@ class KVServer:
     def policy(self):
         """The round policy (created on first use: the worker ids are known after start)."""
         if self._policy is None:
-            self._policy = create_policy(self._policy_name, self.postoffice.worker_ids)
+            self._policy = create_policy(self._policy_name, self.postoffice.worker_ids, self._policy_options)
         return self._policy
 
     @property
@@ -70,10 +74,15 @@ class KVServer:
             if self.optimizer_config is not None:
                 table.set_optimizer(self.optimizer_config)
         self.tables[request.table].init(request)
-        if request.sync is not None:
+        if request.policy is not None:
+            options = {k: v for k, v in request.policy.items() if k != "name"}
+            if (request.policy["name"], options) != (self._policy_name, self._policy_options):
+                self._policy_name, self._policy_options, self._policy = request.policy["name"], options, None
+            _ = self.policy  # an unknown policy or option is an error of this INIT
+        elif request.sync is not None:
             name = "sync" if request.sync else "async"
             if name != self._policy_name:
-                self._policy_name, self._policy = name, None
+                self._policy_name, self._policy_options, self._policy = name, {}, None
         responder.reply()
 
     def _round(self, request):
@@ -82,29 +91,60 @@ class KVServer:
         return request.round or 0
 
     def _push(self, request, sender, responder, reply=True):
+        """Hand the update to the round policy; returns whether the policy dropped it as stale."""
         update = self._table(request.table).gradient(request)
-        self._apply_rounds(self.policy.push(sender, self._round(request), {request.table: update}))
+        round_ = self._round(request)
+        stale = getattr(self.policy, "answers_round", False) and self.policy.is_stale(round_)
+        self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
         if reply:
-            responder.reply()
+            responder.reply(meta={"stale": True} if stale else None)
+        return stale
 
-    def _pull(self, request, sender, responder):
+    def _pull(self, request, sender, responder, stale=False):
         self._table(request.table)
         if self.policy.wait_pull(request.round or 0, (responder, request)):
-            self._answer_pull(responder, request)
+            self._answer_pull(responder, request, stale)
 
     def _pushpull(self, request, sender, responder):
-        self._push(request.as_push(), sender, responder, reply=False)
-        self._pull(request.as_pull(), sender, responder)
+        if request.tables is not None:
+            return self._step(request, sender, responder)
+        stale = self._push(request.as_push(), sender, responder, reply=False)
+        self._pull(request.as_pull(), sender, responder, stale)
 
-    def _answer_pull(self, responder, request):
+    def _step(self, request, sender, responder):
+        """A step: the dense push and every table's row push are one round; the pull waits for it."""
+        round_ = self._round(request)
+        updates = {}
+        if request.keys:
+            updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
+        for part in request.tables:
+            table = self._table(part.name)
+            if part.push_ids is not None:
+                updates[part.name] = table.gradient(protocol.Push([], round_, part.name, part.push_ids, part.grads))
+        self._apply_rounds(self.policy.push(sender, round_, updates))
+        if self.policy.wait_pull(round_, (responder, request)):
+            self._answer_pull(responder, request)
+
+    def _answer_pull(self, responder, request, stale=False):
+        meta = None
+        if getattr(self.policy, "answers_round", False):  # the worker's next push is tagged this round + 1
+            meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
+        if getattr(request, "tables", None) is not None:
+            dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
+            rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
+                    for t in request.tables if t.pull_ids is not None]
+            responder.reply(meta=meta, arrays=[dense] + rows)
+            return
+        responder.reply(meta=meta, arrays=[self._snapshot(self.tables[request.table].read(request))])
+
+    def _snapshot(self, values):
         # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
         # in a buffer reused once its last reply went out (values a table never changes go as they are).
-        values = self.tables[request.table].read(request)
         if values.flags.writeable and values.size:
             snapshot = self._buffers.take(values.size)
-            snapshot[:] = values
+            snapshot[:] = values.reshape(-1)
             values = snapshot
-        responder.reply(arrays=[values])
+        return values
 
     def _apply_rounds(self, completed):
         for done in completed:
@@ -128,9 +168,12 @@ class KVServer:
         responder.reply(meta=self._commands[request.name](request) or {})
 
     def _stats(self, request):
-        # every table but the dense one holds rows and reports their statistics (SparseRows.stats)
+        # every table but the dense one holds rows and reports their statistics (SparseRows.stats); the round
+        # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
+        status = getattr(self.policy, "status", None)
         return {"tables": {name: table.stats() for name, table in self.tables.items()
-                           if name != protocol.DEFAULT_TABLE}}
+                           if name != protocol.DEFAULT_TABLE},
+                "policy": status() if status is not None else {"policy": self._policy_name}}
 
     def _set_lr(self, request):
         for table in self.tables.values():

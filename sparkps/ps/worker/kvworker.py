@@ -11,7 +11,10 @@ lays parameters and gradients out): then a server's share is one slice of the gr
 filled without assembling it piece by piece.
 
 In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
-pushed to it, so it returns the weights after that round was applied by every worker.
+pushed to it, so it returns the weights after that round was applied by every worker. ``rounds="server"``
+(``dist_sync_replicas``) tags a push with the round after the one its weights came from (a pull's reply names
+it), so a worker whose push was stale continues from the server's current round. Pushed gradients go
+through a codec (:mod:`sparkps.ps.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped.
 
 >>> # worker = KVWorker(postoffice, sync=True)
 >>> # worker.declare({0: (3, 2)}); rid = worker.push([0], [grad]); worker.wait(rid, timeout=60)
@@ -26,20 +29,11 @@ from sparkps.backend import asnumpy, copy_into
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.param_group import ParameterGroup
 from sparkps.ps import protocol
+from sparkps.ps.codec import create_codec
 from sparkps.ps.comm.buffers import BufferPool
 from sparkps.ps.layout import KeyLayout, check_key
 
-COMPRESSIONS = {None: None, "none": None, "fp16": np.float16}
-
-
-def compression_dtype(compression):
-    """The dtype pushed gradients travel as, from ``{'type': 'fp16'}`` / ``'fp16'`` / None."""
-    kind = compression.get("type") if isinstance(compression, dict) else compression
-    if isinstance(compression, dict) and set(compression) - {"type"}:
-        raise ConfigError("unknown compression option(s) %s" % sorted(set(compression) - {"type"}))
-    if kind not in COMPRESSIONS:
-        raise ConfigError("unknown gradient compression %r (known: 'fp16', None)" % (kind,))
-    return COMPRESSIONS[kind]
+ROUND_MODES = (None, "own", "server")
 
 
 def host_value(value):
@@ -145,14 +139,21 @@ class KVWorker:
     seconds (default ``postoffice.timeouts.request``).
     """
 
-    def __init__(self, postoffice, sync=False, compression=None, timeout=None):
+    def __init__(self, postoffice, sync=False, compression=None, timeout=None, rounds=None, policy=None):
         self.postoffice = postoffice
         self.sync = bool(sync)
-        self.push_dtype = compression_dtype(compression) or np.float32
+        self.rounds = ("own" if self.sync else None) if rounds is None and policy is None else rounds
+        if self.rounds not in ROUND_MODES:
+            raise ConfigError("KVWorker rounds must be one of %s, got %r" % (ROUND_MODES, rounds))
+        self.policy = policy  # sent with INIT: the servers' round policy and its options
+        self.codec = create_codec(compression)
+        self.push_dtype = self.codec.dtype
+        self.bytes_pushed = self.pushes = self.stale_pushes = 0
         self.timeout = timeout
         self.layout = KeyLayout(postoffice.num_servers)
         self.round = 0
         self._last_round = {}
+        self._server_round = {}  # rounds="server": the round the last pulled weights of each server are of
         self._requests = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -228,7 +229,7 @@ class KVWorker:
 
         def meta_of(server):
             meta = self.layout.to_meta(server, keys)
-            return protocol.Init(meta["pieces"], meta["shapes"], sync=self.sync).meta()
+            return protocol.Init(meta["pieces"], meta["shapes"], sync=self.sync, policy=self.policy).meta()
         return self._send("INIT", keys, payloads, meta_of=meta_of)
 
     def push(self, keys, values, copy=True):
@@ -240,11 +241,11 @@ class KVWorker:
             return self.push_staged(self.stage(keys, values))
         checked = self._values(keys, values)
         keys = sorted(checked.flat)
-        return self._send("PUSH", keys, self._payloads(keys, checked, self.push_dtype), new_round=self.sync)
+        return self._send("PUSH", keys, self._payloads(keys, checked, self.push_dtype), new_round=bool(self.rounds))
 
     def push_staged(self, staged):
         """Send a push prepared by ``stage``; returns a request id."""
-        return self._send("PUSH", staged.keys, staged.payloads, new_round=self.sync)
+        return self._send("PUSH", staged.keys, staged.payloads, new_round=bool(self.rounds))
 
     def pull(self, keys, outs):
         """Ask for the weights of ``keys``; ``wait`` fills ``outs`` (arrays or a ParameterGroup) in place.
@@ -263,7 +264,7 @@ class KVWorker:
         checked = self._values(keys, values)
         self._out_keys(list(checked.flat), outs)
         keys = sorted(checked.flat)
-        return self._send("PUSHPULL", keys, self._payloads(keys, checked, self.push_dtype), new_round=self.sync,
+        return self._send("PUSHPULL", keys, self._payloads(keys, checked, self.push_dtype), new_round=bool(self.rounds),
                           outs=_Outs(dict(zip(checked.flat, outs)), _group_of(list(checked.flat), outs)))
 
     def pushpull_staged(self, staged, keys, outs):
@@ -272,7 +273,7 @@ class KVWorker:
         self._out_keys(list(keys), outs)
         if sorted(keys) != staged.keys:
             raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(keys)))
-        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=self.sync,
+        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=bool(self.rounds),
                           outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
 
     def command(self, request, servers=None):
@@ -295,6 +296,36 @@ class KVWorker:
             round_ = self._last_round.get(s, 0) if self.sync else None
             return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
         return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
+
+    def step(self, staged, keys, outs, tables):
+        """One PUSHPULL per server carrying a whole step: the dense push ``staged`` (from ``stage``, or None),
+        the pull of the dense ``keys`` into ``outs`` and ``tables`` ({server rank: [TableStep]}) of row pushes
+        and pulls; in sync mode one new round on every server. ``wait`` returns the replies in server order
+        (arrays after the first: the rows of each table that pulls). Returns a rid."""
+        given = [check_key(k) for k in keys]
+        keys = self._out_keys(given, outs)
+        if staged is not None and staged.keys != keys:
+            raise ConfigError("a step must pull the keys it pushes (%s), got %s" % (staged.keys, keys))
+        holders = set(self.layout.servers_for(keys)) if keys else set()
+        with self._lock:
+            if self.sync:
+                self.round += 1
+            parts = []
+            for s in range(self.postoffice.num_servers):
+                if not self.sync and s not in holders and s not in tables:
+                    continue
+                if self.sync:
+                    self._last_round[s] = self.round
+                own = keys if s in holders else []
+                dense = staged.payloads[s] if staged is not None and s in holders else np.zeros(0, self.push_dtype)
+                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.sync else None,
+                                            tables=tuple(tables.get(s, ())))
+                arrays = [dense] + [a for part in request.tables for a in part.arrays()]
+                rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
+                parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
+            rid = next(self._ids)
+            self._requests[rid] = _Request(parts, _Outs(dict(zip(given, outs)), _group_of(given, outs)))
+            return rid
 
     def leave(self):
         """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
@@ -323,18 +354,31 @@ class KVWorker:
             for s in servers:
                 pieces = self.layout.pieces_on(s, keys) if keys is not None and outs is not None else None
                 if new_round:
-                    self._last_round[s] = self.round
+                    self._last_round[s] = self._next_round(s)
                 if meta_of is not None:
                     meta = meta_of(s)
                 else:
-                    meta = protocol.Push(keys, self._last_round.get(s, 0) if self.sync else None).meta()
+                    meta = protocol.Push(keys, self._last_round.get(s, 0) if self.rounds else None).meta()
                 payload = payloads[s] if payloads is not None else []
                 arrays = list(payload) if isinstance(payload, list) else [payload]
+                if keys is not None and arrays and cmd in ("PUSH", "PUSHPULL"):  # a dense gradient: encode it
+                    arrays, header = self.codec.encode(arrays[0], slot=(s, tuple(keys)))
+                    if header is not None:
+                        meta["codec"] = header
+                    self.bytes_pushed += sum(a.nbytes for a in arrays)
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
+            if cmd in ("PUSH", "PUSHPULL"):
+                self.pushes += 1
             rid = next(self._ids)
             self._requests[rid] = _Request(parts, outs)
             return rid
+
+    def _next_round(self, server):
+        """The round a new push to ``server`` is tagged with."""
+        if self.rounds == "server":
+            return max(self._last_round.get(server, 0), self._server_round.get(server, 0)) + 1
+        return self.round
 
     # ---- completion -----------------------------------------------------------------------------
     def wait(self, rid, timeout=None):
@@ -349,10 +393,12 @@ class KVWorker:
         deadline = time.monotonic() + timeout
         replies = []
         try:
-            for index, (_, server_rid, pieces) in enumerate(request.parts):
+            for index, (server, server_rid, pieces) in enumerate(request.parts):
                 reply = self.postoffice.wait(server_rid, max(deadline - time.monotonic(), 1e-3))
                 if request.outs is not None:
                     self._scatter(pieces, reply, request.outs)
+                if isinstance(reply.meta.get("round"), int):
+                    self._server_round[server] = max(self._server_round.get(server, 0), reply.meta["round"])
                 replies.append(reply)
         except BaseException:
             for _, server_rid, _ in request.parts[index + 1:]:
@@ -360,9 +406,13 @@ class KVWorker:
             raise
         if request.outs is not None:
             request.outs.finish()
+        if any(r.meta.get("stale") for r in replies):
+            self.stale_pushes += 1
         return replies
 
     def _scatter(self, pieces, reply, outs):
+        if not pieces and not (reply.arrays and reply.arrays[0].size):
+            return  # a step to a server holding no dense piece
         payload = reply.arrays[0].reshape(-1) if reply.arrays else np.zeros(0, np.float32)
         expected = sum(p.size for p in pieces)
         if payload.size != expected:

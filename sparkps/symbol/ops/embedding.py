@@ -19,6 +19,8 @@ from collections import namedtuple
 import numpy as np
 
 from ...errors import ConfigError, DataError
+from ...table_options import ATTR as TABLE_OPTIONS_ATTR
+from ...table_options import table_options
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_bool, to_int
@@ -31,9 +33,11 @@ def _optional_int(value):
     return None if value in (None, "None", "") else to_int(value)
 
 
-TableSpec = namedtuple("TableSpec", ["name", "dim", "input_dim", "fields", "padding_id"])
+TableSpec = namedtuple("TableSpec", ["name", "dim", "input_dim", "fields", "padding_id", "options"],
+                       defaults=(None,))
 TableSpec.__doc__ = """A table a symbol reads: weight variable ``name``, row width ``dim``, ``input_dim`` (None
-when hashed), the data variables holding its ids (``fields``) and the id meaning 'absent' (or None)."""
+when hashed), the data variables holding its ids (``fields``), the id meaning 'absent' (or None) and the table
+options its weight Variable declares (attribute ``__table_options__``, see sparkps/table_options.py)."""
 
 
 def local_weight_shape(known, full):
@@ -174,7 +178,8 @@ def sparse_tables(symbol):
                                   f"are fed by the trainer), got the output of '{src.name}'")
         input_dim = None if isinstance(op, HashEmbedding) else op.input_dim
         padding = op.padding_id if isinstance(op, HashEmbedding) else None
-        spec = TableSpec(weight_node.name, op.output_dim, input_dim, (data_node.name,), padding)
+        options = table_options(weight_node.name, weight_node.attrs.get(TABLE_OPTIONS_ATTR))
+        spec = TableSpec(weight_node.name, op.output_dim, input_dim, (data_node.name,), padding, options)
         known = tables.get(spec.name)
         if known is None:
             tables[spec.name] = spec

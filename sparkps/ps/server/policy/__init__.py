@@ -20,13 +20,21 @@ The server feeds each policy events and acts on what comes back (no sockets here
 
 :class:`CompletedRound` carries ``updates`` and the ``scale`` the server applies them with. Adding a policy
 (sync replicas, model averaging, elastic averaging, bounded staleness) is one module in this package and one
-:func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``.
+:func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
+(``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
+``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
+also have ``status()`` (counters for the cluster status) and ``answers_round`` (a pull's reply names the applied round).
 
 >>> sorted(ROUND_POLICIES)
-['async', 'sync']
+['async', 'average', 'ssp', 'sync', 'sync_replicas']
 """
+import inspect
+
 from sparkps.errors import ConfigError
+from sparkps.ps.server.policy.averaging import WeightAverage
+from sparkps.ps.server.policy.replicas import SyncReplicas
 from sparkps.ps.server.policy.rounds import AsyncUpdates, CompletedRound, SyncRounds
+from sparkps.ps.server.policy.staleness import BoundedStaleness
 
 ROUND_POLICIES = {}
 
@@ -38,15 +46,32 @@ def register_policy(name, cls):
     ROUND_POLICIES[name] = cls
 
 
-def create_policy(name, worker_ids):
-    """A new round policy of kind ``name`` for the workers ``worker_ids``; ConfigError naming the known ones."""
+def policy_options(cls):
+    """The option names the policy class ``cls`` takes besides the worker ids."""
+    return [p for p in inspect.signature(cls).parameters if p != "worker_ids"]
+
+
+def create_policy(name, worker_ids, options=None):
+    """A new round policy of kind ``name`` for the workers ``worker_ids``, with ``options`` (a dict).
+
+    ConfigError naming the known policies for an unknown ``name``, and naming the option for an unknown one.
+    """
     cls = ROUND_POLICIES.get(name)
     if cls is None:
         raise ConfigError("unknown round policy %r (known: %s)" % (name, ", ".join(sorted(ROUND_POLICIES))))
-    return cls(worker_ids)
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(policy_options(cls)))
+    if unknown:
+        raise ConfigError("round policy %r has no option(s) %s (known: %s)"
+                          % (name, ", ".join(unknown), ", ".join(policy_options(cls)) or "none"))
+    return cls(worker_ids, **options)
 
 
 register_policy("sync", SyncRounds)
 register_policy("async", AsyncUpdates)
+register_policy("sync_replicas", SyncReplicas)
+register_policy("ssp", BoundedStaleness)
+register_policy("average", WeightAverage)
 
-__all__ = ["AsyncUpdates", "CompletedRound", "ROUND_POLICIES", "SyncRounds", "create_policy", "register_policy"]
+__all__ = ["AsyncUpdates", "BoundedStaleness", "CompletedRound", "ROUND_POLICIES", "SyncReplicas", "SyncRounds",
+           "WeightAverage", "create_policy", "policy_options", "register_policy"]
