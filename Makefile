@@ -7,7 +7,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo test lint bench clean
+.PHONY: demo demo-ctr test lint bench clean
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,3 +32,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) demo-output build *.egg-info
+
+demo-ctr: $(STAMP)
+	$(PY) jobs/train_ctr.py --demo --model deepfm --embedding-dim 4 --epochs 3 --output demo-ctr

@@ -1,7 +1,7 @@
 """The pieces CTR networks share: the field embedding, the first-order (wide) term, an MLP tower and
 the click head. Each returns a Symbol; names are fixed so that saved parameters load by name."""
 import sparkps.symbol as sym
-from sparkps.nets.features import DENSE, IDS
+from sparkps.nets.features import DENSE, IDS, PACKED
 
 
 class Inputs:
@@ -9,8 +9,15 @@ class Inputs:
 
     def __init__(self, spec):
         self.spec = spec
-        self.ids = sym.Variable(IDS)
-        self.dense = sym.Variable(DENSE) if spec.numeric else None
+        if not spec.packed:
+            self.ids = sym.Variable(IDS)
+            self.dense = sym.Variable(DENSE) if spec.numeric else None
+        elif not spec.numeric:
+            self.ids, self.dense = sym.Variable(PACKED), None
+        else:
+            data, fields = sym.Variable(PACKED), spec.num_fields
+            self.ids = sym.slice_axis(data, axis=1, begin=0, end=fields, name="ids")
+            self.dense = sym.slice_axis(data, axis=1, begin=fields, end=spec.width, name="dense")
 
 
 def field_embedding(inputs, name="embedding"):

@@ -7,7 +7,9 @@ network's input arrays.
 Every categorical field shares one embedding table of ``num_buckets`` rows: a value's 64-bit id (see
 ``sparkps.train.io.hashing``, which already mixes the field in) is reduced to a row by ``bucket``. The
 network's inputs are named ``ids`` (rows, fields) and ``dense`` (rows, numeric columns; absent without
-numeric columns); its label is ``ctr_label`` (0/1).
+numeric columns); its label is ``ctr_label`` (0/1). With ``packed=True`` there is one input, ``data``
+(rows, fields + numeric columns): the bucket rows then the numeric columns side by side, as a single feature
+vector per row (how SparkTrainer and SparkModel feed a network); the network slices it.
 """
 from dataclasses import dataclass, field
 
@@ -16,7 +18,7 @@ import numpy as np
 from sparkps.errors import ConfigError, DataError
 from sparkps.train.io.hashing import bucket
 
-IDS, DENSE, LABEL = "ids", "dense", "ctr_label"
+IDS, DENSE, LABEL, PACKED = "ids", "dense", "ctr_label", "data"
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class FeatureSpec:
     hidden_units: tuple = (64, 32)
     num_buckets: int = 1 << 18
     cross_layers: int = 2
+    packed: bool = False
     options: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -47,8 +50,15 @@ class FeatureSpec:
     def num_fields(self):
         return len(self.categorical)
 
+    @property
+    def width(self):
+        """Features per row in the packed layout."""
+        return self.num_fields + len(self.numeric)
+
     def input_shapes(self, batch_size):
         """{input name: shape} for ``simple_bind``."""
+        if self.packed:
+            return {PACKED: (batch_size, self.width)}
         shapes = {IDS: (batch_size, self.num_fields)}
         if self.numeric:
             shapes[DENSE] = (batch_size, len(self.numeric))
@@ -68,4 +78,6 @@ class FeatureSpec:
                                 % (list(self.numeric), ids.shape[0], len(self.numeric),
                                    None if numeric is None else np.shape(numeric)))
             out[DENSE] = np.asarray(numeric, np.float32)
+        if self.packed:
+            return {PACKED: np.concatenate([out[IDS]] + ([out[DENSE]] if self.numeric else []), axis=1)}
         return out

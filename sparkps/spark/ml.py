@@ -196,3 +196,7 @@ def _compression(kind, threshold):
     if not kind:
         return None
     return {"type": kind, "threshold": threshold} if kind == "2bit" else {"type": kind}
+
+
+# The click-through-rate estimator (categorical columns in, [1-p, p] out) lives in its own module.
+from sparkps.spark.ctr import SparkpsCTRClassifier, SparkpsCTRModel  # noqa: E402, F401

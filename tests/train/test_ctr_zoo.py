@@ -66,3 +66,26 @@ def test_unknown_model_and_bad_inputs_are_named():
         spec.inputs(np.zeros((3, 2), np.uint64), None)
     with pytest.raises(ConfigError, match="at least one categorical field"):
         nets.FeatureSpec(categorical=[])
+
+
+def test_packed_input_without_numeric_columns_is_the_id_row():
+    spec = nets.FeatureSpec(categorical=["a", "b"], packed=True, num_buckets=64)
+    inputs = spec.inputs(np.array([[1, 2], [3, 4]], np.uint64))
+    assert list(inputs) == ["data"] and inputs["data"].shape == (2, 2)
+    net = nets.build("deepfm", spec)
+    assert net.infer_shape(**spec.input_shapes(8))[1] == [(8, 1)]
+
+
+def test_packed_network_computes_what_the_two_input_network_does():
+    rng = np.random.default_rng(0)
+    ids, numeric = rng.integers(0, 2**63, (6, 3)).astype(np.uint64), rng.normal(size=(6, 2))
+    outputs = []
+    for packed in (False, True):
+        spec = nets.FeatureSpec(categorical=["a", "b", "c"], numeric=["x", "y"], num_buckets=32, packed=packed)
+        exe = nets.build("deepfm", spec).simple_bind("cpu", grad_req="null", **spec.input_shapes(6))
+        for name, array in sorted(exe.arg_dict.items()):
+            if name not in spec.input_shapes(6) and name != nets.LABEL:
+                array[...] = np.random.default_rng(len(name)).normal(size=array.shape)
+        exe.forward(is_train=False, **spec.inputs(ids, numeric))
+        outputs.append(np.array(exe.outputs[0]))
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-6)

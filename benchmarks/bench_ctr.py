@@ -1,0 +1,178 @@
+"""CTR benchmark: sparkps FM and DeepFM against Spark MLlib's LogisticRegression and FMClassifier (one-hot
+pipeline) on generated Criteo-shaped data, all in one run, plus a single-process numpy baseline of the same
+FM math and dist_sync vs dist_async.
+
+    python benchmarks/bench_ctr.py --rows 1000000            # the issue's size
+    python benchmarks/bench_ctr.py --rows 20000 --epochs 2   # a reduced run on a loaded machine
+
+Data: ``sparkps.train.io.synthetic_ctr.planted_ctr`` (13 numeric, 26 categorical fields, Zipf ids, planted
+DeepFM labels), a quarter more rows held out for the test. Spark ``local[2]``, 2 workers + 2 servers.
+Rows are appended to docs/benchmarks.md between the ``bench_ctr`` markers (the old table is replaced).
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOC = os.path.join(HERE, "..", "docs", "benchmarks.md")
+BEGIN, END = "<!-- bench_ctr begin -->", "<!-- bench_ctr end -->"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=1000000)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--vocab", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=0.02, help="Adam learning rate of the sparkps and numpy rows")
+    p.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    return p.parse_args(argv)
+
+
+def planted(args):
+    from sparkps.train.io.synthetic_ctr import planted_ctr
+    total = args.rows + args.rows // 4
+    return planted_ctr(total, vocab=args.vocab, zipf=1.2, linear_scale=0.3, fm_scale=0.15, deep_scale=0.5, seed=7)
+
+
+def frames(spark, data, rows):
+    import pandas as pd
+    table = pd.DataFrame({"label": data.labels.astype(np.float64)})
+    for j, name in enumerate(data.numeric_names):
+        table[name] = data.numeric[:, j]
+    for j, name in enumerate(data.fields):
+        table[name] = data.categorical[:, j]
+    train = spark.createDataFrame(table.iloc[:rows]).repartition(2).cache()
+    test = spark.createDataFrame(table.iloc[rows:]).cache()
+    train.count(), test.count()
+    return train, test
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+
+    from sparkps.spark.ml import SparkpsCTRClassifier
+    clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
+                               model=model, embeddingDim=4, hiddenUnits=[32, 16], numBuckets=1 << 15,
+                               numEpochs=args.epochs, batchSize=args.batch_size, numWorkers=2, numServers=2,
+                               kvstore=kvstore, learningRate=args.lr)
+    fitted, seconds = timed(lambda: clf.fit(train))
+    auc = BinaryClassificationEvaluator().evaluate(fitted.transform(test))
+    return {"system": "sparkps %s (%s)" % (model, kvstore), "auc": auc, "fit_s": seconds,
+            "samples_per_s": args.rows * args.epochs / seconds}
+
+
+def mllib_rows(train, test, data, args):
+    from pyspark.ml import Pipeline
+    from pyspark.ml.classification import FMClassifier, LogisticRegression
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.feature import Imputer, OneHotEncoder, StandardScaler, StringIndexer, VectorAssembler
+    cats, nums = list(data.fields), list(data.numeric_names)
+    indexed, encoded = ["%s_idx" % c for c in cats], ["%s_vec" % c for c in cats]
+    imputed = ["%s_imp" % c for c in nums]
+    prep = [StringIndexer(inputCols=cats, outputCols=indexed, handleInvalid="keep"),
+            OneHotEncoder(inputCols=indexed, outputCols=encoded, handleInvalid="keep"),
+            Imputer(inputCols=nums, outputCols=imputed),
+            VectorAssembler(inputCols=imputed, outputCol="numeric"),
+            StandardScaler(inputCol="numeric", outputCol="numeric_std"),
+            VectorAssembler(inputCols=encoded + ["numeric_std"], outputCol="features")]
+    rows = []
+    for name, head in (("MLlib LogisticRegression", LogisticRegression(maxIter=args.epochs * 10, regParam=1e-4)),
+                       ("MLlib FMClassifier", FMClassifier(factorSize=4, maxIter=args.epochs * 10, stepSize=0.01))):
+        pipeline = Pipeline(stages=prep + [head])
+        fitted, seconds = timed(lambda: pipeline.fit(train))  # noqa: B023 - called at once
+        auc = BinaryClassificationEvaluator().evaluate(fitted.transform(test))
+        rows.append({"system": name + " (one-hot pipeline)", "auc": auc, "fit_s": seconds,
+                     "samples_per_s": args.rows * args.epochs * 10 / seconds})
+    return rows
+
+
+def numpy_fm_row(data, args):
+    """The same FM network in one process (FeedForward, in-place updates, numpy), one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    import sparkps.nets as nets
+    from sparkps.nets.training import fit_ctr, predict_ctr
+    from sparkps.train.io.hashing import hash_fields
+    from sparkps.train.io.numeric import NumericStats
+    from sparkps.train.metric import binary_auc
+    rows = args.rows
+    ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
+    numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)
+    spec = nets.FeatureSpec(categorical=data.fields, numeric=data.numeric_names, embedding_dim=4, num_buckets=1 << 15)
+    inputs = spec.inputs(ids, numeric)
+    with threadpool_limits(1):
+        fitted, seconds = timed(lambda: fit_ctr(nets.build("fm", spec), {k: v[:rows] for k, v in inputs.items()},
+                                                data.labels[:rows], num_epoch=args.epochs,
+                                                batch_size=args.batch_size, learning_rate=args.lr))
+        auc = binary_auc(data.labels[rows:], predict_ctr(fitted, {k: v[rows:] for k, v in inputs.items()}))
+    return {"system": "one process, numpy FM (same network)", "auc": auc, "fit_s": seconds,
+            "samples_per_s": rows * args.epochs / seconds}
+
+
+def table(results, args, planted_auc):
+    lines = [BEGIN, "## CTR: sparkps FM/DeepFM vs MLlib (benchmarks/bench_ctr.py)", "",
+             "Command: `python benchmarks/bench_ctr.py --rows %d --epochs %d --batch-size %d --vocab %d --lr %g`; "
+             "planted DeepFM data, %d test rows, Spark local[2], 2 workers + 2 servers (one untimed warm-up fit "
+             "first); planted model's test AUC %.4f." % (args.rows, args.epochs, args.batch_size, args.vocab, args.lr,
+                                                        args.rows // 4, planted_auc), "",
+             "| system | test AUC | fit s | samples/s |", "|---|---|---|---|"]
+    for r in results:
+        lines.append("| %s | %.4f | %.1f | %.0f |" % (r["system"], r["auc"], r["fit_s"], r["samples_per_s"]))
+    numpy_row = next(r for r in results if r["system"].startswith("one process"))
+    fm_row = next(r for r in results if r["system"] == "sparkps fm (dist_sync)")
+    lines += ["", "sparkps FM samples/s over the one-process numpy FM: %.2f (MLlib rows count maxIter passes)."
+              % (fm_row["samples_per_s"] / numpy_row["samples_per_s"]), END]
+    return "\n".join(lines)
+
+
+def write_doc(text):
+    old = open(DOC, encoding="utf-8").read() if os.path.exists(DOC) else ""
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    with open(DOC, "w", encoding="utf-8") as f:
+        f.write(new)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from sparkps.train.metric import binary_auc
+    data = planted(args)
+    planted_auc = binary_auc(data.labels[args.rows:], data.probability[args.rows:])
+    spark = (SparkSession.builder.master("local[2]").appName("bench_ctr")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g").getOrCreate())
+    spark.sparkContext.setLogLevel("FATAL")
+    try:
+        train, test = frames(spark, data, args.rows)
+        warm = argparse.Namespace(**dict(vars(args), epochs=1))
+        sparkps_row(train.limit(2000), test.limit(100), data, warm, "fm")   # untimed: first start-up and JIT
+        results = [sparkps_row(train, test, data, args, "fm"), sparkps_row(train, test, data, args, "deepfm"),
+                   sparkps_row(train, test, data, args, "fm", "dist_async")]
+        results += mllib_rows(train, test, data, args)
+    finally:
+        spark.stop()
+    results.append(numpy_fm_row(data, args))
+    text = table(results, args, planted_auc)
+    print(text)
+    if not args.no_doc:
+        write_doc(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Train a click-through-rate model with sparkps on Spark, save it, score a test set with the broadcast model.
+
+    spark-submit --master local[2] jobs/train_ctr.py --train day0.tsv --test day1.tsv --format criteo \
+        --model deepfm --epochs 5 --output out/
+    spark-submit jobs/train_ctr.py --train t.parquet --test v.parquet --label-col click \
+        --categorical-cols site,app,device --numeric-cols hour --model fm --output out/
+    python jobs/train_ctr.py --train census.dummy --test census_test.dummy --format dummy \
+        --network jobs/networks/deepfm.json --output out/
+    python jobs/train_ctr.py --demo --output demo-ctr        # generated Criteo-shaped data (`make demo-ctr`)
+
+Formats: parquet, csv (header, types inferred), criteo (label, I1-I13, C1-C26, tab-separated, empty cells
+allowed), libffm (field:feature:value; one feature per field), dummy (Angel: label then one feature index per
+field; the indices are table rows, not hashed), libsvm (one index per field, hashed). With ``--network`` the
+JSON's own train section (epochs, lr, batch size, optimizer) applies unless a flag sets it.
+
+Prints the training logloss of each epoch and ends with ``test AUC <auc> logloss <logloss> (<n> rows)``
+(AUC exact over every test row: BinaryClassificationEvaluator on the driver). Writes OUTPUT/model (a
+pyspark.ml model: SparkpsCTRModel.load) and OUTPUT/ctr-curve.png.
+"""
+import argparse
+import json
+import logging
+import os
+import sys
+
+from sparkps.errors import SparkpsError
+
+FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.")
+    p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
+    p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
+    p.add_argument("--train", help="training data (file or folder)")
+    p.add_argument("--test", help="test data, same format")
+    p.add_argument("--format", choices=FORMATS, default="parquet")
+    p.add_argument("--label-col", default="label")
+    p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
+    p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
+    p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
+    p.add_argument("--network", help="an Angel JSON network (instead of --model)")
+    p.add_argument("--embedding-dim", type=int, default=8)
+    p.add_argument("--hidden-units", default="64,32")
+    p.add_argument("--num-buckets", type=int, default=1 << 15, help="rows of the hashed embedding table")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--num-workers", type=int, default=2)
+    p.add_argument("--num-servers", type=int, default=1)
+    p.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"])
+    p.add_argument("--optimizer")
+    p.add_argument("--lr", type=float)
+    p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
+    p.add_argument("--output", default="sparkps-ctr-output")
+    args = p.parse_args(argv)
+    if not args.demo and not (args.train and args.test):
+        p.error("--train and --test are required (or --demo)")
+    return args
+
+
+def spark_session(master):
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+    SparkContext._ensure_initialized()
+    builder = SparkSession.builder.appName("sparkps train_ctr").config("spark.ui.showConsoleProgress", "false")
+    if "spark.master" not in dict(SparkConf().getAll()):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.master(master or "local[2]")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("FATAL")
+    return spark
+
+
+def criteo_frame(spark, path):
+    from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+
+    from sparkps.train.io.ctr_files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
+    fields = [StructField("label", DoubleType())] + [StructField(c, DoubleType()) for c in CRITEO_NUMERIC] + \
+        [StructField(c, StringType()) for c in CRITEO_CATEGORICAL]
+    return spark.read.csv(path, sep="\t", schema=StructType(fields), header=False, mode="FAILFAST")
+
+
+def local_rows_frame(spark, path, fmt):
+    """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line)."""
+    from sparkps.train.io.ctr_files import SparseRows, read_dummy, read_libffm
+    if fmt == "libffm":
+        rows = read_libffm(path)
+    elif fmt == "dummy":
+        rows = read_dummy(path)
+    else:
+        from sparkps.train.io.readers import read_libsvm
+        X, y = read_libsvm(path, zero_based="auto", sparse=True)
+        rows = SparseRows(y, None, X.indices, X.data, X.indptr, list(range(1, len(y) + 1)))
+    counts = {int(c) for c in (rows.indptr[1:] - rows.indptr[:-1])}
+    if len(counts) != 1:
+        raise SparkpsError("%s: rows hold %s features; a CTR row needs one feature per field" % (path, sorted(counts)))
+    width = counts.pop()
+    ids, _ = rows.per_field(width, path)
+    names = ["f%d" % j for j in range(width)]
+    cast = int if fmt == "dummy" else str
+    data = [(float(label), *[cast(v) for v in row]) for label, row in zip(rows.labels, ids.tolist())]
+    return spark.createDataFrame(data, ["label"] + names), names
+
+
+def read(spark, args, path):
+    """(DataFrame, default categorical columns, default numeric columns)."""
+    if args.format == "parquet":
+        return spark.read.parquet(path), None, []
+    if args.format == "csv":
+        return spark.read.csv(path, header=True, inferSchema=True), None, []
+    if args.format == "criteo":
+        from sparkps.train.io.ctr_files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
+        return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC)
+    frame, names = local_rows_frame(spark, path, args.format)
+    return frame, names, []
+
+
+def demo_files(folder, rows):
+    """Criteo-shaped TSV files of planted DeepFM clicks (sparkps.train.io.synthetic_ctr) in ``folder``."""
+    from sparkps.train.io.synthetic_ctr import planted_ctr, write_criteo_tsv
+    os.makedirs(folder, exist_ok=True)
+    data = planted_ctr(rows + rows // 3, vocab=30, zipf=1.2, linear_scale=0.3, fm_scale=0.15, deep_scale=0.5,
+                       seed=11)
+    paths = [os.path.join(folder, name) for name in ("train.tsv", "test.tsv")]
+    cut = [slice(0, rows), slice(rows, None)]
+    for path, part in zip(paths, cut):
+        write_criteo_tsv(type(data)(*[x[part] if hasattr(x, "shape") else x for x in data]), path)
+    return paths
+
+
+def estimator(args, categorical, numeric):
+    from sparkps.spark.ml import SparkpsCTRClassifier
+    settings = dict(labelCol=args.label_col, categoricalCols=categorical, numericCols=numeric, model=args.model,
+                    embeddingDim=args.embedding_dim, numBuckets=args.num_buckets, kvstore=args.kvstore,
+                    hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,
+                    numServers=args.num_servers, hashIds=args.format != "dummy")
+    if args.network:
+        settings.update(network=args.network, numericCols=[])
+    optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
+                "learningRate": args.lr}
+    settings.update({k: v for k, v in optional.items() if v is not None})
+    return SparkpsCTRClassifier(**settings)
+
+
+def test_metrics(scored, label_col):
+    """(exact AUC over every row, mean logloss, rows), computed in Spark on the driver's request."""
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+    auc = BinaryClassificationEvaluator(labelCol=label_col, rawPredictionCol="rawPrediction").evaluate(scored)
+    p = vector_to_array(F.col("probability"))[1]
+    y = F.col(label_col)
+    row = scored.agg(F.avg(-(y * F.log(p) + (1 - y) * F.log(1 - p))).alias("logloss"), F.count("*").alias("n")) \
+        .collect()[0]
+    return auc, float(row.logloss), int(row.n)
+
+
+def plot(history, auc, logloss, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    epochs = [h["epoch"] + 1 for h in history]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(epochs, [h["logloss"] for h in history], "o-", label="training logloss (per epoch)")
+    ax.axhline(logloss, color="tab:orange", ls="--", label="test logloss %.4f" % logloss)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("logloss")
+    ax.set_title("sparkps CTR: test AUC %.4f" % auc)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def run(args):
+    if args.demo:
+        args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
+        args.format = "criteo"
+    spark = spark_session(args.master)
+    try:
+        train_df, categorical, numeric = read(spark, args, args.train)
+        test_df = read(spark, args, args.test)[0]
+        categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
+        numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
+        if not categorical:
+            raise SparkpsError("--categorical-cols is required for format %s" % args.format)
+        model = estimator(args, categorical, numeric).fit(train_df.repartition(args.num_workers))
+        for entry in model.history:
+            print("epoch %d training logloss %.4f" % (entry["epoch"] + 1, entry["logloss"]))
+        model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
+        auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
+        plot(model.history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
+        with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": model.history}, f, indent=1)
+        print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
+    finally:
+        spark.stop()
+    return 0
+
+
+def main(argv=None):
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("sparkps.ps").setLevel(logging.CRITICAL)    # a failure is reported once, below
+    args = parse_args(argv)
+    os.makedirs(args.output, exist_ok=True)
+    try:
+        return run(args)
+    except SparkpsError as exc:
+        print("train_ctr: %s" % exc, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""pyspark.ml click-through-rate classifier: categorical and numeric columns in, a zoo model (or an Angel
+JSON network) trained by SparkTrainer, ``rawPrediction`` / ``probability`` [1-p, p] / ``prediction`` out.
+
+    clf = SparkpsCTRClassifier(labelCol='click', categoricalCols=['site', 'app'], numericCols=['hour'],
+                               model='deepfm')
+    model = clf.fit(train_df)                       # blocks until training ends (see SparkTrainer.fit)
+    BinaryClassificationEvaluator(labelCol='click').evaluate(model.transform(test_df))
+
+The numeric statistics are computed once on the training data and kept in the model's params (so a saved
+Pipeline standardises test data exactly as it did the training data); the weights go to ``<path>/weights``.
+"""
+import json
+import os
+
+from pyspark import keyword_only
+from pyspark.ml import Estimator, Model
+from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param.shared import HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, DefaultParamsWriter
+
+from sparkps.errors import ConfigError
+from sparkps.spark.ctr_features import CTRFeaturizer
+from sparkps.spark.spark_model import SparkModel
+from sparkps.spark.trainer import SparkTrainer
+from sparkps.train.io.numeric import NumericStats
+
+WEIGHTS_DIR = "weights"
+FEATURES_TMP = "__sparkps_ctr_features"
+SCORE_TMP = "__sparkps_ctr_score"
+OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1")
+
+
+def _param(name, doc, converter):
+    return Param(Params._dummy(), name, doc, typeConverter=converter)
+
+
+class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol):
+    categoricalCols = _param("categoricalCols", "categorical columns (strings or integers), hashed with their name",
+                             TypeConverters.toListString)
+    numericCols = _param("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
+                         TypeConverters.toListString)
+    multiValueCols = _param("multiValueCols", "multi-valued columns (not supported by this version: must be empty)",
+                            TypeConverters.toListString)
+    model = _param("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
+    network = _param("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
+    embeddingDim = _param("embeddingDim", "embedding width per field", TypeConverters.toInt)
+    hiddenUnits = _param("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
+    numBuckets = _param("numBuckets", "rows of the hashed embedding table", TypeConverters.toInt)
+    hashIds = _param("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
+                     TypeConverters.toBoolean)
+    numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
+    batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
+    numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
+    numServers = _param("numServers", "parameter servers", TypeConverters.toInt)
+    kvstore = _param("kvstore", "dist_sync or dist_async", TypeConverters.toString)
+    optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
+    learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
+    seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+    numericStats = _param("numericStats", "training statistics of the numeric columns (JSON; set by fit)",
+                          TypeConverters.toString)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
+                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=1 << 15,
+                         numEpochs=5,
+                         batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
+                         learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
+                         rawPredictionCol="rawPrediction", predictionCol="prediction")
+
+    def _featurizer(self):
+        get = self.getOrDefault
+        if get("multiValueCols"):
+            raise ConfigError("multiValueCols %s: multi-valued columns need pooled sparse embeddings, which this "
+                              "version does not have; split them into single-valued columns" % get("multiValueCols"))
+        return CTRFeaturizer(get("categoricalCols"), get("numericCols"), self._index_range(),
+                             hash_ids=get("hashIds"))
+
+    def _index_range(self):
+        if self.getOrDefault("network"):
+            return self._angel().index_range
+        return self.getOrDefault("numBuckets")
+
+    def _angel(self):
+        from sparkps.nets import angel_json
+        net = angel_json.load(self.getOrDefault("network"))
+        if self.getOrDefault("numericCols"):
+            raise ConfigError("network %s: Angel networks read feature indices only; numericCols must be empty"
+                              % self.getOrDefault("network"))
+        fields = len(self.getOrDefault("categoricalCols"))
+        if net.num_fields != fields:
+            raise ConfigError("network %s: data.numfield is %s but categoricalCols has %d columns"
+                              % (self.getOrDefault("network"), net.num_fields, fields))
+        return net
+
+
+class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit)."""
+
+    @keyword_only
+    def __init__(self, *, labelCol=None, categoricalCols=None, numericCols=None, multiValueCols=None, model=None,
+                 network=None, hashIds=None, embeddingDim=None, hiddenUnits=None, numBuckets=None,
+                 numEpochs=None,
+                 batchSize=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
+                 learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None):
+        super().__init__()
+        self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    @keyword_only
+    def setParams(self, **kwargs):
+        """Set any of the constructor's params."""
+        return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def network_symbol(self):
+        """(symbol, input name, training settings) of the configured model or Angel network. An Angel
+        network's own train section and default optimizer apply where a param was not set explicitly."""
+        get = self.getOrDefault
+        settings = {k: get(k) for k in ("numEpochs", "batchSize", "optimizer", "learningRate")}
+        if get("network"):
+            net = self._angel()
+            args = net.fit_args()
+            own = {"numEpochs": args["num_epoch"], "batchSize": args["batch_size"], "optimizer": args["optimizer"],
+                   "learningRate": args["learning_rate"]}
+            settings.update({k: v for k, v in own.items() if not self.isSet(k)})
+            settings["optimizer_args"] = {k: v for k, v in args.items() if k in OPTIMIZER_ARGS} \
+                if settings["optimizer"] == args["optimizer"] else {}
+            return net.symbol, "ids", settings
+        from sparkps.nets import FeatureSpec, build
+        spec = FeatureSpec(categorical=get("categoricalCols"), numeric=get("numericCols"),
+                           embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
+                           num_buckets=get("numBuckets"), packed=True)
+        return build(get("model"), spec), "data", dict(settings, optimizer_args={})
+
+    def _fit(self, dataset):
+        from sparkps.nets.blocks import ctr_initializer
+        get = self.getOrDefault
+        featurizer = self._featurizer()
+        featurizer.check_columns(dataset, get("labelCol"))
+        symbol, data_name, settings = self.network_symbol()
+        stats = featurizer.fit_stats(dataset)
+        rows = featurizer.transform(dataset, stats, FEATURES_TMP)
+        optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
+        trainer = SparkTrainer(symbol, (featurizer.width,), batch_size=settings["batchSize"],
+                               num_epoch=settings["numEpochs"], num_workers=get("numWorkers"),
+                               num_servers=get("numServers"), kvstore=get("kvstore"), optimizer=settings["optimizer"],
+                               optimizer_params=optimizer_params, initializer=ctr_initializer(),
+                               label_name="ctr_label", data_name=data_name, eval_metric="logloss",
+                               seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"))
+        spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"))
+        model = SparkpsCTRModel(spark_model)
+        self._copyValues(model)
+        model._set(numericStats=json.dumps(stats.to_dict()))
+        return model
+
+
+class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Adds ``rawPredictionCol`` [-logit, logit], ``probabilityCol`` [1-p, p] (Vectors) and ``predictionCol``
+    (p > 0.5) to a DataFrame of the training columns. Lazy."""
+
+    def __init__(self, spark_model=None):
+        super().__init__()
+        self.spark_model = spark_model
+
+    @property
+    def history(self):
+        """Per-epoch training metrics of the fit (logloss, averaged over workers by rows: exact)."""
+        return self.spark_model.history if self.spark_model is not None else []
+
+    def _transform(self, dataset):
+        from pyspark.ml.functions import array_to_vector, vector_to_array
+        from pyspark.sql import functions as F
+        if self.spark_model is None:
+            raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
+        get = self.getOrDefault
+        featurizer = self._featurizer()
+        stats = NumericStats.from_dict(json.loads(get("numericStats")))
+        rows = featurizer.transform(dataset, stats, FEATURES_TMP)
+        scored = self.spark_model.transform(rows, featuresCol=FEATURES_TMP, predictionCol=SCORE_TMP + "_unused",
+                                            probabilityCol=SCORE_TMP)
+        p = F.least(F.greatest(vector_to_array(F.col(SCORE_TMP))[0].cast("double"), F.lit(1e-15)),
+                    F.lit(1 - 1e-15))
+        logit = F.log(p / (1 - p))
+        return (scored.withColumn(get("rawPredictionCol"), array_to_vector(F.array(-logit, logit)))
+                .withColumn(get("probabilityCol"), array_to_vector(F.array(1 - p, p)))
+                .withColumn(get("predictionCol"), (p > 0.5).cast("double"))
+                .drop(FEATURES_TMP, SCORE_TMP, SCORE_TMP + "_unused"))
+
+    def write(self):
+        return _CTRModelWriter(self)
+
+    @classmethod
+    def read(cls):
+        return _CTRModelReader(cls)
+
+
+class _CTRModelWriter(DefaultParamsWriter):
+    def saveImpl(self, path):
+        super().saveImpl(path)
+        self.instance.spark_model.save(os.path.join(_local_path(path), WEIGHTS_DIR))
+
+
+class _CTRModelReader(DefaultParamsReader):
+    def load(self, path):
+        model = super().load(path)
+        model.spark_model = SparkModel.load(os.path.join(_local_path(path), WEIGHTS_DIR))
+        return model
+
+
+def _local_path(path):
+    return path[len("file:"):] if str(path).startswith("file:") else path

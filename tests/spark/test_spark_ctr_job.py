@@ -1,0 +1,35 @@
+"""jobs/train_ctr.py end to end as spark-submit would run it (its own Spark, local[2]): Criteo's TSV with
+empty cells in, a saved model and the closing ``test AUC ... logloss ... (n rows)`` line out."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from sparkps.train.io.synthetic_ctr import planted_ctr, write_criteo_tsv
+
+pytestmark = pytest.mark.spark
+JOB = os.path.join(os.path.dirname(__file__), "..", "..", "jobs", "train_ctr.py")
+
+
+def test_criteo_job_trains_scores_and_reports(tmp_path):
+    data = planted_ctr(4000, vocab=20, zipf=1.3, linear_scale=0.5, fm_scale=0.0, deep_scale=0.0, missing=0.2,
+                       seed=3)
+    halves = [slice(0, 3000), slice(3000, None)]
+    paths = [str(tmp_path / name) for name in ("train.tsv", "test.tsv")]
+    for path, part in zip(paths, halves):
+        write_criteo_tsv(type(data)(*[x[part] if hasattr(x, "shape") else x for x in data]), path)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    out = subprocess.run([sys.executable, JOB, "--train", paths[0], "--test", paths[1], "--format", "criteo",
+                          "--model", "lr", "--epochs", "3", "--batch-size", "128", "--lr", "0.05",
+                          "--num-buckets", "4096", "--output", str(tmp_path / "out")],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    last = out.stdout.strip().splitlines()[-1]
+    found = re.fullmatch(r"test AUC (\d\.\d{4}) logloss (\d+\.\d{4}) \(1000 rows\)", last)
+    assert found, out.stdout[-2000:]
+    assert float(found.group(1)) > 0.7
+    assert len(re.findall(r"epoch \d training logloss", out.stdout)) == 3
+    assert os.path.exists(tmp_path / "out" / "ctr-curve.png")
+    assert os.path.isdir(tmp_path / "out" / "model" / "weights")
