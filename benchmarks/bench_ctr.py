@@ -104,7 +104,7 @@ def numpy_fm_row(data, args):
     from sparkps.nets.training import fit_ctr, predict_ctr
     from sparkps.train.io.hashing import hash_fields
     from sparkps.train.io.numeric import NumericStats
-    from sparkps.train.metric import binary_auc
+    from sparkps.train.metric_ctr import binary_auc
     rows = args.rows
     ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)
@@ -151,7 +151,7 @@ def main(argv=None):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from sparkps.train.metric import binary_auc
+    from sparkps.train.metric_ctr import binary_auc
     data = planted(args)
     planted_auc = binary_auc(data.labels[args.rows:], data.probability[args.rows:])
     spark = (SparkSession.builder.master("local[2]").appName("bench_ctr")

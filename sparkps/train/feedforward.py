@@ -20,7 +20,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.train import initializer as init_mod
-from sparkps.train import metric as metric_mod
+from sparkps.train import mx_metric as metric_mod
 from sparkps.train import optimizer as opt_mod
 from sparkps.train.callback import BatchEndParam
 from sparkps.train.io import DataIter, NDArrayIter

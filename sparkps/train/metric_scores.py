@@ -5,7 +5,7 @@ of each update (MXNet's default), ``'micro'`` scores the counts of everything se
 binary (labels 0/1; predictions (n, 2) scored by arg-max, or (n,)/(n, 1) probabilities of class 1 cut at
 0.5); PCC is their multi-class generalisation (the Pearson correlation of the confusion matrix).
 
-    f1 = create('f1', average='micro')          # sparkps.train.metric.create
+    f1 = create('f1', average='micro')          # sparkps.metric.create
     f1.update([labels], [probabilities])        # -> f1.get() == ('f1', 0.8)
 """
 import math

@@ -12,7 +12,7 @@ from sparkps.errors import ConfigError
 from sparkps.nets import angel_json
 from sparkps.nets.training import fit_ctr, predict_ctr
 from sparkps.train.io.synthetic_ctr import planted_ctr
-from sparkps.train.metric import binary_auc
+from sparkps.train.metric_ctr import binary_auc
 
 NETWORKS = pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks"
 DEEPFM = json.loads((NETWORKS / "deepfm.json").read_text())

@@ -5,7 +5,7 @@ import pytest
 from sklearn.metrics import log_loss, roc_auc_score
 
 from sparkps.errors import DataError
-from sparkps.train import metric
+from sparkps.train import mx_metric as metric
 
 RNG = np.random.default_rng(3)
 

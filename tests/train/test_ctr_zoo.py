@@ -10,7 +10,7 @@ from sparkps.nets.training import fit_ctr, predict_ctr
 from sparkps.train.io.hashing import hash_fields
 from sparkps.train.io.numeric import NumericStats
 from sparkps.train.io.synthetic_ctr import planted_ctr
-from sparkps.train.metric import binary_auc
+from sparkps.train.metric_ctr import binary_auc
 
 TRAIN, TEST = 40000, 20000
 # planted family per model: FM labels for the models with an explicit pairwise term, a planted ReLU tower

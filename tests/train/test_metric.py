@@ -4,7 +4,7 @@ import pytest
 from sklearn import metrics as skm
 
 from sparkps.errors import ConfigError, DataError
-from sparkps.train import metric
+from sparkps.train import mx_metric as metric
 
 
 def _softmax(z):

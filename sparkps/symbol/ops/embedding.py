@@ -1,8 +1,9 @@
-"""Sparse embeddings: ops whose weight gradient is row-sparse, and the tables a symbol reads through them.
+"""Embeddings: the dense Embedding op and the ops whose weight gradient is row-sparse, and the tables a symbol
+reads through them.
 
 Three ops read rows of a table:
 
-* ``Embedding(data, input_dim, output_dim, sparse_grad=True)`` (in ``reduce.py``) and
+* ``Embedding(data, input_dim, output_dim, sparse_grad=True)`` and
   ``contrib.SparseEmbedding``: a bounded table of ``input_dim`` rows, MXNet's names;
 * ``contrib.HashEmbedding(data, output_dim, table='user', pooling='sum')``: an unbounded table keyed by 64-bit
   ids, with EmbeddingBag-style pooling (``'sum'`` / ``'mean'`` over the last axis of ``data``, the ids of one
@@ -18,13 +19,13 @@ from collections import namedtuple
 
 import numpy as np
 
+from ... import backend
 from ...errors import ConfigError, DataError
 from ...table_options import ATTR as TABLE_OPTIONS_ATTR
 from ...table_options import table_options
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_bool, to_int
-from .reduce import Embedding
 
 
 def _optional_int(value):
@@ -122,7 +123,6 @@ class EmbeddingRowsGrad(BackwardOp):
         return [in_shapes[2]]
 
     def forward(self, rt, ins, outs, aux):
-        from ... import backend
         xp, (ids, dy, _), out = rt.xp, ins, outs[0]
         out.fill(0)
         index = ids.astype(xp.intp)
@@ -191,6 +191,65 @@ def sparse_tables(symbol):
         if data_node.name not in known.fields:
             tables[spec.name] = known._replace(fields=known.fields + (data_node.name,))
     return tables
+
+
+@register
+class Embedding(Op):
+    """Rows of weight (input_dim, output_dim) picked by integer ids in data; out = data.shape +
+    (output_dim,). Ids outside [0, input_dim) raise DataError naming the data input."""
+    name, hint = "Embedding", "embedding"
+    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED), "dtype": (str, "float32"),
+            "sparse_grad": (to_bool, False)}
+
+    def arguments(self):
+        return ["data", "weight"]
+
+    partial_shapes = True
+
+    def infer_type(self, in_types, out_types):
+        """The ids keep their own type; weight and output have ``dtype``."""
+        return [in_types[0], self.dtype], [self.dtype], []
+
+    def infer_shape(self, in_shapes):
+        data = in_shapes[0]
+        out = None if data is None else tuple(data) + (self.output_dim,)
+        weight = (self.input_dim, self.output_dim)
+        if self.sparse_grad:  # may be bound to a batch-local matrix of pulled rows
+            weight = local_weight_shape(in_shapes[1], weight)
+        return [data, weight], [out], []
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (ids, weight) = rt.xp, ins
+        index = ids.astype(xp.intp)
+        if ids.size and (int(index.min()) < 0 or int(index.max()) >= self.input_dim
+                         or not bool(xp.all(index == ids))):
+            raise DataError("Embedding '%s': input '%s' must hold integer ids in [0, %d)"
+                            % (self.node_name, self.input_name(0), self.input_dim))
+        xp.take(weight, index.reshape(-1), axis=0, out=outs[0].reshape(-1, self.output_dim))
+
+    def gradient(self, node, out_grads):
+        if self.sparse_grad:
+            return row_gradient(node, out_grads)
+        return [None, apply(EmbeddingGrad, [node.inputs[0], out_grads[0]], grad_name(node, "weight"),
+                            input_dim=self.input_dim, output_dim=self.output_dim)]
+
+
+@register
+class EmbeddingGrad(BackwardOp):
+    """Dense weight gradient: each id's row of dy added into its row (repeated ids accumulate)."""
+    name, hint = "_backward_Embedding", "_backward_embedding"
+    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED)}
+    num_inputs = 2
+
+    def output_shapes(self, in_shapes):
+        return [(self.input_dim, self.output_dim)]
+
+    def forward(self, rt, ins, outs, aux):
+        xp, (ids, dy), out = rt.xp, ins, outs[0]
+        out.fill(0)
+        index = ids.astype(xp.intp).reshape(-1)
+        rows = dy.reshape(-1, self.output_dim)
+        backend.scatter_add(out, index, rows)
 
 
 @register
