@@ -97,3 +97,11 @@ class ParameterGroup(Sequence):
 
     def __repr__(self):
         return "ParameterGroup(%s, %d elements of %s)" % (list(self.names), self.flat.size, self.flat.dtype)
+
+
+def bound_arrays(group, arrays, names):
+    """The arrays of ``names``: simple_bind's ParameterGroup when it holds exactly them (a kvstore then moves
+    them as one block), else a list."""
+    if group is not None and list(group.names) == list(names):
+        return group
+    return [arrays[n] for n in names]

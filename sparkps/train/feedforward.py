@@ -19,14 +19,15 @@ import time
 import numpy as np
 
 from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.param_group import bound_arrays
 from sparkps.train import initializer as init_mod
 from sparkps.train import mx_metric as metric_mod
 from sparkps.train import optimizer as opt_mod
 from sparkps.train.callback import BatchEndParam
 from sparkps.train.io import DataIter, NDArrayIter
-from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host
+from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host, named_inputs
 from sparkps.train.model_file import load_checkpoint, save_checkpoint
-from sparkps.train.sparse_batch import SparseBatch
+from sparkps.train.sparse_batch import QueuedStep, SparseBatch, with_sparse_push
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
 LOG = logging.getLogger('sparkps')
@@ -74,7 +75,7 @@ class FeedForward:
                 raise ConfigError("y must be None when X is a DataIter (labels come from the iterator)")
             return X
         if isinstance(X, dict):  # named inputs, e.g. a sparse table's 64-bit ids beside dense features
-            X, y = _named_inputs(X, y, is_train)
+            X, y = named_inputs(X, y, is_train)
             batch = min(len(next(iter(X.values()))), self.numpy_batch_size)
         else:
             X, y = checked_arrays(X, y, need_label=is_train)
@@ -169,8 +170,8 @@ class FeedForward:
     def _make_step(exe, param_names, kv, opt):
         """Return ``step()`` applying one update: in place (no kvstore), or one push + one pull of every
         parameter through ``kv.pushpull`` (one request per server on the parameter server)."""
-        weights = _bound(exe.arg_group, exe.arg_dict, param_names)
-        grads = _bound(exe.grad_group, exe.grad_dict, param_names)
+        weights = bound_arrays(exe.arg_group, exe.arg_dict, param_names)
+        grads = bound_arrays(exe.grad_group, exe.grad_dict, param_names)
         keys = list(range(len(param_names)))
         if kv is None:
             updater = opt_mod.get_updater(opt)
@@ -234,9 +235,9 @@ class FeedForward:
         step = self._make_step(exe, param_names, kv, opt)
         exchange = None
         if sparse is not None and hasattr(kv, 'pull_step'):  # the step's pushes ride with the next batch's pull
-            step = exchange = _QueuedStep(exe, param_names, sparse, kv)
+            step = exchange = QueuedStep(exe, param_names, sparse, kv)
         elif sparse is not None:
-            step = _with_sparse_push(step, sparse, kv)
+            step = with_sparse_push(step, sparse, kv)
         train_metric = metric_mod.create(eval_metric)
         for epoch in range(self.begin_epoch, self.num_epoch):
             self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse,
@@ -288,7 +289,7 @@ class FeedForward:
     def _finish_with_store(self, kv, exe, param_names):
         """Leave training on the store (a no-op unless it keeps rounds) and take the store's final weights."""
         kv.end_training()
-        kv.pull(list(range(len(param_names))), out=_bound(exe.arg_group, exe.arg_dict, param_names))
+        kv.pull(list(range(len(param_names))), out=bound_arrays(exe.arg_group, exe.arg_dict, param_names))
         self._save_params_from(exe, param_names)
 
     # ----- inference ----------------------------------------------------------------------------
@@ -404,74 +405,9 @@ class FeedForward:
                          kvstore=kvstore, logger=logger)
 
 
-def _bound(group, arrays, names):
-    """The arrays of ``names``: simple_bind's ParameterGroup when it holds exactly them (a kvstore then moves
-    them as one block), else a list."""
-    if group is not None and list(group.names) == list(names):
-        return group
-    return [arrays[n] for n in names]
-
-
 def _kvstore(kvstore):
     from sparkps import kvstore as kv_mod
     return kv_mod.create(kvstore)
-
-
-def _named_inputs(X, y, is_train):
-    """A dict of named input arrays and its labels, checked: integer arrays (ids) keep their dtype, the others
-    become float32 without NaN/inf; every array has y's row count."""
-    if not X:
-        raise DataError("X is an empty dict: name at least one input array")
-    arrays = {}
-    for name, value in X.items():
-        value = np.asarray(value)
-        arrays[name] = value if value.dtype.kind in 'iu' else checked_arrays(value)[0]
-    if y is None:
-        if is_train:
-            raise DataError("labels y are required when X is a dict of arrays")
-        return arrays, None
-    rows = np.zeros((np.shape(y)[0] if np.ndim(y) else 0, 1), np.float32)   # y's own checks; NDArrayIter matches rows
-    return arrays, checked_arrays(rows, y)[1]
-
-
-def _with_sparse_push(step, sparse, kv):
-    """``step`` preceded by the push of the batch's row-sparse table gradients."""
-    def sparse_step():
-        sparse.push(kv)
-        step()
-    return sparse_step
-
-
-class _QueuedStep:
-    """The step of a network with sparse tables on a kvstore that has ``pull_step`` (the parameter server):
-    ``step()`` queues the dense gradients and each table's row gradients; the next batch's pull of rows carries
-    them (``exchange``), so a step is one request per server; ``finish()`` sends what is queued and takes the
-    weights (blocks as ``kv.pull``)."""
-
-    def __init__(self, exe, param_names, sparse, kv):
-        self.weights = _bound(exe.arg_group, exe.arg_dict, param_names)
-        self.grads = _bound(exe.grad_group, exe.grad_dict, param_names)
-        self.keys = list(range(len(param_names)))
-        self.sparse, self.kv, self.queued = sparse, kv, False
-
-    def __call__(self):
-        """Queue this batch's gradients (returns at once)."""
-        self.kv.push(self.keys, self.grads)   # dense first: a dense push sends row pushes queued before it
-        self.sparse.push(self.kv)
-        self.queued = True
-
-    def exchange(self, rows):
-        if self.queued:
-            self.queued = False
-            self.kv.pull_step(self.keys, out=self.weights, rows=rows)
-        else:
-            for name, (ids, target) in rows.items():
-                self.kv.row_sparse_pull(name, out=target, row_ids=ids)
-
-    def finish(self):
-        if self.queued:
-            self.queued = False
-            self.kv.pull_step(self.keys, out=self.weights, rows={})
 
 
 def _as_list(callbacks):

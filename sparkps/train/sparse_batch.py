@@ -20,6 +20,7 @@ import numpy as np
 
 from sparkps import backend
 from sparkps.errors import ConfigError, DataError
+from sparkps.param_group import bound_arrays
 from sparkps.sparse import RowSparse
 
 
@@ -206,3 +207,43 @@ class SparseBatch:
                 kv.row_sparse_pull(name, out=rows, row_ids=ids)
             values[name] = RowSparse(ids, rows, self.full_shape(name))
         return values
+
+
+def with_sparse_push(step, sparse, kv):
+    """``step`` preceded by the push of the batch's row-sparse table gradients."""
+    def sparse_step():
+        sparse.push(kv)
+        step()
+    return sparse_step
+
+
+class QueuedStep:
+    """The step of a network with sparse tables on a kvstore that has ``pull_step`` (the parameter server):
+    ``step()`` queues the dense gradients and each table's row gradients; the next batch's pull of rows carries
+    them (``exchange``), so a step is one request per server; ``finish()`` sends what is queued and takes the
+    weights (blocks as ``kv.pull``)."""
+
+    def __init__(self, exe, param_names, sparse, kv):
+        self.weights = bound_arrays(exe.arg_group, exe.arg_dict, param_names)
+        self.grads = bound_arrays(exe.grad_group, exe.grad_dict, param_names)
+        self.keys = list(range(len(param_names)))
+        self.sparse, self.kv, self.queued = sparse, kv, False
+
+    def __call__(self):
+        """Queue this batch's gradients (returns at once)."""
+        self.kv.push(self.keys, self.grads)   # dense first: a dense push sends row pushes queued before it
+        self.sparse.push(self.kv)
+        self.queued = True
+
+    def exchange(self, rows):
+        if self.queued:
+            self.queued = False
+            self.kv.pull_step(self.keys, out=self.weights, rows=rows)
+        else:
+            for name, (ids, target) in rows.items():
+                self.kv.row_sparse_pull(name, out=target, row_ids=ids)
+
+    def finish(self):
+        if self.queued:
+            self.queued = False
+            self.kv.pull_step(self.keys, out=self.weights, rows={})

@@ -70,3 +70,20 @@ def check_labels_fit(labels, symbol, shapes):
             row = int(np.flatnonzero(bad)[0])
             raise DataError(f"label {name!r} holds {y[row]:g} at row {row}, but the network predicts "
                             f"{classes} classes (labels must be integers in [0, {classes}))")
+
+
+def named_inputs(X, y, is_train):
+    """A dict of named input arrays and its labels, checked: integer arrays (ids) keep their dtype, the others
+    become float32 without NaN/inf; every array has y's row count."""
+    if not X:
+        raise DataError("X is an empty dict: name at least one input array")
+    arrays = {}
+    for name, value in X.items():
+        value = np.asarray(value)
+        arrays[name] = value if value.dtype.kind in 'iu' else checked_arrays(value)[0]
+    if y is None:
+        if is_train:
+            raise DataError("labels y are required when X is a dict of arrays")
+        return arrays, None
+    rows = np.zeros((np.shape(y)[0] if np.ndim(y) else 0, 1), np.float32)   # y's own checks; NDArrayIter matches rows
+    return arrays, checked_arrays(rows, y)[1]
