@@ -10,21 +10,19 @@ The numeric statistics are computed once on the training data and kept in the mo
 Pipeline standardises test data exactly as it did the training data); the weights go to ``<path>/weights``.
 """
 import json
-import os
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.param.shared import HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, DefaultParamsWriter
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
 from sparkps.spark.ctr_features import CTRFeaturizer
-from sparkps.spark.spark_model import SparkModel
+from sparkps.spark.ml_persistence import ModelReader, ModelWriter
 from sparkps.spark.trainer import SparkTrainer
 from sparkps.train.io.numeric import NumericStats
 
-WEIGHTS_DIR = "weights"
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
 OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1")
@@ -186,25 +184,8 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
                 .drop(FEATURES_TMP, SCORE_TMP, SCORE_TMP + "_unused"))
 
     def write(self):
-        return _CTRModelWriter(self)
+        return ModelWriter(self)
 
     @classmethod
     def read(cls):
-        return _CTRModelReader(cls)
-
-
-class _CTRModelWriter(DefaultParamsWriter):
-    def saveImpl(self, path):
-        super().saveImpl(path)
-        self.instance.spark_model.save(os.path.join(_local_path(path), WEIGHTS_DIR))
-
-
-class _CTRModelReader(DefaultParamsReader):
-    def load(self, path):
-        model = super().load(path)
-        model.spark_model = SparkModel.load(os.path.join(_local_path(path), WEIGHTS_DIR))
-        return model
-
-
-def _local_path(path):
-    return path[len("file:"):] if str(path).startswith("file:") else path
+        return ModelReader(cls)

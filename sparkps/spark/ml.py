@@ -7,7 +7,6 @@
 The model's weights are written beside its params (``<path>/weights``, a SparkModel directory), so
 paths must be on a file system the driver can write with plain file I/O (local or mounted).
 """
-import os
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
@@ -21,16 +20,14 @@ from pyspark.ml.param.shared import (
     HasRawPredictionCol,
     HasWeightCol,
 )
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable, DefaultParamsWriter
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
 from sparkps.kvstore.strategies import parse_options
+from sparkps.spark.ml_persistence import ModelReader, ModelWriter
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.rows import held_out, prepare_rows
-from sparkps.spark.spark_model import SparkModel
 from sparkps.spark.trainer import SparkTrainer
-
-WEIGHTS_DIR = "weights"
 
 
 def _param(name, doc, converter):
@@ -163,32 +160,11 @@ class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, D
                                           rawPredictionCol=get("rawPredictionCol") or None)
 
     def write(self):
-        return _ModelWriter(self)
+        return ModelWriter(self)
 
     @classmethod
     def read(cls):
-        return _ModelReader(cls)
-
-
-class _ModelWriter(DefaultParamsWriter):
-    """Params as pyspark.ml metadata, then the weights in ``<path>/weights``."""
-
-    def saveImpl(self, path):
-        super().saveImpl(path)
-        self.instance.spark_model.save(os.path.join(_local_path(path), WEIGHTS_DIR))
-
-
-class _ModelReader(DefaultParamsReader):
-    """Reads what _ModelWriter wrote."""
-
-    def load(self, path):
-        model = super().load(path)
-        model.spark_model = SparkModel.load(os.path.join(_local_path(path), WEIGHTS_DIR))
-        return model
-
-
-def _local_path(path):
-    return path[len("file:"):] if str(path).startswith("file:") else path
+        return ModelReader(cls)
 
 
 def _compression(kind, threshold):
