@@ -1,4 +1,4 @@
-"""Symbol-side behaviour MXNet scripts rely on: the bugs of issue 12 (each with its case), Python
+"""Symbol-side behaviour MXNet scripts rely on: the bugs MXNet users hit (each with its case), Python
 operators and fluent methods building ops, composition by calling a symbol, and AttrScope with
 MXNet's hidden attribute keys."""
 import numpy as np
