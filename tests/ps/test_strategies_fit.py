@@ -60,7 +60,9 @@ def test_two_bit_compression_reaches_the_accuracy_of_uncompressed_pushes_within_
 
 def test_sync_replicas_with_one_backup_worker_trains_the_digits(digits, ps_cluster):
     with ps_cluster(num_servers=1, num_workers=2, kvtype="dist_sync_replicas") as cluster:
-        (accuracy, _), _ = fit(cluster, digits, replicas_to_aggregate=1)
+        # one gradient a round, from whichever worker came first: momentum 0.5 keeps a burst of rounds from one
+        # half of the data from overshooting (0.9 ended at 0.907 once on a loaded machine)
+        (accuracy, _), _ = fit(cluster, digits, momentum=0.5, replicas_to_aggregate=1)
         stats = cluster.kvstores[0].server_stats()[0]
     assert accuracy >= 0.93
     assert stats["applied"] + stats["dropped"] >= 2 * 6 * 42  # every push either made a round or was counted
