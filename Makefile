@@ -29,9 +29,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_ps.py
 	$(PY) benchmarks/bench_step_floor.py
 	$(PY) benchmarks/bench_vs_mllib.py
+	$(PY) benchmarks/bench_sparse.py
+	$(PY) benchmarks/bench_sparse_embedding.py
+	$(PY) benchmarks/bench_strategies.py
+	$(PY) benchmarks/bench_ctr.py
 
 clean:
-	rm -rf $(VENV) demo-output build *.egg-info
+	rm -rf $(VENV) demo-output demo-ctr build *.egg-info
 
 demo-ctr: $(STAMP)
 	$(PY) jobs/train_ctr.py --demo --model deepfm --embedding-dim 4 --epochs 3 --output demo-ctr
