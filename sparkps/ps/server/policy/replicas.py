@@ -25,10 +25,10 @@ The workers scale their gradients by ``1 / (batch * num_workers)`` (MXNet's resc
 ([], 1)
 """
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.ps.server.policy.rounds import CompletedRound, RoundSum
+from sparkps.ps.server.policy.rounds import CompletedRound, ParkedPulls, RoundSum
 
 
-class SyncReplicas:
+class SyncReplicas(ParkedPulls):
     """Policy ``sync_replicas``: apply a round on the first ``replicas_to_aggregate`` pushes of it.
 
     ``replicas_to_aggregate`` defaults to every worker; ``total_num_replicas`` (if given) must equal the
@@ -84,24 +84,6 @@ class SyncReplicas:
             raise ClusterError("LEAVE from node %s, which is not a worker of this cluster" % worker, node=worker)
         self.active.discard(worker)
         return self._complete()
-
-    def wait_pull(self, round_, token):
-        """True if round ``round_`` is applied; otherwise park ``token`` until it is."""
-        if round_ <= self.applied:
-            return True
-        self._parked.append((round_, token))
-        return False
-
-    def mark_applied(self, round_):
-        """Note that ``round_`` was applied; returns the parked tokens whose round is now applied."""
-        self.applied = max(self.applied, round_)
-        ready = [t for r, t in self._parked if r <= self.applied]
-        self._parked = [(r, t) for r, t in self._parked if r > self.applied]
-        return ready
-
-    def parked(self):
-        """Tokens still waiting for a round."""
-        return [t for _, t in self._parked]
 
     def status(self):
         """Counters for the cluster status: rounds applied, stale pushes dropped (in all and per worker)."""

@@ -75,7 +75,30 @@ class AsyncUpdates:
         return []
 
 
-class SyncRounds:
+class ParkedPulls:
+    """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
+    until then. A round policy sets both in its ``__init__``."""
+
+    def wait_pull(self, round_, token):
+        """True if round ``round_`` is applied; otherwise park ``token`` for :meth:`mark_applied`."""
+        if round_ <= self.applied:
+            return True
+        self._parked.append((round_, token))
+        return False
+
+    def mark_applied(self, round_):
+        """Note that ``round_`` was applied; returns the parked tokens whose round is now applied."""
+        self.applied = max(self.applied, round_)
+        ready = [t for r, t in self._parked if r <= self.applied]
+        self._parked = [(r, t) for r, t in self._parked if r > self.applied]
+        return ready
+
+    def parked(self):
+        """Tokens still waiting for a round (answered with an error when the server stops)."""
+        return [t for _, t in self._parked]
+
+
+class SyncRounds(ParkedPulls):
     """Policy ``sync``: round bookkeeping for one server.
 
     ``push(worker, round, updates)`` and ``leave(worker)`` return the rounds that became complete, in order;
@@ -111,24 +134,6 @@ class SyncRounds:
         self.active.discard(worker)
         self.left.add(worker)
         return self._complete()
-
-    def wait_pull(self, round_, token):
-        """True if round ``round_`` is applied; otherwise park ``token`` for :meth:`mark_applied`."""
-        if round_ <= self.applied:
-            return True
-        self._parked.append((round_, token))
-        return False
-
-    def mark_applied(self, round_):
-        """Note that ``round_`` was applied; returns the parked tokens whose round is now applied."""
-        self.applied = max(self.applied, round_)
-        ready = [t for r, t in self._parked if r <= self.applied]
-        self._parked = [(r, t) for r, t in self._parked if r > self.applied]
-        return ready
-
-    def parked(self):
-        """Tokens still waiting for a round (answered with an error when the server stops)."""
-        return [t for _, t in self._parked]
 
     def _check_push(self, worker, round_):
         if worker not in self.last_pushed:
