@@ -1,29 +1,47 @@
-"""The pieces CTR networks share: the field embedding, the first-order (wide) term, an MLP tower and
-the click head. Each returns a Symbol; names are fixed so that saved parameters load by name."""
+"""The pieces CTR networks share: the field embedding and the first-order (wide) term over sparse tables, an MLP
+tower and the click head. Each returns a Symbol; names are fixed so that saved parameters load by name.
+
+The tables are ``contrib.HashEmbedding`` reads of 64-bit ids (see ``features``): in training each step pulls the
+rows of its batch's unique ids from the kvstore and pushes their gradients back, never the whole table."""
 import sparkps.symbol as sym
-from sparkps.nets.features import DENSE, IDS, PACKED
+from sparkps.nets.features import DENSE, PADDING_ID
+from sparkps.table_options import table_attr
 
 
 class Inputs:
-    """The input variables of one network (each name is one graph node, however often it is used)."""
+    """The input variables of one network (each name is one graph node, however often it is used) and its table
+    weight variables (one per table, shared by every read of it)."""
 
     def __init__(self, spec):
         self.spec = spec
-        if not spec.packed:
-            self.ids = sym.Variable(IDS)
-            self.dense = sym.Variable(DENSE) if spec.numeric else None
-        elif not spec.numeric:
-            self.ids, self.dense = sym.Variable(PACKED), None
-        else:
-            data, fields = sym.Variable(PACKED), spec.num_fields
-            self.ids = sym.slice_axis(data, axis=1, begin=0, end=fields, name="ids")
-            self.dense = sym.slice_axis(data, axis=1, begin=fields, end=spec.width, name="dense")
+        self.ids = {item.name: sym.Variable(item.name) for item in spec.id_inputs()}
+        self.dense = sym.Variable(DENSE) if spec.numeric else None
+        self._tables = {}
+
+    def table(self, name, kind):
+        """The weight Variable of table ``name`` (its options from ``spec.table_options[kind]``)."""
+        if name not in self._tables:
+            options = self.spec.table_options.get(kind)
+            self._tables[name] = sym.Variable(name, attr=table_attr(**options) if options else None)
+        return self._tables[name]
+
+
+def _reads(inputs, dim, kind, name):
+    """(batch, fields, dim) rows of every field, read from the ``kind`` tables ('embedding' or 'linear')."""
+    parts = []
+    for item in inputs.spec.id_inputs():
+        table = inputs.table(item.table if kind == "embedding" else item.linear_table, kind)
+        rows = sym.contrib.HashEmbedding(inputs.ids[item.name], weight=table, output_dim=dim, pooling=item.pooling,
+                                         padding_id=PADDING_ID, name="%s_%s" % (name, item.name))
+        if item.pooling != "none":    # one pooled row of the field: (batch, dim) -> (batch, 1, dim)
+            rows = sym.Reshape(rows, shape=(0, 1, dim))
+        parts.append(rows)
+    return parts[0] if len(parts) == 1 else sym.Concat(*parts, dim=1, name=name + "_fields")
 
 
 def field_embedding(inputs, name="embedding"):
-    """(batch, fields, embedding_dim): one row of the shared table per field."""
-    spec = inputs.spec
-    return sym.Embedding(inputs.ids, input_dim=spec.num_buckets, output_dim=spec.embedding_dim, name=name)
+    """(batch, fields, embedding_dim): one row per field (a multi-valued field's rows pooled)."""
+    return _reads(inputs, inputs.spec.embedding_dim, "embedding", name)
 
 
 def flat_features(inputs, embedded, *extra):
@@ -36,12 +54,10 @@ def flat_features(inputs, embedded, *extra):
 
 
 def linear_term(inputs, name="linear"):
-    """First-order term (batch, 1): a weight per field value (a one-wide embedding) plus a linear function
-    of the numeric columns and a bias."""
-    spec = inputs.spec
-    weights = sym.Embedding(inputs.ids, input_dim=spec.num_buckets, output_dim=1, name=name + "_embedding")
-    per_field = sym.Reshape(weights, shape=(0, spec.num_fields))
-    total = sym.sum(per_field, axis=1, keepdims=True)
+    """First-order term (batch, 1): a weight per field value (a one-wide table) plus a linear function of the
+    numeric columns and a bias."""
+    weights = _reads(inputs, 1, "linear", name + "_embedding")
+    total = sym.sum(sym.Reshape(weights, shape=(0, -1)), axis=1, keepdims=True)
     if inputs.dense is None:
         return sym.FullyConnected(total, num_hidden=1, name=name)
     return sym.FullyConnected(sym.Concat(total, inputs.dense, dim=1), num_hidden=1, name=name)

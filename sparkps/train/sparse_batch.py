@@ -112,10 +112,10 @@ class SparseBatch:
         table's id fields replaced by local row positions (-1 for absent entries). ``exchange(rows)``, when
         given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out)}); otherwise
         each table is read with ``kv.row_sparse_pull``."""
-        inputs = dict(inputs)
-        pulls = {}
+        raw, inputs = inputs, dict(inputs)
+        pulls, reader = {}, {}
         for name, spec in self.tables.items():
-            fields = [self._checked_ids(spec, f, inputs[f]) for f in spec.fields]
+            fields = [self._checked_ids(spec, f, raw[f]) for f in spec.fields]
             present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
             flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
             unique, inverse = np.unique(flat, return_inverse=True)
@@ -130,10 +130,19 @@ class SparseBatch:
                     local.reshape(-1)[:] = inverse[start:start + count]
                 else:
                     local[mask] = inverse[start:start + count]
-                inputs[field] = local
+                self._share_positions(inputs, reader, field, local, name)
                 start += count
         self._pull_rows(kv, pulls, exchange)
         return inputs
+
+    @staticmethod
+    def _share_positions(inputs, reader, field, local, table):
+        """Give the executor ``field``'s local positions in ``table``. Tables may share an id input (a field's
+        embedding and its first-order weight) when they read the same fields: the positions are then equal."""
+        if field in reader and not np.array_equal(inputs[field], local):
+            raise ConfigError(f"tables {reader[field]!r} and {table!r} read id input {field!r} together with "
+                              f"different other inputs; give each table its own id input")
+        inputs[field], reader[field] = local, table
 
     def _pull_rows(self, kv, pulls, exchange):
         """The rows of each table's unique ids into the top of its local matrix, zeros below (through host memory

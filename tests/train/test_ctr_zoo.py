@@ -34,7 +34,7 @@ def planted(family):
 def train_and_score(model, family, hidden):
     data, ids, numeric = planted(family)
     spec = nets.FeatureSpec(categorical=data.fields, numeric=data.numeric_names, embedding_dim=4,
-                            hidden_units=hidden, num_buckets=4096)
+                            hidden_units=hidden)
     inputs = spec.inputs(ids, numeric)
     train = {k: v[:TRAIN] for k, v in inputs.items()}
     test = {k: v[TRAIN:] for k, v in inputs.items()}
@@ -68,24 +68,30 @@ def test_unknown_model_and_bad_inputs_are_named():
         nets.FeatureSpec(categorical=[])
 
 
-def test_packed_input_without_numeric_columns_is_the_id_row():
-    spec = nets.FeatureSpec(categorical=["a", "b"], packed=True, num_buckets=64)
-    inputs = spec.inputs(np.array([[1, 2], [3, 4]], np.uint64))
-    assert list(inputs) == ["data"] and inputs["data"].shape == (2, 2)
-    net = nets.build("deepfm", spec)
-    assert net.infer_shape(**spec.input_shapes(8))[1] == [(8, 1)]
-
-
-def test_packed_network_computes_what_the_two_input_network_does():
+def test_packed_rows_carry_64_bit_ids_exactly():
+    spec = nets.FeatureSpec(categorical=["a", "b"], numeric=["x"], multi_valued={"tags": 3})
     rng = np.random.default_rng(0)
-    ids, numeric = rng.integers(0, 2**63, (6, 3)).astype(np.uint64), rng.normal(size=(6, 2))
-    outputs = []
-    for packed in (False, True):
-        spec = nets.FeatureSpec(categorical=["a", "b", "c"], numeric=["x", "y"], num_buckets=32, packed=packed)
-        exe = nets.build("deepfm", spec).simple_bind("cpu", grad_req="null", **spec.input_shapes(6))
-        for name, array in sorted(exe.arg_dict.items()):
-            if name not in spec.input_shapes(6) and name != nets.LABEL:
-                array[...] = np.random.default_rng(len(name)).normal(size=array.shape)
-        exe.forward(is_train=False, **spec.inputs(ids, numeric))
-        outputs.append(np.array(exe.outputs[0]))
-    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-6)
+    ids = rng.integers(0, 2**63, (4, 2)).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    ids[0, 0] = np.uint64(2**64 - 2)
+    inputs = spec.inputs(ids, rng.normal(size=(4, 1)), multi={"tags": [[5, 2**64 - 3], [], [7], [1, 2, 3, 4]]})
+    layout = spec.layout()
+    packed = layout.pack(inputs)
+    assert packed.dtype == np.float32 and packed.shape == (4, layout.width) == (4, 2 * 3 + 3 * 3 + 1)
+    back = layout.split(packed.astype(np.float64))       # Spark vectors are float64: planes stay exact
+    for name in inputs:
+        np.testing.assert_array_equal(back[name], inputs[name])
+    assert back["ids_tags"][1].tolist() == [2**64 - 1] * 3 and back["ids_tags"][3].tolist() == [1, 2, 3]
+
+
+def test_tables_are_sparse_and_shared_or_per_field():
+    from sparkps.symbol.ops.embedding import sparse_tables
+    shared = nets.FeatureSpec(categorical=["a", "b"], numeric=["x"], multi_valued={"tags": 3})
+    tables = sparse_tables(nets.build("deepfm", shared))
+    assert sorted(tables) == ["embedding_weight", "linear_embedding_weight"]
+    assert tables["embedding_weight"].input_dim is None and tables["embedding_weight"].fields == ("ids", "ids_tags")
+    per_field = nets.FeatureSpec(categorical=["a", "b"], multi_valued={"tags": 3}, tables="per_field")
+    tables = sparse_tables(nets.build("fm", per_field))
+    names = ["%s_%s_weight" % (k, f) for k in ("embedding", "linear") for f in ("a", "b", "tags")]
+    assert sorted(tables) == sorted(names)
+    net = nets.build("deepfm", per_field)
+    assert net.infer_shape(**per_field.input_shapes(8))[1] == [(8, 1)]
