@@ -165,10 +165,24 @@ class AngelNetwork:
                 where = "%s: layer %r optimizer" % (self.source, name)
                 layer.optimizer = _optimizer(layer.entry["optimizer"], where)
                 own, default = layer.optimizer[1], self.default_optimizer[1]
-                if layer.optimizer[0] != self.default_optimizer[0] or any(default.get(k) != v for k, v in own.items()):
-                    raise ConfigError("%s %s differs from default_optimizer %s in more than lr/reg2; sparkps "
-                                      "trains one optimizer per network" % (where, layer.optimizer[:2],
-                                                                            self.default_optimizer[:2]))
+                same = layer.optimizer[0] == self.default_optimizer[0] and all(default.get(k) == v
+                                                                                for k, v in own.items())
+                if same and not (layer.table and layer.optimizer[2]):
+                    continue
+                if not layer.table:
+                    raise ConfigError("%s %s differs from default_optimizer %s in more than lr/reg2; only the "
+                                      "layers over sparse tables (embedding, simpleinputlayer) may have their own "
+                                      "optimizer type" % (where, layer.optimizer[:2], self.default_optimizer[:2]))
+                layer.table_optimizer = self._table_optimizer(layer.optimizer, where)
+
+    def _table_optimizer(self, optimizer, where):
+        """The config of a table's own optimizer (the train section's lr, the layer's arguments)."""
+        from sparkps.train.optimizer import create
+        name, args, reg2 = optimizer
+        try:
+            return create(name, learning_rate=float(self.train.get("lr", 0.01)), wd=reg2, **args).to_config()
+        except (ConfigError, TypeError, ValueError) as exc:
+            raise ConfigError("%s: %s" % (where, exc)) from None
 
     # ---- the Symbol ----------------------------------------------------------------------------
     def _build(self):
@@ -201,13 +215,14 @@ class AngelNetwork:
         name, args, default_reg2 = self.default_optimizer
         out = {"num_epoch": int(self.train.get("epoch", 10)), "optimizer": name,
                "learning_rate": float(self.train.get("lr", 0.01)), "batch_size": batch, **args}
-        inputs = {IDS, "ctr_label"}
+        from sparkps.symbol.ops.embedding import sparse_tables
+        inputs = {IDS, "ctr_label"} | set(sparse_tables(self.symbol))   # tables: rows updated on their own
         params = [p for p in self.symbol.list_arguments() if p not in inputs]
         wd_mult = {}
-        for index, param in enumerate(params):
+        for param in params:      # by name: the sparse tables are no dense parameters, indices would shift
             layer = self.layers.get(self._owner(param))
             reg2 = getattr(layer, "optimizer", (None, None, default_reg2))[2]
-            wd_mult[index] = 0.0 if param.endswith("_bias") else reg2
+            wd_mult[param] = 0.0 if param.endswith("_bias") else reg2
         if any(wd_mult.values()):
             out.update(wd=1.0, wd_mult=wd_mult)
         decay = self.train.get("decaybeta", self.train.get("decayalpha"))

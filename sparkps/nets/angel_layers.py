@@ -47,6 +47,7 @@ class Layer:
     inputs_key = "inputlayer"
     per_field = False
     trainable = False
+    table = False           # reads a sparse table (may then have its own optimizer type)
 
     def __init__(self, entry, network):
         self.entry, self.network = entry, network
@@ -80,9 +81,19 @@ class Layer:
         raise NotImplementedError
 
 
+def table_rows(layer, width):
+    """(batch, fields, width) rows of the layer's sparse table ``<name>_weight`` (``indexrange`` rows, pulled per
+    batch; its own optimizer, when the layer names one, served by the parameter server's table)."""
+    from sparkps.table_options import table_attr
+    own = getattr(layer, "table_optimizer", None)
+    weight = sym.Variable(layer.name + "_weight", attr=table_attr(optimizer=own) if own else None)
+    return sym.Embedding(layer.network.ids, weight=weight, input_dim=layer.network.index_range, output_dim=width,
+                         sparse_grad=True, name=layer.name)
+
+
 class SimpleInputLayer(Layer):
     """Angel's wide part: sum of one weight row per active feature, plus a bias, then transfunc."""
-    inputs_key, trainable = None, True
+    inputs_key, trainable, table = None, True, True
 
     def check(self, inputs):
         self.width = _int(self, "outputdim")
@@ -90,8 +101,7 @@ class SimpleInputLayer(Layer):
         return self.width
 
     def build(self, values, inputs):
-        net = self.network
-        rows = sym.Embedding(net.ids, input_dim=net.index_range, output_dim=self.width, name=self.name)
+        rows = table_rows(self, self.width)
         total = sym.sum(rows, axis=1, name=self.name + "_sum")
         bias = sym.Variable(self.name + "_bias", shape=(1, self.width))
         return activate(sym.broadcast_add(total, bias, name=self.name + "_plus_bias"), self.act, self.name + "_act")
@@ -99,7 +109,7 @@ class SimpleInputLayer(Layer):
 
 class EmbeddingLayer(Layer):
     """One vector of ``numfactors`` per field; outputdim must equal numfield * numfactors."""
-    inputs_key, trainable, per_field = None, True, True
+    inputs_key, trainable, per_field, table = None, True, True, True
 
     def check(self, inputs):
         self.factors = _int(self, "numfactors")
@@ -109,8 +119,7 @@ class EmbeddingLayer(Layer):
         return self.declared(fields * self.factors)
 
     def build(self, values, inputs):
-        net = self.network
-        return sym.Embedding(net.ids, input_dim=net.index_range, output_dim=self.factors, name=self.name)
+        return table_rows(self, self.factors)
 
 
 class FCLayer(Layer):

@@ -41,10 +41,9 @@ def test_network_file_loads_and_trains(name, dummy_rows):
 def test_train_section_and_per_layer_reg2():
     net = angel_json.loads(json.dumps(DEEPFM))
     args = net.fit_args(num_rows=2560)
-    params = [p for p in net.symbol.list_arguments() if p not in ("ids", "ctr_label")]
-    wd = {params[i]: m for i, m in args["wd_mult"].items()}
-    assert args["wd"] == 1.0 and wd["embedding_weight"] == 0.0001 and wd["wide_weight"] == 0.0
-    assert all(m == 0.0 for p, m in wd.items() if p.endswith("_bias"))
+    assert "wd" not in args and "wd_mult" not in args       # only the embedding layer has reg2 ...
+    own = net.symbol.attr_dict()["embedding_weight"]["__table_options__"]
+    assert json.loads(own)["optimizer"]["params"]["wd"] == 0.0001      # ... its table's own adam applies it
     schedule = args["lr_scheduler"]
     schedule.base_lr = 0.01
     # StandardDecay per epoch (10 updates): lr / sqrt(1 + 0.01 * epoch), floored at lr / 5
@@ -76,8 +75,8 @@ ERRORS = [
     (lambda c: layer(c, "fclayer").update(transfuncs=["relu", "swish", "identity"]),
      r"layer 'fclayer' \(FCLayer\): unknown transfunc 'swish'"),
     (lambda c: layer(c, "fclayer").update(transfuncs=["relu"]), r"layer 'fclayer' \(FCLayer\): 3 outputdims"),
-    (lambda c: layer(c, "embedding").update(optimizer={"type": "ftrl"}),
-     r"layer 'embedding' optimizer .* differs from default_optimizer"),
+    (lambda c: layer(c, "fclayer").update(optimizer={"type": "ftrl"}),
+     r"layer 'fclayer' optimizer .* differs from default_optimizer .* only the layers over sparse tables"),
     (lambda c: layer(c, "simplelosslayer").update(lossfunc="hinge"), r"layer 'simplelosslayer'.*'hinge'"),
     (lambda c: c["layers"].append(dict(layer(c, "wide"))), r"layer name 'wide' is used twice"),
     (lambda c: c.update(optimizer="sgd"), r"unknown section\(s\) \['optimizer'\]"),
@@ -98,3 +97,21 @@ def test_malformed_json_names_line_and_column(tmp_path):
     path.write_text('{\n  "layers": [\n    {"name": "wide",, "type": "simpleinputlayer"}\n  ]\n}\n')
     with pytest.raises(ConfigError, match=r"broken.json: not valid JSON at line 3 column 21"):
         angel_json.load(path)
+
+
+def test_reg2_of_a_dense_layer_is_its_weight_decay():
+    config = json.loads(mutated(lambda c: layer(c, "fclayer").update(optimizer={"type": "adam", "reg2": 0.01})))
+    args = angel_json.loads(json.dumps(config)).fit_args()
+    wd = args["wd_mult"]
+    assert args["wd"] == 1.0 and "embedding_weight" not in wd and "wide_weight" not in wd   # tables: their own
+    assert wd["fclayer_0_weight"] == 0.01 and wd["fclayer_0_bias"] == 0.0 and wd["wide_bias"] == 0.0
+
+
+def test_a_table_layer_may_have_its_own_optimizer_type():
+    from sparkps.symbol.ops.embedding import sparse_tables
+    config = json.loads(mutated(lambda c: layer(c, "wide").update(optimizer={"type": "ftrl", "reg1": 0.1})))
+    tables = sparse_tables(angel_json.loads(json.dumps(config)).symbol)
+    assert sorted(tables) == ["embedding_weight", "wide_weight"]
+    own = tables["wide_weight"].options["optimizer"]
+    assert own["name"] == "ftrl" and own["params"]["lamda1"] == 0.1 and own["params"]["learning_rate"] == 0.01
+    assert tables["embedding_weight"].options["optimizer"]["name"] == "adam"      # its reg2 as wd
