@@ -114,8 +114,10 @@ def _fit(plan, kv, batches, rank, ctx):
     model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
-    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
-    stopper = _early_stopping(plan)
+    from sparkps.train.io.ctr_packed import PackedLayout
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
+                         layout=PackedLayout.from_list(plan.get("input_layout")))
+    stopper = _early_stopping(plan, rank)
     validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
@@ -129,11 +131,16 @@ def _fit(plan, kv, batches, rank, ctx):
     return result
 
 
-def _early_stopping(plan):
-    """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
+def _early_stopping(plan, rank=0):
+    """An EarlyStopping over the plan's validation rows, or None when the plan has none. A network fed through an
+    input layout (CTR) gets worker 0's exact AUC/logloss/COPC over every validation row instead (ctr_validation)."""
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
+    if plan.get("input_layout") is not None:
+        from sparkps.spark.ctr_validation import CTRValidation
+        from sparkps.train.io.ctr_packed import PackedLayout
+        return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"])) if rank == 0 else None
     return EarlyStopping(X, y, patience=plan.get("patience", 2))
 
 

@@ -37,13 +37,20 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                              TypeConverters.toListString)
     numericCols = _param("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
                          TypeConverters.toListString)
-    multiValueCols = _param("multiValueCols", "multi-valued columns (not supported by this version: must be empty)",
-                            TypeConverters.toListString)
+    multiValueCols = _param("multiValueCols", "multi-valued columns: arrays, or strings joined by multiValueSeparator; "
+                            "their ids are pooled into one embedding (pooling)", TypeConverters.toListString)
+    multiValueSeparator = _param("multiValueSeparator", "separator of multi-valued string cells",
+                                 TypeConverters.toString)
+    pooling = _param("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
+    tables = _param("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
+    validationFraction = _param("validationFraction", "rows held out and scored after every epoch (AUC, logloss, "
+                                "COPC over all of them, in the history); 0: none", TypeConverters.toFloat)
     model = _param("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
     network = _param("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
     embeddingDim = _param("embeddingDim", "embedding width per field", TypeConverters.toInt)
     hiddenUnits = _param("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
-    numBuckets = _param("numBuckets", "rows of the hashed embedding table", TypeConverters.toInt)
+    numBuckets = _param("numBuckets", "reduce ids to this many table rows (0: 64-bit ids, no reduction)",
+                        TypeConverters.toInt)
     hashIds = _param("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
                      TypeConverters.toBoolean)
     numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
@@ -54,30 +61,41 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
-    numericStats = _param("numericStats", "training statistics of the numeric columns (JSON; set by fit)",
+    numericStats = _param("numericStats", "training statistics of the numeric columns and the widths of the "
+                          "multi-valued ones (JSON; set by fit)",
                           TypeConverters.toString)
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
-                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=1 << 15,
+                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0,
                          numEpochs=5,
                          batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
                          learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
-                         rawPredictionCol="rawPrediction", predictionCol="prediction")
+                         rawPredictionCol="rawPrediction", predictionCol="prediction", multiValueSeparator=",",
+                         pooling="mean", tables="shared", validationFraction=0.0)
 
     def _featurizer(self):
         get = self.getOrDefault
-        if get("multiValueCols"):
-            raise ConfigError("multiValueCols %s: multi-valued columns need pooled sparse embeddings, which this "
-                              "version does not have; split them into single-valued columns" % get("multiValueCols"))
+        if get("network") and get("multiValueCols"):
+            raise ConfigError("network %s: Angel networks read one feature index per field; multiValueCols must be "
+                              "empty" % get("network"))
         return CTRFeaturizer(get("categoricalCols"), get("numericCols"), self._index_range(),
-                             hash_ids=get("hashIds"))
+                             hash_ids=get("hashIds"), multi_value_cols=get("multiValueCols"),
+                             separator=get("multiValueSeparator"))
 
     def _index_range(self):
         if self.getOrDefault("network"):
             return self._angel().index_range
-        return self.getOrDefault("numBuckets")
+        return self.getOrDefault("numBuckets") or None
+
+    def feature_spec(self, stats):
+        """The FeatureSpec of the configured columns and model (Angel networks: their ids input only)."""
+        get = self.getOrDefault
+        if get("network"):       # hashed ids reduced to the network's indexrange; feature indices as they are
+            return self._featurizer().spec(stats, num_buckets=self._index_range() if get("hashIds") else None)
+        return self._featurizer().spec(stats, embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
+                                       num_buckets=self._index_range(), pooling=get("pooling"), tables=get("tables"))
 
     def _angel(self):
         from sparkps.nets import angel_json
@@ -100,7 +118,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  network=None, hashIds=None, embeddingDim=None, hiddenUnits=None, numBuckets=None,
                  numEpochs=None,
                  batchSize=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
-                 learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None):
+                 learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None,
+                 multiValueSeparator=None, pooling=None, tables=None, validationFraction=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -109,8 +128,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
-    def network_symbol(self):
-        """(symbol, input name, training settings) of the configured model or Angel network. An Angel
+    def network_symbol(self, spec):
+        """(symbol, training settings) of the configured model or Angel network for FeatureSpec ``spec``. An Angel
         network's own train section and default optimizer apply where a param was not set explicitly."""
         get = self.getOrDefault
         settings = {k: get(k) for k in ("numEpochs", "batchSize", "optimizer", "learningRate")}
@@ -122,32 +141,35 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
             settings.update({k: v for k, v in own.items() if not self.isSet(k)})
             settings["optimizer_args"] = {k: v for k, v in args.items() if k in OPTIMIZER_ARGS} \
                 if settings["optimizer"] == args["optimizer"] else {}
-            return net.symbol, "ids", settings
-        from sparkps.nets import FeatureSpec, build
-        spec = FeatureSpec(categorical=get("categoricalCols"), numeric=get("numericCols"),
-                           embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
-                           num_buckets=get("numBuckets"), packed=True)
-        return build(get("model"), spec), "data", dict(settings, optimizer_args={})
+            return net.symbol, settings
+        from sparkps.nets import build
+        return build(get("model"), spec), dict(settings, optimizer_args={})
 
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
-        symbol, data_name, settings = self.network_symbol()
-        stats = featurizer.fit_stats(dataset)
-        rows = featurizer.transform(dataset, stats, FEATURES_TMP)
+        train, validation = _held_out(dataset, get("validationFraction"), get("seed"))
+        stats = featurizer.fit_stats(train)
+        spec = self.feature_spec(stats)
+        symbol, settings = self.network_symbol(spec)
+        rows = featurizer.transform(train, stats, FEATURES_TMP, spec)
+        if validation is not None:
+            validation = featurizer.transform(validation, stats, FEATURES_TMP, spec)
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
-        trainer = SparkTrainer(symbol, (featurizer.width,), batch_size=settings["batchSize"],
+        layout = spec.layout()
+        trainer = SparkTrainer(symbol, (layout.width,), batch_size=settings["batchSize"],
                                num_epoch=settings["numEpochs"], num_workers=get("numWorkers"),
                                num_servers=get("numServers"), kvstore=get("kvstore"), optimizer=settings["optimizer"],
                                optimizer_params=optimizer_params, initializer=ctr_initializer(),
-                               label_name="ctr_label", data_name=data_name, eval_metric="logloss",
-                               seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"))
-        spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"))
+                               label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
+                               seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
+                               input_layout=layout)
+        spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"), validation=validation)
         model = SparkpsCTRModel(spark_model)
         self._copyValues(model)
-        model._set(numericStats=json.dumps(stats.to_dict()))
+        model._set(numericStats=stats_to_json(stats))
         return model
 
 
@@ -171,8 +193,8 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
         get = self.getOrDefault
         featurizer = self._featurizer()
-        stats = NumericStats.from_dict(json.loads(get("numericStats")))
-        rows = featurizer.transform(dataset, stats, FEATURES_TMP)
+        stats = stats_from_json(get("numericStats"))
+        rows = featurizer.transform(dataset, stats, FEATURES_TMP, self.feature_spec(stats))
         scored = self.spark_model.transform(rows, featuresCol=FEATURES_TMP, predictionCol=SCORE_TMP + "_unused",
                                             probabilityCol=SCORE_TMP)
         p = F.least(F.greatest(vector_to_array(F.col(SCORE_TMP))[0].cast("double"), F.lit(1e-15)),
@@ -189,3 +211,26 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     @classmethod
     def read(cls):
         return ModelReader(cls)
+
+
+def stats_to_json(stats):
+    """The numeric statistics and multi-valued widths as the ``numericStats`` param's JSON."""
+    return json.dumps(dict(stats.to_dict(), widths=getattr(stats, "widths", {})))
+
+
+def stats_from_json(text):
+    saved = json.loads(text)
+    stats = NumericStats.from_dict(saved)
+    stats.widths = dict(saved.get("widths", {}))
+    return stats
+
+
+def _held_out(dataset, fraction, seed):
+    """(training rows, validation rows or None): ``fraction`` of the rows held out at random (seeded)."""
+    fraction = float(fraction or 0.0)
+    if fraction <= 0.0:
+        return dataset, None
+    if fraction >= 1.0:
+        raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
+    train, validation = dataset.randomSplit([1.0 - fraction, fraction], seed=int(seed))
+    return train, validation

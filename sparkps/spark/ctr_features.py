@@ -1,44 +1,52 @@
 """CTR DataFrames to feature rows: categorical columns hashed with their field into 64-bit ids (see
-``sparkps.train.io.hashing``) and reduced to table rows, numeric columns standardised, all side by side in
-one float array per row (``FeatureSpec(packed=True)``'s layout).
+``sparkps.train.io.hashing``), multi-valued columns (arrays, or strings joined by ``separator``) hashed value by
+value, numeric columns standardised, all side by side in one float array per row (the FeatureSpec's
+``layout()``: each id as three exact float planes, see ``sparkps.train.io.ctr_packed``).
 
-    featurizer = CTRFeaturizer(['C1', 'C2'], ['I1'], num_buckets=1 << 15)
-    stats = featurizer.fit_stats(train_df)              # one aggregation over the numeric columns
+    featurizer = CTRFeaturizer(['C1', 'C2'], ['I1'], multi_value_cols=['tags'])
+    stats = featurizer.fit_stats(train_df)              # one aggregation: numeric statistics, multi-valued widths
     rows = featurizer.transform(train_df, stats, 'features')
+    featurizer.spec(stats, embedding_dim=8)             # the FeatureSpec whose layout the rows have
 
-Hashing runs in the executors (a pandas UDF over the categorical and numeric columns only); nothing is
-collected but the statistics. A categorical column may hold strings or integers (the id of ``7`` is the id
-of ``"7"``); a null is the field's "missing" value. Column errors name the column.
+Hashing runs in the executors (a pandas UDF over the feature columns only); nothing is collected but the
+statistics. A categorical column may hold strings or integers (the id of ``7`` is the id of ``"7"``); a null is
+the field's "missing" value; an empty multi-valued cell holds no id (its pooled embedding is zeros). With
+``hash_ids=False`` the categorical cells are table rows already (Angel's dummy format) in [0, index_range).
+Column errors name the column.
 """
 import numpy as np
 
 from sparkps.errors import ConfigError, DataError
 from sparkps.train.io.numeric import NumericStats
 
+MAX_VALUES = 64       # widest multi-valued field: a row's ids past it are dropped
+
 
 class CTRFeaturizer:
-    """Which columns are categorical and numeric, and the table size ids are reduced to. Plain values only,
-    so a task closure can capture it."""
+    """Which columns are categorical, multi-valued and numeric. Plain values only, so a task closure can capture
+    it."""
 
-    def __init__(self, categorical_cols, numeric_cols=(), num_buckets=1 << 15, log_numeric=True, hash_ids=True):
-        self.hash_ids = bool(hash_ids)      # False: the categorical cells are row indices already (Angel's dummy)
+    def __init__(self, categorical_cols, numeric_cols=(), index_range=None, log_numeric=True, hash_ids=True,
+                 multi_value_cols=(), separator=","):
+        self.hash_ids = bool(hash_ids)
         self.categorical_cols = list(categorical_cols)
         self.numeric_cols = list(numeric_cols)
-        self.num_buckets, self.log_numeric = int(num_buckets), bool(log_numeric)
-        if not self.categorical_cols:
+        self.multi_value_cols = list(multi_value_cols)
+        self.index_range, self.log_numeric, self.separator = index_range, bool(log_numeric), str(separator)
+        if not self.categorical_cols and not self.multi_value_cols:
             raise ConfigError("categoricalCols: a CTR model needs at least one categorical column")
-        both = set(self.categorical_cols) & set(self.numeric_cols)
-        if both:
-            raise ConfigError("column(s) %s are both categorical and numeric" % sorted(both))
-
-    @property
-    def width(self):
-        return len(self.categorical_cols) + len(self.numeric_cols)
+        named = self.categorical_cols + self.numeric_cols + self.multi_value_cols
+        repeated = sorted({c for c in named if named.count(c) > 1})
+        if repeated:
+            raise ConfigError("column(s) %s are named twice among categorical, numeric and multi-valued columns"
+                              % repeated)
+        if not self.hash_ids and (self.multi_value_cols or not index_range):
+            raise ConfigError("hash_ids=False (feature indices) needs index_range and no multi-valued columns")
 
     def check_columns(self, df, label_col=None):
         """DataError naming the first column the DataFrame lacks, or a numeric column that is not numeric."""
         from pyspark.sql.types import NumericType
-        wanted = self.categorical_cols + self.numeric_cols + ([label_col] if label_col else [])
+        wanted = self.categorical_cols + self.numeric_cols + self.multi_value_cols + ([label_col] if label_col else [])
         missing = [c for c in wanted if c not in df.columns]
         if missing:
             raise DataError("DataFrame has no column(s) %s; columns are %s" % (missing, df.columns))
@@ -46,13 +54,25 @@ class CTRFeaturizer:
             if not isinstance(df.schema[name].dataType, NumericType):
                 raise DataError("numeric column %r has type %s" % (name, df.schema[name].dataType.simpleString()))
 
+    def _value_count(self, df, name):
+        """A Spark expression: the number of values in multi-valued column ``name`` (array or joined string)."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, StringType
+        kind = df.schema[name].dataType
+        if isinstance(kind, ArrayType):
+            return F.coalesce(F.size(F.col(name)), F.lit(0))
+        if not isinstance(kind, StringType):
+            raise DataError("multi-valued column %r must be an array or a string joined by %r, got %s"
+                            % (name, self.separator, kind.simpleString()))
+        parts = F.split(F.col(name), _regex_quote(self.separator))
+        return F.coalesce(F.size(F.filter(parts, lambda x: x != "")), F.lit(0))
+
     def fit_stats(self, df):
-        """NumericStats of the numeric columns over ``df`` (one Spark aggregation; nulls and NaN count as
+        """NumericStats of the numeric columns over ``df``, with the width of each multi-valued column (its most
+        values in a row, at most MAX_VALUES) in ``.widths`` (one Spark aggregation; nulls and NaN count as
         missing)."""
         from pyspark.sql import functions as F
         self.check_columns(df)
-        if not self.numeric_cols:
-            return NumericStats((), [], [], [], self.log_numeric)
         exprs = []
         for name in self.numeric_cols:
             value = F.col(name).cast("double")
@@ -60,44 +80,84 @@ class CTRFeaturizer:
             if self.log_numeric:
                 value = F.signum(value) * F.log1p(F.abs(value))
             exprs += [F.count(value), F.sum(value), F.sum(value * value)]
-        row = df.agg(*exprs).collect()[0]
+        exprs += [F.max(self._value_count(df, name)) for name in self.multi_value_cols]
+        row = df.agg(*exprs).collect()[0] if exprs else []
         cells = [0.0 if v is None else float(v) for v in row]
-        return NumericStats(self.numeric_cols, cells[0::3], cells[1::3], cells[2::3], self.log_numeric)
+        numeric = cells[:3 * len(self.numeric_cols)]
+        stats = NumericStats(self.numeric_cols, numeric[0::3], numeric[1::3], numeric[2::3], self.log_numeric)
+        counts = cells[3 * len(self.numeric_cols):]
+        stats.widths = {name: int(min(max(c, 1), MAX_VALUES)) for name, c in zip(self.multi_value_cols, counts)}
+        return stats
 
-    def transform(self, df, stats, output_col):
-        """``df`` plus ``output_col``: array<float> of bucket rows then standardised numeric values. Lazy."""
+    def spec(self, stats, **network):
+        """The FeatureSpec of these columns (multi-valued widths from ``stats``); ``network``: its other fields
+        (embedding_dim, hidden_units, pooling, tables, ...)."""
+        from sparkps.nets.features import FeatureSpec
+        widths = dict(getattr(stats, "widths", {}) or {})
+        missing = [c for c in self.multi_value_cols if c not in widths]
+        if missing:
+            raise ConfigError("no width for multi-valued column(s) %s: compute the statistics with fit_stats"
+                              % missing)
+        return FeatureSpec(categorical=self.categorical_cols, numeric=self.numeric_cols,
+                           multi_valued={c: widths[c] for c in self.multi_value_cols}, **network)
+
+    def transform(self, df, stats, output_col, spec=None):
+        """``df`` plus ``output_col``: array<float> in the layout of ``spec`` (default ``self.spec(stats)``).
+        Lazy."""
         import pandas as pd
         from pyspark.sql import functions as F
         from pyspark.sql.types import ArrayType, FloatType
         self.check_columns(df)
         if output_col in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % output_col)
-        saved, categorical, buckets = stats.to_dict(), list(self.categorical_cols), self.num_buckets
-        hash_ids = self.hash_ids
+        spec = spec or self.spec(stats)
+        saved, categorical, multi = stats.to_dict(), list(self.categorical_cols), list(self.multi_value_cols)
+        hash_ids, index_range, separator = self.hash_ids, self.index_range, self.separator
+        numeric_count = len(self.numeric_cols)
 
-        def rows_of(name, col):
-            from sparkps.train.io.hashing import bucket, hash_column
+        def ids_of(name, col):
+            from sparkps.train.io.hashing import hash_column
             if hash_ids:
-                return bucket(hash_column(name, col.to_numpy(dtype=object)), buckets)
+                return hash_column(name, col.to_numpy(dtype=object))
             index = col.to_numpy(dtype=np.float64, na_value=-1.0)
-            if index.size and (index.min() < 0 or index.max() >= buckets or (index != np.floor(index)).any()):
+            if index.size and (index.min() < 0 or index.max() >= index_range or (index != np.floor(index)).any()):
                 raise DataError("categorical column %r must hold feature indices in [0, %d) (hash_ids=False), got "
-                                "values in [%s, %s]" % (name, buckets, index.min(), index.max()))
-            return index
+                                "values in [%s, %s]" % (name, index_range, index.min(), index.max()))
+            return index.astype(np.uint64)
+
+        def multi_ids_of(name, col):
+            from sparkps.nets.features import pad_lists
+            from sparkps.train.io.hashing import hash_column, split_multi
+            flat, offsets = split_multi(col.tolist(), separator)
+            return pad_lists(hash_column(name, flat), offsets, spec.multi_valued[name])
 
         def featurize(*columns):
             from sparkps.train.io.numeric import NumericStats as Stats
-            cats, nums = columns[:len(categorical)], columns[len(categorical):]
-            parts = [rows_of(name, col)[:, None].astype(np.float32) for name, col in zip(categorical, cats)]
-            if nums:
-                numeric = np.stack([col.to_numpy(dtype=np.float64, na_value=np.nan) for col in nums], axis=1)
-                parts.append(Stats.from_dict(saved).transform(numeric))
-            return pd.Series(list(np.concatenate(parts, axis=1)))
+            cats = columns[:len(categorical)]
+            multis = columns[len(categorical):len(categorical) + len(multi)]
+            nums = columns[len(categorical) + len(multi):]
+            rows = len(columns[0])
+            ids = np.stack([ids_of(n, c) for n, c in zip(categorical, cats)], axis=1) if categorical else \
+                np.zeros((rows, 0), np.uint64)
+            lists = {n: multi_ids_of(n, c) for n, c in zip(multi, multis)}
+            numeric = None
+            if numeric_count:
+                numeric = Stats.from_dict(saved).transform(
+                    np.stack([c.to_numpy(dtype=np.float64, na_value=np.nan) for c in nums], axis=1))
+            packed = spec.layout().pack(spec.inputs(ids, numeric, multi=lists))
+            return pd.Series(list(packed))
 
         udf = F.pandas_udf(featurize, ArrayType(FloatType()))
         numeric = [F.col(c).cast("double") for c in self.numeric_cols]
-        return df.withColumn(output_col, udf(*[F.col(c) for c in self.categorical_cols], *numeric))
+        columns = [F.col(c) for c in self.categorical_cols] + [F.col(c) for c in self.multi_value_cols] + numeric
+        return df.withColumn(output_col, udf(*columns))
 
     def to_dict(self):
         return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,
-                "num_buckets": self.num_buckets, "log_numeric": self.log_numeric, "hash_ids": self.hash_ids}
+                "multi_value_cols": self.multi_value_cols, "index_range": self.index_range,
+                "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
+
+
+def _regex_quote(text):
+    import re
+    return re.escape(text)

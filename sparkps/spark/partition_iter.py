@@ -8,8 +8,9 @@ class PartitionIter(DataIter):
     first, so no row is lost).  An empty partition gives empty epochs.
     """
 
-    def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label"):
+    def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label", layout=None):
         super().__init__(batches.batch_size)
+        self.layout = layout      # a PackedLayout: each row holds several named inputs (CTR networks)
         self.batches = batches
         self.input_shape = tuple(int(d) for d in input_shape)
         self.data_name, self.label_name = data_name, label_name
@@ -18,6 +19,8 @@ class PartitionIter(DataIter):
 
     @property
     def provide_data(self):
+        if self.layout is not None:
+            return [DataDesc(name, shape) for name, shape in self.layout.shapes(self.batch_size).items()]
         return [DataDesc(self.data_name, (self.batch_size,) + self.input_shape)]
 
     @property
@@ -36,5 +39,10 @@ class PartitionIter(DataIter):
         if self._epoch is None:
             self._epoch = self.batches.epoch()
         X, y, pad = next(self._epoch)
-        return DataBatch([X.reshape((self.batch_size,) + self.input_shape)], [y], pad=pad,
+        if self.layout is not None:
+            inputs = self.layout.split(X.reshape(self.batch_size, -1))
+            data = [inputs[desc.name] for desc in self.provide_data]
+        else:
+            data = [X.reshape((self.batch_size,) + self.input_shape)]
+        return DataBatch(data, [y], pad=pad,
                          provide_data=self.provide_data, provide_label=self.provide_label)

@@ -33,23 +33,35 @@ class Predictor:
     """
 
     def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
-                 ctx="cpu"):
+                 ctx="cpu", layout=None):
         from sparkps import symbol as sym
         self.symbol = sym.load_json(symbol_json)
         self.arg_params, self.aux_params = params_from_bytes(params_bytes)
         self.input_shape = tuple(int(d) for d in input_shape)
         self.num_features = int(np.prod(self.input_shape))
         self.batch_size = int(batch_size)
+        self.lock = threading.Lock()
+        self.layout = layout
+        if layout is not None:    # named inputs and sparse tables: FeedForward's prediction reads the table rows
+            from sparkps.train.feedforward import FeedForward
+            self.model = FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
+                                     numpy_batch_size=self.batch_size)
+            return
         self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
         shapes = {self.data_name: (self.batch_size,) + self.input_shape}
         if label_name in self.symbol.list_arguments():
             shapes[label_name] = (self.batch_size,)
         self.executor = self.symbol.simple_bind(ctx=ctx, grad_req="null", **shapes)
         self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
-        self.lock = threading.Lock()
 
     def predict(self, X):
         """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
+        if self.layout is not None:
+            X = np.asarray(X).reshape(-1, self.num_features)
+            if not len(X):
+                return np.empty((0, 1), np.float32)
+            with self.lock:
+                return np.asarray(self.model.predict(self.layout.split(X)), np.float32).reshape(len(X), -1)
         X = np.asarray(X, dtype=np.float32).reshape(-1, self.num_features)
         outputs = []
         with self.lock:
@@ -102,4 +114,9 @@ def predictor_for(payload):
     """The Python worker's Predictor for a broadcast payload dict (see SparkModel.payload)."""
     return WORKER_PREDICTORS.get(payload["id"], lambda: Predictor(
         payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
-        payload["label_name"], payload.get("ctx", "cpu")))
+        payload["label_name"], payload.get("ctx", "cpu"), _layout(payload)))
+
+
+def _layout(payload):
+    from sparkps.train.io.ctr_packed import PackedLayout
+    return PackedLayout.from_list(payload.get("input_layout"))

@@ -27,7 +27,7 @@ class SparkModel:
     """
 
     def __init__(self, symbol, arg_params, aux_params=None, input_shape=None, label_name="softmax_label",
-                 batch_size=256, epoch=0, history=None, ctx="cpu"):
+                 batch_size=256, epoch=0, history=None, ctx="cpu", input_layout=None):
         self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
         self.arg_params = dict(arg_params)
         self.aux_params = dict(aux_params or {})
@@ -36,6 +36,7 @@ class SparkModel:
         self.input_shape = tuple(int(d) for d in input_shape)
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
+        self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
@@ -56,7 +57,10 @@ class SparkModel:
         return {"id": self.model_id, "symbol": self.symbol_json,
                 "params": params_to_bytes(self.arg_params, self.aux_params),
                 "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
-                "label_name": self.label_name, "ctx": "cpu"}
+                "label_name": self.label_name, "ctx": "cpu", "input_layout": self._layout_list()}
+
+    def _layout_list(self):
+        return None if self.input_layout is None else self.input_layout.to_list()
 
     def broadcast(self, sc, batch_size=None):
         """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
@@ -76,7 +80,7 @@ class SparkModel:
         if self._local is None:
             payload = self.payload()
             self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
-                                    self.label_name)
+                                    self.label_name, layout=self.input_layout)
         return self._local.predict(X)
 
     def predict(self, rdd, batch_size=None):
@@ -123,6 +127,8 @@ class SparkModel:
         meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
                 "input_shape": list(self.input_shape), "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history}
+        if self.input_layout is not None:
+            meta["input_layout"] = self._layout_list()
         with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
 
@@ -145,7 +151,8 @@ class SparkModel:
         feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
         return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
                    input_shape=meta["input_shape"], label_name=meta["label_name"],
-                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"))
+                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
+                   input_layout=_layout_of(meta))
 
     def to_feedforward(self):
         """This model as a single-machine ``sparkps.FeedForward``."""
@@ -158,6 +165,11 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
+
+
+def _layout_of(meta):
+    from sparkps.train.io.ctr_packed import PackedLayout
+    return PackedLayout.from_list(meta.get("input_layout"))
 
 
 def _predict_rows(predictor, rows, num_features):

@@ -44,7 +44,7 @@ class SparkTrainer:
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
-                 kvstore_params=None, gradient_compression=None):
+                 kvstore_params=None, gradient_compression=None, input_layout=None):
         from sparkps.ps.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -68,6 +68,9 @@ class SparkTrainer:
         self.timeouts.setdefault("register", REGISTER_SECONDS)
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
         self.patience = int(patience)
+        # a PackedLayout (sparkps.train.io.ctr_packed): each feature vector holds several named inputs, e.g. a
+        # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
+        self.input_layout = input_layout
         self._check_network()
         self.model_name = name or _network_name(self.symbol_json)
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
@@ -135,6 +138,8 @@ class SparkTrainer:
         from sparkps import symbol as sym
         from sparkps.errors import ShapeError
         net = sym.load_json(self.symbol_json)
+        if self.input_layout is not None:
+            return self._check_layout(net)
         missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]
         if missing:
             raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
@@ -146,6 +151,23 @@ class SparkTrainer:
         first = tuple(out_shapes[0]) if out_shapes else ()
         classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
         self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
+
+    def _check_layout(self, net):
+        """The layout's inputs and the label are the network's; the packed width is ``input_shape``."""
+        from sparkps.errors import ShapeError
+        from sparkps.symbol.ops.embedding import sparse_tables
+        shapes = self.input_layout.shapes(self.batch_size)
+        missing = [n for n in list(shapes) + [self.label_name] if n not in net.list_arguments()]
+        if missing or self.input_shape != (self.input_layout.width,):
+            raise ConfigError("input_layout %s and input_shape %s do not fit the network's arguments %s"
+                              % (self.input_layout.to_list(), self.input_shape, net.list_arguments()))
+        tables = sparse_tables(net)
+        try:
+            net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
+        except ShapeError as exc:
+            raise ConfigError("input_layout %s does not fit the network: %s" % (self.input_layout.to_list(), exc)) \
+                from None
+        self.num_classes = None
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
@@ -208,6 +230,7 @@ class SparkTrainer:
                 "eval_metric": self.eval_metric,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
+                "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
     def _model(self, results):
@@ -218,7 +241,7 @@ class SparkTrainer:
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                     epoch=epochs, history=history)
+                                     epoch=epochs, history=history, input_layout=self.input_layout)
 
 
 def fit_stats(results, batch_size):
