@@ -64,15 +64,29 @@ def hash_value(field, value):
 
 
 def hash_column(field, values):
-    """The uint64 ids of a column of categorical values of one field (any iterable or array)."""
+    """The uint64 ids of a column of categorical values of one field (any iterable or array). Each distinct value
+    is turned into text and hashed once: a numpy string column is deduplicated by ``np.unique``, any other by a
+    dict of its values (then by their texts, so ``7``, ``7.0`` and ``"7"`` meet)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        uniques, inverse = np.unique(values.ravel(), return_inverse=True)
+        return _hashed(field, uniques)[inverse.ravel()]
     values = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=object).ravel()
     if values.size == 0:
         return np.zeros(0, dtype=np.uint64)
-    texts = np.array([value_text(v) for v in values], dtype=object) if values.dtype == object else values
-    uniques, inverse = np.unique(texts.astype(str), return_inverse=True)
+    try:
+        index = {}
+        first = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=values.size)
+        texts = np.array([value_text(v) for v in index] + [""], dtype=str)[:-1]
+    except TypeError:          # unhashable cells: one text per cell
+        first = np.arange(values.size)
+        texts = np.array([value_text(v) for v in values] + [""], dtype=str)[:-1]
+    uniques, inverse = np.unique(texts, return_inverse=True)
+    return _hashed(field, uniques)[inverse.ravel()[first]]
+
+
+def _hashed(field, texts):
     salt = _field_salt(field)
-    table = np.fromiter((_digest(salt, text) for text in uniques), dtype=np.uint64, count=len(uniques))
-    return table[inverse.ravel()]
+    return np.fromiter((_digest(salt, str(text)) for text in texts), dtype=np.uint64, count=len(texts))
 
 
 def hash_fields(fields, columns):
