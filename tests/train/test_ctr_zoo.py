@@ -95,3 +95,57 @@ def test_tables_are_sparse_and_shared_or_per_field():
     assert sorted(tables) == sorted(names)
     net = nets.build("deepfm", per_field)
     assert net.infer_shape(**per_field.input_shapes(8))[1] == [(8, 1)]
+
+
+def tagged_clicks(rows, pooling="mean", seed=3):
+    """Planted clicks with a multi-valued field: fields a and b (vocab 8) and 1-4 tags a row out of 30; the logit
+    is w_a + w_b + the mean (or sum) of the weights of the row's tags (w ~ N(0, 1), tag weights N(0, 1.5) for the
+    mean, N(0, 0.6) for the sum; numpy Generator ``seed``)."""
+    rng = np.random.default_rng(seed)
+    wa, wb, wt = rng.normal(0, 1, 8), rng.normal(0, 1, 8), rng.normal(0, 1.5 if pooling == "mean" else 0.6, 30)
+    a, b = rng.integers(0, 8, rows), rng.integers(0, 8, rows)
+    counts = rng.integers(1, 5, rows)
+    tags = [rng.choice(30, size=c, replace=False) for c in counts]
+    logit = wa[a] + wb[b] + np.array([wt[t].mean() if pooling == "mean" else wt[t].sum() for t in tags])
+    p = 1 / (1 + np.exp(-logit))
+    labels = (rng.random(rows) < p).astype(np.float32)
+    ids = hash_fields(["a", "b"], [a, b])
+    tag_ids = [hash_fields(["tags"], [t])[:, 0] for t in tags]
+    return ids, tag_ids, labels, p
+
+
+@pytest.mark.parametrize("pooling", ["mean", "sum"])
+def test_a_multi_valued_field_is_pooled_and_learned(pooling):
+    ids, tag_ids, labels, p = tagged_clicks(15000, pooling)
+    spec = nets.FeatureSpec(categorical=["a", "b"], multi_valued={"tags": 4}, pooling=pooling, embedding_dim=4)
+    inputs = spec.inputs(ids, multi={"tags": tag_ids})
+    assert inputs["ids_tags"].shape == (15000, 4)
+    cut = 10000
+    with threadpool_limits(1):
+        model = fit_ctr(nets.build("lr", spec), {k: v[:cut] for k, v in inputs.items()}, labels[:cut], num_epoch=3,
+                        learning_rate=0.05)
+        auc = binary_auc(labels[cut:], predict_ctr(model, {k: v[cut:] for k, v in inputs.items()}))
+    best = binary_auc(labels[cut:], p[cut:])
+    assert auc >= best - 0.01, "pooling %s: AUC %.4f, planted %.4f" % (pooling, auc, best)
+    if pooling == "mean":    # without the tags the same model falls well short
+        blind = nets.FeatureSpec(categorical=["a", "b"], embedding_dim=4)
+        plain = blind.inputs(ids)
+        with threadpool_limits(1):
+            model = fit_ctr(nets.build("lr", blind), {k: v[:cut] for k, v in plain.items()}, labels[:cut],
+                            num_epoch=3, learning_rate=0.05)
+            without = binary_auc(labels[cut:], predict_ctr(model, {k: v[cut:] for k, v in plain.items()}))
+        assert without < auc - 0.03, (without, auc)
+
+
+def test_pooling_ignores_padding_and_empty_rows():
+    spec = nets.FeatureSpec(categorical=["a"], multi_valued={"tags": 3}, pooling="mean", embedding_dim=2)
+    inputs = spec.inputs(np.array([[1], [1], [1]], np.uint64), multi={"tags": [[5, 6], [5, 6, 6], []]})
+    net = nets.build("lr", spec)
+    from sparkps.sparse import RowSparse
+    from sparkps.train.feedforward import FeedForward
+    rows = {"linear_embedding_weight": RowSparse(np.array([1, 5, 6], np.int64),
+                                                 np.array([[0.0], [1.0], [3.0]], np.float32), (None, 1)),
+            "linear_weight": np.ones((1, 1), np.float32), "linear_bias": np.zeros(1, np.float32)}
+    p = FeedForward(net, arg_params=rows).predict(inputs).reshape(-1)
+    # the first-order sum is w(a) + mean(w(tags)): 0 + 2, 0 + 7/3 (6 twice), 0 + 0 (no tags: zeros)
+    np.testing.assert_allclose(np.log(p / (1 - p)), [2.0, 7.0 / 3.0, 0.0], rtol=1e-5)
