@@ -115,3 +115,17 @@ def test_a_table_layer_may_have_its_own_optimizer_type():
     own = tables["wide_weight"].options["optimizer"]
     assert own["name"] == "ftrl" and own["params"]["lamda1"] == 0.1 and own["params"]["learning_rate"] == 0.01
     assert tables["embedding_weight"].options["optimizer"]["name"] == "adam"      # its reg2 as wd
+
+
+def test_the_wide_table_trains_with_its_own_ftrl(dummy_rows):
+    """wide: ftrl with a strong L1 (Angel's reg1) under a default adam: rows end exactly at zero (FTRL-proximal's
+    L1 cut), which adam never gives; the embedding table (adam) has no zero row."""
+    ids, data = dummy_rows
+    config = mutated(lambda c: layer(c, "wide").update(optimizer={"type": "ftrl", "reg1": 5.0}))
+    net = angel_json.loads(config)
+    args = dict(net.fit_args(num_rows=8000), num_epoch=1)
+    with threadpool_limits(1):
+        model = fit_ctr(net.symbol, {"ids": ids[:8000]}, data.labels[:8000], **args)
+    wide, embedding = model.arg_params["wide_weight"], model.arg_params["embedding_weight"]
+    assert wide.ids.size > 100 and np.mean(wide.rows == 0.0) > 0.1
+    assert not np.any(np.all(embedding.rows == 0.0, axis=1))
