@@ -1,6 +1,8 @@
 """SparkpsCTRClassifier on planted click data in a real local[2] Spark: hashing in the executors, a zoo
 model trained by SparkTrainer (2 workers, 1 server), [1-p, p] probabilities that BinaryClassificationEvaluator
 reads, a Pipeline saved and loaded, CrossValidator, and errors naming the column."""
+import json
+
 import numpy as np
 import pytest
 
@@ -76,3 +78,38 @@ def test_bad_columns_are_named(clicks):
         classifier(multiValueCols=["truth"]).fit(train)
     with pytest.raises(ConfigError, match="unknown CTR model 'gbdt'"):
         classifier(model="gbdt").fit(train)
+
+
+@pytest.fixture(scope="module")
+def tagged(spark):
+    """Planted clicks with two multi-valued columns: 'tags' an array of 1-4 of 30 tags (mean of their weights in the
+    logit), 'genres' the same kind of values joined by '|' (numpy Generator seed 4)."""
+    rng = np.random.default_rng(4)
+    rows, w_site, w_tag, w_genre = 6000, rng.normal(0, 1, 10), rng.normal(0, 1.5, 30), rng.normal(0, 1.5, 12)
+    out = []
+    for _ in range(rows):
+        site = int(rng.integers(0, 10))
+        tags = rng.choice(30, size=int(rng.integers(1, 5)), replace=False)
+        genres = rng.choice(12, size=int(rng.integers(0, 3)), replace=False)
+        logit = w_site[site] + w_tag[tags].mean() + (w_genre[genres].mean() if genres.size else 0.0)
+        click = float(rng.random() < 1 / (1 + np.exp(-logit)))
+        out.append((click, "s%d" % site, ["t%d" % t for t in tags], "|".join("g%d" % g for g in genres)))
+    return spark.createDataFrame(out, ["click", "site", "tags", "genres"]).repartition(2).cache()
+
+
+def test_multi_valued_columns_and_exact_validation_metrics_each_epoch(tagged):
+    from pyspark.ml.functions import vector_to_array
+    from sklearn.metrics import roc_auc_score
+    clf = classifier(categoricalCols=["site"], multiValueCols=["tags", "genres"], multiValueSeparator="|",
+                     model="lr", numEpochs=2, validationFraction=0.25, seed=3)
+    model = clf.fit(tagged)
+    assert json.loads(model.getOrDefault("numericStats"))["widths"] == {"tags": 4, "genres": 2}
+    history = model.history
+    assert len(history) == 2 and {"validation-auc", "validation-logloss", "validation-copc"} <= set(history[-1])
+    validation = tagged.randomSplit([0.75, 0.25], seed=3)[1]    # the rows the estimator held out
+    rows = model.transform(validation).select("click", vector_to_array("probability")[1].alias("p")).collect()
+    labels, p = np.array([r.click for r in rows]), np.array([r.p for r in rows])
+    # worker 0 scored every held-out row with the weights the servers hold after the last epoch: the final model's
+    assert history[-1]["validation-auc"] == pytest.approx(roc_auc_score(labels, p), abs=1e-6)
+    assert history[-1]["validation-copc"] == pytest.approx(labels.sum() / p.sum(), rel=1e-5)
+    assert history[-1]["validation-auc"] > 0.75
