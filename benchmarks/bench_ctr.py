@@ -218,7 +218,8 @@ def main(argv=None):
     data = planted(args)
     planted_auc = binary_auc(data.labels[args.rows:], data.probability[args.rows:])
     spark = (SparkSession.builder.master("local[2]").appName("bench_ctr")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g").getOrCreate())
+             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
     try:
         train, test = frames(spark, data, args.rows)

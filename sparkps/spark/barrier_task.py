@@ -128,6 +128,9 @@ def _fit(plan, kv, batches, rank, ctx):
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
     if rank == 0:
         result["params"] = params_to_bytes(model.arg_params, model.aux_params)
+    if data.layout is not None:       # sparse tables: this worker's rows and id counts (see spark/ctr_tables.py)
+        from sparkps.spark.ctr_tables import worker_tables
+        result.update(worker_tables(model, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
     return result
 
 

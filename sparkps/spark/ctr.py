@@ -26,6 +26,9 @@ from sparkps.train.io.numeric import NumericStats
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
 OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1")
+# a server's first use of its sparse tables compiles their id index (numba), which can hold its interpreter, and so
+# its heartbeats, for many seconds on a loaded machine: a CTR fit waits a minute before calling a node dead
+CTR_TIMEOUTS = {"heartbeat_timeout": 60.0}
 
 
 def _param(name, doc, converter):
@@ -61,6 +64,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+    maxBroadcastMB = _param("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
+                            "to shrink it); 0: no limit", TypeConverters.toFloat)
     numericStats = _param("numericStats", "training statistics of the numeric columns and the widths of the "
                           "multi-valued ones (JSON; set by fit)",
                           TypeConverters.toString)
@@ -73,7 +78,7 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
                          learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
                          rawPredictionCol="rawPrediction", predictionCol="prediction", multiValueSeparator=",",
-                         pooling="mean", tables="shared", validationFraction=0.0)
+                         pooling="mean", tables="shared", validationFraction=0.0, maxBroadcastMB=1024.0)
 
     def _featurizer(self):
         get = self.getOrDefault
@@ -165,7 +170,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                optimizer_params=optimizer_params, initializer=ctr_initializer(),
                                label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
-                               input_layout=layout)
+                               input_layout=layout, timeouts=dict(CTR_TIMEOUTS))
         spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"), validation=validation)
         model = SparkpsCTRModel(spark_model)
         self._copyValues(model)
@@ -195,6 +200,8 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         featurizer = self._featurizer()
         stats = stats_from_json(get("numericStats"))
         rows = featurizer.transform(dataset, stats, FEATURES_TMP, self.feature_spec(stats))
+        limit = get("maxBroadcastMB")
+        self.spark_model.max_broadcast_bytes = int(limit * 2**20) if limit > 0 else None
         scored = self.spark_model.transform(rows, featuresCol=FEATURES_TMP, predictionCol=SCORE_TMP + "_unused",
                                             probabilityCol=SCORE_TMP)
         p = F.least(F.greatest(vector_to_array(F.col(SCORE_TMP))[0].cast("double"), F.lit(1e-15)),
@@ -204,6 +211,13 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
                 .withColumn(get("probabilityCol"), array_to_vector(F.array(1 - p, p)))
                 .withColumn(get("predictionCol"), (p > 0.5).cast("double"))
                 .drop(FEATURES_TMP, SCORE_TMP, SCORE_TMP + "_unused"))
+
+    def shrink(self, min_count):
+        """A copy whose tables keep only the rows of ids seen at least ``min_count`` times in training (smaller to
+        broadcast and save; a dropped id reads as an unseen one). ConfigError when the model has no counts."""
+        small = self.copy()
+        small.spark_model = self.spark_model.shrink(min_count)
+        return small
 
     def write(self):
         return ModelWriter(self)

@@ -18,6 +18,8 @@ from sparkps.spark.predictor import Predictor, params_from_bytes, params_to_byte
 
 PREFIX = "model"
 METADATA = "metadata.json"
+TABLE_COUNTS = "table-counts.npz"
+MAX_BROADCAST_BYTES = 1 << 30
 
 
 class SparkModel:
@@ -37,6 +39,8 @@ class SparkModel:
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
         self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
+        self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
+        self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
@@ -66,8 +70,21 @@ class SparkModel:
         """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
         key = (id(sc), int(batch_size or self.batch_size))
         if key not in self._broadcasts:
-            self._broadcasts[key] = sc.broadcast(self.payload(batch_size))
+            from sparkps.spark.ctr_tables import check_broadcast_size
+            payload = self.payload(batch_size)
+            check_broadcast_size(len(payload["params"]), self.max_broadcast_bytes, self.arg_params)
+            self._broadcasts[key] = sc.broadcast(payload)
         return self._broadcasts[key]
+
+    def shrink(self, min_count):
+        """A copy without the table rows of ids seen fewer than ``min_count`` times in training (a smaller model to
+        broadcast and save; such ids then read as unseen ids do). ConfigError when the model has no counts."""
+        from sparkps.spark.ctr_tables import shrunk_params
+        small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
+                           self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
+                           self.history, self.ctx, self.input_layout)
+        small.table_counts, small.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
+        return small
 
     def unpersist(self):
         """Drop this model's broadcasts from the executors (later predictions broadcast again)."""
@@ -129,6 +146,10 @@ class SparkModel:
                 "batch_size": self.batch_size, "history": self.history}
         if self.input_layout is not None:
             meta["input_layout"] = self._layout_list()
+        if self.table_counts:
+            np.savez(os.path.join(path, TABLE_COUNTS), **{"%s:%s" % (part, name): array
+                                                          for name, pair in self.table_counts.items()
+                                                          for part, array in zip(("ids", "counts"), pair)})
         with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
 
@@ -149,10 +170,16 @@ class SparkModel:
             meta = json.load(f)
         from sparkps.train.feedforward import FeedForward
         feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
-        return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
-                   input_shape=meta["input_shape"], label_name=meta["label_name"],
-                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
-                   input_layout=_layout_of(meta))
+        model = cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
+                    input_shape=meta["input_shape"], label_name=meta["label_name"],
+                    batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
+                    input_layout=_layout_of(meta))
+        counts = os.path.join(path, TABLE_COUNTS)
+        if os.path.exists(counts):
+            with np.load(counts, allow_pickle=False) as saved:
+                names = {key.split(":", 1)[1] for key in saved.files}
+                model.table_counts = {n: (saved["ids:" + n], saved["counts:" + n]) for n in names}
+        return model
 
     def to_feedforward(self):
         """This model as a single-machine ``sparkps.FeedForward``."""

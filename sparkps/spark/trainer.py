@@ -239,9 +239,13 @@ class SparkTrainer:
             raise ClusterError("training finished but worker 0 returned no weights")
         history = merge_histories(results)
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
-        return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
-                                     label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                     epoch=epochs, history=history, input_layout=self.input_layout)
+        model = SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
+                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
+                                      epoch=epochs, history=history, input_layout=self.input_layout)
+        if self.input_layout is not None:   # every worker's table rows, and how often each id was seen
+            from sparkps.spark.ctr_tables import merge_worker_tables
+            model.table_counts = merge_worker_tables(model.arg_params, results)
+        return model
 
 
 def fit_stats(results, batch_size):

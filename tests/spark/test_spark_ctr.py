@@ -31,12 +31,18 @@ def classifier(**kwargs):
     return SparkpsCTRClassifier(**settings)
 
 
-def test_fit_transform_evaluate_save_load(clicks, tmp_path):
-    from pyspark.ml import Pipeline, PipelineModel
+@pytest.fixture(scope="module")
+def fitted(clicks):
+    from pyspark.ml import Pipeline
+    return Pipeline(stages=[classifier()]).fit(clicks[0])
+
+
+def test_fit_transform_evaluate_save_load(clicks, fitted, tmp_path):
+    from pyspark.ml import PipelineModel
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
     from sklearn.metrics import roc_auc_score
     train, test = clicks
-    model = Pipeline(stages=[classifier()]).fit(train)
+    model = fitted
     scored = model.transform(test)
     rows = scored.select("click", "truth", "probability", "rawPrediction", "prediction").collect()
     p = np.array([r.probability[1] for r in rows])
@@ -54,6 +60,38 @@ def test_fit_transform_evaluate_save_load(clicks, tmp_path):
     model.write().overwrite().save(path)
     again = PipelineModel.load(path).transform(test).select("probability").collect()
     np.testing.assert_allclose([r.probability[1] for r in again], p, rtol=1e-5, atol=1e-6)
+
+
+def test_the_model_holds_every_training_id_and_shrinks_by_count(clicks, fitted, tmp_path):
+    from sparkps.spark.ml import SparkpsCTRModel
+    from sparkps.train.io.hashing import hash_column
+    train, test = clicks
+    model = fitted.stages[-1]
+    spark_model = model.spark_model
+    cells = train.select("site", "app", "device", "hour").collect()
+    ids = np.concatenate([hash_column(name, [str(r[name]) if name != "hour" else r[name] for r in cells])
+                          for name in ("site", "app", "device", "hour")]).view(np.int64)
+    seen, counts = np.unique(ids, return_counts=True)
+    table = spark_model.arg_params["embedding_weight"]
+    # rows of the ids either worker pulled, and the count of each id over both partitions
+    np.testing.assert_array_equal(table.ids, seen)
+    np.testing.assert_array_equal(spark_model.table_counts["embedding_weight"][0], seen)
+    np.testing.assert_array_equal(spark_model.table_counts["embedding_weight"][1], counts)
+    threshold = int(np.median(counts)) + 1
+    small = model.shrink(threshold)
+    kept = seen[counts >= threshold]
+    assert 0 < kept.size < seen.size
+    np.testing.assert_array_equal(small.spark_model.arg_params["embedding_weight"].ids, kept)
+    path = str(tmp_path / "small")
+    small.write().overwrite().save(path)
+    again = SparkpsCTRModel.load(path)
+    np.testing.assert_array_equal(again.spark_model.arg_params["linear_embedding_weight"].ids, kept)
+    np.testing.assert_array_equal(again.spark_model.table_counts["embedding_weight"][1], counts)
+    p = np.array([r.probability[1] for r in again.transform(test).select("probability").collect()])
+    assert np.all((p > 0) & (p < 1))
+    with pytest.raises(ConfigError, match=r"above the broadcast limit of 0.0 MB .*embedding_weight: \d+ rows x 4.*"
+                                          r"model.shrink\(min_count\)"):
+        model.copy({model.maxBroadcastMB: 1e-6}).transform(test).collect()
 
 
 def test_cross_validator_picks_among_models(clicks):
