@@ -38,11 +38,18 @@ def parse_args(argv=None):
     p.add_argument("--label-col", default="label")
     p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
     p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
+    p.add_argument("--multi-value-cols", default="",
+                   help="comma-separated multi-valued columns (arrays, or strings joined by --separator); libffm "
+                        "fields that repeat in a row become such columns by themselves")
+    p.add_argument("--separator", default="|", help="separator of multi-valued string cells")
+    p.add_argument("--validation-fraction", type=float, default=0.0,
+                   help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
     p.add_argument("--embedding-dim", type=int, default=8)
     p.add_argument("--hidden-units", default="64,32")
-    p.add_argument("--num-buckets", type=int, default=1 << 15, help="rows of the hashed embedding table")
+    p.add_argument("--num-buckets", type=int, default=0,
+                   help="reduce ids to this many table rows (default 0: 64-bit ids in sparse tables)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int)
     p.add_argument("--num-workers", type=int, default=2)
@@ -82,11 +89,12 @@ def criteo_frame(spark, path):
 
 
 def local_rows_frame(spark, path, fmt):
-    """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line)."""
+    """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line): (DataFrame,
+    single-valued columns, multi-valued columns)."""
     from sparkps.train.io.ctr_files import SparseRows, read_dummy, read_libffm
     if fmt == "libffm":
-        rows = read_libffm(path)
-    elif fmt == "dummy":
+        return ffm_frame(spark, read_libffm(path))
+    if fmt == "dummy":
         rows = read_dummy(path)
     else:
         from sparkps.train.io.readers import read_libsvm
@@ -100,20 +108,39 @@ def local_rows_frame(spark, path, fmt):
     names = ["f%d" % j for j in range(width)]
     cast = int if fmt == "dummy" else str
     data = [(float(label), *[cast(v) for v in row]) for label, row in zip(rows.labels, ids.tolist())]
-    return spark.createDataFrame(data, ["label"] + names), names
+    return spark.createDataFrame(data, ["label"] + names), names, []
+
+
+def ffm_frame(spark, rows):
+    import numpy as np
+    """A libffm file as a DataFrame: column ``f<field>`` per field, a string id where every row has exactly one
+    feature of that field, else an array of them (a multi-valued field, pooled by the model)."""
+    columns = rows.by_field()
+    single = [f for f, (_, counts) in columns.items() if (counts == 1).all()]
+    names = ["f%d" % f for f in columns]
+    starts = {f: np.concatenate([[0], np.cumsum(counts)]) for f, (_, counts) in columns.items()}
+    data = []
+    for r, label in enumerate(rows.labels):
+        cells = []
+        for field, (values, _) in columns.items():
+            ids = [str(v) for v in values[starts[field][r]:starts[field][r + 1]]]
+            cells.append(ids[0] if field in single else ids)
+        data.append((float(label), *cells))
+    return (spark.createDataFrame(data, ["label"] + names), ["f%d" % f for f in single],
+            ["f%d" % f for f in columns if f not in single])
 
 
 def read(spark, args, path):
-    """(DataFrame, default categorical columns, default numeric columns)."""
+    """(DataFrame, default categorical, numeric and multi-valued columns)."""
     if args.format == "parquet":
-        return spark.read.parquet(path), None, []
+        return spark.read.parquet(path), None, [], []
     if args.format == "csv":
-        return spark.read.csv(path, header=True, inferSchema=True), None, []
+        return spark.read.csv(path, header=True, inferSchema=True), None, [], []
     if args.format == "criteo":
         from sparkps.train.io.ctr_files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
-        return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC)
-    frame, names = local_rows_frame(spark, path, args.format)
-    return frame, names, []
+        return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
+    frame, names, multi = local_rows_frame(spark, path, args.format)
+    return frame, names, [], multi
 
 
 def demo_files(folder, rows):
@@ -129,12 +156,13 @@ def demo_files(folder, rows):
     return paths
 
 
-def estimator(args, categorical, numeric):
+def estimator(args, categorical, numeric, multi=()):
     from sparkps.spark.ml import SparkpsCTRClassifier
     settings = dict(labelCol=args.label_col, categoricalCols=categorical, numericCols=numeric, model=args.model,
                     embeddingDim=args.embedding_dim, numBuckets=args.num_buckets, kvstore=args.kvstore,
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,
-                    numServers=args.num_servers, hashIds=args.format != "dummy")
+                    numServers=args.num_servers, hashIds=args.format != "dummy", multiValueCols=list(multi),
+                    multiValueSeparator=args.separator, validationFraction=args.validation_fraction)
     if args.network:
         settings.update(network=args.network, numericCols=[])
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
@@ -179,15 +207,20 @@ def run(args):
         args.format = "criteo"
     spark = spark_session(args.master)
     try:
-        train_df, categorical, numeric = read(spark, args, args.train)
+        train_df, categorical, numeric, multi = read(spark, args, args.train)
         test_df = read(spark, args, args.test)[0]
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
-        if not categorical:
+        multi = args.multi_value_cols.split(",") if args.multi_value_cols else multi
+        if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
-        model = estimator(args, categorical, numeric).fit(train_df.repartition(args.num_workers))
+        model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
         for entry in model.history:
-            print("epoch %d training logloss %.4f" % (entry["epoch"] + 1, entry["logloss"]))
+            line = "epoch %d training logloss %.4f" % (entry["epoch"] + 1, entry["logloss"])
+            if "validation-auc" in entry:
+                line += " validation AUC %.4f logloss %.4f COPC %.3f" % (
+                    entry["validation-auc"], entry["validation-logloss"], entry["validation-copc"])
+            print(line)
         model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(model.history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))

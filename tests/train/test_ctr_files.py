@@ -5,7 +5,7 @@ import pytest
 
 from sparkps.errors import DataError
 from sparkps.train.io.ctr_files import read_criteo, read_dummy, read_libffm
-from sparkps.train.io.hashing import hash_value
+from sparkps.train.io.hashing import hash_column, hash_value
 from sparkps.train.io.numeric import NumericStats
 
 
@@ -101,3 +101,13 @@ def test_numeric_stats_standardise_and_round_trip():
 def test_numeric_stats_log_maps_counts():
     stats = NumericStats.fit(np.array([[0.0], [np.e - 1]]), log=True)
     np.testing.assert_allclose(stats.mean, [0.5])
+
+
+def test_libffm_fields_that_repeat_are_multi_valued(tmp_path):
+    path = tmp_path / "tags.ffm"
+    path.write_text("1 0:a:1 1:x:1 1:y:1\n0 0:b:1\n1 0:a:1 1:y:1 1:z:1 1:x:1\n")
+    columns = read_libffm(str(path)).by_field()
+    assert sorted(columns) == [0, 1]
+    assert columns[0][1].tolist() == [1, 1, 1] and columns[1][1].tolist() == [2, 0, 3]
+    x, y = hash_column("1", ["x"])[0], hash_column("1", ["y"])[0]
+    assert columns[1][0][:2].tolist() == [x, y] and columns[1][0][2] == y

@@ -44,6 +44,16 @@ class SparseRows(namedtuple("SparseRows", ["labels", "fields", "ids", "values", 
         shape = (len(self.labels), num_fields)
         return self.ids.reshape(shape), self.values.reshape(shape)
 
+    def by_field(self):
+        """{field: (ids of that field in row order, count per row)} in field order: a field that occurs more than
+        once in a row (or not at all) is multi-valued, as libffm allows."""
+        rows = np.repeat(np.arange(len(self.labels)), np.diff(self.indptr))
+        out = {}
+        for field in np.unique(self.fields):
+            at = self.fields == field
+            out[int(field)] = (self.ids[at], np.bincount(rows[at], minlength=len(self.labels)))
+        return out
+
 
 def _check_shard(part_index, num_parts):
     if not (isinstance(num_parts, int) and num_parts >= 1 and isinstance(part_index, int)
