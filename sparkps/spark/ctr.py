@@ -173,6 +173,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                input_layout=layout, timeouts=dict(CTR_TIMEOUTS))
         spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"), validation=validation)
         model = SparkpsCTRModel(spark_model)
+        model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats))
         return model
@@ -185,6 +186,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def __init__(self, spark_model=None):
         super().__init__()
         self.spark_model = spark_model
+        self.fit_stats = None
 
     @property
     def history(self):
