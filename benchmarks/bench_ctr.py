@@ -35,6 +35,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.02, help="Adam learning rate of the sparkps and numpy rows")
     p.add_argument("--lr-iter", type=int, default=20, help="MLlib LogisticRegression maxIter (L-BFGS)")
     p.add_argument("--fm-iter", type=int, default=20, help="MLlib FMClassifier maxIter (adamW, full batch)")
+    p.add_argument("--local-feedforward", action="store_true",
+                   help="also time sparkps's FeedForward with the local kvstore in one process")
     p.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
     return p.parse_args(argv)
 
@@ -280,7 +282,8 @@ def main(argv=None):
         results += mllib_rows(train, test, data, args)
     finally:
         spark.stop()
-    results.append(numpy_fm_row(data, args))
+    if args.local_feedforward:
+        results.append(numpy_fm_row(data, args))
     results.append(numpy_fm_loop(data, args))
     text = table(results, args, planted_auc)
     print(text)

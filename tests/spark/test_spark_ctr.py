@@ -151,3 +151,22 @@ def test_multi_valued_columns_and_exact_validation_metrics_each_epoch(tagged):
     assert history[-1]["validation-auc"] == pytest.approx(roc_auc_score(labels, p), abs=1e-6)
     assert history[-1]["validation-copc"] == pytest.approx(labels.sum() / p.sum(), rel=1e-5)
     assert history[-1]["validation-auc"] > 0.75
+
+
+def test_an_angel_network_trains_on_sparse_tables(clicks, tmp_path):
+    """jobs/networks/deepfm.json with numfield 4 and a wide part on its own ftrl: hashed ids reduced to indexrange."""
+    import pathlib
+
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks" / "deepfm.json").read_text())
+    config["data"].update(numfield=4, indexrange=4096)
+    embedding = next(layer for layer in config["layers"] if layer["name"] == "embedding")
+    embedding["outputdim"] = 4 * embedding["numfactors"]
+    next(layer for layer in config["layers"] if layer["name"] == "wide")["optimizer"] = {"type": "ftrl"}
+    path = tmp_path / "deepfm4.json"
+    path.write_text(json.dumps(config))
+    train, test = clicks
+    model = classifier(network=str(path), model="", numEpochs=2).fit(train)
+    tables = model.spark_model.arg_params
+    assert tables["wide_weight"].shape == (4096, 1) and tables["embedding_weight"].ids.size <= 40
+    assert BinaryClassificationEvaluator(labelCol="click").evaluate(model.transform(test)) > 0.65
