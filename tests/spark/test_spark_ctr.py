@@ -170,3 +170,20 @@ def test_an_angel_network_trains_on_sparse_tables(clicks, tmp_path):
     tables = model.spark_model.arg_params
     assert tables["wide_weight"].shape == (4096, 1) and tables["embedding_weight"].ids.size <= 40
     assert BinaryClassificationEvaluator(labelCol="click").evaluate(model.transform(test)) > 0.65
+
+
+def test_a_layout_that_does_not_fit_the_network_is_refused_before_launch():
+    import sparkps.nets as nets
+    from sparkps.spark.trainer import SparkTrainer
+    from sparkps.train.io.ctr_packed import PackedLayout
+    spec = nets.FeatureSpec(categorical=["a", "b"], numeric=["x"])
+    net, layout = nets.build("fm", spec), spec.layout()
+    trainer = SparkTrainer(net, (layout.width,), label_name="ctr_label", input_layout=layout)
+    assert trainer.input_layout is layout
+    wrong = PackedLayout([("ids", 2, "ids"), ("numbers", 1, "float")])
+    with pytest.raises(ConfigError, match=r"input_layout .* do not fit the network's arguments"):
+        SparkTrainer(net, (wrong.width,), label_name="ctr_label", input_layout=wrong)
+    with pytest.raises(ConfigError, match=r"input_layout .* and input_shape \(5,\) do not fit"):
+        SparkTrainer(net, (5,), label_name="ctr_label", input_layout=layout)
+    with pytest.raises(DataError, match=r"packed CTR rows must be \(rows, 7\)"):
+        layout.split(np.zeros((2, 6), np.float32))
