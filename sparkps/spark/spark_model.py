@@ -68,12 +68,14 @@ class SparkModel:
 
     def broadcast(self, sc, batch_size=None):
         """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
+        from sparkps.spark.ctr_tables import check_broadcast_size
         key = (id(sc), int(batch_size or self.batch_size))
         if key not in self._broadcasts:
-            from sparkps.spark.ctr_tables import check_broadcast_size
             payload = self.payload(batch_size)
             check_broadcast_size(len(payload["params"]), self.max_broadcast_bytes, self.arg_params)
             self._broadcasts[key] = sc.broadcast(payload)
+            self._broadcast_bytes = len(payload["params"])
+        check_broadcast_size(self._broadcast_bytes, self.max_broadcast_bytes, self.arg_params)  # the limit may change
         return self._broadcasts[key]
 
     def shrink(self, min_count):
