@@ -10,6 +10,7 @@ DeepFM labels), a quarter more rows held out for the test. Spark ``local[2]``, 2
 Rows are appended to docs/benchmarks.md between the ``bench_ctr`` markers (the old table is replaced).
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "docs", "benchmarks.md")
 BEGIN, END = "<!-- bench_ctr begin -->", "<!-- bench_ctr end -->"
+ORDER = ["sparkps fm", "sparkps deepfm", "MLlib LogisticRegression", "MLlib FMClassifier", "one process"]
 
 
 def load():
@@ -95,16 +97,14 @@ def mllib_rows(train, test, data, args):
             VectorAssembler(inputCols=imputed, outputCol="numeric"),
             StandardScaler(inputCol="numeric", outputCol="numeric_std"),
             VectorAssembler(inputCols=encoded + ["numeric_std"], outputCol="features")]
-    rows = []
     for name, head, passes in (
             ("MLlib LogisticRegression", LogisticRegression(maxIter=args.lr_iter, regParam=1e-4), args.lr_iter),
             ("MLlib FMClassifier", FMClassifier(factorSize=4, maxIter=args.fm_iter, stepSize=0.01), args.fm_iter)):
         pipeline = Pipeline(stages=prep + [head])
         fitted, seconds = timed(lambda: pipeline.fit(train))  # noqa: B023 - called at once
         auc = BinaryClassificationEvaluator().evaluate(fitted.transform(test))
-        rows.append({"system": name + " (one-hot pipeline)", "auc": auc, "fit_s": seconds,
-                     "samples_per_s": args.rows * passes / seconds})
-    return rows
+        yield {"system": name + " (one-hot pipeline)", "auc": auc, "fit_s": seconds,
+               "samples_per_s": args.rows * passes / seconds}
 
 
 def numpy_fm_row(data, args):
@@ -273,18 +273,26 @@ def main(argv=None):
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
+    results = []
+
+    def done(row):       # each row printed as it comes: a run cut short still tells what it measured
+        results.append(row)
+        print("bench_ctr row: %s" % json.dumps(row), flush=True)
+
     try:
+        done(numpy_fm_loop(data, args))
+        if args.local_feedforward:
+            done(numpy_fm_row(data, args))
         train, test = frames(spark, data, args.rows)
         warm = argparse.Namespace(**dict(vars(args), epochs=1))
         sparkps_row(train.limit(2000), test.limit(100), data, warm, "fm")   # untimed: first start-up and JIT
-        results = [sparkps_row(train, test, data, args, "fm"), sparkps_row(train, test, data, args, "deepfm"),
-                   sparkps_row(train, test, data, args, "fm", "dist_async")]
-        results += mllib_rows(train, test, data, args)
+        for model, kvstore in (("fm", "dist_sync"), ("deepfm", "dist_sync"), ("fm", "dist_async")):
+            done(sparkps_row(train, test, data, args, model, kvstore))
+        for row in mllib_rows(train, test, data, args):
+            done(row)
     finally:
         spark.stop()
-    if args.local_feedforward:
-        results.append(numpy_fm_row(data, args))
-    results.append(numpy_fm_loop(data, args))
+    results.sort(key=lambda r: ORDER.index(r["system"].split(" (")[0].split(",")[0]))
     text = table(results, args, planted_auc)
     print(text)
     if not args.no_doc:
