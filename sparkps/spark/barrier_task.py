@@ -75,7 +75,7 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         nonlocal batches
         batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
                                    seed=plan.get("seed", 0) + rank)
-        result = _fit(plan, kv, batches, rank, ctx)
+        result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
 
@@ -104,22 +104,37 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
             batches.close()
 
 
-def _fit(plan, kv, batches, rank, ctx):
+def _fit(plan, kv, batches, rank, ctx, fault=None):
     from sparkps import symbol as sym
     from sparkps.runtime.lifecycle import default_initializer
+    from sparkps.runtime.resume import Checkpointer, ResumePoint, SkippedIter
     from sparkps.spark.predictor import params_to_bytes
     from sparkps.train.feedforward import FeedForward
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or default_initializer()
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    point, train_data = ResumePoint.from_plan(plan.get("resume")), data
+    if point is not None:    # continue from the checkpoint: its weights, and this worker's place in its data
+        train_data = SkippedIter(data, point.steps_of(rank))
+        kv.resume_from(point.path)
     model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
-                        seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
-    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+                        seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
+                        **plan.get("optimizer_params", {}))
     stopper = _early_stopping(plan)
     validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
+    on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]
+    if plan.get("checkpoint_dir"):
+        saver = Checkpointer(kv, plan["checkpoint_dir"], plan.get("checkpoint_steps"), rank,
+                             start_step=point.steps_of(rank) if point else 0,
+                             history=lambda: _with_earlier(point, history.epochs()))
+        saver.steps_per_epoch = point.steps_per_epoch if point else None
+        on_batch, on_epoch = on_batch + [saver.on_batch], on_epoch + [saver.on_epoch]
+    if fault is not None:
+        on_batch.append(fault)
     started = time.perf_counter()
-    model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
-              epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
+    model.fit(train_data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=on_batch,
+              epoch_end_callback=on_epoch)
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
@@ -129,23 +144,38 @@ def _fit(plan, kv, batches, rank, ctx):
     return result
 
 
+def _with_earlier(point, epochs):
+    """Worker 0's per-epoch metrics: the checkpoint's for the epochs before this run, then this run's."""
+    if point is None:
+        return epochs
+    newer = {int(e["epoch"]) for e in epochs}
+    return [e for e in point.history if int(e["epoch"]) not in newer] + epochs
+
+
+def fault_hook(plan, rank, server):
+    """A test hook (``plan["fault"]``): at this worker's step ``at_step`` of the first ``attempts`` runs of the
+    stage, SIGKILL the server process beside it (``kill: 'server'``) or this task's own Python process
+    (``kill: 'worker'``), as a crash would. None when the plan names no fault for this worker."""
+    fault = plan.get("fault")
+    if not fault or int(fault.get("rank", 0)) != rank or plan.get("attempt", 0) >= int(fault.get("attempts", 1)):
+        return None
+    import signal
+    target = server.pid if fault["kill"] == "server" else os.getpid()
+    steps = [0]
+
+    def kill(param):
+        steps[0] += 1
+        if steps[0] == int(fault["at_step"]):
+            os.kill(target, signal.SIGKILL)
+    return kill
+
+
 def _early_stopping(plan):
     """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
     return EarlyStopping(X, y, patience=plan.get("patience", 2))
-
-
-def _checkpointer(plan, kv, rank):
-    """Epoch-end callback of worker 0 that has the servers save weights and optimizer state."""
-    folder = plan.get("checkpoint_dir")
-    if not folder or rank != 0:
-        return []
-
-    def save(epoch, *_):
-        kv.save_checkpoint(os.path.join(folder, "epoch-%04d" % (epoch + 1)))
-    return [save]
 
 
 class EpochHistory:

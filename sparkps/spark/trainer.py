@@ -34,7 +34,10 @@ class SparkTrainer:
     ``sparkps.ps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
     heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
     False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
-    write, e.g. a shared mount) gets the servers' weights and optimizer state after every epoch.
+    write, e.g. a shared mount) gets the servers' weights, optimizer state, sparse tables and each worker's
+    position in its data after every epoch and every ``checkpoint_steps`` steps (None: epoch ends only); with
+    it, a fit whose worker task or server process dies restarts the stage from the newest complete checkpoint,
+    up to ``max_restarts`` times (:mod:`sparkps.spark.restarts`, :mod:`sparkps.runtime.resume`).
     ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
     (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
     is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
@@ -44,7 +47,7 @@ class SparkTrainer:
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
-                 kvstore_params=None, gradient_compression=None):
+                 kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2):
         from sparkps.ps.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -62,6 +65,8 @@ class SparkTrainer:
         create_optimizer(optimizer, **self.optimizer_params)    # unknown names / keys fail here, not in a task
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
+        self.checkpoint_steps, self.max_restarts = _checked_restarts(checkpoint_steps, max_restarts)
+        self.fault = None             # a test hook: plan["fault"] of sparkps.spark.barrier_task.fault_hook
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         # the barrier stage may queue behind the stages that read and shuffle its input (and executors start
         # Python workers first): registration waits that long; a failed task still ends the fit at once
@@ -74,26 +79,78 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
-    def fit(self, data, features_col="features", label_col="label", validation=None):
+    def fit(self, data, features_col="features", label_col="label", validation=None, resume=False):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
         (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
         every task) turns on early stopping: every worker scores it after each epoch and training stops once
-        the validation cross-entropy has not improved for ``patience`` epochs.
+        the validation cross-entropy has not improved for ``patience`` epochs.  ``resume``: continue a stopped
+        job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
         until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
         cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
-        server process of a local master has ended).
+        server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
+        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']``
+        and marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
         """
+        from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
+        from sparkps.spark.restarts import ProgressLog, Restarts
+        if resume:
+            check_resumable(self.kvstore)
+        point = self._resume_point(resume)
+        # strategies that train on the workers cannot continue from a server checkpoint: no restarts for them
+        restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         sc = _context_of(data)
         checks.choose_worker_python(sc)
         workers, servers = self._checked_data(data, features_col, label_col)
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
         rdd = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))), workers)
+        extra = {}
+        if validation is not None:
+            extra["validation"] = _validation_arrays(validation, features_col, label_col,
+                                                     int(np.prod(self.input_shape)))
+        view = ProgressView(self.num_epoch, workers, bar=self.progress)
+        progress, restarts = ProgressLog(view), Restarts(self.max_restarts if restartable else 0)
+        results = None
+        try:
+            with spark_progress_paused(sc):       # one progress display at a time: ours
+                while results is None:
+                    try:
+                        results = self._run_once(sc, rdd, workers, servers, dict(extra, resume=point),
+                                                 progress, restarts)
+                    except ClusterError as exc:
+                        if not restarts.allowed(exc):
+                            raise restarts.give_up(exc) from exc
+                        point = latest_checkpoint(self.checkpoint_dir)
+                        view.note(restarts.describe(restarts.record(exc, point, progress)))
+                        progress.forget()
+        finally:
+            view.close(finished=results is not None)
+            self._scheduler = None
+        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
+        model = self._model(results, point, restarts.entries)
+        log_fit(self.tracked_params(workers, servers), model.history)
+        return model
+
+    def _resume_point(self, resume):
+        """The checkpoint ``fit(resume=True)`` continues from (None without ``resume``)."""
+        if not resume:
+            return None
+        from sparkps.runtime.resume import latest_checkpoint
+        if not self.checkpoint_dir:
+            raise ConfigError("fit(resume=True) needs checkpoint_dir (the folder of the stopped job's checkpoints)")
+        point = latest_checkpoint(self.checkpoint_dir)
+        if point is None:
+            raise ConfigError("fit(resume=True): no complete checkpoint in %s to resume from" % self.checkpoint_dir)
+        return point
+
+    def _run_once(self, sc, rdd, workers, servers, extra, progress, restarts):
+        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None);
+        returns the tasks' results or raises as run_stage does."""
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
@@ -103,26 +160,20 @@ class SparkTrainer:
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
             plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
-            if validation is not None:
-                plan["validation"] = _validation_arrays(validation, features_col, label_col,
-                                                        int(np.prod(self.input_shape)))
+            point = extra.pop("resume", None)
+            plan.update(extra, resume=point.as_plan() if point else None, attempt=restarts.count)
             task = make_train_task(plan)
         except BaseException:
             scheduler.stop()
             raise
-        view = ProgressView(self.num_epoch, workers, bar=self.progress)
-        results = None
-        try:
-            with spark_progress_paused(sc):       # one progress display at a time: ours
-                results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
-                                    local=self._local_master)
-        finally:
-            view.close(finished=results is not None)
-            self._scheduler = None
-        self.last_fit = fit_stats(results, self.batch_size)
-        model = self._model(results)
-        log_fit(self.tracked_params(workers, servers), model.history)
-        return model
+
+        class _Watch:       # progress, and the time from a failure to training again
+            @staticmethod
+            def update(status):
+                progress.update(status)
+                restarts.training_again(progress)
+        return run_stage(sc, rdd, task, scheduler, _Watch, self.timeout, self.describe(workers, servers),
+                         local=self._local_master)
 
     def tracked_params(self, workers, servers):
         """The settings of a fit as MLflow params."""
@@ -207,18 +258,34 @@ class SparkTrainer:
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
                 "eval_metric": self.eval_metric,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
+                "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
-    def _model(self, results):
+    def _model(self, results, point=None, restarts=()):
+        from sparkps.spark.restarts import history_with_restarts
         final = [r for r in results if r.get("params") is not None]
         if not final:
             raise ClusterError("training finished but worker 0 returned no weights")
         history = merge_histories(results)
+        if point is not None:    # epochs before the checkpoint this run resumed from: worker 0's record of them
+            newer = {h["epoch"] for h in history}
+            history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
+        history = history_with_restarts(history, restarts)
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
                                      epoch=epochs, history=history)
+
+
+def _checked_restarts(checkpoint_steps, max_restarts):
+    """``(checkpoint_steps, max_restarts)`` as ints; ConfigError naming the bad one."""
+    if checkpoint_steps is not None and (isinstance(checkpoint_steps, bool) or int(checkpoint_steps) < 1):
+        raise ConfigError("checkpoint_steps must be an int >= 1 (or None: epoch ends only), got %r"
+                          % (checkpoint_steps,))
+    if isinstance(max_restarts, bool) or int(max_restarts) < 0:
+        raise ConfigError("max_restarts must be an int >= 0, got %r" % (max_restarts,))
+    return (None if checkpoint_steps is None else int(checkpoint_steps)), int(max_restarts)
 
 
 def fit_stats(results, batch_size):

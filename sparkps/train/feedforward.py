@@ -181,8 +181,8 @@ class FeedForward:
                     updater(key, grad, weight)
             return step
         kv.init(keys, weights)
+        kv.set_optimizer(opt)       # before the pull: a store resuming from a checkpoint loads it with the optimizer
         kv.pull(keys, out=weights)
-        kv.set_optimizer(opt)
 
         def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
             kv.pushpull(keys, grads, out=weights)

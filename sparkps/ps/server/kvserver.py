@@ -32,6 +32,7 @@ class KVServer:
         self.postoffice = postoffice
         self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
         self.served = collections.Counter()  # requests served, by (command, sender node id)
+        self.steps = collections.Counter()   # steps pushed, by sender node id (a checkpoint's data positions)
         self.optimizer_config = None
         self._policy_name = "async"
         self._policy_options = {}
@@ -94,6 +95,8 @@ class KVServer:
         """Hand the update to the round policy; returns whether the policy dropped it as stale."""
         update = self._table(request.table).gradient(request)
         round_ = self._round(request)
+        if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
+            self.steps[sender] += 1
         stale = getattr(self.policy, "answers_round", False) and self.policy.is_stale(round_)
         self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
         if reply:
@@ -114,6 +117,7 @@ class KVServer:
     def _step(self, request, sender, responder):
         """A step: the dense push and every table's row push are one round; the pull waits for it."""
         round_ = self._round(request)
+        self.steps[sender] += 1
         updates = {}
         if request.keys:
             updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
@@ -187,7 +191,14 @@ class KVServer:
             reply["tables"].extend(saved.pop("tables", []))
             reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
             reply.update(saved)
+        reply["steps"] = self.applied_steps()
         return reply
+
+    def applied_steps(self):
+        """``{worker rank: steps}``: how many steps of each worker the weights hold now (pushed and applied,
+        or dropped as stale); saved with a checkpoint, it is where each worker resumes in its data."""
+        ranks = {n["id"]: n["rank"] for n in self.postoffice.nodes if n["role"] == "worker"}
+        return {str(rank): self.steps[node] - self.policy.unapplied(node) for node, rank in ranks.items()}
 
     def _load(self, request):
         manifest = read_manifest(request.path)
