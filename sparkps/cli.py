@@ -182,11 +182,16 @@ def worker():
 @click.option("--compression-threshold", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="2bit: gradients are sent as -T, 0 or +T; the rest is carried to the next push.")
 @click.option("--save", "save_prefix", help="Rank 0 writes PREFIX-symbol.json and PREFIX-%04d.params.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
+              help="Rank 0 has the servers checkpoint here at each epoch end (weights, optimizer state, positions).")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), help="Also checkpoint every N steps.")
+@click.option("--resume-from", type=click.Path(exists=True, file_okay=False),
+              help="Continue from this checkpoint folder (what `launch --resume` passes every worker).")
 @timeout_options
 @reports_errors("worker train")
 def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_file, data, data_format, num_features,
           label_column, eval_data, batch_size, epochs, optimizer, lr, momentum, wd, initializer, seed, compression,
-          compression_threshold, save_prefix, **kw):
+          compression_threshold, save_prefix, checkpoint_dir, checkpoint_steps, resume_from, **kw):
     """Train a network as one worker of a job: register, fit on this worker's shard, finish.
 
     Any failure is reported to the scheduler, which stops the whole job with it.
@@ -200,7 +205,11 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         symbol=symbol_file, data=data, data_format=data_format, num_features=num_features,
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
         momentum=momentum, wd=wd, initializer=initializer, seed=seed, save_prefix=save_prefix,
-        eval_data=eval_data, compression=compression)
+        eval_data=eval_data, compression=compression, checkpoint_dir=checkpoint_dir,
+        checkpoint_steps=checkpoint_steps, resume_from=resume_from)
+    if resume_from:
+        from sparkps.runtime.resume import check_resumable
+        check_resumable(kvstore)
     train_worker.run(config, kvstore=kvstore, scheduler_uri=settings.resolve_scheduler_uri(scheduler_uri),
                      secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
                      kvstore_params=strategy)
@@ -233,10 +242,18 @@ def status(scheduler_uri, secret, curve, as_json, timeout):
 @click.option("--curve/--no-curve", default=False, help="Encrypt traffic with CURVE.")
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds between SIGTERM and SIGKILL when stopping the roles.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
+              help="Checkpoint folder: worker 0 has the servers save here at each epoch end (and every "
+                   "--checkpoint-steps); a job whose role dies restarts from the newest checkpoint.")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), help="Also checkpoint every N steps.")
+@click.option("--resume", is_flag=True, help="Continue a stopped job from the newest checkpoint in --checkpoint-dir.")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=2, show_default=True,
+              help="With --checkpoint-dir: restarts of the whole cluster after a role dies.")
 @timeout_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @reports_errors("launch")
-def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
+def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, checkpoint_steps, resume, max_restarts,
+           command, **kw):
     """Start a scheduler, servers and workers on 127.0.0.1 as subprocesses and run COMMAND on the workers.
 
     COMMAND is what follows `--`: `train ...` with the options of `sparkps worker train` (each worker
@@ -253,6 +270,8 @@ def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
                            timeouts=make_timeouts(kw), grace=grace)
+    if checkpoint_dir or resume:
+        cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)
     cluster.pids_file = os.environ.get("SPARKPS_LAUNCH_PIDS_FILE")
     sys.exit(cluster.run())
 

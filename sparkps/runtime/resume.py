@@ -34,6 +34,7 @@ from sparkps.train.io import DataIter
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(epoch-\d{4,}|step-\d{8,})$")
+_NOT_TRANSIENT = re.compile(r"\b(DataError|ConfigError|ShapeError)\b")
 
 # strategies whose weights live on the servers; the others train on the workers (their local weights and
 # optimizer state are not in a server checkpoint), so a restart could not continue them exactly
@@ -47,6 +48,12 @@ def check_resumable(kvstore):
         raise ConfigError("kvstore %r trains on the workers (their weights and optimizer state are not in the "
                           "servers' checkpoint): it cannot resume after a failure; use one of %s, or set "
                           "max_restarts=0" % (kvstore, ", ".join(RESUMABLE[:3])))
+
+
+def transient(message):
+    """False when a failure's message shows an error of the data or the settings (DataError, ConfigError,
+    ShapeError): a restart would fail the same way. True for the rest (a dead process, task or node)."""
+    return not _NOT_TRANSIENT.search(str(message))
 
 
 def epoch_checkpoint(folder, epoch):

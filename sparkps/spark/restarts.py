@@ -13,8 +13,8 @@ import re
 import time
 
 from sparkps.errors import ClusterError, PeerTimeout
+from sparkps.runtime.resume import transient
 
-_NOT_TRANSIENT = re.compile(r"\b(DataError|ConfigError|ShapeError)\b")
 _ROLE = re.compile(r"\b((?:worker|server) \d+)\b")
 
 
@@ -22,7 +22,7 @@ def restartable(exc):
     """True for a failure a restart from a checkpoint can get past (a dead task, node or process)."""
     if isinstance(exc, PeerTimeout) and "(timeout)" in str(exc):    # the fit's own deadline
         return False
-    return isinstance(exc, ClusterError) and not _NOT_TRANSIENT.search(str(exc))
+    return isinstance(exc, ClusterError) and transient(exc)
 
 
 def failed_role(exc):
