@@ -291,10 +291,12 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
         tables = [d for r in replies for d in r.meta.get("tables", [])]
-        if resume is not None:
+        if resume is not None:      # the servers count steps by worker node id; the checkpoint keeps ranks
+            ranks = {str(n["id"]): str(n["rank"]) for n in self.postoffice.nodes if n["role"] == "worker"}
             steps = {}
             for reply in replies:
-                for rank, count in (reply.meta.get("steps") or {}).items():
+                for node, count in (reply.meta.get("steps") or {}).items():
+                    rank = ranks.get(node, node)
                     steps[rank] = max(steps.get(rank, 0), int(count))
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)

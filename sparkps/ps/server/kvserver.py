@@ -195,10 +195,9 @@ class KVServer:
         return reply
 
     def applied_steps(self):
-        """``{worker rank: steps}``: how many steps of each worker the weights hold now (pushed and applied,
+        """``{worker node id: steps}``: how many steps of each worker the weights hold now (pushed and applied,
         or dropped as stale); saved with a checkpoint, it is where each worker resumes in its data."""
-        ranks = {n["id"]: n["rank"] for n in self.postoffice.nodes if n["role"] == "worker"}
-        return {str(rank): self.steps[node] - self.policy.unapplied(node) for node, rank in ranks.items()}
+        return {str(node): self.steps[node] - self.policy.unapplied(node) for node in self.postoffice.worker_ids}
 
     def _load(self, request):
         manifest = read_manifest(request.path)

@@ -134,7 +134,7 @@ class DistRowSparseKeys:
         staged = self._staged_rows()
         while staged:
             key, arrays = staged.popitem()
-            self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=self.worker.sync))
+            self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=bool(self.worker.rounds)))
 
     def pull_step(self, keys, out, rows):
         """Fill ``out`` with the weights of dense ``keys`` and, for each ``rows[table] = (row_ids, rows_out)``, the
