@@ -97,7 +97,7 @@ class KVServer:
         round_ = self._round(request)
         if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
             self.steps[sender] += 1
-        stale = getattr(self.policy, "answers_round", False) and self.policy.is_stale(round_)
+        stale = self.policy.answers_round and self.policy.is_stale(round_)
         self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
         if reply:
             responder.reply(meta={"stale": True} if stale else None)
@@ -131,7 +131,7 @@ class KVServer:
 
     def _answer_pull(self, responder, request, stale=False):
         meta = None
-        if getattr(self.policy, "answers_round", False):  # the worker's next push is tagged this round + 1
+        if self.policy.answers_round:  # the worker's next push is tagged this round + 1
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
         if getattr(request, "tables", None) is not None:
             dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
