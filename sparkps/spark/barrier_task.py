@@ -155,7 +155,8 @@ def _with_earlier(point, epochs):
 def fault_hook(plan, rank, server):
     """A test hook (``plan["fault"]``): at this worker's step ``at_step`` of the first ``attempts`` runs of the
     stage, SIGKILL the server process beside it (``kill: 'server'``) or this task's own Python process
-    (``kill: 'worker'``), as a crash would. None when the plan names no fault for this worker."""
+    (``kill: 'worker'``), as a crash would; with ``record`` (a path) it first appends the wall-clock time of the
+    kill there (benchmarks time the restart from it). None when the plan names no fault for this worker."""
     fault = plan.get("fault")
     if not fault or int(fault.get("rank", 0)) != rank or plan.get("attempt", 0) >= int(fault.get("attempts", 1)):
         return None
@@ -166,6 +167,9 @@ def fault_hook(plan, rank, server):
     def kill(param):
         steps[0] += 1
         if steps[0] == int(fault["at_step"]):
+            if fault.get("record"):
+                with open(fault["record"], "a", encoding="utf-8") as handle:
+                    handle.write("%.6f\n" % time.time())
             os.kill(target, signal.SIGKILL)
     return kill
 

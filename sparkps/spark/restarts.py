@@ -91,10 +91,10 @@ class Restarts:
         """Note a restart after ``exc`` from checkpoint ``point`` (None: from the start); returns its entry.
 
         ``lost_steps``: worker 0's steps trained since the checkpoint (they are trained again)."""
-        self.failed_at = time.monotonic()
+        self.failed_at = time.monotonic()    # the failure's cleanup is done: the restart begins
         done = progress.steps_of(0, point.steps_per_epoch if point else None)
         base = point.step if point else 0
-        entry = {"restart": self.count + 1, "role": failed_role(exc), "cause": str(exc)[:500],
+        entry = {"restart": self.count + 1, "role": failed_role(exc), "cause": str(exc)[:500], "failed_at": time.time(),
                  "checkpoint": point.path if point else None, "checkpoint_step": base,
                  "epoch": point.epoch if point else 0,
                  "lost_steps": max(done - base, 0) if done is not None else None}
@@ -105,7 +105,8 @@ class Restarts:
         """Seconds from the failure to the first progress of the new attempt (set once, on the driver)."""
         if not self.entries or self.failed_at is None or not progress.last:
             return
-        self.entries[-1].setdefault("seconds_to_resume", time.monotonic() - self.failed_at)
+        if "seconds_to_resume" not in self.entries[-1]:
+            self.entries[-1].update(seconds_to_resume=time.monotonic() - self.failed_at, resumed_at=time.time())
 
     def describe(self, entry):
         """One progress line about a restart."""

@@ -300,6 +300,7 @@ def fit_stats(results, batch_size):
         span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
         batches = sum(r["batches"] - 1 for r in timed)
         stats["steady_seconds"] = span
+        stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
         stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
     return stats
 
