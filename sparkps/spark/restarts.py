@@ -81,9 +81,7 @@ class Restarts:
         return restartable(exc) and self.count < self.max_restarts
 
     def give_up(self, exc):
-        """The one error a fit raises after its last restart: it names the role that died."""
-        if not self.entries:
-            return exc
+        """The one error a fit raises when it stops restarting: it names the role that died."""
         return ClusterError("%s died again after %d restart(s) (max_restarts=%d): %s"
                             % (failed_role(exc), self.count, self.max_restarts, exc), node=getattr(exc, "node", None))
 

@@ -124,6 +124,8 @@ class SparkTrainer:
                                                  progress, restarts)
                     except ClusterError as exc:
                         if not restarts.allowed(exc):
+                            if not restarts.count:
+                                raise
                             raise restarts.give_up(exc) from exc
                         point = latest_checkpoint(self.checkpoint_dir)
                         view.note(restarts.describe(restarts.record(exc, point, progress)))
