@@ -15,7 +15,7 @@ worker: after every step it sleeps as long as the step took, so it runs at half 
      dense layer, and of a sparse table of ``--rows`` rows (dim 16, AdaGrad state), each on 1 and 2 server
      subprocesses, against ``np.savez`` of the same arrays in this process (the baseline: the bytes alone);
    - the cost of a restart: ``SparkTrainer.fit`` on Spark ``local[2]`` (digits MLP, 2 workers, 1 server,
-     checkpoints every 10 steps) whose server process, or one worker's Python process, is SIGKILLed at step 30
+     checkpoints every 10 steps) whose server process, or one worker's Python process, is SIGKILLed at step 35
      (the fault hook, which notes the time of the kill): time from the kill to the failure being handled, from
      there to the first progress of the restarted stage, and in all; the baseline is the same fit's start
      without a failure (from ``fit()`` to the first batch).
@@ -281,7 +281,7 @@ def bench_restarts(epochs):
                                    progress=False, checkpoint_dir=folder, checkpoint_steps=10, timeouts=timeouts)
             record = os.path.join(folder, "killed-at")
             if kill != "none":
-                trainer.fault = {"kill": kill, "rank": rank, "at_step": 30, "record": record}
+                trainer.fault = {"kill": kill, "rank": rank, "at_step": 35, "record": record}
             called = time.time()
             model = trainer.fit(rdd)
             acc = float(np.mean(model.predict_numpy(X_test).argmax(axis=1) == y_test))
@@ -309,7 +309,7 @@ def report_resume(checkpoint_rows, restart_rows, args):
                                                                      r["baseline"], r["seconds"] / r["baseline"]))
     base = next(r for r in restart_rows if r["kill"] == "none")
     lines += ["", "Restart: `SparkTrainer.fit` on `local[2]`, digits MLP 64-64-10, 2 workers, 1 server, %d epochs, "
-              "checkpoints every 10 steps, heartbeat timeout 3 s; SIGKILL at worker step 30. *Detect*: from the "
+              "checkpoints every 10 steps, heartbeat timeout 3 s; SIGKILL at worker step 35. *Detect*: from the "
               "kill until the failed stage is cleaned up; *restart*: from there to the first progress of the new "
               "stage (new scheduler, server, Python workers, checkpoint load, data fast-forward; the driver polls "
               "every 0.25 s). Baseline: the same fit without a failure, from `fit()` to its first batch: "

@@ -96,3 +96,37 @@ def test_resume_without_a_checkpoint_is_a_config_error(data, tmp_path):
         trainer(tmp_path).fit(data[0], resume=True)
     with pytest.raises(ConfigError, match="cannot resume after a failure"):
         trainer(tmp_path, kvstore="dist_model_average").fit(data[0], resume=True)
+
+
+def test_the_driver_names_the_worker_of_a_failed_barrier_task_and_restarts_only_transient_failures():
+    from sparkps.errors import DataError, PeerTimeout
+    from sparkps.spark.restarts import ProgressLog, Restarts, failed_role, history_with_restarts
+    from sparkps.spark.stage import StageFailed, describe_stage_error
+    spark_text = ("org.apache.spark.SparkException: Job aborted due to stage failure: Could not recover from a "
+                  "failed barrier ResultStage. Most recent failure reason: Stage failed because barrier task "
+                  "ResultTask(7, 1) finished unsuccessfully.\norg.apache.spark.SparkException: Python worker "
+                  "exited unexpectedly (crashed)")
+    line = describe_stage_error(RuntimeError(spark_text))
+    assert line.startswith("worker 1 failed: SparkException: Python worker exited unexpectedly"), line
+    assert failed_role(StageFailed(line)) == "worker 1"
+    assert failed_role(StageFailed("x", node="server 0 (node 1)")) == "server 0"
+    restarts = Restarts(max_restarts=1)
+    assert restarts.allowed(StageFailed("server 0 (node 1) stopped sending heartbeats"))
+    assert not restarts.allowed(StageFailed("worker 0 failed: DataError: row 3: label is NaN"))
+    assert not restarts.allowed(PeerTimeout("training did not finish within 60 s (timeout)"))
+    assert not restarts.allowed(DataError("bad"))
+
+    class View:
+        def update(self, status):
+            self.status = status
+    progress = ProgressLog(View())
+    for epoch, nbatch in ((0, 5), (0, 23), (1, 4)):      # worker 0: epoch 0 had 23 steps, 4 of epoch 1 done
+        progress.update({"progress": {0: {"epoch": epoch, "nbatch": nbatch}}})
+    assert progress.steps_of(0) == 27 and progress.steps_of(1) is None
+    entry = restarts.record(StageFailed(line), None, progress)
+    assert (entry["role"], entry["checkpoint"], entry["lost_steps"]) == ("worker 1", None, 27)
+    assert "restart 1 of 1: worker 1 died" in restarts.describe(entry)
+    assert not restarts.allowed(StageFailed("server 0 (node 1) stopped sending heartbeats"))   # none left
+    assert restarts.give_up(StageFailed(line)).args[0].startswith("worker 1 died again after 1 restart(s)")
+    assert history_with_restarts([{"epoch": 0}, {"epoch": 1}], restarts.entries) == [{"epoch": 0, "restarts": 1},
+                                                                                      {"epoch": 1}]
