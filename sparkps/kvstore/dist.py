@@ -206,6 +206,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
 
     def _wait_pushes(self):
         self._flush()
+        self._wait_sent()
+
+    def _wait_sent(self):
         pending, self._pending_pushes = self._pending_pushes, []
         for rid in pending:
             self.worker.wait(rid)
@@ -283,9 +286,14 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         loads onto any number of servers. With ``resume`` (a JSON-able dict), the manifest also records it
         under ``"resume"``, with ``"steps"``: ``{rank: steps}``, how many steps of each worker the saved weights
         hold (the most any server applied: a step in flight to some servers only counts as done). Returns the
-        manifest, written atomically after every piece.
+        manifest, written atomically after every piece. A queued step of a network with sparse tables (its
+        dense and row pushes wait for the next pull, to travel as one round) stays queued: the checkpoint holds
+        the steps before it.
         """
-        self._wait_pushes()
+        if self._staged_rows():
+            self._wait_sent()
+        else:
+            self._wait_pushes()
         path = str(path)
         replies = self.worker.wait(self.worker.command(protocol.Command("save", path=path)))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
