@@ -184,9 +184,11 @@ class LocalCluster:
     def _restart(self):
         """After a failed attempt: stop what is left and return True when the job restarts from its newest
         checkpoint (a checkpoint folder, restarts left, and a failure a restart can get past)."""
-        from sparkps.runtime.resume import latest_checkpoint, transient
+        from sparkps.runtime.resume import RESUMABLE, latest_checkpoint, transient
         codes = [r.process.poll() for r in self.roles]
         if not self.checkpoint_dir or all(code == 0 for code in codes) or len(self.restarts) >= self.max_restarts:
+            return False
+        if self.kvstore not in RESUMABLE:   # weights trained on the workers are not in the servers' checkpoint
             return False
         cause = first_cause(self.roles, self.first_failure)
         line = cause_line(cause) if cause is not None else "a role failed"
