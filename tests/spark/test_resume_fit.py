@@ -55,7 +55,7 @@ def test_a_killed_role_restarts_from_the_checkpoint_and_ends_as_a_clean_run(data
     assert len(restarts) == 1, restarts
     entry = restarts[0]
     assert entry["checkpoint"] is not None and entry["checkpoint_step"] >= 25, entry
-    assert entry["lost_steps"] is not None and 0 <= entry["lost_steps"] <= 5, entry
+    assert entry["lost_steps"] is not None and 0 <= entry["lost_steps"] <= 10, entry   # progress: once a second
     assert entry["seconds_to_resume"] > 0
     assert [h.get("restarts") for h in model.history if h.get("restarts")] == [1]
     assert [h["epoch"] for h in model.history] == list(range(EPOCHS))
