@@ -138,6 +138,12 @@ def prune(folder, keep=2):
     steps = [p for p in checkpoints(folder) if os.path.basename(p.path).startswith("step-")]
     for point in steps[:-keep] if keep else steps:
         shutil.rmtree(point.path, ignore_errors=True)
+    if steps:     # saves that never completed (no readable manifest), older than the newest complete one
+        complete = {os.path.basename(p.path) for p in steps}
+        for name in os.listdir(folder):
+            if name.startswith("step-") and _NAME.match(name) and name not in complete \
+                    and int(name[5:]) < steps[-1].step:
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
 
 class Checkpointer:
@@ -176,6 +182,9 @@ class Checkpointer:
         """Have the servers write the checkpoint ``path`` with where training stands; then prune old ones."""
         record = {"epoch": epoch, "nbatch": nbatch, "step": self.step, "steps_per_epoch": self.steps_per_epoch,
                   "history": self.history()}
+        # a folder of that name is from a run this one resumed before (its later steps, or a half-written
+        # save): a checkpoint is written whole into an empty folder, never merged with an older one
+        shutil.rmtree(path, ignore_errors=True)
         self.kv.save_checkpoint(path, resume=record)
         self.saved.append(path)
         prune(self.folder)

@@ -88,7 +88,8 @@ class Restarts:
     def record(self, exc, point, progress):
         """Note a restart after ``exc`` from checkpoint ``point`` (None: from the start); returns its entry.
 
-        ``lost_steps``: worker 0's steps trained since the checkpoint (they are trained again)."""
+        ``lost_steps``: worker 0's steps trained since the checkpoint (they are trained again), from its last
+        progress report (sent at most once a second, so it may be a few steps short)."""
         self.failed_at = time.monotonic()    # the failure's cleanup is done: the restart begins
         done = progress.steps_of(0, point.steps_per_epoch if point else None)
         base = point.step if point else 0

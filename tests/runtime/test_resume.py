@@ -114,9 +114,10 @@ def test_a_worker_0_checkpointer_saves_every_n_steps_keeps_two_step_checkpoints_
     saver.on_epoch(0)
     names = sorted(os.path.basename(p.path) for p in checkpoints(str(tmp_path)))
     assert names == ["epoch-0001", "step-00000003", "step-00000006"]
+    os.makedirs(tmp_path / "step-00000008")  # a save that never completed
     saver.on_batch(Param)
-    saver.on_batch(Param)                    # step 9: the oldest step checkpoint goes
-    names = sorted(os.path.basename(p.path) for p in checkpoints(str(tmp_path)))
+    saver.on_batch(Param)                    # step 9: the oldest step checkpoint goes, and the incomplete one
+    names = sorted(os.listdir(tmp_path))
     assert names == ["epoch-0001", "step-00000006", "step-00000009"]
     assert resume_mod.read_point(str(tmp_path / "epoch-0001")).epoch == 1 and store.last["steps_per_epoch"] == 7
     with pytest.raises(ConfigError, match="checkpoint_steps must be >= 1"):
