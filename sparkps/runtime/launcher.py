@@ -186,13 +186,18 @@ class LocalCluster:
         checkpoint (a checkpoint folder, restarts left, and a failure a restart can get past)."""
         from sparkps.runtime.resume import RESUMABLE, latest_checkpoint, transient
         codes = [r.process.poll() for r in self.roles]
-        if not self.checkpoint_dir or all(code == 0 for code in codes) or len(self.restarts) >= self.max_restarts:
+        if not self.checkpoint_dir or all(code == 0 for code in codes):
             return False
         if self.kvstore not in RESUMABLE:   # weights trained on the workers are not in the servers' checkpoint
             return False
         cause = first_cause(self.roles, self.first_failure)
         line = cause_line(cause) if cause is not None else "a role failed"
         if not transient(line):
+            return False
+        if len(self.restarts) >= self.max_restarts:
+            if self.restarts:
+                self.out.write("sparkps launch: %s again after %d restart(s) (--max-restarts %d); giving up\n"
+                               % (line, len(self.restarts), self.max_restarts))
             return False
         self.stop()
         point = latest_checkpoint(self.checkpoint_dir)

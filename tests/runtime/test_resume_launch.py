@@ -25,12 +25,12 @@ def job(tmp_path_factory):
     return {"train": train, "test": test, "net": str(net)}
 
 
-def launch(job, prefix, checkpoints=None, extra=(), env=None):
+def launch(job, prefix, checkpoints=None, extra=(), env=None, epochs=EPOCHS):
     args = ["launch", "-s", "1", "-w", "2"] + FAST_CLUSTER
     if checkpoints:
         args += ["--checkpoint-dir", str(checkpoints), "--checkpoint-steps", "5"]
     args += list(extra) + ["--", "train", "--symbol", job["net"], "--data", job["train"], "--num-features", "64",
-                           "--batch-size", "32", "--epochs", str(EPOCHS), "--lr", "0.1", "--momentum", "0.9",
+                           "--batch-size", "32", "--epochs", str(epochs), "--lr", "0.1", "--momentum", "0.9",
                            "--seed", "1", "--save", str(prefix)]
     return Sparkps(args, env=env, new_session=True)
 
@@ -91,3 +91,23 @@ def test_launch_resume_without_a_checkpoint_is_one_clear_error(job, tmp_path):
     proc = launch(job, tmp_path / "digits", tmp_path / "empty", ["--resume"])
     assert proc.finish(60) == 2, proc.output
     assert "sparkps launch: error: --resume: no complete checkpoint in" in proc.output
+
+
+def test_after_max_restarts_the_launcher_gives_up_naming_the_role(job, tmp_path):
+    prefix, folder, pids_file = tmp_path / "digits", tmp_path / "checkpoints", str(tmp_path / "pids")
+    proc = launch(job, prefix, folder, ["--max-restarts", "1"], env={"SPARKPS_LAUNCH_PIDS_FILE": pids_file},
+                  epochs=100000)
+    try:
+        wait_for_checkpoint(folder, 10, proc)
+        first = recorded_pids(pids_file)["worker 1"]
+        os.kill(first, signal.SIGKILL)
+        proc.wait_for_line(r"^sparkps launch: restart 1 of 1 after worker 1 killed by SIGKILL", timeout=60)
+        deadline, pause = time.monotonic() + 60, threading.Event()
+        while recorded_pids(pids_file).get("worker 1") == first and time.monotonic() < deadline:
+            pause.wait(0.05)
+        os.kill(recorded_pids(pids_file)["worker 1"], signal.SIGKILL)     # the restarted worker 1 dies too
+        assert proc.finish(60) == 1, proc.output
+    finally:
+        proc.kill()
+    assert "sparkps launch: worker 1 killed by SIGKILL again after 1 restart(s) (--max-restarts 1); giving up" \
+        in proc.output, proc.output
