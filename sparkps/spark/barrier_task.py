@@ -75,7 +75,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         nonlocal batches
         batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
                                    seed=plan.get("seed", 0) + rank)
-        result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
+        with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
+            result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
 
@@ -233,16 +234,17 @@ def _start_server(plan, rank, host):
 
 
 def _ServerStartWatch(process, plan, rank):
-    """While this task registers, watch the server process it started: if that process ends before the
-    cluster has formed, tell the scheduler at once (ABORT), so every node fails now with the exit code
-    instead of waiting out the registration timeout."""
-    from sparkps.runtime.supervisor import ExitWatch
+    """While this task registers and trains, watch the server process it started: if that process ends, tell
+    the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
+    registration or heartbeat timeout."""
+    from sparkps.runtime.supervisor import ExitWatch, describe_exit
 
     def abort(code):
         from sparkps.ps.scheduler.client import report_abort
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
-                         "its process (started by worker %d) exited with code %s" % (rank, code))
+                         "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
+                                                                    else "was " + describe_exit(code)))
     return ExitWatch(process, abort)
 
 
