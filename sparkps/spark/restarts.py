@@ -89,7 +89,7 @@ class Restarts:
         """Note a restart after ``exc`` from checkpoint ``point`` (None: from the start); returns its entry.
 
         ``lost_steps``: worker 0's steps trained since the checkpoint (they are trained again), from its last
-        progress report (sent at most once a second, so it may be a few steps short)."""
+        progress report (sent at most once a second: a lower bound)."""
         self.failed_at = time.monotonic()    # the failure's cleanup is done: the restart begins
         done = progress.steps_of(0, point.steps_per_epoch if point else None)
         base = point.step if point else 0
@@ -109,7 +109,7 @@ class Restarts:
 
     def describe(self, entry):
         """One progress line about a restart."""
-        lost = "unknown" if entry["lost_steps"] is None else "%d" % entry["lost_steps"]
+        lost = "unknown" if entry["lost_steps"] is None else "at least %d" % entry["lost_steps"]
         where = ("checkpoint %s (worker 0 at step %d, epoch %d)" % (entry["checkpoint"], entry["checkpoint_step"],
                                                                   entry["epoch"] + 1)
                  if entry["checkpoint"] else "the start (no checkpoint yet)")
