@@ -289,8 +289,7 @@ def bench_restarts(epochs):
             if kill != "none":
                 entry = trainer.last_fit["restarts"][0]
                 killed = float(open(record).read().split()[0])
-                from sparkps.runtime.resume import read_point
-                held = read_point(entry["checkpoint"]).steps_of(rank) if entry["checkpoint"] else 0
+                held = entry["resumed_steps"].get(str(rank), 0)
                 row.update(detect=entry["failed_at"] - killed, restart=entry["resumed_at"] - entry["failed_at"],
                            total=entry["resumed_at"] - killed, lost=35 - held, role=entry["role"])
             rows.append(row)

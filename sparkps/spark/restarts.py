@@ -95,7 +95,7 @@ class Restarts:
         base = point.step if point else 0
         entry = {"restart": self.count + 1, "role": failed_role(exc), "cause": str(exc)[:500], "failed_at": time.time(),
                  "checkpoint": point.path if point else None, "checkpoint_step": base,
-                 "epoch": point.epoch if point else 0,
+                 "epoch": point.epoch if point else 0, "resumed_steps": dict(point.steps) if point else {},
                  "lost_steps": max(done - base, 0) if done is not None else None}
         self.entries.append(entry)
         return entry
