@@ -322,7 +322,9 @@ def report_resume(checkpoint_rows, restart_rows, args):
         if r["kill"] != "none":
             lines.append("| %s | %s | %.1f s | %.1f s | %.1f s | %s | %.3f |" % (
                 r["kill"], r["role"], r["detect"], r["restart"], r["total"], r["lost"], r["accuracy"]))
-    lines += ["", "Not measured: the generated CTR data under restarts."]
+    lines += ["", "Machine load (1-minute average, %d cores) when the run started / ended: %s / %.1f: the machine was "
+              "shared, so the times are upper bounds." % (os.cpu_count() or 0, args.load_at_start, os.getloadavg()[0]),
+              "", "Not measured: the generated CTR data under restarts."]
     return "\n".join(lines)
 
 
@@ -337,8 +339,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="checkpoints timed per case")
     parser.add_argument("--resume-epochs", type=int, default=3, help="epochs of the restarted fits")
     args = parser.parse_args()
+    load = "%.1f" % os.getloadavg()[0]
     resume_text = report_resume(bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs),
-                                argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs))
+                                argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs, load_at_start=load))
     print(resume_text)
     if not args.no_write:
         write_section("resume", resume_text)
