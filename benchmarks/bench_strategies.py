@@ -171,7 +171,7 @@ def report(strategy_rows, codec_rows, args):
         lines.append("| %s | %d | %.3f | %.3f |" % (r["codec"], r["bytes_per_step"], r["bytes_per_step"] / base,
                                                     r["final"]))
     lines += ["", "Not measured yet: the generated CTR data. The cost of a checkpoint and of a restart: section "
-              "\"Resume after a failure\"."]
+              "\"Resume after a failure\" (`--resume-only`)."]
     return "\n".join(lines)
 
 
