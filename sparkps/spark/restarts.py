@@ -34,10 +34,11 @@ def failed_role(exc):
 
 class ProgressLog:
     """Wraps a ProgressView and keeps what a restart needs from the status snapshots: each worker's last
-    progress and the batches per epoch it reported (``update`` never blocks)."""
+    progress and the batches per epoch it reported; tells ``restarts`` (a Restarts) when a restarted stage
+    trains again. ``update`` never blocks."""
 
-    def __init__(self, view):
-        self.view = view
+    def __init__(self, view, restarts=None):
+        self.view, self.restarts = view, restarts
         self.last = {}          # rank (str) -> last progress entry
         self.epoch_batches = {}  # rank (str) -> {epoch: batches}
 
@@ -48,6 +49,8 @@ class ProgressLog:
                 seen = self.epoch_batches.setdefault(str(rank), {})
                 epoch = int(entry["epoch"])
                 seen[epoch] = max(seen.get(epoch, 0), int(entry.get("nbatch") or 0))
+        if self.restarts is not None:
+            self.restarts.training_again(self)
         self.view.update(status)
 
     def steps_of(self, rank, steps_per_epoch=None):

@@ -114,7 +114,8 @@ class SparkTrainer:
             extra["validation"] = _validation_arrays(validation, features_col, label_col,
                                                      int(np.prod(self.input_shape)))
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
-        progress, restarts = ProgressLog(view), Restarts(self.max_restarts if restartable else 0)
+        restarts = Restarts(self.max_restarts if restartable else 0)
+        progress = ProgressLog(view, restarts)
         results = None
         try:
             with spark_progress_paused(sc):       # one progress display at a time: ours
@@ -124,6 +125,7 @@ class SparkTrainer:
                                                  progress, restarts)
                     except ClusterError as exc:
                         if not restarts.allowed(exc):
+                            self.last_fit = {"restarts": restarts.entries}
                             if not restarts.count:
                                 raise
                             raise restarts.give_up(exc) from exc
@@ -151,8 +153,9 @@ class SparkTrainer:
         return point
 
     def _run_once(self, sc, rdd, workers, servers, extra, progress, restarts):
-        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None);
-        returns the tasks' results or raises as run_stage does."""
+        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None),
+        its status shown through ``progress`` (a ProgressLog); returns the tasks' results or raises as run_stage
+        does."""
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
@@ -168,13 +171,7 @@ class SparkTrainer:
         except BaseException:
             scheduler.stop()
             raise
-
-        class _Watch:       # progress, and the time from a failure to training again
-            @staticmethod
-            def update(status):
-                progress.update(status)
-                restarts.training_again(progress)
-        return run_stage(sc, rdd, task, scheduler, _Watch, self.timeout, self.describe(workers, servers),
+        return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
                          local=self._local_master)
 
     def tracked_params(self, workers, servers):
