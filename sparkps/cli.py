@@ -223,6 +223,30 @@ def status(scheduler_uri, secret, curve, as_json, timeout):
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
 
 
+@main.command("compact-checkpoint")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--table", "tables", multiple=True, metavar="NAME",
+              help="Compact only this sparse table (repeatable; default: every table of the checkpoint).")
+@click.option("--files", "num_files", type=click.IntRange(min=1),
+              help="Files per table in the new base (default: as many as its latest save has).")
+@reports_errors("compact-checkpoint")
+def compact_checkpoint(directory, tables, num_files):
+    """Merge the incremental saves of a checkpoint's sparse tables into one base per table.
+
+    DIRECTORY is a kvstore checkpoint (manifest.json and its files, as `save_checkpoint` writes them).  The
+    new base loads onto any number of servers to the same rows, optimizer state and counters as the base and
+    deltas it replaces, which are removed once the manifest names the new files.  Run it while no job saves
+    into DIRECTORY; a running job can ask its servers instead (DistKVStore.compact_checkpoint).
+    """
+    from sparkps.ps.server.tables.sparse_checkpoint import compact_checkpoint as compact
+    report = compact(directory, tables=list(tables) or None, num_files=num_files)
+    if not report:
+        click.echo("%s: every table is one base already" % directory)
+    for name, done in sorted(report.items()):
+        click.echo("table %s: %d generations -> 1 base of %d rows in %d files"
+                   % (name, done["generations"], done["rows"], len(done["files"])))
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-s", "--num-servers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of servers.")

@@ -19,10 +19,12 @@ on the server ``sparkps.ps.rows.shard_of(id, servers)`` names, created there on 
 Blocking: ``row_sparse_pull`` waits for its replies (at most the request timeout); a push returns at once and its
 errors surface at the next call that waits (as dense pushes do).
 """
+import os
+
 import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.ps import protocol
+from sparkps.ps import manifest, protocol
 from sparkps.ps.rows import row_ids, split_by_server
 from sparkps.sparse import RowSparse
 from sparkps.table_options import table_options
@@ -66,6 +68,34 @@ class DistRowSparseKeys:
         if self.rank != 0 or not self._row_tables():
             return None
         return self._fetch_table_stats()
+
+    def compact_checkpoint(self, path):
+        """Merge the incremental saves of the sparse tables in checkpoint ``path`` (written by ``save_checkpoint``
+        into the same directory) into one base generation per table: every server writes the rows of its own
+        shard, then this worker writes the manifest and removes the replaced files. Returns the manifest. Call it
+        from one worker, after a save (the servers read the saved files, not their memory).
+
+        Blocks until every server answered (at most the request timeout). DataError naming the file at fault:
+        no manifest in ``path``, a missing or unreadable delta, a file of another table.
+        """
+        self._wait_pushes()
+        path = str(path)
+        saved = manifest.read_manifest(path)
+        before = {name: [f for gen in entry["generations"] for f in gen["files"]]
+                  for name, entry in saved.get("tables", {}).items()}
+        replies = self.worker.wait(self.worker.command(protocol.Command("compact", path=path)))
+        described = [d for r in replies for d in r.meta.get("tables", [])]
+        if not described:
+            return saved
+        manifest.add_table_generation(saved, described)
+        manifest.save_manifest(path, saved)
+        for name in {d["table"] for d in described}:
+            kept = set(saved["tables"][name]["generations"][0]["files"])
+            for file_name in before.get(name, ()):
+                stale = os.path.join(path, os.path.basename(file_name))
+                if file_name not in kept and os.path.exists(stale):
+                    os.remove(stale)
+        return saved
 
     def _table_shape(self, key, what):
         shape = self._row_tables().get(key)
