@@ -167,9 +167,9 @@ def _predict_rows(predictor, rows, num_features):
             if _row_is_block(row):
                 yield predictor.predict(_block_features(row))
             else:
-                yield from predictor.predict(_features_matrix([row], num_features))
+                yield from predictor.predict(_features_matrix([row], num_features, predictor.dtype))
         return
-    yield from predictor.predict(_features_matrix(rows, num_features))
+    yield from predictor.predict(_features_matrix(rows, num_features, predictor.dtype))
 
 
 def _row_is_block(row):
@@ -181,6 +181,6 @@ def _block_features(row):
     return row[0] if isinstance(row, tuple) else row
 
 
-def _features_matrix(rows, num_features):
+def _features_matrix(rows, num_features, dtype=np.float32):
     return np.concatenate([X for X, _ in iter_batches(iter(rows), max(len(rows), 1), num_features,
-                                                      with_label=False)])
+                                                      with_label=False, dtype=dtype)])

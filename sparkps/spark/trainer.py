@@ -146,6 +146,8 @@ class SparkTrainer:
         first = tuple(out_shapes[0]) if out_shapes else ()
         classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
         self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
+        from sparkps.spark.sparse_inputs import data_dtype
+        self.data_dtype = data_dtype(net, self.data_name).name     # int64: the ids of a hashed table
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
@@ -205,7 +207,7 @@ class SparkTrainer:
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
-                "eval_metric": self.eval_metric,
+                "eval_metric": self.eval_metric, "data_dtype": self.data_dtype,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "bind_executor_host": not getattr(self, "_local_master", True)}
