@@ -64,9 +64,18 @@ class RowTable:
             bad = ids[(ids < 0) | (ids >= bound)][0]
             raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
 
+    def checked_ids(self, ids):
+        """``ids`` as flat int64 (uint64 taken bit for bit); DataError naming this table and the field ``'ids'``
+        for float (NaN included) or other non-integer ids, which are refused, never truncated."""
+        ids = np.asarray(ids)
+        if ids.size and ids.dtype.kind not in 'iu':
+            nan = ' (NaN among them)' if ids.dtype.kind == 'f' and np.isnan(ids).any() else ''
+            raise DataError(f"table {self.key!r}: field 'ids' must hold integers, got {ids.dtype} values{nan}")
+        return as_ids(ids)
+
     def slots(self, ids):
         """Row slots of ``ids`` (int64, may repeat), creating the rows not held yet."""
-        ids = as_ids(ids)
+        ids = self.checked_ids(ids)
         pos = np.searchsorted(self._sorted_ids, ids)
         found = pos < self._sorted_ids.size
         found[found] = self._sorted_ids[pos[found]] == ids[found]
@@ -216,7 +225,7 @@ class RowSparseKeys:
             if not isinstance(table, RowTable):
                 raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
             if isinstance(target, RowSparse):
-                target.ids, target.rows, target.shape = as_ids(ids), table.pull(ids), table.shape
+                target.ids, target.rows, target.shape = table.checked_ids(ids), table.pull(ids), table.shape
             else:
                 table.pull(ids, out=target)
         return out
