@@ -138,6 +138,11 @@ def test_a_sparse_model_fit_on_spark_equals_the_local_model(spark, make_net, fea
     expected = local.predict({"data": test}) if features.dtype == np.int64 else local.predict(test)
     np.testing.assert_allclose(predicted, expected, atol=1e-5)
     np.testing.assert_allclose(model.predict_numpy(test), expected, atol=1e-5)
+    if features.dtype == np.float32:            # DataFrames carry float32 features: bounded tables only
+        from pyspark.ml.linalg import Vectors
+        frame = spark.createDataFrame([(Vectors.dense(row.tolist()),) for row in test], ["features"])
+        scored = np.stack([r.probability.toArray() for r in model.transform(frame).collect()])
+        np.testing.assert_allclose(scored, expected, atol=1e-5)
 
 
 def test_float_features_for_a_hashed_table_name_the_row(spark):
@@ -151,3 +156,18 @@ def test_float_features_for_a_hashed_table_name_the_row(spark):
     assert model.data_dtype == "int64"
     with pytest.raises(DataError, match="row 0: features must be 3 integer ids"):
         list(iter_batches(iter(rows), 2, FIELDS, dtype=np.int64))
+
+
+def test_int64_ids_replay_bit_for_bit_from_memory_and_from_the_spill_file():
+    """Later epochs replay the partition's local copy; 64-bit ids must come back exact in both of its forms."""
+    features = HASHED[IDS]
+    for spill_bytes in (1 << 30, 64):
+        batches = PartitionBatches(iter(rows_of(features)), 16, FIELDS, shuffle=False, dtype=np.int64,
+                                   spill_bytes=spill_bytes)
+        first = np.concatenate([X for X, _, _ in batches.epoch()])
+        replay = np.concatenate([X for X, _, _ in batches.epoch()])
+        assert batches.copy.spilled == (spill_bytes == 64)
+        assert first.dtype == replay.dtype == np.int64
+        np.testing.assert_array_equal(first, features)
+        np.testing.assert_array_equal(replay, features)
+        batches.close()
