@@ -96,7 +96,7 @@ class ServedSparseTable(SparseTable):
         """The job's optimizer config: taken unless the table has its own (states restart if taken)."""
         if self.own_optimizer:
             return
-        self.optimizer = RowOptimizer(config)
+        self.optimizer = RowOptimizer(config, table=self.name)
         self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]
         self.store.updates[:] = 0
 
