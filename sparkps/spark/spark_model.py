@@ -14,7 +14,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.spark.data import iter_batches
-from sparkps.spark.predictor import Predictor, params_from_bytes, params_to_bytes, predictor_for
+from sparkps.spark.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
 
 PREFIX = "model"
 METADATA = "metadata.json"
@@ -111,6 +111,12 @@ class SparkModel:
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions
+        from sparkps.spark.sparse_inputs import data_dtype
+        data_name = data_input_name(self.symbol, self.arg_params, self.label_name)
+        if data_dtype(self.symbol, data_name) != np.float32:
+            raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
+                              "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
+                              % data_name)
         broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
         return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 

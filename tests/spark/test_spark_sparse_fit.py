@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import sparkps.symbol as sym
-from sparkps.errors import ClusterError, DataError
+from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.runtime.lifecycle import default_initializer
 from sparkps.spark import SparkTrainer
 from sparkps.spark.data import PartitionBatches, iter_batches
@@ -138,11 +138,14 @@ def test_a_sparse_model_fit_on_spark_equals_the_local_model(spark, make_net, fea
     expected = local.predict({"data": test}) if features.dtype == np.int64 else local.predict(test)
     np.testing.assert_allclose(predicted, expected, atol=1e-5)
     np.testing.assert_allclose(model.predict_numpy(test), expected, atol=1e-5)
+    from pyspark.ml.linalg import Vectors
+    frame = spark.createDataFrame([(Vectors.dense(row.tolist()),) for row in test], ["features"])
     if features.dtype == np.float32:            # DataFrames carry float32 features: bounded tables only
-        from pyspark.ml.linalg import Vectors
-        frame = spark.createDataFrame([(Vectors.dense(row.tolist()),) for row in test], ["features"])
         scored = np.stack([r.probability.toArray() for r in model.transform(frame).collect()])
         np.testing.assert_allclose(scored, expected, atol=1e-5)
+    else:
+        with pytest.raises(ConfigError, match="input 'data' holds the 64-bit ids of a hashed embedding table"):
+            model.transform(frame)
 
 
 def test_float_features_for_a_hashed_table_name_the_row(spark):
