@@ -169,6 +169,9 @@ class SparkTrainer:
         input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
         from sparkps.spark import schema
         if _is_frame(data):
+            if self.data_dtype != "float32":
+                raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's "
+                                  "float features cannot carry; fit an RDD of (int64 ids, label) rows" % self.data_name)
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:

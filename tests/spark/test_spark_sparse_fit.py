@@ -155,8 +155,10 @@ def test_float_features_for_a_hashed_table_name_the_row(spark):
     with pytest.raises(ClusterError, match=r"^worker 0 \(node \d+\) failed: DataError: row 0: features must be 3 "
                                            r"integer ids \(the network reads them into a hashed embedding table"):
         trainer.fit(spark.sparkContext.parallelize(rows, 1))
-    model = SparkTrainer(hashed_net(), (FIELDS,), progress=False)
-    assert model.data_dtype == "int64"
+    frame = spark.createDataFrame([(row[0].tolist(), row[1]) for row in rows], ["features", "label"])
+    with pytest.raises(ConfigError, match="input 'data' holds the 64-bit ids of a hashed embedding table, which a "
+                                          "DataFrame's float features cannot carry"):
+        trainer.fit(frame)
     with pytest.raises(DataError, match="row 0: features must be 3 integer ids"):
         list(iter_batches(iter(rows), 2, FIELDS, dtype=np.int64))
 
