@@ -148,7 +148,7 @@ def test_a_sparse_model_fit_on_spark_equals_the_local_model(spark, make_net, fea
             model.transform(frame)
 
 
-def test_float_features_for_a_hashed_table_name_the_row(spark):
+def test_float_features_for_a_hashed_table_are_one_clear_error(spark):
     trainer = SparkTrainer(hashed_net(), (FIELDS,), batch_size=BATCH, num_epoch=1, num_workers=1, num_servers=1,
                            progress=False, timeout=120)
     rows = [(np.array([1.0, 2.0, 3.0]), 0.0), (np.array([4.0, 5.0, 6.0]), 1.0)]
