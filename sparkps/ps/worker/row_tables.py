@@ -15,6 +15,8 @@ on the server ``sparkps.ps.rows.shard_of(id, servers)`` names, created there on 
 * The push is queued (one per table): ``pull_step(keys, out, rows)`` sends it with the queued dense push of
   ``keys``, the dense pull and the pulls of ``rows`` as one PUSHPULL per server (one round on each server in sync
   mode: FeedForward's step); any other call that waits sends it on its own as above.
+* ``compact_checkpoint(path)``: after saves into ``path``, every server merges its shard's base and deltas into a
+  new base (COMMAND compact); this worker writes the manifest, then removes the replaced files.
 
 Blocking: ``row_sparse_pull`` waits for its replies (at most the request timeout); a push returns at once and its
 errors surface at the next call that waits (as dense pushes do).
@@ -75,8 +77,9 @@ class DistRowSparseKeys:
         shard, then this worker writes the manifest and removes the replaced files. Returns the manifest. Call it
         from one worker, after a save (the servers read the saved files, not their memory).
 
-        Blocks until every server answered (at most the request timeout). DataError naming the file at fault:
-        no manifest in ``path``, a missing or unreadable delta, a file of another table.
+        Blocks until every server answered (at most the request timeout). DataError when ``path`` holds no
+        kvstore manifest; a server's refusal (a missing or unreadable delta, a file of another table) is one
+        RemoteError whose message names the file.
         """
         self._wait_pushes()
         path = str(path)
