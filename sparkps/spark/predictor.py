@@ -47,10 +47,10 @@ class Predictor:
         self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
         self.dtype = data_dtype(self.symbol, self.data_name)
         self.lock = threading.Lock()
-        self._with_tables = None
+        self._feedforward = None
         if has_tables(self.symbol):
             from sparkps.train.feedforward import FeedForward
-            self._with_tables = FeedForward(self.symbol, ctx=ctx, arg_params=self.arg_params,
+            self._feedforward = FeedForward(self.symbol, ctx=ctx, arg_params=self.arg_params,
                                             aux_params=self.aux_params, numpy_batch_size=self.batch_size)
             return
         shapes = {self.data_name: (self.batch_size,) + self.input_shape}
@@ -62,7 +62,7 @@ class Predictor:
     def predict(self, X):
         """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
         X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
-        if self._with_tables is not None:
+        if self._feedforward is not None:
             return self._predict_with_tables(X)
         outputs = []
         with self.lock:
@@ -83,7 +83,7 @@ class Predictor:
         if not len(X):
             return np.empty((0,) + self._output_tail(), np.float32)
         with self.lock:
-            out = self._with_tables.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
+            out = self._feedforward.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
         return out[0] if isinstance(out, list) else out
 
     def _output_tail(self):

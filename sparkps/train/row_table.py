@@ -30,7 +30,7 @@ class RowTable:
 
     Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
     the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
-    (16 bytes a held row move, never the rows themselves). ``updates`` counts each row's optimizer updates."""
+    (16 bytes a held row move, never the rows themselves). Each row also keeps its optimizer update count."""
 
     def __init__(self, key, value, init_scale=0.01):
         merged = value.merged()
