@@ -37,6 +37,8 @@ from .ops.constructors import (
     SwapAxis,
     abs,
     add_n,
+    argmax,
+    argmin,
     batch_dot,
     broadcast_add,
     broadcast_axes,
@@ -150,7 +152,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope
            "min", "prod", "nansum", "nanprod", "norm", "sum_axis", "SliceChannel", "split", "slice_axis", "pick",
            "where", "reverse", "flip", "expand_dims", "squeeze", "SwapAxis", "swapaxes", "reshape", "reshape_like",
            "flatten", "concat", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation", "LRN",
-           "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full"]
+           "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full", "argmax", "argmin"]
 
 from .ops.constructors import BiInnerCross, BiInnerSumCross, BiInteractionCross, CrossLayer  # noqa: E402
 

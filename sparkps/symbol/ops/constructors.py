@@ -160,6 +160,8 @@ nansum = constructor("nansum")
 nanprod = constructor("nanprod")
 norm = constructor("norm")
 sum_axis = constructor("sum", "sum_axis")
+argmax = constructor("argmax")
+argmin = constructor("argmin")
 
 # ---- cutting, picking, re-arranging axes ----------------------------------------------------------
 SliceChannel = constructor("SliceChannel")
