@@ -131,6 +131,12 @@ class BackwardOp(Op):
     def output_shapes(self, in_shapes):
         return [in_shapes[0]]
 
+    def infer_type(self, in_types, out_types):
+        """A gradient has the type of the gradient flowing in (input 0, else the first known input); the
+        other inputs (forward values, integer ids, labels) keep their own types."""
+        known = next((t for t in in_types if t is not None), None) if in_types[0] is None else in_types[0]
+        return in_types, [known] * self.num_outputs, []
+
     def arguments(self):
         return ["in%d" % i for i in range(self.num_inputs)]
 
