@@ -165,7 +165,7 @@ class Executor:
         in_shapes = [shapes[e] for e in node.inputs]
         out_shapes = [shapes[(node, i)] for i in range(op.num_outputs)]
         for shape, dtype in op.scratch_shapes(in_shapes, out_shapes):
-            aux.append(self.xp.zeros(shape, dtype=dtype or self._dtype))
+            aux.append(self.xp.zeros(shape, dtype=dtype or self._types.get((node, 0), self._dtype)))
         return op.compile(self._rt, ins, outs, aux)
 
     def _inputs_checked_downstream(self):

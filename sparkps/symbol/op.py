@@ -82,12 +82,14 @@ class Op:
 
     def infer_type(self, in_types, out_types):
         """(input, output, aux types) from the known ones (None = unknown): by default all share the
-        one type any of them has (MXNet's ElemwiseType)."""
-        known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+        one type any of them has (MXNet's ElemwiseType), so inputs of two types are a conflict the caller
+        reports by name. A label (read only by the backward pass) may keep a type of its own."""
+        values = [t for i, t in enumerate(in_types) if i not in self.label_inputs] + list(out_types)
+        known = next((t for t in values + list(in_types) if t is not None), None)
         if known is None:
             return in_types, out_types, []
-        return ([t if t is not None else known for t in in_types], [known] * self.num_outputs,
-                [known] * len(self.aux_names()))
+        return ([t if t is not None and i in self.label_inputs else known for i, t in enumerate(in_types)],
+                [known] * self.num_outputs, [known] * len(self.aux_names()))
 
     def refine_inputs(self, in_shapes, out_shapes):
         """Input shapes completed from known output shapes (backward inference); default: as is."""
@@ -105,7 +107,7 @@ class Op:
         raise ConfigError("%s '%s' has no gradient" % (self.name, self.node_name))
 
     def scratch_shapes(self, in_shapes, out_shapes):
-        """Per-node work buffers as (shape, dtype or None for the executor's dtype); the executor
+        """Per-node work buffers as (shape, dtype or None for the type of the node's first output); the executor
         allocates them once per bind and passes them after the aux states in ``aux``."""
         return []
 
