@@ -314,6 +314,20 @@ def test_nadam_per_parameter_schedule_does_not_depend_on_the_other_parameters():
     np.testing.assert_allclose(ws, w_alone, rtol=1e-12)                     # one parameter: both agree
 
 
+def test_nadam_shared_schedule_survives_update_counts_restore():
+    shapes, order = [(3, 4), (5,)], [0, 1]
+    first = optimizer.create('nadam', learning_rate=0.01, schedule='shared')
+    weights, states = _nadam_run(lambda i, w, g, s: first.update(i, w, g, s), order, shapes)
+    resumed = optimizer.create('nadam', learning_rate=0.01, schedule='shared')
+    resumed.set_update_counts(json.loads(json.dumps(first.update_counts())))
+    assert resumed.m_schedule == first.m_schedule
+    grad = np.full((3, 4), 0.2)
+    a, b = weights[0].copy(), weights[0].copy()
+    first.update(0, a, grad, tuple(s.copy() for s in states[0]))
+    resumed.update(0, b, grad, tuple(s.copy() for s in states[0]))
+    np.testing.assert_array_equal(a, b)
+
+
 def test_nadam_refuses_an_unknown_schedule():
     with pytest.raises(sp.errors.ConfigError, match="nadam schedule must be one of"):
         optimizer.create('nadam', schedule='global')

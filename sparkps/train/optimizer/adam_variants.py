@@ -83,6 +83,18 @@ class Nadam(Optimizer):
     def _momentum(self, t):
         return self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
 
+    def update_counts(self):
+        """The update counters and, with the shared schedule, its product (restored by ``set_update_counts``)."""
+        counts = super().update_counts()
+        if self.schedule == 'shared':
+            counts['m_schedule'] = self.m_schedule
+        return counts
+
+    def set_update_counts(self, counts):
+        """Restore ``update_counts()`` output; the per-parameter products follow from the counts."""
+        super().set_update_counts(counts)
+        self.m_schedule = float(counts.get('m_schedule', 1.0))
+
     def _m_schedule(self, index, t):
         """S_t = mu_1 * ... * mu_t, carried from the previous step when it was ``t - 1``; with the shared
         schedule, the optimizer's one product times ``mu_t``."""
