@@ -44,6 +44,7 @@ class Op:
     output_names = ("output",)
     is_loss = False           # supplies its own head gradient
     label_inputs = ()         # input positions read only by the backward pass
+    own_type_inputs = ()      # input positions (indices, conditions) whose type need not be the op's
     elementwise = False       # inputs and outputs share one shape (partial shapes unify)
     partial_shapes = False    # infer_shape accepts shapes with unknown (0) dimensions
     node = None
@@ -83,12 +84,13 @@ class Op:
     def infer_type(self, in_types, out_types):
         """(input, output, aux types) from the known ones (None = unknown): by default all share the
         one type any of them has (MXNet's ElemwiseType), so inputs of two types are a conflict the caller
-        reports by name. A label (read only by the backward pass) may keep a type of its own."""
-        values = [t for i, t in enumerate(in_types) if i not in self.label_inputs] + list(out_types)
+        reports by name. A label (read only by the backward pass) or an index may keep a type of its own."""
+        apart = tuple(self.label_inputs) + tuple(self.own_type_inputs)
+        values = [t for i, t in enumerate(in_types) if i not in apart] + list(out_types)
         known = next((t for t in values + list(in_types) if t is not None), None)
         if known is None:
             return in_types, out_types, []
-        return ([t if t is not None and i in self.label_inputs else known for i, t in enumerate(in_types)],
+        return ([t if t is not None and i in apart else known for i, t in enumerate(in_types)],
                 [known] * self.num_outputs, [known] * len(self.aux_names()))
 
     def refine_inputs(self, in_shapes, out_shapes):

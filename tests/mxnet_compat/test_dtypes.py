@@ -180,3 +180,19 @@ def test_variable_dtype_is_stored_as_mxnet_s_type_code():
     old = {"nodes": [{"op": "null", "name": "x", "attrs": {"__dtype__": "<class 'numpy.int32'>"}, "inputs": []}],
            "arg_nodes": [0], "heads": [[0, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}}
     assert sym.load_json(json.dumps(old)).infer_type()[0] == [np.int32]
+
+
+def test_pick_and_where_take_integer_indices_and_conditions():
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    exe = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=1).bind(
+        "cpu", {"data": data, "index": np.array([2, 0], np.int64)}, args_grad={"data": np.zeros_like(data)})
+    out = exe.forward(is_train=True)[0]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [2, 3])
+    exe.backward(np.ones(2, np.float32))
+    np.testing.assert_array_equal(exe.grad_dict["data"], [[0, 0, 1], [1, 0, 0]])
+    cond = np.array([[1, 0, 1], [0, 0, 1]], np.int32)
+    where = sym.where(sym.Variable("c"), sym.Variable("x"), sym.Variable("y"))
+    got = where.bind("cpu", {"c": cond, "x": data, "y": -data}).forward()[0]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.where(cond, data, -data))

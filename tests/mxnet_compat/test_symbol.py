@@ -335,3 +335,19 @@ def test_infershape_happens_for_all_ops_in_graph():
     s3 = sym.transpose(v) + (sym.Variable("x") + v)
     with pytest.raises(ShapeError):
         s3.simple_bind("cpu", x=(2, 3), grad_req="null")
+
+
+def test_zero_prop2():
+    # MXNet: test_zero_prop2 (batch_take has no gradient: behind stop_gradient it binds, alone binding for
+    # gradients fails; forward is given data here, where MXNet's arrays start at zero)
+    x, idx = sym.Variable("x"), sym.Variable("idx")
+    y = sym.batch_take(x, idx)
+    z = sym.stop_gradient(y)
+    exe = z.simple_bind("cpu", x=(10, 10), idx=(10,), type_dict={"x": np.float32, "idx": np.int32})
+    assert exe.arg_dict["idx"].dtype == np.int32
+    data = np.arange(100, dtype=np.float32).reshape(10, 10)
+    out = exe.forward(x=data, idx=np.arange(10) - 1)[0]
+    np.testing.assert_array_equal(out, data[np.arange(10), np.clip(np.arange(10) - 1, 0, 9)])
+    exe.backward()
+    with pytest.raises(ConfigError, match="batch_take .* has no gradient"):
+        y.simple_bind("cpu", x=(10, 10), idx=(10,), type_dict={"x": np.float32, "idx": np.int32})

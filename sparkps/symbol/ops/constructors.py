@@ -162,6 +162,7 @@ norm = constructor("norm")
 sum_axis = constructor("sum", "sum_axis")
 argmax = constructor("argmax")
 argmin = constructor("argmin")
+batch_take = constructor("batch_take")
 
 # ---- cutting, picking, re-arranging axes ----------------------------------------------------------
 SliceChannel = constructor("SliceChannel")
