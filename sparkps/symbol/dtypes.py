@@ -2,7 +2,9 @@
 whose types are known (given, or a variable's ``__dtype__`` attribute) through each op until nothing
 changes. An op's default rule gives every input (labels included), output and auxiliary state the one
 type its inputs and outputs agree on; ops that differ (Embedding's integer ids) override
-``Op.infer_type``. A conflict raises ConfigError naming the op and the input."""
+``Op.infer_type``. A conflict raises ConfigError naming the op and the input. The executor plans the type
+of every intermediate array the same way (``plan_entry_types``), so one graph can mix float16, float32, float64
+and integer arrays; dtypes are written and read as MXNet's symbol files hold them (type codes)."""
 import numpy as np
 
 from ..errors import ConfigError

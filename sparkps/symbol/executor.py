@@ -1,9 +1,10 @@
 """Executor: runs a bound symbol's forward graph and its explicit backward graph.
 
 At bind time the executor builds the backward graph for the arguments whose grad_req is not
-'null', keeps only the backward nodes those gradients depend on, infers every shape, plans memory
-once, and turns each node into a prepared call over fixed arrays. A training step is then two
-loops over those calls: no graph walking and no allocation of parameter-sized arrays per step.
+'null', keeps only the backward nodes those gradients depend on, infers every shape and every type
+(each intermediate array has its own dtype), plans memory once, and turns each node into a prepared call
+over fixed arrays. A training step is then two loops over those calls: no graph walking and no allocation
+of parameter-sized arrays per step.
 
     exe = net.simple_bind('cpu', data=(128, 784))
     exe.forward(is_train=True, data=x, softmax_label=y)
