@@ -392,9 +392,10 @@ class FeedForward:
         save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {})
 
     @staticmethod
-    def load(prefix, epoch, ctx='cpu', **kwargs):
-        """Rebuild a model saved by ``save``; training would resume at ``epoch``."""
-        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+    def load(prefix, epoch, ctx='cpu', from_mxnet=False, **kwargs):
+        """Rebuild a model saved by ``save`` (or MXNet's checkpoint; ``from_mxnet=True`` accepts only
+        MXNet's params format); training would resume at ``epoch``."""
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch, from_mxnet=from_mxnet)
         return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params, begin_epoch=epoch,
                            **kwargs)
 
