@@ -74,7 +74,7 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def fit(kv):
         nonlocal batches
         batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
-                                   seed=plan.get("seed", 0) + rank)
+                                   seed=plan.get("seed", 0) + rank, dtype=plan.get("data_dtype", "float32"))
         with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
             result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()

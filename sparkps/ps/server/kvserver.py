@@ -41,7 +41,8 @@ class KVServer:
         self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
-        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats}
+        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
+                          "compact": self._compact}
 
     @property
     def policy(self):
@@ -198,6 +199,13 @@ class KVServer:
         """``{worker node id: steps}``: how many steps of each worker the weights hold now (pushed and applied,
         or dropped as stale); saved with a checkpoint, it is where each worker resumes in its data."""
         return {str(node): self.steps[node] - self.policy.unapplied(node) for node in self.postoffice.worker_ids}
+
+    def _compact(self, request):
+        # each table merges its base and deltas into a new base of this server's shard (SparseRows.compact); the
+        # worker that asked writes the manifest from the replies, then removes the replaced files
+        manifest = read_manifest(request.path)
+        return {"tables": [d for table in self.tables.values()
+                           for d in table.compact(request.path, manifest).get("tables", [])]}
 
     def _load(self, request):
         manifest = read_manifest(request.path)
