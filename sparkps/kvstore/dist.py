@@ -286,11 +286,12 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         loads onto any number of servers. With ``resume`` (a JSON-able dict), the manifest also records it
         under ``"resume"``, with ``"steps"``: ``{rank: steps}``, how many steps of each worker the saved weights
         hold (the most any server applied: a step in flight to some servers only counts as done). Returns the
-        manifest, written atomically after every piece. A queued step of a network with sparse tables (its
-        dense and row pushes wait for the next pull, to travel as one round) stays queued: the checkpoint holds
-        the steps before it.
+        manifest, written atomically after every piece. Pushes still queued are sent first, except with
+        ``resume`` (a checkpoint taken while training): then a queued step of a network with sparse tables (its
+        dense and row pushes wait for the next pull, to travel as one round) stays queued, and the checkpoint
+        holds the steps before it.
         """
-        if self._staged_rows():
+        if resume is not None:
             self._wait_sent()
         else:
             self._wait_pushes()
