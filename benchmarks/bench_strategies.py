@@ -262,7 +262,8 @@ def _spark():
 
 
 def bench_restarts(epochs):
-    """Kill a server process, then a worker's Python process, at step 30 of a SparkTrainer fit."""
+    """Kill a server process, then a worker's Python process, at step 35 of a SparkTrainer fit."""
+    import shutil
     import tempfile
 
     from sparkps.spark import SparkTrainer, mlp_symbol
@@ -294,6 +295,7 @@ def bench_restarts(epochs):
                            total=entry["resumed_at"] - killed, lost=35 - held, role=entry["role"])
             rows.append(row)
             print(row, flush=True)
+            shutil.rmtree(folder, ignore_errors=True)
     finally:
         spark.stop()
     return rows
