@@ -115,26 +115,28 @@ def _fit(plan, kv, batches, rank, ctx):
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
-    stopper = _early_stopping(plan)
+    stopper = _early_stopping(plan, keep_best=rank == 0)
     validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
               epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
+              "best_epoch": None if stopper is None else stopper.best_epoch,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
-    if rank == 0:
-        result["params"] = params_to_bytes(model.arg_params, model.aux_params)
+    if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
+        best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
+        result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
     return result
 
 
-def _early_stopping(plan):
+def _early_stopping(plan, keep_best=False):
     """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
-    return EarlyStopping(X, y, patience=plan.get("patience", 2))
+    return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
 
 
 def _checkpointer(plan, kv, rank):

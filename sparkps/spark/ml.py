@@ -83,7 +83,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     out-of-range label or null/NaN features are dropped; the count is logged and kept in the model's
     ``skippedRows``) or 'keep' (null/NaN feature values become 0; bad labels still fail).  ``weightCol``:
     whole-number row weights, a row of weight k counting as k rows (0 drops it).  ``validationFraction``
-    holds out that share of the rows for early stopping (see SparkTrainer.fit).
+    holds out that share of the rows for early stopping (see SparkTrainer.fit); the model then keeps the best
+    epoch's weights (``bestEpoch``).
     """
 
     @keyword_only
@@ -150,6 +151,12 @@ class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, D
     def history(self):
         """Per-epoch training (and validation) metrics of the fit, epochs counted from 0."""
         return self.spark_model.history if self.spark_model is not None else []
+
+    @property
+    def bestEpoch(self):
+        """With validationFraction: the epoch (from 0) whose weights the model holds, the one of the lowest
+        validation cross-entropy; None otherwise."""
+        return self.spark_model.best_epoch if self.spark_model is not None else None
 
     def _transform(self, dataset):
         if self.spark_model is None:

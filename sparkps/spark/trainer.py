@@ -80,7 +80,8 @@ class SparkTrainer:
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
         (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
         every task) turns on early stopping: every worker scores it after each epoch and training stops once
-        the validation cross-entropy has not improved for ``patience`` epochs.
+        the validation cross-entropy has not improved for ``patience`` epochs; the model holds the weights
+        of the best epoch (``model.best_epoch``), not the last.
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
@@ -218,7 +219,7 @@ class SparkTrainer:
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                     epoch=epochs, history=history)
+                                     epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"))
 
 
 def fit_stats(results, batch_size):

@@ -67,6 +67,8 @@ def test_mllib_columns_and_options(spark, digits, tmp_path):
     assert model.skippedRows == 3
     epochs = len(model.history)
     assert 1 < epochs < 40 and "validation-cross-entropy" in model.history[-1]
+    losses = [entry["validation-cross-entropy"] for entry in model.history]
+    assert model.bestEpoch == int(np.argmin(losses)), losses
     assert len(list((tmp_path / "checkpoints").iterdir())) >= epochs
     scored = model.transform(digit_frame(spark, X_test, y_test))
     assert {"rawPrediction", "probability", "prediction"} <= set(scored.columns)
