@@ -123,3 +123,13 @@ def test_a_step_carries_the_dense_push_and_every_table_and_names_a_bad_table_fie
         protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays))
     with pytest.raises(MalformedMessage, match="needs 5 arrays"):
         protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays[:4]))
+
+
+@pytest.mark.parametrize("name", sorted(ROUND_POLICIES))
+def test_every_round_policy_declares_what_the_server_asks_of_it(name):
+    policy = create_policy(name, [1, 2])
+    assert isinstance(policy.needs_round, bool) and isinstance(policy.answers_round, bool)
+    for method in ("push", "leave", "wait_pull", "mark_applied", "parked"):
+        assert callable(getattr(policy, method)), method
+    if policy.answers_round:
+        assert policy.applied == 0 and policy.is_stale(1) is False

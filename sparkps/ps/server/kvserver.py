@@ -94,7 +94,7 @@ class KVServer:
         """Hand the update to the round policy; returns whether the policy dropped it as stale."""
         update = self._table(request.table).gradient(request)
         round_ = self._round(request)
-        stale = getattr(self.policy, "answers_round", False) and self.policy.is_stale(round_)
+        stale = self.policy.answers_round and self.policy.is_stale(round_)
         self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
         if reply:
             responder.reply(meta={"stale": True} if stale else None)
@@ -127,7 +127,7 @@ class KVServer:
 
     def _answer_pull(self, responder, request, stale=False):
         meta = None
-        if getattr(self.policy, "answers_round", False):  # the worker's next push is tagged this round + 1
+        if self.policy.answers_round:  # the worker's next push is tagged this round + 1
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
         if getattr(request, "tables", None) is not None:
             dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY

@@ -5,6 +5,9 @@ The server feeds each policy events and acts on what comes back (no sockets here
 
 ``needs_round``
     True when PUSH and PULL must carry a ``round`` (the server answers an ERROR naming the field if not).
+``answers_round``
+    True when a pull's reply names the applied round (``sync_replicas``); such a policy also has
+    ``applied`` (the last applied round) and ``is_stale(round) -> bool`` (a push of ``round`` will be dropped).
 ``push(worker, round, updates) -> [CompletedRound]``
     ``worker`` pushed ``{table name: update}`` (an update as the table's ``gradient`` returns it, summed
     with ``update.add``); returns the rounds now ready to apply, in order. Raises ClusterError naming the
@@ -23,7 +26,7 @@ The server feeds each policy events and acts on what comes back (no sockets here
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
 ``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
-also have ``status()`` (counters for the cluster status) and ``answers_round`` (a pull's reply names the applied round).
+also have ``status()`` (counters for the cluster status).
 
 >>> sorted(ROUND_POLICIES)
 ['async', 'average', 'ssp', 'sync', 'sync_replicas']

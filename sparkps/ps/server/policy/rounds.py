@@ -55,6 +55,7 @@ class RoundSum:
 class AsyncUpdates:
     """Policy ``async``: every push is applied at once, every pull answered at once."""
     needs_round = False
+    answers_round = False
 
     def __init__(self, worker_ids):
         self.worker_ids = set(worker_ids)
@@ -78,6 +79,8 @@ class AsyncUpdates:
 class ParkedPulls:
     """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
     until then. A round policy sets both in its ``__init__``."""
+
+    answers_round = False
 
     def wait_pull(self, round_, token):
         """True if round ``round_`` is applied; otherwise park ``token`` for :meth:`mark_applied`."""

@@ -25,6 +25,7 @@ class BoundedStaleness:
     """Policy ``ssp``: apply every push at once; hold a pull while its worker is too far ahead."""
 
     needs_round = True
+    answers_round = False
 
     def __init__(self, worker_ids, max_staleness=0):
         if isinstance(max_staleness, bool) or not isinstance(max_staleness, int) or max_staleness < 0:
