@@ -12,6 +12,7 @@ from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
 from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
+from sparkps.spark.row_places import RowPlaces
 
 SERVER_EXIT_SECONDS = 30
 
@@ -74,7 +75,7 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def fit(kv):
         nonlocal batches
         batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
-                                   seed=plan.get("seed", 0) + rank)
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank))
         result = _fit(plan, kv, batches, rank, ctx)
         timeline["fit_end"] = time.time()
         return result
@@ -129,6 +130,12 @@ def _fit(plan, kv, batches, rank, ctx):
         best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
         result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
     return result
+
+
+def _row_places(plan, rank):
+    """Where this task's rows sit in the fit's input (see sparkps.spark.row_places), for error messages."""
+    kind = plan.get("row_places")
+    return RowPlaces(tagged=True) if kind == "tagged" else RowPlaces(rank if kind == "partition" else None)
 
 
 def _early_stopping(plan, keep_best=False):

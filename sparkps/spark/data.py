@@ -11,6 +11,7 @@ import tempfile
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.spark.row_places import RowPlaces
 
 SPILL_BYTES = 256 << 20   # a partition's local copy larger than this goes to a memory-mapped file
 
@@ -41,13 +42,19 @@ def is_block(features):
     return isinstance(features, np.ndarray) and features.ndim == 2
 
 
+def _where(place):
+    """'row 5' for a row count, else the place as given (e.g. 'row 3 of input partition 1')."""
+    return "row %d" % place if isinstance(place, (int, np.integer)) else str(place)
+
+
 def write_features(features, out, row_index):
-    """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors)."""
+    """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors).
+    ``row_index`` (a count or a RowPlaces description) names the row in errors."""
     width = out.shape[0]
     if hasattr(features, "indices") and hasattr(features, "values") and hasattr(features, "size"):
         if features.size != width:
-            raise DataError("row %d: sparse vector of size %d, expected %d features"
-                            % (row_index, features.size, width))
+            raise DataError("%s: sparse vector of size %d, expected %d features"
+                            % (_where(row_index), features.size, width))
         out[:] = 0.0
         out[np.asarray(features.indices)] = features.values
         return
@@ -56,9 +63,9 @@ def write_features(features, out, row_index):
     try:
         values = np.asarray(features, dtype=np.float32)
     except (TypeError, ValueError):
-        raise DataError("row %d: features are not numbers: %s" % (row_index, _describe(features))) from None
+        raise DataError("%s: features are not numbers: %s" % (_where(row_index), _describe(features))) from None
     if values.ndim != 1 or values.shape[0] != width:
-        raise DataError("row %d: features of shape %s, expected (%d,)" % (row_index, values.shape, width))
+        raise DataError("%s: features of shape %s, expected (%d,)" % (_where(row_index), values.shape, width))
     out[:] = values
 
 
@@ -67,67 +74,72 @@ def to_label(label, row_index):
     try:
         return float(label)
     except (TypeError, ValueError):
-        raise DataError("row %d: label %s is not a number" % (row_index, _describe(label))) from None
+        raise DataError("%s: label %s is not a number" % (_where(row_index), _describe(label))) from None
 
 
-def iter_batches(rows, batch_size, num_features, with_label=True):
+def iter_batches(rows, batch_size, num_features, with_label=True, places=None):
     """Yield ``(X, y)`` float32 batches of at most ``batch_size`` rows (y is None without labels).
 
     Only the last batch may be short.  Streams: holds one batch at a time.  NaN or infinite values raise
-    DataError naming the row.  Never blocks beyond the iteration of ``rows``.
+    DataError naming the row: by its place in the input when ``places`` (a RowPlaces) knows it, else by
+    its count among ``rows``.  Never blocks beyond the iteration of ``rows``.
     """
+    places = places if places is not None else RowPlaces()
     X = np.empty((batch_size, num_features), np.float32)
     y = np.empty(batch_size, np.float32)
-    filled, seen = 0, 0
-    for row in rows:
+    filled = 0
+    for row in places.read(rows):
         features, label = split_row(row, with_label)
         if is_block(features):
-            bx, by = _checked_block(features, label, num_features, with_label, seen)
-            while len(bx):
-                take = min(batch_size - filled, len(bx))
-                X[filled:filled + take] = bx[:take]
+            bx, by = _checked_block(features, label, num_features, with_label, places)
+            done = 0
+            while done < len(bx):
+                take = min(batch_size - filled, len(bx) - done)
+                places.placed(filled, done)
+                X[filled:filled + take] = bx[done:done + take]
                 if with_label:
-                    y[filled:filled + take] = by[:take]
-                    by = by[take:]
-                bx, filled, seen = bx[take:], filled + take, seen + take
+                    y[filled:filled + take] = by[done:done + take]
+                filled, done = filled + take, done + take
                 if filled == batch_size:
-                    yield _checked(X, y, filled, seen, with_label)
+                    yield _checked(X, y, filled, with_label, places)
                     filled = 0
             continue
-        write_features(features, X[filled], seen)
+        places.placed(filled)
+        write_features(features, X[filled], places.describe())
         if with_label:
-            y[filled] = to_label(label, seen)
-        filled, seen = filled + 1, seen + 1
+            y[filled] = to_label(label, places.describe())
+        filled += 1
         if filled == batch_size:
-            yield _checked(X, y, filled, seen, with_label)
+            yield _checked(X, y, filled, with_label, places)
             filled = 0
     if filled:
-        yield _checked(X, y, filled, seen, with_label)
+        yield _checked(X, y, filled, with_label, places)
 
 
-def _checked_block(features, label, num_features, with_label, seen):
+def _checked_block(features, label, num_features, with_label, places):
     """``(X, y)`` of a block row, y None without labels; DataError when widths or row counts differ."""
     if features.shape[1] != num_features:
-        raise DataError("rows %d..: block of shape %s, expected %d features"
-                        % (seen, features.shape, num_features))
+        raise DataError("%s: block of shape %s, expected %d features"
+                        % (places.describe(block_row=0), features.shape, num_features))
     if not with_label:
         return features, None
     labels = np.asarray(label, dtype=np.float32).reshape(-1)
     if labels.shape[0] != features.shape[0]:
-        raise DataError("rows %d..: block of %d feature rows but %d labels"
-                        % (seen, features.shape[0], labels.shape[0]))
+        raise DataError("%s: block of %d feature rows but %d labels"
+                        % (places.describe(block_row=0), features.shape[0], labels.shape[0]))
     return features, labels
 
 
-def _checked(X, y, filled, seen, with_label):
+def _checked(X, y, filled, with_label, places):
     Xb = X[:filled].copy()
     yb = y[:filled].copy() if with_label else None
     if not np.isfinite(Xb).all():
         bad = int(np.nonzero(~np.isfinite(Xb).all(axis=1))[0][0])
-        raise DataError("row %d: features contain NaN or infinity" % (seen - filled + bad))
+        raise DataError("%s: features contain NaN or infinity" % places.describe(bad))
     if with_label and not np.isfinite(yb).all():
         bad = int(np.nonzero(~np.isfinite(yb))[0][0])
-        raise DataError("row %d: label is NaN or infinite" % (seen - filled + bad))
+        raise DataError("%s: label is NaN or infinite" % places.describe(bad))
+    places.new_batch()
     return Xb, yb
 
 
@@ -219,7 +231,8 @@ class PartitionBatches:
     partition; ``pad`` says how many rows of it are padding.  An empty partition yields no batches.
     """
 
-    def __init__(self, rows, batch_size, num_features, shuffle=True, seed=0, spill_bytes=SPILL_BYTES):
+    def __init__(self, rows, batch_size, num_features, shuffle=True, seed=0, spill_bytes=SPILL_BYTES,
+                 places=None):
         if batch_size < 1:
             raise DataError("batch_size must be >= 1, got %r" % (batch_size,))
         self.batch_size = batch_size
@@ -227,6 +240,7 @@ class PartitionBatches:
         self.shuffle = shuffle
         self.copy = LocalCopy(num_features, spill_bytes)
         self._rows = rows
+        self.places = places          # a RowPlaces: where the partition's rows sit in the input (errors)
         self._rng = np.random.default_rng(seed)
         self.epochs_started = 0
         self.streaming = False      # True while the first epoch is still reading the partition
@@ -247,7 +261,7 @@ class PartitionBatches:
     def _first_epoch(self):
         rows, self._rows = self._rows, None
         self.streaming = True
-        for X, y in iter_batches(rows, self.batch_size, self.num_features):
+        for X, y in iter_batches(rows, self.batch_size, self.num_features, places=self.places):
             self.copy.append(X, y)
             if len(X) < self.batch_size:
                 X, y, pad = self._padded(X, y)

@@ -17,8 +17,9 @@ from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
 from sparkps.spark.progress import ProgressView
+from sparkps.spark.row_places import in_input, tag_rows
 from sparkps.spark.spark_model import SparkModel
-from sparkps.spark.stage import run_stage
+from sparkps.spark.stage import StageFailed, run_stage
 from sparkps.spark.tracking import log_fit
 from sparkps.train.optimizer import create as create_optimizer
 
@@ -94,7 +95,8 @@ class SparkTrainer:
         workers, servers = self._checked_data(data, features_col, label_col)
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
-        rdd = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))), workers)
+        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))),
+                                   workers, tag=not _is_frame(data))
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
@@ -104,6 +106,7 @@ class SparkTrainer:
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
             plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
+            plan["row_places"] = places
             if validation is not None:
                 plan["validation"] = _validation_arrays(validation, features_col, label_col,
                                                         int(np.prod(self.input_shape)))
@@ -117,6 +120,11 @@ class SparkTrainer:
             with spark_progress_paused(sc):       # one progress display at a time: ours
                 results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
                                     local=self._local_master)
+        except StageFailed as exc:                # name a bad row by its place in the whole input
+            message = in_input(str(exc), data) if places else str(exc)
+            if message == str(exc):
+                raise
+            raise StageFailed(message, node=exc.node) from None
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
@@ -308,9 +316,13 @@ def _as_rdd(data, features_col, label_col, num_features):
     return data
 
 
-def _partitioned(rdd, num_workers):
-    """Exactly ``num_workers`` partitions (a shuffle when the count differs: Spark refuses a barrier stage
-    over a coalesced RDD)."""
+def _partitioned(rdd, num_workers, tag=False):
+    """``(rdd, row_places)``: exactly ``num_workers`` partitions (a shuffle when the count differs: Spark
+    refuses a barrier stage over a coalesced RDD).  With ``tag`` the tasks can name a row by its place in
+    ``rdd`` (row_places 'partition': task p reads input partition p; 'tagged': elements were tagged with
+    their place before the shuffle, see sparkps.spark.row_places); else row_places is None."""
     if rdd.getNumPartitions() != num_workers:
-        return rdd.repartition(num_workers)
-    return rdd
+        if tag:
+            return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
+        return rdd.repartition(num_workers), None
+    return rdd, "partition" if tag else None
