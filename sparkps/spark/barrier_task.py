@@ -13,6 +13,7 @@ from sparkps.spark.data import PartitionBatches
 from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
 from sparkps.spark.row_places import RowPlaces
+from sparkps.spark.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
 SERVER_EXIT_SECONDS = 30
 
@@ -74,7 +75,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
 
     def fit(kv):
         nonlocal batches
-        batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
+        width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
+        batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
                                    seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank))
         result = _fit(plan, kv, batches, rank, ctx)
         timeline["fit_end"] = time.time()
@@ -112,12 +114,16 @@ def _fit(plan, kv, batches, rank, ctx):
     from sparkps.train.feedforward import FeedForward
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or default_initializer()
-    model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
+    weighted = bool(plan.get("row_weights"))
+    network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
+    model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
-    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
+                         weight_name=ROW_WEIGHT if weighted else None)
     stopper = _early_stopping(plan, keep_best=rank == 0)
-    validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
+    scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
+    validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     started = time.perf_counter()
     model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
               epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))

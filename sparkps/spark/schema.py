@@ -127,7 +127,7 @@ def first_bad_label(df, label_col, key, num_classes=None):
             "non_finite": lambda v: v is not None and not math.isfinite(v),
             "fractional": lambda v: v is not None and math.isfinite(v) and v != math.floor(v),
             "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes,
-            "weight": lambda v: v is None or not math.isfinite(v) or v < 0 or v != math.floor(v)}[key]
+            "weight": lambda v: v is None or not math.isfinite(v) or v < 0}[key]
     found = (df.select(label_col).rdd.map(lambda r: None if r[0] is None else float(r[0])).zipWithIndex()
              .filter(lambda pair: test(pair[0])).take(1))
     return (found[0][1], found[0][0]) if found else (None, None)

@@ -75,14 +75,16 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
-    def fit(self, data, features_col="features", label_col="label", validation=None):
+    def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
         (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
         every task) turns on early stopping: every worker scores it after each epoch and training stops once
         the validation cross-entropy has not improved for ``patience`` epochs; the model holds the weights
-        of the best epoch (``model.best_epoch``), not the last.
+        of the best epoch (``model.best_epoch``), not the last.  ``weight_col`` (a DataFrame's column of
+        positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.rows)
+        scales each row's gradient by its weight (sparkps.spark.row_weights).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
@@ -91,12 +93,14 @@ class SparkTrainer:
         server process of a local master has ended).
         """
         sc = _context_of(data)
+        if weight_col and not _is_frame(data):
+            raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
         checks.choose_worker_python(sc)
         workers, servers = self._checked_data(data, features_col, label_col)
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
-        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))),
-                                   workers, tag=not _is_frame(data))
+        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
+                                           weight_col), workers, tag=not _is_frame(data))
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
@@ -106,7 +110,10 @@ class SparkTrainer:
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
             plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
-            plan["row_places"] = places
+            plan["row_places"], plan["row_weights"] = places, bool(weight_col)
+            if weight_col:
+                from sparkps.spark.row_weights import weighted_symbol
+                weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
             if validation is not None:
                 plan["validation"] = _validation_arrays(validation, features_col, label_col,
                                                         int(np.prod(self.input_shape)))
@@ -247,13 +254,17 @@ def fit_stats(results, batch_size):
 
 
 def merge_histories(results):
-    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...]."""
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
+    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
+    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
     sums, weights = {}, {}
     for result in results:
         rows = max(int(result.get("rows", 0)), 0)
         for entry in result.get("history", []):
             epoch = int(entry["epoch"])
             for name, value in entry.items():
+                if name.startswith("validation-") and result.get("rank") != 0:
+                    continue
                 if name != "epoch" and rows:
                     sums.setdefault(epoch, {}).setdefault(name, 0.0)
                     sums[epoch][name] += float(value) * rows
@@ -300,16 +311,20 @@ def _context_of(data):
     return data.context
 
 
-def _as_rdd(data, features_col, label_col, num_features):
+def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
     """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
-    blocks, or of rows when the features are too wide for dense Arrow batches."""
+    blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
+    row's weight follows its features as one more column."""
     if hasattr(data, "rdd") and hasattr(data, "select"):
         from sparkps.spark.frames import blocks_fit, frame_to_blocks
-        if blocks_fit(data, num_features):
-            return frame_to_blocks(data, features_col, label_col, num_features)
-        missing = [c for c in (features_col, label_col) if c not in data.columns]
+        if blocks_fit(data, num_features + (1 if weight_col else 0)):
+            return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
+        missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]
         if missing:
             raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
+        if weight_col:
+            from sparkps.spark.row_weights import with_weight
+            return data.select(features_col, label_col, weight_col).rdd.map(with_weight)
         return data.select(features_col, label_col).rdd
     if not hasattr(data, "mapPartitions"):
         raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
