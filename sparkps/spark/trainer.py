@@ -186,7 +186,8 @@ class SparkTrainer:
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:
-                facts = schema.scan_labels(data, label_col, features_col)
+                width = int(np.prod(self.input_shape))
+                facts = schema.scan_labels(data, label_col, features_col, width)
             except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
                 from sparkps.spark.stage import describe_stage_error
                 cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
@@ -194,6 +195,7 @@ class SparkTrainer:
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
             schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
+            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
             rows = facts["rows"]
         else:
             if not hasattr(data, "mapPartitions"):
