@@ -43,13 +43,15 @@ def is_block(features):
 
 
 def _where(place):
-    """'row 5' for a row count, else the place as given (e.g. 'row 3 of input partition 1')."""
-    return "row %d" % place if isinstance(place, (int, np.integer)) else str(place)
+    """'row 5' for a row count; a RowPlaces describes its current row (only now, on the error path)."""
+    if isinstance(place, (int, np.integer)):
+        return "row %d" % place
+    return place.describe() if hasattr(place, "describe") else str(place)
 
 
 def write_features(features, out, row_index):
     """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors).
-    ``row_index`` (a count or a RowPlaces description) names the row in errors."""
+    ``row_index`` (a count, or a RowPlaces at this row) names the row in errors."""
     width = out.shape[0]
     if hasattr(features, "indices") and hasattr(features, "values") and hasattr(features, "size"):
         if features.size != width:
@@ -105,9 +107,9 @@ def iter_batches(rows, batch_size, num_features, with_label=True, places=None):
                     filled = 0
             continue
         places.placed(filled)
-        write_features(features, X[filled], places.describe())
+        write_features(features, X[filled], places)
         if with_label:
-            y[filled] = to_label(label, places.describe())
+            y[filled] = to_label(label, places)
         filled += 1
         if filled == batch_size:
             yield _checked(X, y, filled, with_label, places)
