@@ -57,6 +57,11 @@ def write_manifest(directory, described, optimizer_config, tables=()):
         earlier = read_manifest(directory) if os.path.exists(os.path.join(directory, MANIFEST)) else {}
         manifest["tables"] = earlier.get("tables", {})
         add_table_generation(manifest, tables)
+    return save_manifest(directory, manifest)
+
+
+def save_manifest(directory, manifest):
+    """Write ``manifest`` as ``directory/manifest.json``, replacing the old one atomically; returns it."""
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:

@@ -77,7 +77,8 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         nonlocal batches
         width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
         batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
-                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank))
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
+                                   dtype=plan.get("data_dtype", "float32"))
         result = _fit(plan, kv, batches, rank, ctx)
         timeline["fit_end"] = time.time()
         return result

@@ -14,7 +14,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.spark.data import iter_batches
-from sparkps.spark.predictor import Predictor, params_from_bytes, params_to_bytes, predictor_for
+from sparkps.spark.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
 
 PREFIX = "model"
 METADATA = "metadata.json"
@@ -114,6 +114,12 @@ class SparkModel:
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions
+        from sparkps.spark.sparse_inputs import data_dtype
+        data_name = data_input_name(self.symbol, self.arg_params, self.label_name)
+        if data_dtype(self.symbol, data_name) != np.float32:
+            raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
+                              "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
+                              % data_name)
         broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
         return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
@@ -130,15 +136,19 @@ class SparkModel:
             json.dump(meta, f, indent=1)
 
     @classmethod
-    def load(cls, path, epoch=None, **meta):
+    def load(cls, path, epoch=None, from_mxnet=False, **meta):
         """Read a model written by ``save``; or, with ``epoch``, the checkpoint ``path-symbol.json`` +
         ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's ``mx.model.save_checkpoint`` (the params
         format is chosen by content), with ``meta`` (``input_shape``, ``label_name``, ...) as ``save`` would
-        have recorded it."""
+        have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts MXNet's params format only, so a
+        file of another kind is a DataError naming it rather than a silent guess."""
+        if from_mxnet and epoch is None:
+            raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
+                              "(PREFIX-%04d.params)")
         if epoch is not None:
-            from sparkps.train.feedforward import FeedForward
-            feedforward = FeedForward.load(path, epoch)
-            return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params, epoch=epoch, **meta)
+            from sparkps.train.model_file import load_checkpoint
+            symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
+            return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
         meta_path = os.path.join(path, METADATA)
         if not os.path.exists(meta_path):
             raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
@@ -150,6 +160,15 @@ class SparkModel:
                    input_shape=meta["input_shape"], label_name=meta["label_name"],
                    batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
                    best_epoch=meta.get("best_epoch"))
+
+    @classmethod
+    def from_mxnet(cls, prefix, epoch, input_shape, **meta):
+        """The model of MXNet's checkpoint ``prefix-symbol.json`` + ``prefix-%04d.params`` (what
+        ``mx.model.save_checkpoint(prefix, epoch, ...)`` wrote), ready to predict on rows of ``input_shape``.
+
+            model = SparkModel.from_mxnet('/models/resnet', 10, input_shape=(3, 224, 224))
+        """
+        return cls.load(prefix, epoch=epoch, from_mxnet=True, input_shape=input_shape, **meta)
 
     def to_feedforward(self):
         """This model as a single-machine ``sparkps.FeedForward``."""
@@ -171,9 +190,9 @@ def _predict_rows(predictor, rows, num_features):
             if _row_is_block(row):
                 yield predictor.predict(_block_features(row))
             else:
-                yield from predictor.predict(_features_matrix([row], num_features))
+                yield from predictor.predict(_features_matrix([row], num_features, predictor.dtype))
         return
-    yield from predictor.predict(_features_matrix(rows, num_features))
+    yield from predictor.predict(_features_matrix(rows, num_features, predictor.dtype))
 
 
 def _row_is_block(row):
@@ -185,6 +204,6 @@ def _block_features(row):
     return row[0] if isinstance(row, tuple) else row
 
 
-def _features_matrix(rows, num_features):
+def _features_matrix(rows, num_features, dtype=np.float32):
     return np.concatenate([X for X, _ in iter_batches(iter(rows), max(len(rows), 1), num_features,
-                                                      with_label=False)])
+                                                      with_label=False, dtype=dtype)])

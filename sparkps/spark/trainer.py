@@ -162,6 +162,8 @@ class SparkTrainer:
         first = tuple(out_shapes[0]) if out_shapes else ()
         classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
         self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
+        from sparkps.spark.sparse_inputs import data_dtype
+        self.data_dtype = data_dtype(net, self.data_name).name     # int64: the ids of a hashed table
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
@@ -183,6 +185,9 @@ class SparkTrainer:
         input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
         from sparkps.spark import schema
         if _is_frame(data):
+            if self.data_dtype != "float32":
+                raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's "
+                                  "float features cannot carry; fit an RDD of (int64 ids, label) rows" % self.data_name)
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:
@@ -223,7 +228,7 @@ class SparkTrainer:
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
-                "eval_metric": self.eval_metric,
+                "eval_metric": self.eval_metric, "data_dtype": self.data_dtype,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "bind_executor_host": not getattr(self, "_local_master", True)}

@@ -40,7 +40,8 @@ class KVServer:
         self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
-        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats}
+        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
+                          "compact": self._compact}
 
     @property
     def policy(self):
@@ -188,6 +189,13 @@ class KVServer:
             reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
             reply.update(saved)
         return reply
+
+    def _compact(self, request):
+        # each table merges its base and deltas into a new base of this server's shard (SparseRows.compact); the
+        # worker that asked writes the manifest from the replies, then removes the replaced files
+        manifest = read_manifest(request.path)
+        return {"tables": [d for table in self.tables.values()
+                           for d in table.compact(request.path, manifest).get("tables", [])]}
 
     def _load(self, request):
         manifest = read_manifest(request.path)
