@@ -12,6 +12,8 @@ from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
 from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
+from sparkps.spark.row_places import RowPlaces
+from sparkps.spark.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
 SERVER_EXIT_SECONDS = 30
 
@@ -73,8 +75,10 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
 
     def fit(kv):
         nonlocal batches
-        batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
-                                   seed=plan.get("seed", 0) + rank, dtype=plan.get("data_dtype", "float32"))
+        width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
+        batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
+                                   dtype=plan.get("data_dtype", "float32"))
         with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
             result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
@@ -113,17 +117,21 @@ def _fit(plan, kv, batches, rank, ctx, fault=None):
     from sparkps.train.feedforward import FeedForward
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or default_initializer()
-    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"])
+    weighted = bool(plan.get("row_weights"))
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
+                         weight_name=ROW_WEIGHT if weighted else None)
     point, train_data = ResumePoint.from_plan(plan.get("resume")), data
     if point is not None:    # continue from the checkpoint: its weights, and this worker's place in its data
         train_data = SkippedIter(data, point.steps_of(rank))
         kv.resume_from(point.path)
-    model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
+    network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
+    model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
                         **plan.get("optimizer_params", {}))
-    stopper = _early_stopping(plan)
-    validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
+    stopper = _early_stopping(plan, keep_best=rank == 0)
+    scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
+    validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]
     if plan.get("checkpoint_dir"):
         saver = Checkpointer(kv, plan["checkpoint_dir"], plan.get("checkpoint_steps"), rank,
@@ -138,10 +146,12 @@ def _fit(plan, kv, batches, rank, ctx, fault=None):
               epoch_end_callback=on_epoch)
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
+              "best_epoch": None if stopper is None else stopper.best_epoch,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
-    if rank == 0:
-        result["params"] = params_to_bytes(model.arg_params, model.aux_params)
+    if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
+        best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
+        result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
     return result
 
 
@@ -175,12 +185,18 @@ def fault_hook(plan, rank, server):
     return kill
 
 
-def _early_stopping(plan):
+def _row_places(plan, rank):
+    """Where this task's rows sit in the fit's input (see sparkps.spark.row_places), for error messages."""
+    kind = plan.get("row_places")
+    return RowPlaces(tagged=True) if kind == "tagged" else RowPlaces(rank if kind == "partition" else None)
+
+
+def _early_stopping(plan, keep_best=False):
     """An EarlyStopping over the plan's validation rows, or None when the plan has none."""
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
-    return EarlyStopping(X, y, patience=plan.get("patience", 2))
+    return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
 
 
 class EpochHistory:

@@ -23,11 +23,13 @@ METADATA = "metadata.json"
 class SparkModel:
     """A symbol with its trained parameters plus what prediction needs (input shape, label name).
 
-    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``.
+    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``;
+    ``best_epoch`` (counted from 0, None without early stopping) is the epoch whose weights the model holds
+    when a validation set chose them.
     """
 
     def __init__(self, symbol, arg_params, aux_params=None, input_shape=None, label_name="softmax_label",
-                 batch_size=256, epoch=0, history=None, ctx="cpu"):
+                 batch_size=256, epoch=0, history=None, ctx="cpu", best_epoch=None):
         self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
         self.arg_params = dict(arg_params)
         self.aux_params = dict(aux_params or {})
@@ -36,6 +38,7 @@ class SparkModel:
         self.input_shape = tuple(int(d) for d in input_shape)
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
+        self.best_epoch = None if best_epoch is None else int(best_epoch)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
@@ -128,7 +131,7 @@ class SparkModel:
         feedforward.save(os.path.join(path, PREFIX), self.epoch)
         meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
                 "input_shape": list(self.input_shape), "label_name": self.label_name,
-                "batch_size": self.batch_size, "history": self.history}
+                "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch}
         with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
 
@@ -155,7 +158,8 @@ class SparkModel:
         feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
         return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
                    input_shape=meta["input_shape"], label_name=meta["label_name"],
-                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"))
+                   batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
+                   best_epoch=meta.get("best_epoch"))
 
     @classmethod
     def from_mxnet(cls, prefix, epoch, input_shape, **meta):

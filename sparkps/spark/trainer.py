@@ -17,8 +17,9 @@ from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
 from sparkps.spark.progress import ProgressView
+from sparkps.spark.row_places import in_input, tag_rows
 from sparkps.spark.spark_model import SparkModel
-from sparkps.spark.stage import run_stage
+from sparkps.spark.stage import StageFailed, run_stage
 from sparkps.spark.tracking import log_fit
 from sparkps.train.optimizer import create as create_optimizer
 
@@ -79,13 +80,17 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
-    def fit(self, data, features_col="features", label_col="label", validation=None, resume=False):
+    def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
+            resume=False):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
         (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
         every task) turns on early stopping: every worker scores it after each epoch and training stops once
-        the validation cross-entropy has not improved for ``patience`` epochs.  ``resume``: continue a stopped
+        the validation cross-entropy has not improved for ``patience`` epochs; the model holds the weights
+        of the best epoch (``model.best_epoch``), not the last.  ``weight_col`` (a DataFrame's column of
+        positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.rows)
+        scales each row's gradient by its weight (sparkps.spark.row_weights).  ``resume``: continue a stopped
         job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
@@ -104,12 +109,18 @@ class SparkTrainer:
         # strategies that train on the workers cannot continue from a server checkpoint: no restarts for them
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         sc = _context_of(data)
+        if weight_col and not _is_frame(data):
+            raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
         checks.choose_worker_python(sc)
         workers, servers = self._checked_data(data, features_col, label_col)
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
-        rdd = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))), workers)
-        extra = {}
+        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
+                                           weight_col), workers, tag=not _is_frame(data))
+        extra = {"row_places": places, "row_weights": bool(weight_col)}
+        if weight_col:
+            from sparkps.spark.row_weights import weighted_symbol
+            weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
             extra["validation"] = _validation_arrays(validation, features_col, label_col,
                                                      int(np.prod(self.input_shape)))
@@ -127,7 +138,7 @@ class SparkTrainer:
                         if not restarts.allowed(exc):
                             self.last_fit = {"restarts": restarts.entries}
                             if not restarts.count:
-                                raise
+                                _raise_in_input(exc, data, places)
                             raise restarts.give_up(exc) from exc
                         point = latest_checkpoint(self.checkpoint_dir)
                         view.note(restarts.describe(restarts.record(exc, point, progress)))
@@ -225,7 +236,8 @@ class SparkTrainer:
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:
-                facts = schema.scan_labels(data, label_col, features_col)
+                width = int(np.prod(self.input_shape))
+                facts = schema.scan_labels(data, label_col, features_col, width)
             except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
                 from sparkps.spark.stage import describe_stage_error
                 cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
@@ -233,6 +245,7 @@ class SparkTrainer:
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
             schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
+            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
             rows = facts["rows"]
         else:
             if not hasattr(data, "mapPartitions"):
@@ -279,7 +292,17 @@ class SparkTrainer:
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         return SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                     epoch=epochs, history=history)
+                                     epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"))
+
+
+def _raise_in_input(exc, data, places):
+    """Raise ``exc``; a failed stage that names a row of one input partition is raised naming the row of the
+    whole input instead (see sparkps.spark.row_places)."""
+    if isinstance(exc, StageFailed) and places:
+        message = in_input(str(exc), data)
+        if message != str(exc):
+            raise StageFailed(message, node=exc.node) from None
+    raise exc
 
 
 def _checked_restarts(checkpoint_steps, max_restarts):
@@ -310,13 +333,17 @@ def fit_stats(results, batch_size):
 
 
 def merge_histories(results):
-    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...]."""
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
+    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
+    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
     sums, weights = {}, {}
     for result in results:
         rows = max(int(result.get("rows", 0)), 0)
         for entry in result.get("history", []):
             epoch = int(entry["epoch"])
             for name, value in entry.items():
+                if name.startswith("validation-") and result.get("rank") != 0:
+                    continue
                 if name != "epoch" and rows:
                     sums.setdefault(epoch, {}).setdefault(name, 0.0)
                     sums[epoch][name] += float(value) * rows
@@ -363,25 +390,33 @@ def _context_of(data):
     return data.context
 
 
-def _as_rdd(data, features_col, label_col, num_features):
+def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
     """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
-    blocks, or of rows when the features are too wide for dense Arrow batches."""
+    blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
+    row's weight follows its features as one more column."""
     if hasattr(data, "rdd") and hasattr(data, "select"):
         from sparkps.spark.frames import blocks_fit, frame_to_blocks
-        if blocks_fit(data, num_features):
-            return frame_to_blocks(data, features_col, label_col, num_features)
-        missing = [c for c in (features_col, label_col) if c not in data.columns]
+        if blocks_fit(data, num_features + (1 if weight_col else 0)):
+            return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
+        missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]
         if missing:
             raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
+        if weight_col:
+            from sparkps.spark.row_weights import with_weight
+            return data.select(features_col, label_col, weight_col).rdd.map(with_weight)
         return data.select(features_col, label_col).rdd
     if not hasattr(data, "mapPartitions"):
         raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
     return data
 
 
-def _partitioned(rdd, num_workers):
-    """Exactly ``num_workers`` partitions (a shuffle when the count differs: Spark refuses a barrier stage
-    over a coalesced RDD)."""
+def _partitioned(rdd, num_workers, tag=False):
+    """``(rdd, row_places)``: exactly ``num_workers`` partitions (a shuffle when the count differs: Spark
+    refuses a barrier stage over a coalesced RDD).  With ``tag`` the tasks can name a row by its place in
+    ``rdd`` (row_places 'partition': task p reads input partition p; 'tagged': elements were tagged with
+    their place before the shuffle, see sparkps.spark.row_places); else row_places is None."""
     if rdd.getNumPartitions() != num_workers:
-        return rdd.repartition(num_workers)
-    return rdd
+        if tag:
+            return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
+        return rdd.repartition(num_workers), None
+    return rdd, "partition" if tag else None
