@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_step_floor.py
 	$(PY) benchmarks/bench_vs_mllib.py
 	$(PY) benchmarks/bench_sparse.py
+	$(PY) benchmarks/bench_sparse_compaction.py
 	$(PY) benchmarks/bench_sparse_embedding.py
 	$(PY) benchmarks/bench_strategies.py
 	$(PY) benchmarks/bench_ctr.py

@@ -268,6 +268,18 @@ def run(args):
 
 
 def main(argv=None):
+    """Run the job; returns its exit code.  Under spark-submit the JVM copies this process's output and exits
+    with it, so every line is written as printed and the output is drained before returning (see
+    sparkps.spark.submit_output: the final message is never cut off)."""
+    from sparkps.spark.submit_output import drain_output, line_buffered_output
+    line_buffered_output()
+    try:
+        return _main(argv)
+    finally:
+        drain_output()
+
+
+def _main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     logging.getLogger("sparkps.ps").setLevel(logging.CRITICAL)   # the job reports a failure once, below

@@ -10,6 +10,7 @@ import os
 import sys
 
 import click
+import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.kvstore.strategies import STRATEGIES
@@ -182,11 +183,16 @@ def worker():
 @click.option("--compression-threshold", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="2bit: gradients are sent as -T, 0 or +T; the rest is carried to the next push.")
 @click.option("--save", "save_prefix", help="Rank 0 writes PREFIX-symbol.json and PREFIX-%04d.params.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
+              help="Rank 0 has the servers checkpoint here at each epoch end (weights, optimizer state, positions).")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), help="Also checkpoint every N steps.")
+@click.option("--resume-from", type=click.Path(exists=True, file_okay=False),
+              help="Continue from this checkpoint folder (what `launch --resume` passes every worker).")
 @timeout_options
 @reports_errors("worker train")
 def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_file, data, data_format, num_features,
           label_column, eval_data, batch_size, epochs, optimizer, lr, momentum, wd, initializer, seed, compression,
-          compression_threshold, save_prefix, **kw):
+          compression_threshold, save_prefix, checkpoint_dir, checkpoint_steps, resume_from, **kw):
     """Train a network as one worker of a job: register, fit on this worker's shard, finish.
 
     Any failure is reported to the scheduler, which stops the whole job with it.
@@ -200,7 +206,11 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         symbol=symbol_file, data=data, data_format=data_format, num_features=num_features,
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
         momentum=momentum, wd=wd, initializer=initializer, seed=seed, save_prefix=save_prefix,
-        eval_data=eval_data, compression=compression)
+        eval_data=eval_data, compression=compression, checkpoint_dir=checkpoint_dir,
+        checkpoint_steps=checkpoint_steps, resume_from=resume_from)
+    if resume_from:
+        from sparkps.runtime.resume import check_resumable
+        check_resumable(kvstore)
     train_worker.run(config, kvstore=kvstore, scheduler_uri=settings.resolve_scheduler_uri(scheduler_uri),
                      secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
                      kvstore_params=strategy)
@@ -223,6 +233,30 @@ def status(scheduler_uri, secret, curve, as_json, timeout):
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
 
 
+@main.command("compact-checkpoint")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--table", "tables", multiple=True, metavar="NAME",
+              help="Compact only this sparse table (repeatable; default: every table of the checkpoint).")
+@click.option("--files", "num_files", type=click.IntRange(min=1),
+              help="Files per table in the new base (default: as many as its latest save has).")
+@reports_errors("compact-checkpoint")
+def compact_checkpoint(directory, tables, num_files):
+    """Merge the incremental saves of a checkpoint's sparse tables into one base per table.
+
+    DIRECTORY is a kvstore checkpoint (manifest.json and its files, as `save_checkpoint` writes them).  The
+    new base loads onto any number of servers to the same rows, optimizer state and counters as the base and
+    deltas it replaces, which are removed once the manifest names the new files.  Run it while no job saves
+    into DIRECTORY; a running job can ask its servers instead (DistKVStore.compact_checkpoint).
+    """
+    from sparkps.ps.server.tables.sparse_checkpoint import compact_checkpoint as compact
+    report = compact(directory, tables=list(tables) or None, num_files=num_files)
+    if not report:
+        click.echo("%s: every table is one base already" % directory)
+    for name, done in sorted(report.items()):
+        click.echo("table %s: %d generations -> 1 base of %d rows in %d files"
+                   % (name, done["generations"], done["rows"], len(done["files"])))
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-s", "--num-servers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of servers.")
@@ -233,10 +267,18 @@ def status(scheduler_uri, secret, curve, as_json, timeout):
 @click.option("--curve/--no-curve", default=False, help="Encrypt traffic with CURVE.")
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds between SIGTERM and SIGKILL when stopping the roles.")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False),
+              help="Checkpoint folder: worker 0 has the servers save here at each epoch end (and every "
+                   "--checkpoint-steps); a job whose role dies restarts from the newest checkpoint.")
+@click.option("--checkpoint-steps", type=click.IntRange(min=1), help="Also checkpoint every N steps.")
+@click.option("--resume", is_flag=True, help="Continue a stopped job from the newest checkpoint in --checkpoint-dir.")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=2, show_default=True,
+              help="With --checkpoint-dir: restarts of the whole cluster after a role dies.")
 @timeout_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @reports_errors("launch")
-def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
+def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, checkpoint_steps, resume, max_restarts,
+           command, **kw):
     """Start a scheduler, servers and workers on 127.0.0.1 as subprocesses and run COMMAND on the workers.
 
     COMMAND is what follows `--`: `train ...` with the options of `sparkps worker train` (each worker
@@ -253,6 +295,8 @@ def launch(num_servers, num_workers, kvstore, curve, grace, command, **kw):
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
                            timeouts=make_timeouts(kw), grace=grace)
+    if checkpoint_dir or resume:
+        cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)
     cluster.pids_file = os.environ.get("SPARKPS_LAUNCH_PIDS_FILE")
     sys.exit(cluster.run())
 
@@ -277,6 +321,78 @@ def mlp(layers, act, output):
     with open(output, "w", encoding="utf-8") as handle:
         handle.write(net.tojson())
     click.echo("wrote %s (%s)" % (output, " -> ".join(map(str, sizes))))
+
+
+@main.command()
+@click.option("--model", "model_prefix", metavar="PREFIX",
+              help="Checkpoint PREFIX-symbol.json + PREFIX-NNNN.params, sparkps's or MXNet's (told apart by content).")
+@click.option("--from-mxnet", "mxnet_prefix", metavar="PREFIX",
+              help="MXNet checkpoint (mx.model.save_checkpoint): PREFIX-symbol.json + PREFIX-NNNN.params; "
+                   "params in any other format are refused.")
+@click.option("--epoch", type=click.IntRange(min=0), required=True, help="Epoch NNNN of the params file.")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="Rows to predict (libsvm or CSV; the label column is copied to the output).")
+@click.option("--format", "data_format", type=click.Choice(["auto", "libsvm", "csv"]), default="auto",
+              show_default=True, help="Data format (auto: from the content).")
+@click.option("--num-features", type=click.IntRange(min=1), help="LibSVM feature count (default: largest index).")
+@click.option("--label-column", type=int, default=0, show_default=True, help="CSV column holding the label.")
+@click.option("--no-label", is_flag=True, help="The CSV rows hold features only.")
+@click.option("--input-shape", help="Shape of one row as the network's data input takes it, e.g. 1,8,8 "
+                                    "(default: the flat row).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=128, show_default=True, help="Rows per forward.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="CSV file to write (default: standard output).")
+@reports_errors("predict")
+def predict(model_prefix, mxnet_prefix, epoch, data, data_format, num_features, label_column, no_label,
+            input_shape, batch_size, output):
+    """Predict with a trained model: one CSV line per input row, `label,prediction,output_0,...`
+    (prediction: the arg-max of the first output).
+
+    Example: sparkps predict --from-mxnet resnet --epoch 10 --data test.csv --input-shape 3,32,32 -o out.csv
+    """
+    from sparkps.train.feedforward import FeedForward
+    if (model_prefix is None) == (mxnet_prefix is None):
+        raise ConfigError("give exactly one of --model PREFIX and --from-mxnet PREFIX")
+    X, y = _read_rows(data, data_format, num_features, None if no_label else label_column)
+    if input_shape:
+        X = X.reshape((len(X),) + _row_shape(input_shape, X.shape[1]))
+    model = FeedForward.load(model_prefix or mxnet_prefix, epoch, from_mxnet=mxnet_prefix is not None,
+                             numpy_batch_size=batch_size)
+    outputs = model.predict(X)
+    outputs = (outputs[0] if isinstance(outputs, list) else outputs).reshape(len(X), -1)
+    lines = ["label,prediction," + ",".join("output_%d" % k for k in range(outputs.shape[1]))]
+    for k, row in enumerate(outputs):
+        label = "" if y is None else "%.10g" % y[k]
+        lines.append("%s,%d,%s" % (label, int(row.argmax()), ",".join("%.8g" % v for v in row)))
+    text = "\n".join(lines) + "\n"
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        click.echo("sparkps predict: wrote %d predictions to %s" % (len(X), output), err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+def _read_rows(path, data_format, num_features, label_column):
+    from sparkps.train.io.formats import detect_format
+    from sparkps.train.io.readers import read_csv, read_libsvm
+    kind = detect_format(path, data_format)
+    if kind == "csv":
+        return read_csv(path, label_column=label_column)
+    if kind == "libsvm":
+        return read_libsvm(path, num_features=num_features)
+    raise ConfigError("--data %s is %s; predict reads libsvm and CSV files" % (path, kind))
+
+
+def _row_shape(text, width):
+    try:
+        shape = tuple(int(d) for d in text.split(","))
+    except ValueError:
+        raise ConfigError("--input-shape %r is not a comma-separated list of sizes" % text) from None
+    if int(np.prod(shape)) != width:
+        raise ConfigError("--input-shape %s holds %d values but the rows have %d features"
+                          % (text, int(np.prod(shape)), width))
+    return shape
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

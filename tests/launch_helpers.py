@@ -38,12 +38,12 @@ def write_digits(tmp_path):
 class Sparkps:
     """`python -m sparkps.cli ARGS` with its merged output collected line by line."""
 
-    def __init__(self, args, env=None, cwd=None):
+    def __init__(self, args, env=None, cwd=None, new_session=False):
         child_env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         child_env.update(env or {})
         self.process = subprocess.Popen([sys.executable, "-m", "sparkps.cli"] + list(args), env=child_env,
                                         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL, start_new_session=new_session)
         self.lines, self._queue = [], queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -102,6 +102,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         self._pending_pushes = []
         self._deferred = None
         self._left = self._closed = False
+        self._resume_path = None
         self._progress_interval = float(progress_interval)
         self._last_progress = float("-inf")
 
@@ -205,6 +206,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
 
     def _wait_pushes(self):
         self._flush()
+        self._wait_sent()
+
+    def _wait_sent(self):
         pending, self._pending_pushes = self._pending_pushes, []
         for rid in pending:
             self.worker.wait(rid)
@@ -250,6 +254,15 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
+        if self._resume_path is not None:
+            path, self._resume_path = self._resume_path, None
+            self.load_checkpoint(path)
+
+    def resume_from(self, path):
+        """Load the checkpoint in ``path`` (weights, optimizer state, sparse tables) right after the next
+        ``set_optimizer``, whose fresh optimizer state it replaces. Every worker calls it; the load then blocks
+        as ``load_checkpoint`` does."""
+        self._resume_path = str(path)
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
@@ -266,19 +279,36 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return sum_table_stats([r.meta.get("tables", {}) for r in replies])
 
-    def save_checkpoint(self, path):
+    def save_checkpoint(self, path, resume=None):
         """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
 
         Blocks until every server wrote its pieces; the manifest names pieces per key, so the checkpoint
-        loads onto any number of servers. Returns the manifest.
+        loads onto any number of servers. With ``resume`` (a JSON-able dict), the manifest also records it
+        under ``"resume"``, with ``"steps"``: ``{rank: steps}``, how many steps of each worker the saved weights
+        hold (the most any server applied: a step in flight to some servers only counts as done). Returns the
+        manifest, written atomically after every piece. Pushes still queued are sent first, except with
+        ``resume`` (a checkpoint taken while training): then a queued step of a network with sparse tables (its
+        dense and row pushes wait for the next pull, to travel as one round) stays queued, and the checkpoint
+        holds the steps before it.
         """
-        self._wait_pushes()
+        if resume is not None:
+            self._wait_sent()
+        else:
+            self._wait_pushes()
         path = str(path)
         replies = self.worker.wait(self.worker.command(protocol.Command("save", path=path)))
         described = [d for r in replies for d in r.meta.get("pieces", [])]
         config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
         tables = [d for r in replies for d in r.meta.get("tables", [])]
-        return manifest.write_manifest(path, described, config, tables)
+        if resume is not None:      # the servers count steps by worker node id; the checkpoint keeps ranks
+            ranks = {str(n["id"]): str(n["rank"]) for n in self.postoffice.nodes if n["role"] == "worker"}
+            steps = {}
+            for reply in replies:
+                for node, count in (reply.meta.get("steps") or {}).items():
+                    rank = ranks.get(node, node)
+                    steps[rank] = max(steps.get(rank, 0), int(count))
+            resume = dict(resume, steps=steps)
+        return manifest.write_manifest(path, described, config, tables, resume=resume)
 
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.

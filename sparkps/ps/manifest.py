@@ -31,11 +31,12 @@ def piece_file(key, lo, hi):
     return "key-%d-%d-%d.npz" % (key, lo, hi)
 
 
-def write_manifest(directory, described, optimizer_config, tables=()):
+def write_manifest(directory, described, optimizer_config, tables=(), resume=None):
     """Merge the piece descriptions of every server into ``directory/manifest.json``; returns the manifest.
 
     ``tables``: the sparse-table save descriptions of every server (:func:`add_table_generation`); the
-    generations of earlier saves in ``directory`` are kept for an incremental save to build on.
+    generations of earlier saves in ``directory`` are kept for an incremental save to build on. ``resume``: where
+    training stands (epoch, each worker's steps; :mod:`sparkps.runtime.resume`), kept under ``"resume"``.
     Raises DataError naming the key when the pieces leave a gap or do not cover the key. Blocks on file I/O.
     """
     keys = {}
@@ -53,10 +54,17 @@ def write_manifest(directory, described, optimizer_config, tables=()):
             raise DataError("checkpoint of key %s covers %d of its elements" % (key, covered))
     manifest = {"format": FORMAT, "version": VERSION, "optimizer": optimizer_config,
                 "num_update": max([e["count"] for e in keys.values()], default=0), "keys": keys}
+    if resume is not None:
+        manifest["resume"] = resume
     if tables:
         earlier = read_manifest(directory) if os.path.exists(os.path.join(directory, MANIFEST)) else {}
         manifest["tables"] = earlier.get("tables", {})
         add_table_generation(manifest, tables)
+    return save_manifest(directory, manifest)
+
+
+def save_manifest(directory, manifest):
+    """Write ``manifest`` as ``directory/manifest.json``, replacing the old one atomically; returns it."""
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:

@@ -15,7 +15,7 @@ PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
                (a step: also "tables": [[name, pushes, pulls]], see PushPull)   [.., row ids, grads]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
-COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load", "path": dir}  []
+COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load"|"compact", "path": dir}  []
                | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
 LEAVE          {"round": last round pushed}                                      []
 =============  ===============================================================  ======================
@@ -305,13 +305,14 @@ class SetOptimizer(NamedTuple):
 
 
 class Command(NamedTuple):
-    """COMMAND: ``set_lr`` (field ``lr``), ``save`` or ``load`` (field ``path``, a directory), ``stats`` (the
-    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
+    """COMMAND: ``set_lr`` (field ``lr``), ``save``, ``load`` or ``compact`` (field ``path``, a directory;
+    ``compact`` merges the sparse tables' incremental saves there into one base), ``stats`` (the statistics of
+    the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
     lr: float | None = None
     path: str | None = None
 
-    NAMES = ("set_lr", "save", "load", "stats")
+    NAMES = ("set_lr", "save", "load", "stats", "compact")
 
     def meta(self):
         meta = {"name": self.name}

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 
-from sparkps.errors import ClusterError
+from sparkps.errors import ClusterError, ConfigError
 from sparkps.ps.comm.security import generate_secret
 from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.runtime.supervisor import describe_exit, spawn, stop_all
@@ -37,6 +37,33 @@ class LocalCluster:
         self.roles = []
         self.pids_file = None
         self.first_failure = None
+        self.checkpoint_dir = self.checkpoint_steps = self.resume_from = None
+        self.max_restarts, self.restarts = 0, []
+
+    def set_checkpoints(self, folder, every_steps=None, resume=False, max_restarts=2):
+        """Checkpoint into ``folder`` (worker 0 has the servers save at each epoch end and every ``every_steps``
+        steps); with ``resume`` start from its newest complete checkpoint (ConfigError when there is none). A
+        role that dies then restarts the whole cluster from the newest checkpoint, up to ``max_restarts`` times
+        (:mod:`sparkps.runtime.resume`)."""
+        from sparkps.runtime.resume import check_resumable, latest_checkpoint
+        if not folder:
+            raise ConfigError("--resume needs --checkpoint-dir (the folder of the stopped job's checkpoints)")
+        self.checkpoint_dir, self.checkpoint_steps = folder, every_steps
+        self.max_restarts = int(max_restarts)
+        if resume:
+            check_resumable(self.kvstore)
+            point = latest_checkpoint(folder)
+            if point is None:
+                raise ConfigError("--resume: no complete checkpoint in %s to resume from" % folder)
+            self.resume_from = point.path
+            self.out.write("sparkps launch: resuming from %s (worker 0 at step %d, epoch %d)\n"
+                           % (point.path, point.step, point.epoch + 1))
+
+    def _checkpoint_args(self):
+        args = ["--checkpoint-dir", self.checkpoint_dir] if self.checkpoint_dir else []
+        if self.checkpoint_steps:
+            args += ["--checkpoint-steps", str(self.checkpoint_steps)]
+        return args + (["--resume-from", self.resume_from] if self.resume_from else [])
 
     def _timeout_args(self):
         t = self.timeouts
@@ -87,7 +114,7 @@ class LocalCluster:
                         self._role_env("server", secret, uri))
         for rank in range(self.num_workers):
             args = ["worker", *self.train_args[:1], "--rank", str(rank), "--kvstore", self.kvstore]
-            self._start("worker %d" % rank, args + self._timeout_args() + self.train_args[1:],
+            self._start("worker %d" % rank, args + self._timeout_args() + self.train_args[1:] + self._checkpoint_args(),
                         self._role_env("worker", secret, uri))
         return uri
 
@@ -135,6 +162,9 @@ class LocalCluster:
         try:
             self.start()
             self._wait()
+            while self._restart():
+                self.start()
+                self._wait()
         except KeyboardInterrupt as exc:
             self.out.write("sparkps launch: %s; stopping every role\n" % (exc.args[0] if exc.args else "interrupted"))
             self.stop()
@@ -149,6 +179,35 @@ class LocalCluster:
                 signal.signal(signal.SIGTERM, previous)
             self.stop()
         return self.report()
+
+
+    def _restart(self):
+        """After a failed attempt: stop what is left and return True when the job restarts from its newest
+        checkpoint (a checkpoint folder, restarts left, and a failure a restart can get past)."""
+        from sparkps.runtime.resume import RESUMABLE, latest_checkpoint, transient
+        codes = [r.process.poll() for r in self.roles]
+        if not self.checkpoint_dir or all(code == 0 for code in codes):
+            return False
+        if self.kvstore not in RESUMABLE:   # weights trained on the workers are not in the servers' checkpoint
+            return False
+        cause = first_cause(self.roles, self.first_failure)
+        line = cause_line(cause) if cause is not None else "a role failed"
+        if not transient(line):
+            return False
+        if len(self.restarts) >= self.max_restarts:
+            if self.restarts:
+                self.out.write("sparkps launch: %s again after %d restart(s) (--max-restarts %d); giving up\n"
+                               % (line, len(self.restarts), self.max_restarts))
+            return False
+        self.stop()
+        point = latest_checkpoint(self.checkpoint_dir)
+        self.restarts.append({"cause": line, "checkpoint": point.path if point else None})
+        where = ("%s (worker 0 at step %d)" % (point.path, point.step)) if point else "the start (no checkpoint yet)"
+        self.out.write("sparkps launch: restart %d of %d after %s; resuming from %s\n"
+                       % (len(self.restarts), self.max_restarts, line, where))
+        self.resume_from = point.path if point else None
+        self.roles, self.first_failure = [], None
+        return True
 
 
 def first_cause(roles, first_exited):

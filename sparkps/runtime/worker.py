@@ -37,6 +37,9 @@ class TrainConfig:
     eval_data: str = None
     compression: object = None   # None, 'fp16' or {'type': '2bit', 'threshold': t}
     optimizer_params: dict = field(default_factory=dict)
+    checkpoint_dir: str = None   # worker 0 has the servers save here (sparkps.runtime.resume)
+    checkpoint_steps: int = None  # every N steps too (None: at epoch ends only)
+    resume_from: str = None      # a checkpoint folder to continue from (every worker gets the same)
 
     def format_of(self, path):
         """The format of ``path`` by the rule the Spark job uses too (sparkps.train.io.formats); the CLI
@@ -115,7 +118,8 @@ def train(config, kv):
         eval_data = read_shard(config, config.eval_data, 0, 1)
     log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
     model = build_model(config, symbol)
-    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank))
+    X, y, callbacks = checkpointing(config, kv, model, X, y)
+    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **callbacks)
     if config.save_prefix and kv.rank == 0:
         directory = os.path.dirname(os.path.abspath(config.save_prefix))
         os.makedirs(directory, exist_ok=True)
@@ -123,6 +127,31 @@ def train(config, kv):
         log.info("worker 0: saved %s-symbol.json and %s-%04d.params", config.save_prefix, config.save_prefix,
                  config.epochs)
     return model
+
+
+def checkpointing(config, kv, model, X, y):
+    """``(X, y, fit callbacks)`` of a worker with checkpoints and/or a checkpoint to resume from.
+
+    Resuming: the rows become a DataIter fast-forwarded past the steps the checkpoint holds for this worker
+    (the same shuffles as the uninterrupted run when ``seed`` is set), training starts in its epoch, and the
+    kvstore loads the checkpoint once the optimizer is set. Checkpoints: worker 0 saves every
+    ``checkpoint_steps`` steps and at each epoch end."""
+    from sparkps.runtime.resume import Checkpointer, SkippedIter, read_point
+    from sparkps.train.io import NDArrayIter
+    point = read_point(config.resume_from) if config.resume_from else None
+    start = point.steps_of(kv.rank) if point else 0
+    if point is not None:
+        rows = NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True, last_batch_handle="roll_over",
+                           seed=config.seed)     # as FeedForward.fit iterates numpy rows
+        X, y = SkippedIter(rows, start), None
+        model.begin_epoch = X.begin_epoch
+        kv.resume_from(point.path)
+        log.info("worker %d: resuming from %s at step %d (epoch %d)", kv.rank, point.path, start, X.begin_epoch)
+    if not config.checkpoint_dir:
+        return X, y, {}
+    saver = Checkpointer(kv, config.checkpoint_dir, config.checkpoint_steps, kv.rank, start_step=start)
+    saver.steps_per_epoch = point.steps_per_epoch if point else None
+    return X, y, {"batch_end_callback": saver.on_batch, "epoch_end_callback": saver.on_epoch}
 
 
 def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False,

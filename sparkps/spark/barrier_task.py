@@ -12,6 +12,8 @@ from sparkps.errors import SparkpsError
 from sparkps.spark.data import PartitionBatches
 from sparkps.spark.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.partition_iter import PartitionIter
+from sparkps.spark.row_places import RowPlaces
+from sparkps.spark.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
 SERVER_EXIT_SECONDS = 30
 
@@ -73,9 +75,12 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
 
     def fit(kv):
         nonlocal batches
-        batches = PartitionBatches(rows, plan["batch_size"], plan["num_features"], shuffle=True,
-                                   seed=plan.get("seed", 0) + rank)
-        result = _fit(plan, kv, batches, rank, ctx)
+        width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
+        batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
+                                   dtype=plan.get("data_dtype", "float32"))
+        with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
+            result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
 
@@ -104,37 +109,94 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
             batches.close()
 
 
-def _fit(plan, kv, batches, rank, ctx):
+def _fit(plan, kv, batches, rank, ctx, fault=None):
     from sparkps import symbol as sym
     from sparkps.runtime.lifecycle import default_initializer
+    from sparkps.runtime.resume import Checkpointer, ResumePoint, SkippedIter
     from sparkps.spark.predictor import params_to_bytes
     from sparkps.train.feedforward import FeedForward
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or default_initializer()
-    model = FeedForward(sym.load_json(plan["symbol"]), ctx=ctx, num_epoch=plan["num_epoch"],
-                        optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
-                        seed=plan.get("seed", 0), **plan.get("optimizer_params", {}))
+    weighted = bool(plan.get("row_weights"))
     from sparkps.train.io.ctr_packed import PackedLayout
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
+                         weight_name=ROW_WEIGHT if weighted else None,
                          layout=PackedLayout.from_list(plan.get("input_layout")))
-    stopper = _early_stopping(plan, rank)
-    validation = [] if stopper is None else [epoch_end_callback(stopper, model, data, history)]
+    point, train_data = ResumePoint.from_plan(plan.get("resume")), data
+    if point is not None:    # continue from the checkpoint: its weights, and this worker's place in its data
+        train_data = SkippedIter(data, point.steps_of(rank))
+        kv.resume_from(point.path)
+    network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
+    model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
+                        optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
+                        seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
+                        **plan.get("optimizer_params", {}))
+    stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
+    scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
+    validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
+    on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]
+    if plan.get("checkpoint_dir"):
+        saver = Checkpointer(kv, plan["checkpoint_dir"], plan.get("checkpoint_steps"), rank,
+                             start_step=point.steps_of(rank) if point else 0,
+                             history=lambda: _with_earlier(point, history.epochs()))
+        saver.steps_per_epoch = point.steps_per_epoch if point else None
+        on_batch, on_epoch = on_batch + [saver.on_batch], on_epoch + [saver.on_epoch]
+    if fault is not None:
+        on_batch.append(fault)
     started = time.perf_counter()
-    model.fit(data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=history.on_batch,
-              epoch_end_callback=validation + [history.epoch_done(kv)] + _checkpointer(plan, kv, rank))
+    model.fit(train_data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=on_batch,
+              epoch_end_callback=on_epoch)
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
+              "best_epoch": None if stopper is None else stopper.best_epoch,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
-    if rank == 0:
-        result["params"] = params_to_bytes(model.arg_params, model.aux_params)
+    if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
+        best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
+        result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
     if data.layout is not None:       # sparse tables: this worker's rows and id counts (see spark/ctr_tables.py)
         from sparkps.spark.ctr_tables import worker_tables
         result.update(worker_tables(model, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
     return result
 
 
-def _early_stopping(plan, rank=0):
+def _with_earlier(point, epochs):
+    """Worker 0's per-epoch metrics: the checkpoint's for the epochs before this run, then this run's."""
+    if point is None:
+        return epochs
+    newer = {int(e["epoch"]) for e in epochs}
+    return [e for e in point.history if int(e["epoch"]) not in newer] + epochs
+
+
+def fault_hook(plan, rank, server):
+    """A test hook (``plan["fault"]``): at this worker's step ``at_step`` of the first ``attempts`` runs of the
+    stage, SIGKILL the server process beside it (``kill: 'server'``) or this task's own Python process
+    (``kill: 'worker'``), as a crash would; with ``record`` (a path) it first appends the wall-clock time of the
+    kill there (benchmarks time the restart from it). None when the plan names no fault for this worker."""
+    fault = plan.get("fault")
+    if not fault or int(fault.get("rank", 0)) != rank or plan.get("attempt", 0) >= int(fault.get("attempts", 1)):
+        return None
+    import signal
+    target = server.pid if fault["kill"] == "server" else os.getpid()
+    steps = [0]
+
+    def kill(param):
+        steps[0] += 1
+        if steps[0] == int(fault["at_step"]):
+            if fault.get("record"):
+                with open(fault["record"], "a", encoding="utf-8") as handle:
+                    handle.write("%.6f\n" % time.time())
+            os.kill(target, signal.SIGKILL)
+    return kill
+
+
+def _row_places(plan, rank):
+    """Where this task's rows sit in the fit's input (see sparkps.spark.row_places), for error messages."""
+    kind = plan.get("row_places")
+    return RowPlaces(tagged=True) if kind == "tagged" else RowPlaces(rank if kind == "partition" else None)
+
+
+def _early_stopping(plan, keep_best=False, rank=0):
     """An EarlyStopping over the plan's validation rows, or None when the plan has none. A network fed through an
     input layout (CTR) gets worker 0's exact AUC/logloss/COPC over every validation row instead (ctr_validation)."""
     if plan.get("validation") is None:
@@ -144,18 +206,7 @@ def _early_stopping(plan, rank=0):
         from sparkps.spark.ctr_validation import CTRValidation
         from sparkps.train.io.ctr_packed import PackedLayout
         return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"])) if rank == 0 else None
-    return EarlyStopping(X, y, patience=plan.get("patience", 2))
-
-
-def _checkpointer(plan, kv, rank):
-    """Epoch-end callback of worker 0 that has the servers save weights and optimizer state."""
-    folder = plan.get("checkpoint_dir")
-    if not folder or rank != 0:
-        return []
-
-    def save(epoch, *_):
-        kv.save_checkpoint(os.path.join(folder, "epoch-%04d" % (epoch + 1)))
-    return [save]
+    return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
 
 
 class EpochHistory:
@@ -209,16 +260,17 @@ def _start_server(plan, rank, host):
 
 
 def _ServerStartWatch(process, plan, rank):
-    """While this task registers, watch the server process it started: if that process ends before the
-    cluster has formed, tell the scheduler at once (ABORT), so every node fails now with the exit code
-    instead of waiting out the registration timeout."""
-    from sparkps.runtime.supervisor import ExitWatch
+    """While this task registers and trains, watch the server process it started: if that process ends, tell
+    the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
+    registration or heartbeat timeout."""
+    from sparkps.runtime.supervisor import ExitWatch, describe_exit
 
     def abort(code):
         from sparkps.ps.scheduler.client import report_abort
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
-                         "its process (started by worker %d) exited with code %s" % (rank, code))
+                         "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
+                                                                    else "was " + describe_exit(code)))
     return ExitWatch(process, abort)
 
 

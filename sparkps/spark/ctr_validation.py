@@ -23,6 +23,7 @@ class CTRValidation:
         if not np.isin(self.y, (0.0, 1.0)).all():
             raise DataError("validation labels of a CTR model must be 0 or 1, got %s" % np.unique(self.y)[:5].tolist())
         self.stopped, self.stopped_after = False, None
+        self.best_epoch = self.best_params = None     # never stops early: the last weights are the model
 
     def after_epoch(self, model):
         """This epoch's validation metrics of ``model`` (a FeedForward)."""

@@ -11,6 +11,7 @@ import tempfile
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.spark.row_places import RowPlaces
 
 SPILL_BYTES = 256 << 20   # a partition's local copy larger than this goes to a memory-mapped file
 
@@ -41,13 +42,24 @@ def is_block(features):
     return isinstance(features, np.ndarray) and features.ndim == 2
 
 
+def _where(place):
+    """'row 5' for a row count; a RowPlaces describes its current row (only now, on the error path)."""
+    if isinstance(place, (int, np.integer)):
+        return "row %d" % place
+    return place.describe() if hasattr(place, "describe") else str(place)
+
+
 def write_features(features, out, row_index):
-    """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors)."""
+    """Copy one row's features into the float32 vector ``out`` (zeroing it for sparse vectors); an integer
+    ``out`` takes integer ids (:func:`write_ids`).  ``row_index`` (a count, or a RowPlaces at this row) names
+    the row in errors."""
+    if out.dtype.kind == "i":
+        return write_ids(features, out, row_index)
     width = out.shape[0]
     if hasattr(features, "indices") and hasattr(features, "values") and hasattr(features, "size"):
         if features.size != width:
-            raise DataError("row %d: sparse vector of size %d, expected %d features"
-                            % (row_index, features.size, width))
+            raise DataError("%s: sparse vector of size %d, expected %d features"
+                            % (_where(row_index), features.size, width))
         out[:] = 0.0
         out[np.asarray(features.indices)] = features.values
         return
@@ -56,9 +68,22 @@ def write_features(features, out, row_index):
     try:
         values = np.asarray(features, dtype=np.float32)
     except (TypeError, ValueError):
-        raise DataError("row %d: features are not numbers: %s" % (row_index, _describe(features))) from None
+        raise DataError("%s: features are not numbers: %s" % (_where(row_index), _describe(features))) from None
     if values.ndim != 1 or values.shape[0] != width:
-        raise DataError("row %d: features of shape %s, expected (%d,)" % (row_index, values.shape, width))
+        raise DataError("%s: features of shape %s, expected (%d,)" % (_where(row_index), values.shape, width))
+    out[:] = values
+
+
+def write_ids(features, out, row_index):
+    """Copy one row's ids (integers; uint64 taken bit for bit) into the int64 vector ``out``: the features of a
+    network whose data input feeds a hashed embedding table (:mod:`sparkps.spark.sparse_inputs`)."""
+    values = np.asarray(features)
+    if values.dtype == np.uint64:
+        values = values.view(np.int64)
+    if values.dtype.kind not in "iu" or values.ndim != 1 or values.shape[0] != out.shape[0]:
+        raise DataError("%s: features must be %d integer ids (the network reads them into a hashed "
+                        "embedding table; floats cannot hold 64-bit ids), got %s"
+                        % (_where(row_index), out.shape[0], _describe(features)))
     out[:] = values
 
 
@@ -67,67 +92,76 @@ def to_label(label, row_index):
     try:
         return float(label)
     except (TypeError, ValueError):
-        raise DataError("row %d: label %s is not a number" % (row_index, _describe(label))) from None
+        raise DataError("%s: label %s is not a number" % (_where(row_index), _describe(label))) from None
 
 
-def iter_batches(rows, batch_size, num_features, with_label=True):
-    """Yield ``(X, y)`` float32 batches of at most ``batch_size`` rows (y is None without labels).
+def iter_batches(rows, batch_size, num_features, with_label=True, places=None, dtype=np.float32):
+    """Yield ``(X, y)`` batches of at most ``batch_size`` rows, X of ``dtype`` (float32, or int64 for ids) and y
+    float32 (None without labels).
 
     Only the last batch may be short.  Streams: holds one batch at a time.  NaN or infinite values raise
-    DataError naming the row.  Never blocks beyond the iteration of ``rows``.
+    DataError naming the row: by its place in the input when ``places`` (a RowPlaces) knows it, else by
+    its count among ``rows``.  Never blocks beyond the iteration of ``rows``.
     """
-    X = np.empty((batch_size, num_features), np.float32)
+    places = places if places is not None else RowPlaces()
+    X = np.empty((batch_size, num_features), dtype)
     y = np.empty(batch_size, np.float32)
-    filled, seen = 0, 0
-    for row in rows:
+    filled = 0
+    for row in places.read(rows):
         features, label = split_row(row, with_label)
         if is_block(features):
-            bx, by = _checked_block(features, label, num_features, with_label, seen)
-            while len(bx):
-                take = min(batch_size - filled, len(bx))
-                X[filled:filled + take] = bx[:take]
+            bx, by = _checked_block(features, label, num_features, with_label, places)
+            if X.dtype.kind == "i" and bx.dtype.kind not in "iu":
+                raise DataError("%s: a block of %s features; the network reads integer ids into a hashed "
+                                "embedding table" % (places.describe(block_row=0), bx.dtype))
+            done = 0
+            while done < len(bx):
+                take = min(batch_size - filled, len(bx) - done)
+                places.placed(filled, done)
+                X[filled:filled + take] = bx[done:done + take]
                 if with_label:
-                    y[filled:filled + take] = by[:take]
-                    by = by[take:]
-                bx, filled, seen = bx[take:], filled + take, seen + take
+                    y[filled:filled + take] = by[done:done + take]
+                filled, done = filled + take, done + take
                 if filled == batch_size:
-                    yield _checked(X, y, filled, seen, with_label)
+                    yield _checked(X, y, filled, with_label, places)
                     filled = 0
             continue
-        write_features(features, X[filled], seen)
+        places.placed(filled)
+        write_features(features, X[filled], places)
         if with_label:
-            y[filled] = to_label(label, seen)
-        filled, seen = filled + 1, seen + 1
+            y[filled] = to_label(label, places)
+        filled += 1
         if filled == batch_size:
-            yield _checked(X, y, filled, seen, with_label)
+            yield _checked(X, y, filled, with_label, places)
             filled = 0
     if filled:
-        yield _checked(X, y, filled, seen, with_label)
+        yield _checked(X, y, filled, with_label, places)
 
 
-def _checked_block(features, label, num_features, with_label, seen):
+def _checked_block(features, label, num_features, with_label, places):
     """``(X, y)`` of a block row, y None without labels; DataError when widths or row counts differ."""
     if features.shape[1] != num_features:
-        raise DataError("rows %d..: block of shape %s, expected %d features"
-                        % (seen, features.shape, num_features))
+        raise DataError("%s: block of shape %s, expected %d features"
+                        % (places.describe(block_row=0), features.shape, num_features))
     if not with_label:
         return features, None
     labels = np.asarray(label, dtype=np.float32).reshape(-1)
     if labels.shape[0] != features.shape[0]:
-        raise DataError("rows %d..: block of %d feature rows but %d labels"
-                        % (seen, features.shape[0], labels.shape[0]))
+        raise DataError("%s: block of %d feature rows but %d labels"
+                        % (places.describe(block_row=0), features.shape[0], labels.shape[0]))
     return features, labels
 
 
-def _checked(X, y, filled, seen, with_label):
+def _checked(X, y, filled, with_label, places):
     Xb = X[:filled].copy()
     yb = y[:filled].copy() if with_label else None
     if not np.isfinite(Xb).all():
         bad = int(np.nonzero(~np.isfinite(Xb).all(axis=1))[0][0])
-        raise DataError("row %d: features contain NaN or infinity" % (seen - filled + bad))
+        raise DataError("%s: features contain NaN or infinity" % places.describe(bad))
     if with_label and not np.isfinite(yb).all():
         bad = int(np.nonzero(~np.isfinite(yb))[0][0])
-        raise DataError("row %d: label is NaN or infinite" % (seen - filled + bad))
+        raise DataError("%s: label is NaN or infinite" % places.describe(bad))
+    places.new_batch()
     return Xb, yb
 
 
@@ -145,8 +179,8 @@ class LocalCopy:
     executor's local dir and ``finish()`` returns a read-only memory map of it.  ``close()`` removes the file.
     """
 
-    def __init__(self, num_features, spill_bytes=SPILL_BYTES, directory=None):
-        self.num_features = num_features
+    def __init__(self, num_features, spill_bytes=SPILL_BYTES, directory=None, dtype=np.float32):
+        self.num_features, self.dtype = num_features, np.dtype(dtype)
         self.spill_bytes = spill_bytes
         self.directory = directory
         self.rows = 0
@@ -164,10 +198,10 @@ class LocalCopy:
         if self._files is None:
             self._chunks_x.append(X)
             self._chunks_y.append(y)
-            if self.rows * (self.num_features + 1) * 4 > self.spill_bytes:
+            if self.rows * (self.num_features * self.dtype.itemsize + 4) > self.spill_bytes:
                 self._spill()
         else:
-            self._files[2].write(np.ascontiguousarray(X, np.float32).tobytes())
+            self._files[2].write(np.ascontiguousarray(X, self.dtype).tobytes())
             self._files[3].write(np.ascontiguousarray(y, np.float32).tobytes())
 
     def _spill(self):
@@ -175,7 +209,7 @@ class LocalCopy:
         x_path, y_path = os.path.join(folder, "x.f32"), os.path.join(folder, "y.f32")
         self._files = (x_path, y_path, open(x_path, "wb"), open(y_path, "wb"))
         for X, y in zip(self._chunks_x, self._chunks_y):
-            self._files[2].write(np.ascontiguousarray(X, np.float32).tobytes())
+            self._files[2].write(np.ascontiguousarray(X, self.dtype).tobytes())
             self._files[3].write(np.ascontiguousarray(y, np.float32).tobytes())
         self._chunks_x, self._chunks_y = [], []
 
@@ -187,13 +221,13 @@ class LocalCopy:
             if self._chunks_x:
                 self.X, self.y = np.concatenate(self._chunks_x), np.concatenate(self._chunks_y)
             else:
-                self.X = np.empty((0, self.num_features), np.float32)
+                self.X = np.empty((0, self.num_features), self.dtype)
                 self.y = np.empty(0, np.float32)
             self._chunks_x, self._chunks_y = [], []
         else:
             self._files[2].close()
             self._files[3].close()
-            self.X = np.memmap(self._files[0], np.float32, "r", shape=(self.rows, self.num_features))
+            self.X = np.memmap(self._files[0], self.dtype, "r", shape=(self.rows, self.num_features))
             self.y = np.memmap(self._files[1], np.float32, "r", shape=(self.rows,))
         return self.X, self.y
 
@@ -216,17 +250,20 @@ class PartitionBatches:
 
     The first epoch streams ``rows`` (keeping a LocalCopy); later epochs replay the copy, in a shuffled
     order when ``shuffle`` is set.  The last batch of an epoch is padded with rows from the start of the
-    partition; ``pad`` says how many rows of it are padding.  An empty partition yields no batches.
+    partition; ``pad`` says how many rows of it are padding.  An empty partition yields no batches.  ``dtype``:
+    float32 features, or int64 ids (see :mod:`sparkps.spark.sparse_inputs`).
     """
 
-    def __init__(self, rows, batch_size, num_features, shuffle=True, seed=0, spill_bytes=SPILL_BYTES):
+    def __init__(self, rows, batch_size, num_features, shuffle=True, seed=0, spill_bytes=SPILL_BYTES,
+                 places=None, dtype=np.float32):
         if batch_size < 1:
             raise DataError("batch_size must be >= 1, got %r" % (batch_size,))
         self.batch_size = batch_size
         self.num_features = num_features
         self.shuffle = shuffle
-        self.copy = LocalCopy(num_features, spill_bytes)
+        self.copy = LocalCopy(num_features, spill_bytes, dtype=dtype)
         self._rows = rows
+        self.places = places          # a RowPlaces: where the partition's rows sit in the input (errors)
         self._rng = np.random.default_rng(seed)
         self.epochs_started = 0
         self.streaming = False      # True while the first epoch is still reading the partition
@@ -247,7 +284,8 @@ class PartitionBatches:
     def _first_epoch(self):
         rows, self._rows = self._rows, None
         self.streaming = True
-        for X, y in iter_batches(rows, self.batch_size, self.num_features):
+        for X, y in iter_batches(rows, self.batch_size, self.num_features, places=self.places,
+                                 dtype=self.copy.dtype):
             self.copy.append(X, y)
             if len(X) < self.batch_size:
                 X, y, pad = self._padded(X, y)

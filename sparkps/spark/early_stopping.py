@@ -7,6 +7,10 @@ that stops leaves the others to finish, as a worker with fewer rows does.
     stopper = EarlyStopping(X_val, y_val, patience=2, tolerance=1e-4)
     stopper.after_epoch(model)        # -> {'validation-cross-entropy': ..., 'validation-accuracy': ...}
     stopper.stopped                   # True once the loss has not improved for ``patience`` epochs
+    stopper.best_epoch, stopper.best_params    # the epoch of the lowest loss and its weights (keep_best)
+
+Like Keras' ``restore_best_weights`` and MLlib's GBT with a validation set, the model a fit returns holds
+the weights of the best epoch, not of the last one scored.
 """
 import numpy as np
 
@@ -17,14 +21,17 @@ class EarlyStopping:
     """Scores ``(X, y)`` after each epoch and says when training should stop.
 
     Stops when the validation cross-entropy has not improved by more than ``tolerance`` for ``patience``
-    epochs in a row.  Pure numpy on top of ``model.predict``; never blocks beyond that computation.
+    epochs in a row.  With ``keep_best`` a copy of the model's ``(arg_params, aux_params)`` is kept at each
+    new best epoch (``best_params``).  Pure numpy on top of ``model.predict``; never blocks beyond that
+    computation.
     """
 
-    def __init__(self, X, y, patience=2, tolerance=1e-4):
+    def __init__(self, X, y, patience=2, tolerance=1e-4, keep_best=False):
         self.X, self.y = np.asarray(X, np.float32), np.asarray(y).astype(np.int64)
         self.patience, self.tolerance = int(patience), float(tolerance)
         self.best, self.best_epoch, self.waited = np.inf, None, 0
         self.stopped, self.stopped_after = False, None
+        self.keep_best, self.best_params = bool(keep_best), None
         self._epoch = -1
 
     def after_epoch(self, model):
@@ -35,11 +42,17 @@ class EarlyStopping:
         loss = metrics["validation-cross-entropy"]
         if loss < self.best - self.tolerance:
             self.best, self.best_epoch, self.waited = loss, self._epoch, 0
+            if self.keep_best:
+                self.best_params = (_copied(model.arg_params), _copied(model.aux_params))
         else:
             self.waited += 1
             if self.waited >= self.patience and not self.stopped:
                 self.stopped, self.stopped_after = True, self._epoch
         return metrics
+
+
+def _copied(params):
+    return {name: value.copy() for name, value in (params or {}).items()}
 
 
 def validation_metrics(probabilities, labels):

@@ -88,17 +88,20 @@ def blocks_fit(df, num_features):
     return rows * int(num_features) * 4 <= BLOCK_BYTES
 
 
-def frame_to_blocks(df, features_col, label_col, num_features):
+def frame_to_blocks(df, features_col, label_col, num_features, weight_col=None):
     """An RDD of ``(X float32 (n, num_features), y float32 (n,))`` blocks, one per Arrow batch, from the
-    DataFrame's features (Vector or array) and label columns.  Vectorised: no Python object per row.
-    Keeps the DataFrame's partitions.  Lazy."""
+    DataFrame's features (Vector or array) and label columns; with ``weight_col`` X has one more column, the
+    rows' weights.  Vectorised: no Python object per row.  Keeps the DataFrame's partitions.  Lazy."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
-    for name in (features_col, label_col):
-        if name not in df.columns:
+    for name in (features_col, label_col, weight_col):
+        if name and name not in df.columns:
             raise DataError("DataFrame has no column %r; columns are %s" % (name, df.columns))
-    prepared = features_as_arrays(df, features_col).select(
-        F.col(FEATURES_TMP), F.col(label_col).cast("float").alias("label"))
+    columns = [F.col(FEATURES_TMP), F.col(label_col).cast("float").alias("label")]
+    if weight_col:
+        columns.append(F.col(weight_col).cast("float").alias("weight"))
+    prepared = features_as_arrays(df, features_col).select(*columns)
+    width = num_features + (1 if weight_col else 0)
     schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
                          StructField("rows", IntegerType())])
 
@@ -108,13 +111,15 @@ def frame_to_blocks(df, features_col, label_col, num_features):
             if len(frame) == 0:
                 continue
             X = _stack(frame[FEATURES_TMP], num_features)
+            if weight_col:
+                X = np.concatenate([X, frame["weight"].to_numpy(np.float32).reshape(-1, 1)], axis=1)
             if frame["label"].isna().any():
                 raise DataError("label column %r has a null" % label_col)
             y = frame["label"].to_numpy(np.float32)
             yield pd.DataFrame({"X": [X.tobytes()], "y": [y.tobytes()], "rows": [len(X)]})
 
     def decode(row):
-        X = np.frombuffer(row.X, np.float32).reshape(row.rows, num_features)
+        X = np.frombuffer(row.X, np.float32).reshape(row.rows, width)
         return X, np.frombuffer(row.y, np.float32)
 
     return prepared.mapInPandas(encode, schema).rdd.map(decode)

@@ -82,8 +82,11 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     ``handleInvalid``: 'error' (a bad row fails ``fit``, naming it), 'skip' (rows with a null, NaN or
     out-of-range label or null/NaN features are dropped; the count is logged and kept in the model's
     ``skippedRows``) or 'keep' (null/NaN feature values become 0; bad labels still fail).  ``weightCol``:
-    whole-number row weights, a row of weight k counting as k rows (0 drops it).  ``validationFraction``
-    holds out that share of the rows for early stopping (see SparkTrainer.fit).
+    real row weights >= 0, as MLlib takes them: each row's gradient is scaled by its weight over the mean
+    weight (a weighted loss, not repeated rows; 0 drops the row; a negative or NaN weight fails ``fit``
+    naming the row).  ``validationFraction``
+    holds out that share of the rows for early stopping (see SparkTrainer.fit); the model then keeps the best
+    epoch's weights (``bestEpoch``).
     """
 
     @keyword_only
@@ -131,7 +134,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         rows = prepare_rows(dataset, features, label, get("handleInvalid"), trainer.num_classes,
                             self.getOrDefault("weightCol") if self.isSet("weightCol") else None)
         train, validation = held_out(rows.frame, get("validationFraction"), get("seed"))
-        spark_model = trainer.fit(train, features_col=features, label_col=label, validation=validation)
+        spark_model = trainer.fit(train, features_col=features, label_col=label, validation=validation,
+                                  weight_col=rows.weight_col)
         model = SparkpsClassificationModel(spark_model)
         self._copyValues(model)
         model.skippedRows = rows.skipped
@@ -150,6 +154,12 @@ class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, D
     def history(self):
         """Per-epoch training (and validation) metrics of the fit, epochs counted from 0."""
         return self.spark_model.history if self.spark_model is not None else []
+
+    @property
+    def bestEpoch(self):
+        """With validationFraction: the epoch (from 0) whose weights the model holds, the one of the lowest
+        validation cross-entropy; None otherwise."""
+        return self.spark_model.best_epoch if self.spark_model is not None else None
 
     def _transform(self, dataset):
         if self.spark_model is None:

@@ -5,15 +5,18 @@ from sparkps.train.io import DataBatch, DataDesc, DataIter
 class PartitionIter(DataIter):
     """Epochs of full-size batches from a ``PartitionBatches``: the first streams the partition, later ones
     replay its local copy.  ``reset()`` ends the current epoch (a half-read first epoch is read to the end
-    first, so no row is lost).  An empty partition gives empty epochs.
+    first, so no row is lost).  An empty partition gives empty epochs.  With ``weight_name`` the batches' last
+    feature column is each row's weight, given as a second input of that name, shape (batch, 1) (see
+    sparkps.spark.row_weights).
     """
 
-    def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label", layout=None):
+    def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label", weight_name=None,
+                 layout=None):
         super().__init__(batches.batch_size)
         self.layout = layout      # a PackedLayout: each row holds several named inputs (CTR networks)
         self.batches = batches
         self.input_shape = tuple(int(d) for d in input_shape)
-        self.data_name, self.label_name = data_name, label_name
+        self.data_name, self.label_name, self.weight_name = data_name, label_name, weight_name
         self._epoch = None
         self.stopped = False          # set by early stopping: every later epoch is empty
 
@@ -21,7 +24,10 @@ class PartitionIter(DataIter):
     def provide_data(self):
         if self.layout is not None:
             return [DataDesc(name, shape) for name, shape in self.layout.shapes(self.batch_size).items()]
-        return [DataDesc(self.data_name, (self.batch_size,) + self.input_shape)]
+        described = [DataDesc(self.data_name, (self.batch_size,) + self.input_shape)]
+        if self.weight_name:
+            described.append(DataDesc(self.weight_name, (self.batch_size, 1)))
+        return described
 
     @property
     def provide_label(self):
@@ -43,6 +49,7 @@ class PartitionIter(DataIter):
             inputs = self.layout.split(X.reshape(self.batch_size, -1))
             data = [inputs[desc.name] for desc in self.provide_data]
         else:
-            data = [X.reshape((self.batch_size,) + self.input_shape)]
+            data = [X.reshape((self.batch_size,) + self.input_shape)] if not self.weight_name else \
+                [X[:, :-1].reshape((self.batch_size,) + self.input_shape), X[:, -1:]]
         return DataBatch(data, [y], pad=pad,
                          provide_data=self.provide_data, provide_label=self.provide_label)

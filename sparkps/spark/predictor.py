@@ -11,6 +11,7 @@ import numpy as np
 
 from sparkps.backend import asnumpy
 from sparkps.errors import ConfigError
+from sparkps.spark.sparse_inputs import data_dtype, has_tables
 from sparkps.train.model_file import params_from_bytes, params_to_bytes
 
 __all__ = ["Predictor", "PredictorCache", "data_input_name", "params_from_bytes", "params_to_bytes", "predictor_for"]
@@ -29,7 +30,10 @@ class Predictor:
     """A symbol bound once for inference on ``batch_size`` rows of ``input_shape``.
 
     ``predict(X)`` runs any number of rows (padding the last batch) and returns the first output as numpy.
-    Not thread-safe (one executor); does not block on anything but computation.
+    A network with sparse embedding tables predicts through a FeedForward holding the tables' rows (each batch
+    reads its unique ids' rows, as in training); ``dtype`` is the dtype its rows travel in (int64 for the ids of
+    a hashed table, see :mod:`sparkps.spark.sparse_inputs`). Not thread-safe (one executor); does not block on
+    anything but computation.
     """
 
     def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
@@ -48,6 +52,14 @@ class Predictor:
                                      numpy_batch_size=self.batch_size)
             return
         self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
+        self.dtype = data_dtype(self.symbol, self.data_name)
+        self.lock = threading.Lock()
+        self._feedforward = None
+        if has_tables(self.symbol):
+            from sparkps.train.feedforward import FeedForward
+            self._feedforward = FeedForward(self.symbol, ctx=ctx, arg_params=self.arg_params,
+                                            aux_params=self.aux_params, numpy_batch_size=self.batch_size)
+            return
         shapes = {self.data_name: (self.batch_size,) + self.input_shape}
         if label_name in self.symbol.list_arguments():
             shapes[label_name] = (self.batch_size,)
@@ -62,7 +74,9 @@ class Predictor:
                 return np.empty((0, 1), np.float32)
             with self.lock:
                 return np.asarray(self.model.predict(self.layout.split(X)), np.float32).reshape(len(X), -1)
-        X = np.asarray(X, dtype=np.float32).reshape(-1, self.num_features)
+        X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
+        if self._feedforward is not None:
+            return self._predict_with_tables(X)
         outputs = []
         with self.lock:
             for start in range(0, len(X), self.batch_size):
@@ -77,6 +91,13 @@ class Predictor:
         if not outputs:
             return np.empty((0,) + self._output_tail(), np.float32)
         return np.concatenate(outputs)
+
+    def _predict_with_tables(self, X):
+        if not len(X):
+            return np.empty((0,) + self._output_tail(), np.float32)
+        with self.lock:
+            out = self._feedforward.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
+        return out[0] if isinstance(out, list) else out
 
     def _output_tail(self):
         _, out_shapes, _ = self.symbol.infer_shape(**{self.data_name: (1,) + self.input_shape})

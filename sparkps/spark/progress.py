@@ -92,6 +92,13 @@ class ProgressView:
             self._last_log, self._logged_epoch = now, summary["epoch"]
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
+    def note(self, line):
+        """Show one line about the fit (e.g. a restart) beside the progress; never blocks."""
+        if self._bar is not None:
+            self._bar.write("sparkps: " + line, file=self._stream)
+        else:
+            self._say(line)
+
     def _say(self, line):
         if self._log and LOG.hasHandlers():
             LOG.info(line)

@@ -4,27 +4,31 @@ aggregation when rows may be dropped or weighted.
 
     rows = prepare_rows(df, 'features', 'label', 'skip', num_classes=10, weight_col=None)
     rows.frame, rows.skipped          # the rows to train on, how many were dropped
+    rows.weight_col                   # None, or the column of weights normalised to mean 1 (weightCol)
     train, validation = held_out(rows.frame, 0.1, seed=0)
 """
 import logging
 from collections import namedtuple
 
 from sparkps.errors import ConfigError, DataError
+from sparkps.spark.row_weights import ROW_WEIGHT
 from sparkps.spark.schema import check_schema, first_bad_label
 
 LOG = logging.getLogger("sparkps.spark")
 HANDLE_INVALID = ("error", "skip", "keep")
 
-PreparedRows = namedtuple("PreparedRows", ["frame", "skipped"])
+PreparedRows = namedtuple("PreparedRows", ["frame", "skipped", "weight_col"])
 
 
 def prepare_rows(df, features_col, label_col, handle_invalid="error", num_classes=None, weight_col=None):
-    """The rows to train on, as PreparedRows(frame, skipped).
+    """The rows to train on, as PreparedRows(frame, skipped, weight_col).
 
     ``handle_invalid``: 'error' leaves the rows to the trainer's checks (which fail naming the first bad row),
     'skip' drops rows with a null, NaN, fractional or out-of-range label or null/NaN features (and logs
-    how many), 'keep' turns null/NaN feature values into 0.  ``weight_col``: whole-number weights >= 0; a
-    row of weight k is trained on k times.
+    how many), 'keep' turns null/NaN feature values into 0.  ``weight_col``: real weights >= 0, as MLlib
+    takes them; rows of weight 0 are dropped and the others get a column (PreparedRows.weight_col) of their
+    weights over the mean weight, by which training scales each row's gradient (sparkps.spark.row_weights).
+    Blocks on one aggregation over the weights (and one more to name the row of a bad weight).
     """
     if handle_invalid not in HANDLE_INVALID:
         raise ConfigError("handleInvalid must be one of %s, got %r" % (", ".join(HANDLE_INVALID), handle_invalid))
@@ -35,8 +39,8 @@ def prepare_rows(df, features_col, label_col, handle_invalid="error", num_classe
     elif handle_invalid == "keep":
         df = _zero_invalid_features(df, features_col)
     if weight_col:
-        df = _weighted(df, weight_col)
-    return PreparedRows(df, skipped)
+        return PreparedRows(_weighted(df, weight_col), skipped, ROW_WEIGHT)
+    return PreparedRows(df, skipped, None)
 
 
 def held_out(df, fraction, seed=0):
@@ -86,8 +90,9 @@ def _zero_invalid_features(df, features_col):
 
 
 def _weighted(df, weight_col):
-    """Each row repeated by its whole-number weight; DataError naming the row of a negative, fractional or
-    null weight."""
+    """``df`` without its rows of weight 0 and with a ROW_WEIGHT column: the weights over their mean.
+    DataError naming the row and the column of a null, NaN, infinite or negative weight, or when every
+    weight is 0."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import NumericType
     if weight_col not in df.columns:
@@ -96,10 +101,15 @@ def _weighted(df, weight_col):
         raise ConfigError("Column %s must be of type numeric but was actually of type %s"
                           % (weight_col, df.schema[weight_col].dataType.simpleString()))
     w = F.col(weight_col).cast("double")
-    bad = df.filter(w.isNull() | F.isnan(w) | (w < 0) | (w != F.floor(w))).limit(1).count()
-    if bad:
+    bad = w.isNull() | F.isnan(w) | (F.abs(w) == float("inf")) | (w < 0)
+    facts = df.agg(F.sum(F.when(bad, 1).otherwise(0)).alias("bad"),
+                   F.sum(F.when(~bad & (w > 0), w)).alias("total"),
+                   F.sum(F.when(~bad & (w > 0), 1).otherwise(0)).alias("positive")).first()
+    if facts["bad"]:
         row, value = first_bad_label(df, weight_col, "weight")
-        raise DataError("row %d: weight %r in column %s is not a whole number >= 0 (weightCol counts how many "
-                        "times a row is trained on)" % (row, value, weight_col))
-    repeats = F.array_repeat(F.lit(0), w.cast("int"))
-    return df.withColumn("__sparkps_copy", F.explode(repeats)).drop("__sparkps_copy")
+        raise DataError("row %d: weight %r in column %s is not a finite number >= 0 (%d such weights)"
+                        % (row, value, weight_col, facts["bad"]))
+    if not facts["positive"]:
+        raise DataError("every weight in column %s is 0: there is nothing to train on" % weight_col)
+    mean = facts["total"] / facts["positive"]
+    return df.filter(w > 0).withColumn(ROW_WEIGHT, w / F.lit(mean))

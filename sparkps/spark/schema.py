@@ -48,15 +48,19 @@ def classes_from_metadata(df, label_col):
     return None
 
 
-def scan_labels(df, label_col, features_col=None):
-    """One aggregation over ``label_col`` (and ``features_col``, a vector or numeric array, when given):
-    {'rows', 'nulls', 'non_finite', 'fractional', 'min', 'max', 'bad_features'}."""
+def scan_labels(df, label_col, features_col=None, num_features=None):
+    """One aggregation over ``label_col`` (and ``features_col``, a vector or numeric array, when given, whose
+    rows should hold ``num_features`` values): {'rows', 'nulls', 'non_finite', 'fractional', 'min', 'max',
+    'bad_features', 'bad_width'}."""
     from pyspark.sql import functions as F
     y = F.col("y")
     finite = ~F.isnan(y) & (F.abs(y) != float("inf"))
     bad = F.lit(False) if features_col is None else bad_features(df, features_col)
-    row = df.select(F.col(label_col).cast("double").alias("y"), bad.alias("bad")).agg(
+    width = F.lit(False) if features_col is None or num_features is None else \
+        bad_width(df, features_col, num_features)
+    row = df.select(F.col(label_col).cast("double").alias("y"), bad.alias("bad"), width.alias("width")).agg(
         F.sum(F.col("bad").cast("int")).alias("bad_features"),
+        F.sum(F.coalesce(F.col("width"), F.lit(False)).cast("int")).alias("bad_width"),
         F.count(F.lit(1)).alias("rows"),
         F.sum(F.when(y.isNull(), 1).otherwise(0)).alias("nulls"),
         F.sum(F.when(~finite, 1).otherwise(0)).alias("non_finite"),
@@ -64,7 +68,41 @@ def scan_labels(df, label_col, features_col=None):
         F.min(F.when(finite, y)).alias("min"),
         F.max(F.when(finite, y)).alias("max")).first()
     return {key: row[key] if row[key] is not None else 0 for key in
-            ("rows", "nulls", "non_finite", "fractional", "bad_features")} | {"min": row["min"], "max": row["max"]}
+            ("rows", "nulls", "non_finite", "fractional", "bad_features", "bad_width")} | \
+        {"min": row["min"], "max": row["max"]}
+
+
+def _feature_values(df, features_col):
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+    column = F.col(features_col)
+    return vector_to_array(column) if type(df.schema[features_col].dataType).__name__ == "VectorUDT" \
+        else column.cast("array<double>")
+
+
+def bad_width(df, features_col, num_features):
+    """A boolean column: the row's features do not hold ``num_features`` values (null for null features)."""
+    from pyspark.sql import functions as F
+    return F.size(_feature_values(df, features_col)) != F.lit(int(num_features))
+
+
+def check_width(facts, num_features, where):
+    """Raise DataError naming the first row whose features do not hold ``num_features`` values (``where()``
+    gives ``(row, width)``)."""
+    if facts.get("bad_width"):
+        row, width = where()
+        raise DataError("row %d: features hold %d values but the network takes %d (%d such rows)"
+                        % (row, width, num_features, facts["bad_width"]))
+
+
+def first_bad_width(df, features_col, num_features):
+    """``(row, width)`` of the first row, in the DataFrame's order, whose features do not hold
+    ``num_features`` values (one Spark job; the error path only)."""
+    from pyspark.sql import functions as F
+    sizes = df.select(F.size(_feature_values(df, features_col)).alias("n")).rdd.map(lambda r: r[0])
+    found = sizes.zipWithIndex().filter(lambda pair: pair[0] is not None and pair[0] >= 0 and
+                                        pair[0] != num_features).take(1)
+    return (found[0][1], found[0][0]) if found else (-1, -1)
 
 
 def bad_features(df, features_col):
@@ -127,7 +165,7 @@ def first_bad_label(df, label_col, key, num_classes=None):
             "non_finite": lambda v: v is not None and not math.isfinite(v),
             "fractional": lambda v: v is not None and math.isfinite(v) and v != math.floor(v),
             "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes,
-            "weight": lambda v: v is None or not math.isfinite(v) or v < 0 or v != math.floor(v)}[key]
+            "weight": lambda v: v is None or not math.isfinite(v) or v < 0}[key]
     found = (df.select(label_col).rdd.map(lambda r: None if r[0] is None else float(r[0])).zipWithIndex()
              .filter(lambda pair: test(pair[0])).take(1))
     return (found[0][1], found[0][0]) if found else (None, None)

@@ -14,7 +14,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.spark.data import iter_batches
-from sparkps.spark.predictor import Predictor, params_from_bytes, params_to_bytes, predictor_for
+from sparkps.spark.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
 
 PREFIX = "model"
 METADATA = "metadata.json"
@@ -25,11 +25,13 @@ MAX_BROADCAST_BYTES = 1 << 30
 class SparkModel:
     """A symbol with its trained parameters plus what prediction needs (input shape, label name).
 
-    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``.
+    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``;
+    ``best_epoch`` (counted from 0, None without early stopping) is the epoch whose weights the model holds
+    when a validation set chose them.
     """
 
     def __init__(self, symbol, arg_params, aux_params=None, input_shape=None, label_name="softmax_label",
-                 batch_size=256, epoch=0, history=None, ctx="cpu", input_layout=None):
+                 batch_size=256, epoch=0, history=None, ctx="cpu", best_epoch=None, input_layout=None):
         self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
         self.arg_params = dict(arg_params)
         self.aux_params = dict(aux_params or {})
@@ -38,6 +40,7 @@ class SparkModel:
         self.input_shape = tuple(int(d) for d in input_shape)
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
+        self.best_epoch = None if best_epoch is None else int(best_epoch)
         self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
@@ -84,7 +87,7 @@ class SparkModel:
         from sparkps.spark.ctr_tables import shrunk_params
         small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
                            self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
-                           self.history, self.ctx, self.input_layout)
+                           self.history, self.ctx, best_epoch=self.best_epoch, input_layout=self.input_layout)
         small.table_counts, small.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
         return small
 
@@ -134,6 +137,12 @@ class SparkModel:
         in executor batches with the worker's cached Predictor.  Lazy.
         """
         from sparkps.spark.frames import add_predictions
+        from sparkps.spark.sparse_inputs import data_dtype
+        data_name = data_input_name(self.symbol, self.arg_params, self.label_name)
+        if data_dtype(self.symbol, data_name) != np.float32:
+            raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
+                              "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
+                              % data_name)
         broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
         return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
@@ -145,7 +154,7 @@ class SparkModel:
         feedforward.save(os.path.join(path, PREFIX), self.epoch)
         meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
                 "input_shape": list(self.input_shape), "label_name": self.label_name,
-                "batch_size": self.batch_size, "history": self.history}
+                "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch}
         if self.input_layout is not None:
             meta["input_layout"] = self._layout_list()
         if self.table_counts:
@@ -156,15 +165,19 @@ class SparkModel:
             json.dump(meta, f, indent=1)
 
     @classmethod
-    def load(cls, path, epoch=None, **meta):
+    def load(cls, path, epoch=None, from_mxnet=False, **meta):
         """Read a model written by ``save``; or, with ``epoch``, the checkpoint ``path-symbol.json`` +
         ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's ``mx.model.save_checkpoint`` (the params
         format is chosen by content), with ``meta`` (``input_shape``, ``label_name``, ...) as ``save`` would
-        have recorded it."""
+        have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts MXNet's params format only, so a
+        file of another kind is a DataError naming it rather than a silent guess."""
+        if from_mxnet and epoch is None:
+            raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
+                              "(PREFIX-%04d.params)")
         if epoch is not None:
-            from sparkps.train.feedforward import FeedForward
-            feedforward = FeedForward.load(path, epoch)
-            return cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params, epoch=epoch, **meta)
+            from sparkps.train.model_file import load_checkpoint
+            symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
+            return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
         meta_path = os.path.join(path, METADATA)
         if not os.path.exists(meta_path):
             raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
@@ -175,13 +188,22 @@ class SparkModel:
         model = cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
                     input_shape=meta["input_shape"], label_name=meta["label_name"],
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
-                    input_layout=_layout_of(meta))
+                    best_epoch=meta.get("best_epoch"), input_layout=_layout_of(meta))
         counts = os.path.join(path, TABLE_COUNTS)
         if os.path.exists(counts):
             with np.load(counts, allow_pickle=False) as saved:
                 names = {key.split(":", 1)[1] for key in saved.files}
                 model.table_counts = {n: (saved["ids:" + n], saved["counts:" + n]) for n in names}
         return model
+
+    @classmethod
+    def from_mxnet(cls, prefix, epoch, input_shape, **meta):
+        """The model of MXNet's checkpoint ``prefix-symbol.json`` + ``prefix-%04d.params`` (what
+        ``mx.model.save_checkpoint(prefix, epoch, ...)`` wrote), ready to predict on rows of ``input_shape``.
+
+            model = SparkModel.from_mxnet('/models/resnet', 10, input_shape=(3, 224, 224))
+        """
+        return cls.load(prefix, epoch=epoch, from_mxnet=True, input_shape=input_shape, **meta)
 
     def to_feedforward(self):
         """This model as a single-machine ``sparkps.FeedForward``."""
@@ -208,9 +230,9 @@ def _predict_rows(predictor, rows, num_features):
             if _row_is_block(row):
                 yield predictor.predict(_block_features(row))
             else:
-                yield from predictor.predict(_features_matrix([row], num_features))
+                yield from predictor.predict(_features_matrix([row], num_features, predictor.dtype))
         return
-    yield from predictor.predict(_features_matrix(rows, num_features))
+    yield from predictor.predict(_features_matrix(rows, num_features, predictor.dtype))
 
 
 def _row_is_block(row):
@@ -222,6 +244,6 @@ def _block_features(row):
     return row[0] if isinstance(row, tuple) else row
 
 
-def _features_matrix(rows, num_features):
+def _features_matrix(rows, num_features, dtype=np.float32):
     return np.concatenate([X for X, _ in iter_batches(iter(rows), max(len(rows), 1), num_features,
-                                                      with_label=False)])
+                                                      with_label=False, dtype=dtype)])

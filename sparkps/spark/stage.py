@@ -167,6 +167,7 @@ def _error_text(error):
     return message
 
 
+_BARRIER_TASK = re.compile(r"barrier task ResultTask\(\d+, (\d+)\) finished unsuccessfully")
 _PY_ERROR = re.compile(r"^(?::\s*)?(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout|Died)):\s*(.+)$", re.M)
 
 
@@ -183,7 +184,8 @@ def describe_stage_error(exc, status=None):
     matches = list(_PY_ERROR.finditer(text))
     found = [m for m in matches if not m.group(1).startswith(("Py4J", "Spark"))] or \
         [m for m in matches if m.group(1).startswith("Spark")]
-    role = "a Spark task"
+    task = _BARRIER_TASK.search(text)      # a barrier task's partition is its worker's rank
+    role = "worker %s" % task.group(1) if task else "a Spark task"
     if found:
         last = found[-1]
         return "%s failed: %s: %s" % (role, last.group(1), last.group(2).strip())

@@ -17,8 +17,9 @@ from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
 from sparkps.spark.progress import ProgressView
+from sparkps.spark.row_places import in_input, tag_rows
 from sparkps.spark.spark_model import SparkModel
-from sparkps.spark.stage import run_stage
+from sparkps.spark.stage import StageFailed, run_stage
 from sparkps.spark.tracking import log_fit
 from sparkps.train.optimizer import create as create_optimizer
 
@@ -34,7 +35,10 @@ class SparkTrainer:
     ``sparkps.ps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
     heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
     False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
-    write, e.g. a shared mount) gets the servers' weights and optimizer state after every epoch.
+    write, e.g. a shared mount) gets the servers' weights, optimizer state, sparse tables and each worker's
+    position in its data after every epoch and every ``checkpoint_steps`` steps (None: epoch ends only); with
+    it, a fit whose worker task or server process dies restarts the stage from the newest complete checkpoint,
+    up to ``max_restarts`` times (:mod:`sparkps.spark.restarts`, :mod:`sparkps.runtime.resume`).
     ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
     (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
     is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
@@ -44,7 +48,8 @@ class SparkTrainer:
                  kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
-                 kvstore_params=None, gradient_compression=None, input_layout=None):
+                 kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
+                 input_layout=None):
         from sparkps.ps.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -62,6 +67,8 @@ class SparkTrainer:
         create_optimizer(optimizer, **self.optimizer_params)    # unknown names / keys fail here, not in a task
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
+        self.checkpoint_steps, self.max_restarts = _checked_restarts(checkpoint_steps, max_restarts)
+        self.fault = None             # a test hook: plan["fault"] of sparkps.spark.barrier_task.fault_hook
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         # the barrier stage may queue behind the stages that read and shuffle its input (and executors start
         # Python workers first): registration waits that long; a failed task still ends the fit at once
@@ -77,26 +84,93 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
-    def fit(self, data, features_col="features", label_col="label", validation=None):
+    def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
+            resume=False):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
         (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
         every task) turns on early stopping: every worker scores it after each epoch and training stops once
-        the validation cross-entropy has not improved for ``patience`` epochs.
+        the validation cross-entropy has not improved for ``patience`` epochs; the model holds the weights
+        of the best epoch (``model.best_epoch``), not the last.  ``weight_col`` (a DataFrame's column of
+        positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.rows)
+        scales each row's gradient by its weight (sparkps.spark.row_weights).  ``resume``: continue a stopped
+        job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
         until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
         cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
-        server process of a local master has ended).
+        server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
+        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']``
+        and marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
         """
+        from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
+        from sparkps.spark.restarts import ProgressLog, Restarts
+        if resume:
+            check_resumable(self.kvstore)
+        point = self._resume_point(resume)
+        # strategies that train on the workers cannot continue from a server checkpoint: no restarts for them
+        restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         sc = _context_of(data)
+        if weight_col and not _is_frame(data):
+            raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
         checks.choose_worker_python(sc)
         workers, servers = self._checked_data(data, features_col, label_col)
         checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
         self._local_master = checks.is_local(sc.master)
-        rdd = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape))), workers)
+        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
+                                           weight_col), workers, tag=not _is_frame(data))
+        extra = {"row_places": places, "row_weights": bool(weight_col)}
+        if weight_col:
+            from sparkps.spark.row_weights import weighted_symbol
+            weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
+        if validation is not None:
+            extra["validation"] = _validation_arrays(validation, features_col, label_col,
+                                                     int(np.prod(self.input_shape)))
+        view = ProgressView(self.num_epoch, workers, bar=self.progress)
+        restarts = Restarts(self.max_restarts if restartable else 0)
+        progress = ProgressLog(view, restarts)
+        results = None
+        try:
+            with spark_progress_paused(sc):       # one progress display at a time: ours
+                while results is None:
+                    try:
+                        results = self._run_once(sc, rdd, workers, servers, dict(extra, resume=point),
+                                                 progress, restarts)
+                    except ClusterError as exc:
+                        if not restarts.allowed(exc):
+                            self.last_fit = {"restarts": restarts.entries}
+                            if not restarts.count:
+                                _raise_in_input(exc, data, places)
+                            raise restarts.give_up(exc) from exc
+                        point = latest_checkpoint(self.checkpoint_dir)
+                        view.note(restarts.describe(restarts.record(exc, point, progress)))
+                        progress.forget()
+        finally:
+            view.close(finished=results is not None)
+            self._scheduler = None
+        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
+        model = self._model(results, point, restarts.entries)
+        log_fit(self.tracked_params(workers, servers), model.history)
+        return model
+
+    def _resume_point(self, resume):
+        """The checkpoint ``fit(resume=True)`` continues from (None without ``resume``)."""
+        if not resume:
+            return None
+        from sparkps.runtime.resume import latest_checkpoint
+        if not self.checkpoint_dir:
+            raise ConfigError("fit(resume=True) needs checkpoint_dir (the folder of the stopped job's checkpoints)")
+        point = latest_checkpoint(self.checkpoint_dir)
+        if point is None:
+            raise ConfigError("fit(resume=True): no complete checkpoint in %s to resume from" % self.checkpoint_dir)
+        return point
+
+    def _run_once(self, sc, rdd, workers, servers, extra, progress, restarts):
+        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None),
+        its status shown through ``progress`` (a ProgressLog); returns the tasks' results or raises as run_stage
+        does."""
         from sparkps.ps.comm.timeouts import Timeouts
         from sparkps.ps.scheduler import Scheduler
         conf = checks.spark_conf_dict(sc)
@@ -106,26 +180,14 @@ class SparkTrainer:
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
             plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
-            if validation is not None:
-                plan["validation"] = _validation_arrays(validation, features_col, label_col,
-                                                        int(np.prod(self.input_shape)))
+            point = extra.pop("resume", None)
+            plan.update(extra, resume=point.as_plan() if point else None, attempt=restarts.count)
             task = make_train_task(plan)
         except BaseException:
             scheduler.stop()
             raise
-        view = ProgressView(self.num_epoch, workers, bar=self.progress)
-        results = None
-        try:
-            with spark_progress_paused(sc):       # one progress display at a time: ours
-                results = run_stage(sc, rdd, task, scheduler, view, self.timeout, self.describe(workers, servers),
-                                    local=self._local_master)
-        finally:
-            view.close(finished=results is not None)
-            self._scheduler = None
-        self.last_fit = fit_stats(results, self.batch_size)
-        model = self._model(results)
-        log_fit(self.tracked_params(workers, servers), model.history)
-        return model
+        return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
+                         local=self._local_master)
 
     def tracked_params(self, workers, servers):
         """The settings of a fit as MLflow params."""
@@ -151,6 +213,8 @@ class SparkTrainer:
         first = tuple(out_shapes[0]) if out_shapes else ()
         classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
         self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
+        from sparkps.spark.sparse_inputs import data_dtype
+        self.data_dtype = data_dtype(net, self.data_name).name     # int64: the ids of a hashed table
 
     def _check_layout(self, net):
         """The layout's inputs and the label are the network's; the packed width is ``input_shape``."""
@@ -189,10 +253,14 @@ class SparkTrainer:
         input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
         from sparkps.spark import schema
         if _is_frame(data):
+            if self.data_dtype != "float32":
+                raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's "
+                                  "float features cannot carry; fit an RDD of (int64 ids, label) rows" % self.data_name)
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:
-                facts = schema.scan_labels(data, label_col, features_col)
+                width = int(np.prod(self.input_shape))
+                facts = schema.scan_labels(data, label_col, features_col, width)
             except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
                 from sparkps.spark.stage import describe_stage_error
                 cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
@@ -200,6 +268,7 @@ class SparkTrainer:
             schema.check_labels(facts, classes,
                                 where=lambda key: schema.first_bad_label(data, label_col, key, classes))
             schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
+            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
             rows = facts["rows"]
         else:
             if not hasattr(data, "mapPartitions"):
@@ -227,25 +296,52 @@ class SparkTrainer:
                 "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
-                "eval_metric": self.eval_metric,
+                "eval_metric": self.eval_metric, "data_dtype": self.data_dtype,
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
+                "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
-    def _model(self, results):
+    def _model(self, results, point=None, restarts=()):
+        from sparkps.spark.restarts import history_with_restarts
         final = [r for r in results if r.get("params") is not None]
         if not final:
             raise ClusterError("training finished but worker 0 returned no weights")
         history = merge_histories(results)
+        if point is not None:    # epochs before the checkpoint this run resumed from: worker 0's record of them
+            newer = {h["epoch"] for h in history}
+            history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
+        history = history_with_restarts(history, restarts)
         epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
         model = SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
                                       label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                      epoch=epochs, history=history, input_layout=self.input_layout)
+                                      epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
+                                      input_layout=self.input_layout)
         if self.input_layout is not None:   # every worker's table rows, and how often each id was seen
             from sparkps.spark.ctr_tables import merge_worker_tables
             model.table_counts = merge_worker_tables(model.arg_params, results)
         return model
+
+
+def _raise_in_input(exc, data, places):
+    """Raise ``exc``; a failed stage that names a row of one input partition is raised naming the row of the
+    whole input instead (see sparkps.spark.row_places)."""
+    if isinstance(exc, StageFailed) and places:
+        message = in_input(str(exc), data)
+        if message != str(exc):
+            raise StageFailed(message, node=exc.node) from None
+    raise exc
+
+
+def _checked_restarts(checkpoint_steps, max_restarts):
+    """``(checkpoint_steps, max_restarts)`` as ints; ConfigError naming the bad one."""
+    if checkpoint_steps is not None and (isinstance(checkpoint_steps, bool) or int(checkpoint_steps) < 1):
+        raise ConfigError("checkpoint_steps must be an int >= 1 (or None: epoch ends only), got %r"
+                          % (checkpoint_steps,))
+    if isinstance(max_restarts, bool) or int(max_restarts) < 0:
+        raise ConfigError("max_restarts must be an int >= 0, got %r" % (max_restarts,))
+    return (None if checkpoint_steps is None else int(checkpoint_steps)), int(max_restarts)
 
 
 def fit_stats(results, batch_size):
@@ -260,18 +356,23 @@ def fit_stats(results, batch_size):
         span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
         batches = sum(r["batches"] - 1 for r in timed)
         stats["steady_seconds"] = span
+        stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
         stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
     return stats
 
 
 def merge_histories(results):
-    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...]."""
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
+    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
+    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
     sums, weights = {}, {}
     for result in results:
         rows = max(int(result.get("rows", 0)), 0)
         for entry in result.get("history", []):
             epoch = int(entry["epoch"])
             for name, value in entry.items():
+                if name.startswith("validation-") and result.get("rank") != 0:
+                    continue
                 if name != "epoch" and rows:
                     sums.setdefault(epoch, {}).setdefault(name, 0.0)
                     sums[epoch][name] += float(value) * rows
@@ -318,25 +419,33 @@ def _context_of(data):
     return data.context
 
 
-def _as_rdd(data, features_col, label_col, num_features):
+def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
     """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
-    blocks, or of rows when the features are too wide for dense Arrow batches."""
+    blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
+    row's weight follows its features as one more column."""
     if hasattr(data, "rdd") and hasattr(data, "select"):
         from sparkps.spark.frames import blocks_fit, frame_to_blocks
-        if blocks_fit(data, num_features):
-            return frame_to_blocks(data, features_col, label_col, num_features)
-        missing = [c for c in (features_col, label_col) if c not in data.columns]
+        if blocks_fit(data, num_features + (1 if weight_col else 0)):
+            return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
+        missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]
         if missing:
             raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
+        if weight_col:
+            from sparkps.spark.row_weights import with_weight
+            return data.select(features_col, label_col, weight_col).rdd.map(with_weight)
         return data.select(features_col, label_col).rdd
     if not hasattr(data, "mapPartitions"):
         raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
     return data
 
 
-def _partitioned(rdd, num_workers):
-    """Exactly ``num_workers`` partitions (a shuffle when the count differs: Spark refuses a barrier stage
-    over a coalesced RDD)."""
+def _partitioned(rdd, num_workers, tag=False):
+    """``(rdd, row_places)``: exactly ``num_workers`` partitions (a shuffle when the count differs: Spark
+    refuses a barrier stage over a coalesced RDD).  With ``tag`` the tasks can name a row by its place in
+    ``rdd`` (row_places 'partition': task p reads input partition p; 'tagged': elements were tagged with
+    their place before the shuffle, see sparkps.spark.row_places); else row_places is None."""
     if rdd.getNumPartitions() != num_workers:
-        return rdd.repartition(num_workers)
-    return rdd
+        if tag:
+            return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
+        return rdd.repartition(num_workers), None
+    return rdd, "partition" if tag else None

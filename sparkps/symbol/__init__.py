@@ -37,7 +37,10 @@ from .ops.constructors import (
     SwapAxis,
     abs,
     add_n,
+    argmax,
+    argmin,
     batch_dot,
+    batch_take,
     broadcast_add,
     broadcast_axes,
     broadcast_axis,
@@ -150,7 +153,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope
            "min", "prod", "nansum", "nanprod", "norm", "sum_axis", "SliceChannel", "split", "slice_axis", "pick",
            "where", "reverse", "flip", "expand_dims", "squeeze", "SwapAxis", "swapaxes", "reshape", "reshape_like",
            "flatten", "concat", "zeros_like", "ones_like", "softmax", "log_softmax", "SoftmaxActivation", "LRN",
-           "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full"]
+           "MAERegressionOutput", "Cast", "cast", "zeros", "ones", "full", "argmax", "argmin", "batch_take"]
 
 from .ops.constructors import BiInnerCross, BiInnerSumCross, BiInteractionCross, CrossLayer  # noqa: E402
 

@@ -6,8 +6,9 @@ import numpy as np
 from .. import backend
 from ..errors import ConfigError, ShapeError
 from ..param_group import ParameterGroup
+from .dtypes import infer_entry_types
 from .executor import Executor
-from .graph import argument_names, aux_state_names
+from .graph import argument_names, aux_state_names, topo_order
 from .shape import complete, infer_entry_shapes
 
 GRAD_REQS = ("write", "add", "null")
@@ -76,24 +77,43 @@ def simple_bind(heads, ctx, grad_req, type_dict, dtype, shapes):
         raise ShapeError("simple_bind: cannot infer the shapes of %s from %s; pass them as keyword shapes"
                          % (", ".join(repr(m) for m in missing), shapes))
     dtype = np.dtype(dtype)
-    types = {n: np.dtype((type_dict or {}).get(n, dtype)) for n in names}
+    types, aux_types = _bind_types(heads, names, shapes, type_dict, dtype)
     params = [n for n in names if n not in shapes]  # weights, biases...: laid out in one flat buffer
     views, arg_group = _flat_views(xp, [(n, s, types[n]) for n, s in zip(names, arg_shapes) if n in params])
     args = dict(views)
     args.update((n, xp.zeros(s, dtype=types[n])) for n, s in zip(names, arg_shapes) if n not in params)
     args = {n: args[n] for n in names}
     for name in shapes:
-        args[name].fill(np.nan)
+        if args[name].dtype.kind in "fc":            # integer inputs (ids) cannot hold the NaN "not given yet"
+            args[name].fill(np.nan)
     reqs = normalize_grad_req(grad_req, names)
     views, grad_group = _flat_views(xp, [(n, args[n].shape, types[n]) for n in params if reqs[n] != "null"])
     grads = dict(views)
     grads.update((n, xp.zeros(args[n].shape, dtype=types[n])) for n in names
                  if reqs[n] != "null" and n not in grads)
     aux = {}
-    for name, shape in zip(aux_state_names(heads), aux_shapes):
-        aux[name] = (xp.ones if name.endswith("_var") else xp.zeros)(shape, dtype=dtype)
+    for name, shape, aux_type in zip(aux_state_names(heads), aux_shapes, aux_types):
+        aux[name] = (xp.ones if name.endswith("_var") else xp.zeros)(shape, dtype=aux_type)
     return Executor(heads, ctx, args, grads, reqs, aux, dtype, unverified=list(shapes),
                     groups=(arg_group, grad_group))
+
+
+def _bind_types(heads, names, inputs, type_dict, dtype):
+    """Argument types (by name) and aux types (in order) as MXNet's simple_bind finds them: the types in
+    ``type_dict`` (none given: ``dtype`` for the ``inputs`` named by shape), the rest by ``infer_type``
+    (Cast, Embedding's ids, a variable's ``__dtype__``), ``dtype`` where nothing determines them."""
+    unknown = sorted(set(type_dict or {}) - set(names))
+    if unknown:
+        raise ConfigError("simple_bind: type_dict names %s, not arguments of this symbol (arguments: %s)"
+                          % (", ".join(repr(u) for u in unknown), ", ".join(names)))
+    if type_dict:
+        known = dict(type_dict)
+    else:                                      # as MXNet: a variable's own __dtype__ is kept
+        attrs = {n.name: n.attrs for n in topo_order(heads) if n.op is None}
+        known = {n: dtype for n in inputs if "__dtype__" not in attrs[n]}
+    arg_types, _, aux_types = infer_entry_types(heads, known)
+    types = {n: np.dtype(t) if t is not None else dtype for n, t in zip(names, arg_types)}
+    return types, [np.dtype(t) if t is not None else dtype for t in aux_types]
 
 
 def _as_dict(values, names, what, allow_none=False):

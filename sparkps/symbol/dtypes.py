@@ -2,7 +2,9 @@
 whose types are known (given, or a variable's ``__dtype__`` attribute) through each op until nothing
 changes. An op's default rule gives every input (labels included), output and auxiliary state the one
 type its inputs and outputs agree on; ops that differ (Embedding's integer ids) override
-``Op.infer_type``. A conflict raises ConfigError naming the op and the input."""
+``Op.infer_type``. A conflict raises ConfigError naming the op and the input. The executor plans the type
+of every intermediate array the same way (``plan_entry_types``), so one graph can mix float16, float32, float64
+and integer arrays; dtypes are written and read as MXNet's symbol files hold them (type codes)."""
 import numpy as np
 
 from ..errors import ConfigError
@@ -26,13 +28,43 @@ def infer_entry_types(entries, known):
     return arg_types, out_types, [aux.get(a) for a in aux_entries(entries)]
 
 
+# MXNet's type codes (mshadow's TypeFlag), what ``Variable(dtype=...)`` stores as ``__dtype__`` in symbol files
+MXNET_TYPE_CODES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8", 6: "int64",
+                    7: "bool", 8: "int16", 9: "uint16", 10: "uint32", 11: "uint64"}
+_CODE_OF = {np.dtype(name): code for code, name in MXNET_TYPE_CODES.items()}
+
+
+def mxnet_type_code(dtype):
+    """MXNet's code of ``dtype`` (anything np.dtype accepts), e.g. 0 for float32; ConfigError if it has none."""
+    try:
+        return _CODE_OF[np.dtype(dtype)]
+    except (TypeError, KeyError):
+        raise ConfigError("%r is not a dtype MXNet's symbols can hold (%s)"
+                          % (dtype, ", ".join(MXNET_TYPE_CODES.values()))) from None
+
+
+def parse_dtype(value):
+    """A numpy dtype from a name, a numpy type, MXNet's code ('0' is float32) or the older text
+    "<class 'numpy.int32'>"; ConfigError naming the value otherwise."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit() and int(text) in MXNET_TYPE_CODES:
+            return np.dtype(MXNET_TYPE_CODES[int(text)])
+        if text.startswith("<class 'numpy.") and text.endswith("'>"):
+            value = text[len("<class 'numpy."):-2]
+    try:
+        return np.dtype(value)
+    except TypeError:
+        raise ConfigError("%r is not a dtype" % (value,)) from None
+
+
 def _dtype(value, name):
     if value is None:
         return None
     try:
-        return np.dtype(value)
-    except TypeError as exc:
-        raise ConfigError("infer_type: %r is not a dtype (argument '%s')" % (value, name)) from exc
+        return parse_dtype(value)
+    except ConfigError as exc:
+        raise ConfigError("infer_type: %s (argument '%s')" % (exc, name)) from None
 
 
 def _one_pass(nodes, types, aux):
@@ -64,3 +96,21 @@ def _set(table, key, proposed, node, what):
         raise ConfigError("%s '%s': %s has type %s but the op needs %s"
                           % (node.op.name, node.name, what, current, np.dtype(proposed)))
     return False
+
+
+def plan_entry_types(variables, op_nodes, known, default):
+    """{entry: dtype} for every output of ``op_nodes`` (forward then backward nodes, in execution order):
+    what the executor allocates each intermediate array as.  ``known`` maps the names of ``variables`` whose
+    arrays fix a type (the bound inputs the forward pass reads, the head-gradient placeholders) to their
+    dtype; the rest is inferred as ``infer_type`` does, and an entry nothing determines gets ``default``.
+    A conflict (an op given inputs of types it cannot mix) raises ConfigError naming the op and the input."""
+    types, aux = {}, {}
+    for node in variables:
+        if node.name in known:
+            types[(node, 0)] = np.dtype(known[node.name])
+    nodes = list(variables) + list(op_nodes)
+    for _ in range(len(nodes) + 1):
+        if not _one_pass(op_nodes, types, aux):
+            break
+    default = np.dtype(default)
+    return {(node, i): types.get((node, i), default) for node in op_nodes for i in range(node.op.num_outputs)}

@@ -1,9 +1,10 @@
 """Executor: runs a bound symbol's forward graph and its explicit backward graph.
 
 At bind time the executor builds the backward graph for the arguments whose grad_req is not
-'null', keeps only the backward nodes those gradients depend on, infers every shape, plans memory
-once, and turns each node into a prepared call over fixed arrays. A training step is then two
-loops over those calls: no graph walking and no allocation of parameter-sized arrays per step.
+'null', keeps only the backward nodes those gradients depend on, infers every shape and every type
+(each intermediate array has its own dtype), plans memory once, and turns each node into a prepared call
+over fixed arrays. A training step is then two loops over those calls: no graph walking and no allocation
+of parameter-sized arrays per step.
 
     exe = net.simple_bind('cpu', data=(128, 784))
     exe.forward(is_train=True, data=x, softmax_label=y)
@@ -19,6 +20,7 @@ import numpy as np
 from .. import backend
 from ..errors import ConfigError, DataError, ShapeError
 from .autodiff import build_gradients
+from .dtypes import plan_entry_types
 from .graph import argument_names, aux_state_names, output_names, topo_order
 from .memory import MemoryPlan
 from .shape import complete, infer_graph_shapes
@@ -66,9 +68,11 @@ class Executor:
         in_forward = set(map(id, self.forward_nodes))
         self.backward_nodes = [n for n in topo_order(targets) if n.op is not None and id(n) not in in_forward]
         shapes = self._shapes(targets)
-        bound, pinned, extra = self._bound_arrays(grads, shapes)
         sequence = self.forward_nodes + self.backward_nodes
-        self._memory = MemoryPlan(sequence, shapes, self._dtype, self.xp, bound, pinned=self._heads)
+        self._forward_inputs = self._inputs_read_by_forward()
+        self._types = self._entry_types(sequence)
+        bound, pinned, extra = self._bound_arrays(grads, shapes)
+        self._memory = MemoryPlan(sequence, shapes, self._types, self.xp, bound, pinned=self._heads)
         self._arrays = self._memory.arrays
         self.outputs = [self._arrays[e] for e in self._heads]
         self._deferred_checks = self._inputs_checked_downstream()
@@ -77,7 +81,6 @@ class Executor:
         self._monitor = None
         self._forward_steps = self._assemble_forward()
         self._backward_steps = [self._step(n, shapes) for n in self.backward_nodes] + extra(self._arrays)
-        self._forward_inputs = self._inputs_read_by_forward()
 
     def _shapes(self, targets):
         known = {name: tuple(a.shape) for name, a in self.arg_dict.items()}
@@ -92,6 +95,15 @@ class Executor:
             raise ShapeError("cannot infer the shapes of %s" % ", ".join(unknown))
         return shapes
 
+    def _entry_types(self, sequence):
+        """The dtype of every intermediate entry: inferred from the arrays the forward pass reads (labels,
+        read only by the backward pass, may have any type) and the heads' types for their gradients."""
+        variables = [n for n in topo_order(self._heads) if n.op is None]
+        known = {n.name: self.arg_dict[n.name].dtype for n in variables if n.name in self._forward_inputs}
+        types = plan_entry_types(variables, self.forward_nodes, known, self._dtype)
+        known.update((p.name, types.get(h, self._dtype)) for p, h in zip(self._head_grad_nodes, self._heads))
+        return plan_entry_types(variables + self._head_grad_nodes, sequence, known, self._dtype)
+
     def _bound_arrays(self, grads, shapes):
         """Arrays fixed before planning, and a function giving the gradient steps that copy/add."""
         bound = {}
@@ -100,7 +112,7 @@ class Executor:
                 bound[(node, 0)] = self.arg_dict[node.name]
         self.head_grad_arrays = []
         for placeholder, head in zip(self._head_grad_nodes, self._heads):
-            array = self.xp.ones(shapes[head], dtype=self._dtype)
+            array = self.xp.ones(shapes[head], dtype=self._types.get(head, self._dtype))
             bound[(placeholder, 0)] = array
             self.head_grad_arrays.append(array)
         produced = {(n, i) for n in self.backward_nodes for i in range(n.num_outputs)}
@@ -154,7 +166,7 @@ class Executor:
         in_shapes = [shapes[e] for e in node.inputs]
         out_shapes = [shapes[(node, i)] for i in range(op.num_outputs)]
         for shape, dtype in op.scratch_shapes(in_shapes, out_shapes):
-            aux.append(self.xp.zeros(shape, dtype=dtype or self._dtype))
+            aux.append(self.xp.zeros(shape, dtype=dtype or self._types.get((node, 0), self._dtype)))
         return op.compile(self._rt, ins, outs, aux)
 
     def _inputs_checked_downstream(self):

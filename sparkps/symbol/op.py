@@ -44,6 +44,7 @@ class Op:
     output_names = ("output",)
     is_loss = False           # supplies its own head gradient
     label_inputs = ()         # input positions read only by the backward pass
+    own_type_inputs = ()      # input positions (indices, conditions) whose type need not be the op's
     elementwise = False       # inputs and outputs share one shape (partial shapes unify)
     partial_shapes = False    # infer_shape accepts shapes with unknown (0) dimensions
     node = None
@@ -82,12 +83,15 @@ class Op:
 
     def infer_type(self, in_types, out_types):
         """(input, output, aux types) from the known ones (None = unknown): by default all share the
-        one type any of them has (MXNet's ElemwiseType)."""
-        known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+        one type any of them has (MXNet's ElemwiseType), so inputs of two types are a conflict the caller
+        reports by name. A label (read only by the backward pass) or an index may keep a type of its own."""
+        apart = tuple(self.label_inputs) + tuple(self.own_type_inputs)
+        values = [t for i, t in enumerate(in_types) if i not in apart] + list(out_types)
+        known = next((t for t in values + list(in_types) if t is not None), None)
         if known is None:
             return in_types, out_types, []
-        return ([t if t is not None else known for t in in_types], [known] * self.num_outputs,
-                [known] * len(self.aux_names()))
+        return ([t if t is not None and i in apart else known for i, t in enumerate(in_types)],
+                [known] * self.num_outputs, [known] * len(self.aux_names()))
 
     def refine_inputs(self, in_shapes, out_shapes):
         """Input shapes completed from known output shapes (backward inference); default: as is."""
@@ -105,7 +109,7 @@ class Op:
         raise ConfigError("%s '%s' has no gradient" % (self.name, self.node_name))
 
     def scratch_shapes(self, in_shapes, out_shapes):
-        """Per-node work buffers as (shape, dtype or None for the executor's dtype); the executor
+        """Per-node work buffers as (shape, dtype or None for the type of the node's first output); the executor
         allocates them once per bind and passes them after the aux states in ``aux``."""
         return []
 
@@ -130,6 +134,12 @@ class BackwardOp(Op):
 
     def output_shapes(self, in_shapes):
         return [in_shapes[0]]
+
+    def infer_type(self, in_types, out_types):
+        """A gradient has the type of the gradient flowing in (input 0, else the first known input); the
+        other inputs (forward values, integer ids, labels) keep their own types."""
+        known = next((t for t in in_types if t is not None), None) if in_types[0] is None else in_types[0]
+        return in_types, [known] * self.num_outputs, []
 
     def arguments(self):
         return ["in%d" % i for i in range(self.num_inputs)]

@@ -51,6 +51,16 @@ def to_axis(value):
     return int(value)
 
 
+def to_dtype(value):
+    """A dtype's name ('float16') from a name, a numpy type or dtype, MXNet's type code ('2') or the
+    "<class 'numpy.float16'>" text older files hold; None stays None."""
+    from .dtypes import parse_dtype
+    value = _text(value)
+    if value is None or value == "None":
+        return None
+    return parse_dtype(value).name
+
+
 def choice(*allowed):
     def parse(value):
         value = _text(value)

@@ -8,8 +8,10 @@ defaults, user attributes in their ``__key__`` form, and, as MXNet lists them, t
 
 Files from MXNet 0.8 to 1.9 load with MXNet's upgrade rules (src/nnvm/legacy_json_util.cc): 0.8
 nodes carry ``param`` and ``attr`` instead of ``attrs`` and two-element entries; files before 0.9
-omit inputs (they become variables named '<node>_<input>'); files from 0.9 on list the auxiliary
-states as inputs (dropped here: they are the op's own state); files before 1.9.1 may carry the
+omit inputs (they become variables named '<node>_<input>' carrying the op's attributes); files from
+0.9 on list the auxiliary states as inputs (dropped here: they are the op's own state); files before
+0.9.4 lack the initialiser an op gives its input variables (PReLU's gamma: Constant 0.25); files
+before 0.9.5 write argmax/argmin over all axes as ``axis=-1``; files before 1.9.1 may carry the
 legacy keys ``lr_mult``, ``wd_mult``, ``ctx_group``, ... (moved to ``__lr_mult__`` on the node, or,
 as '<input>_lr_mult' on an op, to that input's variable).
 """
@@ -107,6 +109,8 @@ def _node(item, nodes, k, version):
         if version < MXNET_VERSION:
             attrs = _hidden_keys_of_variable(attrs)
         return Node(None, name, attrs=attrs)
+    if version < 905 and op_name in ("argmax", "argmin") and attrs.get("axis") == "-1":
+        del attrs["axis"]                           # UpgradeJSON_000904_000905: -1 meant "all axes" then
     cls = op_class(op_name)
     params = {a: v for a, v in attrs.items() if a in cls.spec}
     user = {a: v for a, v in attrs.items() if a not in cls.spec}
@@ -115,16 +119,31 @@ def _node(item, nodes, k, version):
     except ConfigError as exc:
         raise ConfigError("symbol JSON: node '%s': %s" % (name, exc)) from exc
     arguments, aux = op.arguments(), op.aux_names()
+    created = []
     if len(inputs) == len(arguments) + len(aux) and aux:
         inputs = inputs[:len(arguments)]            # MXNet >= 0.9 lists the auxiliary states as inputs
     elif len(inputs) < len(arguments) and version < 900:
-        inputs += [(Node(None, "%s_%s" % (name, a)), 0) for a in arguments[len(inputs):]]
+        created = [Node(None, "%s_%s" % (name, a)) for a in arguments[len(inputs):]]
+        inputs += [(var, 0) for var in created]
     if len(inputs) != len(arguments):
         raise ConfigError("symbol JSON: %s '%s' has %d inputs, expected %d (%s)"
                           % (op_name, name, len(inputs), len(arguments), ", ".join(arguments)))
     if version < MXNET_VERSION:
         user = _hidden_keys_of_op(user, arguments, inputs)
+    for var in created:                             # UpgradeJSON_000800_000900: a made-up input variable
+        var.attrs = dict(params, **user, **var.attrs)   # takes the op's attributes ('<input>_lr_mult' wins)
+    if version < 904:
+        _input_defaults(op, arguments, inputs)
     return Node(op, name, inputs, attrs=user)
+
+
+def _input_defaults(op, arguments, inputs):
+    """UpgradeJSON_000903_000904: files before 0.9.4 lack the attributes an op gives its input variables
+    when composed (PReLU's gamma initialiser); add them where the variable has none of its own."""
+    for arg, (src, _) in zip(arguments, inputs):
+        if src.op is None:
+            for key, value in getattr(op, "input_attrs", {}).get(arg, {}).items():
+                src.attrs.setdefault(key, value)
 
 
 def _hidden_keys_of_variable(attrs):

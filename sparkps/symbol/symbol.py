@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from .attribute import HIDDEN_KEYS, attr_strings, lookup, stored_key
 from .autodiff import gradient_entries
 from .binding import bind, simple_bind
-from .dtypes import infer_entry_types
+from .dtypes import infer_entry_types, mxnet_type_code
 from .graph import Node, argument_names, auto_name, aux_state_names, output_names, resolve_clashes, topo_order
 from .methods import SymbolMethods
 from .op import op_class
@@ -359,6 +359,7 @@ def Variable(name, shape=None, attr=None, lr_mult=None, wd_mult=None, dtype=None
         raise ConfigError("Variable needs a non-empty string name, got %r" % (name,))
     attrs = _attr_strings(attr)
     attrs.update({stored_key(k): str(v) for k, v in kwargs.items()})
+    dtype = None if dtype is None else mxnet_type_code(dtype)          # stored as MXNet's code ('0': float32)
     for key, value in (("__shape__", shape), ("__lr_mult__", lr_mult), ("__wd_mult__", wd_mult),
                        ("__dtype__", dtype), ("__init__", init)):
         if value is not None:

@@ -59,6 +59,7 @@ class FeedForward:
         self.allow_extra_params, self.begin_epoch, self.seed = allow_extra_params, int(begin_epoch), seed
         self.kwargs = kwargs
         self._pred_exec = self._pred_store = None
+        self._pred_held = []   # the table values _pred_store was made from
         self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
 
     def __getstate__(self):
@@ -181,8 +182,8 @@ class FeedForward:
                     updater(key, grad, weight)
             return step
         kv.init(keys, weights)
+        kv.set_optimizer(opt)       # before the pull: a store resuming from a checkpoint loads it with the optimizer
         kv.pull(keys, out=weights)
-        kv.set_optimizer(opt)
 
         def step():  # one call: the gradients may travel without a copy (it blocks until the pull)
             kv.pushpull(keys, grads, out=weights)
@@ -308,8 +309,12 @@ class FeedForward:
             self._pred_exec = (key, exe, sparse)
         _, exe, sparse = self._pred_exec
         self._check_given_params(exe, [n for n in self._param_names(shapes) if n not in self._tables], shapes)
-        if sparse is not None:  # the tables' rows are read through a local kvstore holding arg_params' tables
-            self._pred_store = _kvstore('local')
+        held = [self.arg_params.get(name) for name in self._tables]
+        if sparse is not None and (self._pred_store is None or len(held) != len(self._pred_held)
+                                   or any(a is not b for a, b in zip(held, self._pred_held))):
+            # the tables' rows are read through a local kvstore holding arg_params' tables, kept while arg_params
+            # holds the same table values (a store per predict call would copy every row each time)
+            self._pred_store, self._pred_held = _kvstore('local'), held
             sparse.init_tables(self._pred_store, self.arg_params)
         for name, value in self.arg_params.items():
             if name in exe.arg_dict and name not in self._tables:
@@ -387,9 +392,10 @@ class FeedForward:
         save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {})
 
     @staticmethod
-    def load(prefix, epoch, ctx='cpu', **kwargs):
-        """Rebuild a model saved by ``save``; training would resume at ``epoch``."""
-        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+    def load(prefix, epoch, ctx='cpu', from_mxnet=False, **kwargs):
+        """Rebuild a model saved by ``save`` (or MXNet's checkpoint; ``from_mxnet=True`` accepts only
+        MXNet's params format); training would resume at ``epoch``."""
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch, from_mxnet=from_mxnet)
         return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params, begin_epoch=epoch,
                            **kwargs)
 

@@ -18,7 +18,7 @@ import io
 import numpy as np
 
 from sparkps.backend import asnumpy
-from sparkps.errors import DataError
+from sparkps.errors import ConfigError, DataError
 from sparkps.sparse import RowSparse
 from sparkps.train.mxnet_params import is_ndarray_file, read_ndarray_file
 
@@ -74,14 +74,18 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params):
         write_params(handle, arg_params, aux_params)
 
 
-def load_params(path):
+def load_params(path, from_mxnet=False):
     """Read a params file into (arg_params, aux_params), sparkps's ``.npz`` or MXNet's binary format (chosen
-    by content). Entries not named ``arg:NAME``/``aux:NAME``, or files of neither format -> DataError."""
+    by content). Entries not named ``arg:NAME``/``aux:NAME``, or files of neither format -> DataError.
+    ``from_mxnet=True`` accepts MXNet's format only: any other file is a DataError saying what it is."""
     try:
         with open(path, 'rb') as handle:
             head = handle.read(8)
     except OSError as exc:
         raise DataError(f"cannot read params file {path}: {exc}") from None
+    if from_mxnet and not is_ndarray_file(head):
+        raise DataError(f"{path} is not an MXNet params file ({_describe_head(head)}; mx.nd.save files start "
+                        f"with the list magic 0x112)")
     if is_ndarray_file(head):
         entries = read_ndarray_file(path)
         if not isinstance(entries, dict):
@@ -115,10 +119,30 @@ def _split_entries(what, entries):
     return arg_params, aux_params
 
 
-def load_checkpoint(prefix, epoch):
-    """Return (symbol, arg_params, aux_params) saved by ``save_checkpoint``."""
+def _describe_head(head):
+    """What the first bytes of a params file say it is, for error messages."""
+    if not head:
+        return "the file is empty"
+    if head.startswith(b'PK'):
+        return "it is a zip archive, as sparkps's own .npz params (load it without from_mxnet)"
+    return "it starts with bytes %s" % head.hex()
+
+
+def load_checkpoint(prefix, epoch, from_mxnet=False):
+    """Return (symbol, arg_params, aux_params) saved by ``save_checkpoint`` or, the params format chosen by
+    content, by MXNet's ``mx.model.save_checkpoint``. ``from_mxnet=True`` insists on MXNet's files: a params
+    file in another format is a DataError naming it. A missing or unreadable symbol file is a DataError too."""
     from sparkps.symbol import load_json
-    with open(f'{prefix}-symbol.json', encoding='utf-8') as handle:
-        symbol = load_json(handle.read())
-    arg_params, aux_params = load_params(params_path(prefix, epoch))
+    symbol_path = f'{prefix}-symbol.json'
+    try:
+        with open(symbol_path, encoding='utf-8') as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read the symbol file {symbol_path} (a checkpoint is PREFIX-symbol.json + "
+                        f"PREFIX-%04d.params): {exc}") from None
+    try:
+        symbol = load_json(text)
+    except ConfigError as exc:
+        raise DataError(f"{symbol_path}: {exc}") from None
+    arg_params, aux_params = load_params(params_path(prefix, epoch), from_mxnet=from_mxnet)
     return symbol, arg_params, aux_params

@@ -7,9 +7,10 @@ ids are merged into that index at once, their rows appended to arrays that grow 
 per row.
 
 Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
-its own optimizer state rows. The optimizer's ordinary ``update`` runs on the gathered rows, so every
-element-wise optimizer (sgd, momentum, adagrad, rmsprop, adam, ftrl) works unchanged; its step count is per table
-(adam's bias correction counts the table's pushes, not a row's). Nothing here blocks.
+its own optimizer state rows and its own update count. They run through the per-row kernels the servers' tables
+use (``sparkps/train/optimizer/rowwise.py``), so adam's bias correction counts a row's own updates, not the
+table's pushes, and the optimizers a table takes are the servers' (others: ConfigError naming the table).
+Nothing here blocks.
 
     table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
     rows = table.pull(np.array([12, 99999999999]))       # created on first pull
@@ -20,6 +21,7 @@ import numpy as np
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, as_ids, initial_rows
 from sparkps.table_options import table_options
+from sparkps.train.optimizer.rowwise import RowOptimizer
 
 
 class RowTable:
@@ -28,7 +30,7 @@ class RowTable:
 
     Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
     the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
-    (16 bytes a held row move, never the rows themselves)."""
+    (16 bytes a held row move, never the rows themselves). Each row also keeps its optimizer update count."""
 
     def __init__(self, key, value, init_scale=0.01):
         merged = value.merged()
@@ -40,7 +42,9 @@ class RowTable:
         self._rows = np.array(merged.rows, copy=True)
         self._count = merged.ids.size
         self.state = None          # None until the first optimizer push; then a tuple of row-aligned arrays
-        self._optimizer = None
+        self._updates = np.zeros(self._rows.shape[0], np.int64)
+        self._optimizer = None     # the optimizer the state belongs to, and its per-row form
+        self._rowwise = None
 
     @property
     def dim(self):
@@ -60,9 +64,18 @@ class RowTable:
             bad = ids[(ids < 0) | (ids >= bound)][0]
             raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
 
+    def checked_ids(self, ids):
+        """``ids`` as flat int64 (uint64 taken bit for bit); DataError naming this table and the field ``'ids'``
+        for float (NaN included) or other non-integer ids, which are refused, never truncated."""
+        ids = np.asarray(ids)
+        if ids.size and ids.dtype.kind not in 'iu':
+            nan = ' (NaN among them)' if ids.dtype.kind == 'f' and np.isnan(ids).any() else ''
+            raise DataError(f"table {self.key!r}: field 'ids' must hold integers, got {ids.dtype} values{nan}")
+        return as_ids(ids)
+
     def slots(self, ids):
         """Row slots of ``ids`` (int64, may repeat), creating the rows not held yet."""
-        ids = as_ids(ids)
+        ids = self.checked_ids(ids)
         pos = np.searchsorted(self._sorted_ids, ids)
         found = pos < self._sorted_ids.size
         found[found] = self._sorted_ids[pos[found]] == ids[found]
@@ -77,9 +90,9 @@ class RowTable:
         self._reserve(first + count)
         new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self._rows.dtype)
         self._rows[first:first + count] = new_rows
-        if self.state:
-            for full, fresh in zip(self.state, self._optimizer.create_state(self.key, new_rows) or ()):
-                full[first:first + count] = fresh
+        for full in self.state or ():
+            full[first:first + count] = 0
+        self._updates[first:first + count] = 0
         where = np.searchsorted(self._sorted_ids, new_ids)
         self._sorted_ids = np.insert(self._sorted_ids, where, new_ids)
         self._sorted_slots = np.insert(self._sorted_slots, where, np.arange(first, first + count, dtype=np.int64))
@@ -91,6 +104,7 @@ class RowTable:
             return
         capacity = max(needed, 2 * capacity, 1024)
         self._rows = _grown(self._rows, capacity, self._count)
+        self._updates = _grown(self._updates, capacity, self._count)
         if self.state:
             self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
 
@@ -109,8 +123,9 @@ class RowTable:
         return out
 
     def push(self, grad, optimizer=None):
-        """Apply a row-sparse gradient (repeated ids summed first): ``optimizer.update`` on the named rows and their
-        state, or, without an optimizer, replace those rows by ``grad``'s."""
+        """Apply a row-sparse gradient (repeated ids summed first): ``optimizer``'s per-row update on the named rows,
+        their state and update counts, or, without an optimizer, replace those rows by ``grad``'s. A new optimizer
+        starts every row's state and count afresh."""
         if grad.dim != self.dim:
             raise ShapeError(f"table {self.key!r} has rows of width {self.dim}, the gradient has width {grad.dim}")
         grad = grad.merged()
@@ -121,12 +136,16 @@ class RowTable:
             self._rows[slots] = grad.rows
             return
         if self.state is None or self._optimizer is not optimizer:
-            made = optimizer.create_state(self.key, self._rows)
-            self.state, self._optimizer = (() if made is None else tuple(made)), optimizer
+            self._rowwise = RowOptimizer(optimizer, index=self.key, table=self.key)
+            self.state = tuple(self._rowwise.create_state(*self._rows.shape, dtype=self._rows.dtype))
+            self._updates[:] = 0
+            self._optimizer = optimizer
         weight = self._rows[slots]
-        state = tuple(s[slots] for s in self.state)
-        optimizer.update(self.key, weight, np.asarray(grad.rows, dtype=weight.dtype), state or None)
+        state = [s[slots] for s in self.state]
+        updates = self._updates[slots]
+        self._rowwise.update(weight, np.asarray(grad.rows, dtype=weight.dtype), state, updates)
         self._rows[slots] = weight
+        self._updates[slots] = updates
         for full, part in zip(self.state, state):
             full[slots] = part
 
@@ -206,7 +225,7 @@ class RowSparseKeys:
             if not isinstance(table, RowTable):
                 raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
             if isinstance(target, RowSparse):
-                target.ids, target.rows, target.shape = as_ids(ids), table.pull(ids), table.shape
+                target.ids, target.rows, target.shape = table.checked_ids(ids), table.pull(ids), table.shape
             else:
                 table.pull(ids, out=target)
         return out

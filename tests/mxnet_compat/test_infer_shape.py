@@ -140,3 +140,31 @@ def test_where_partial_shape():
     # MXNet: test_where_partial_shape (it only checks that inference does not fail)
     where_op = sym.where(sym.Variable("cond"), sym.Variable("x"), sym.Variable("y"))
     assert where_op.infer_shape_partial(cond=(0, 2), x=(0, 2), y=(0, 2))[1] == [(0, 2)]
+
+
+def test_backward_infer():
+    # MXNet: test_backward_infer (the op is reached as MXNet's mx.symbol._internal one is, by its name)
+    from sparkps.symbol.ops.constructors import constructor
+    identity_with_attr_like_rhs = constructor("_identity_with_attr_like_rhs")
+    w = sym.Variable("weight")
+    wshift = sym.Variable("wshift", shape=(1,))
+    data = sym.Variable("data")
+    # broadcast add here, not being able to deduce shape correctly
+    wt = sym.broadcast_add(w, wshift)
+    # shape constraint, this is what enables backward shape inference
+    wt = identity_with_attr_like_rhs(wt, w)
+    net = sym.FullyConnected(data=data, weight=wt, num_hidden=11, no_bias=True)
+    arg_shapes, out_shapes, aux_shapes = net.infer_shape(data=(7, 100))
+    arg_shape_dict = dict(zip(net.list_arguments(), arg_shapes))
+    assert arg_shape_dict["weight"] == (11, 100)
+
+
+def test_identity_with_attr_like_rhs_passes_lhs_and_its_gradient():
+    from sparkps.symbol.ops.constructors import constructor
+    net = constructor("_identity_with_attr_like_rhs")(sym.Variable("a"), sym.Variable("b"))
+    a, b = np.arange(6.0).reshape(2, 3), np.zeros((2, 3))
+    exe = net.bind("cpu", {"a": a, "b": b}, args_grad={"a": np.zeros((2, 3)), "b": np.ones((2, 3))})
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0], a)
+    exe.backward(np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(exe.grad_dict["a"], np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(exe.grad_dict["b"], np.zeros((2, 3)))

@@ -1,7 +1,7 @@
 """Ports of Apache MXNet 1.9.1 tests/python/unittest/test_init.py.
 
-Not ported: test_default_init (LeakyReLU 'prelu' is not among sparkps's LeakyReLU modes yet) and
-test_rsp_const_init (row_sparse weights).
+Not ported: test_rsp_const_init (a row_sparse weight initialised through ``sparse.dot`` of csr data; sparkps
+has no csr symbol input).
 """
 import json
 
@@ -23,6 +23,18 @@ def test_variable_init():
     model.fit(np.zeros((4, 5), np.float32), np.zeros(4))
     assert (model.arg_params['fc_weight'] == 1).all()
     assert (model.arg_params['fc_bias'] == 0).all()
+
+
+def test_default_init():
+    """MXNet: test_default_init: PReLU's gamma starts at 0.25 (the initialiser LeakyReLU gives its gamma
+    input), whatever the model's initializer (MXNet's Module defaults to Uniform)."""
+    sym = sp.sym
+    net = sym.SoftmaxOutput(sym.LeakyReLU(data=sym.Variable('data'), act_type='prelu', name='act'), name='softmax')
+    model = sp.FeedForward(net, num_epoch=1, optimizer='sgd', learning_rate=0.0, initializer=sp.init.Uniform(),
+                           seed=0, numpy_batch_size=10)
+    model.fit(np.zeros((10, 10), np.float32), np.zeros(10))
+    assert list(model.arg_params) == ['act_gamma']
+    assert (model.arg_params['act_gamma'] == 0.25).all()
 
 
 def test_aux_init():

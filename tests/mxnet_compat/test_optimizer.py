@@ -240,6 +240,127 @@ def test_nadam():
     assert np.abs(fitted - y).mean() < 0.11
 
 
+class MXNetNadam:
+    """MXNet 1.9.1's Nadam.update (python/mxnet/optimizer/optimizer.py) line by line in numpy: one
+    ``m_schedule`` for the whole optimizer, ``t`` the updated index's own count."""
+
+    def __init__(self, lr=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, schedule_decay=0.004, wd=0.0):
+        self.lr, self.beta1, self.beta2, self.epsilon, self.decay, self.wd = lr, beta1, beta2, epsilon, \
+            schedule_decay, wd
+        self.m_schedule, self.counts = 1.0, {}
+
+    def update(self, index, weight, grad, state):
+        self.counts[index] = t = self.counts.get(index, 0) + 1
+        grad = grad + self.wd * weight
+        momentum_t = self.beta1 * (1. - 0.5 * (pow(0.96, t * self.decay)))
+        momentum_t_1 = self.beta1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.decay)))
+        self.m_schedule = self.m_schedule * momentum_t
+        m_schedule_next = self.m_schedule * momentum_t_1
+        m_t, v_t = state
+        m_t[:] = m_t * self.beta1 + (1. - self.beta1) * grad
+        v_t[:] = v_t * self.beta2 + (1. - self.beta2) * grad * grad
+        grad_prime = grad / (1. - self.m_schedule)
+        m_t_prime = m_t / (1. - m_schedule_next)
+        v_t_prime = v_t / (1. - pow(self.beta2, t))
+        m_t_bar = (1. - momentum_t) * grad_prime + momentum_t_1 * m_t_prime
+        weight[:] -= self.lr * m_t_bar / (np.sqrt(v_t_prime) + self.epsilon)
+
+
+def _nadam_run(opt_update, order, shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    weights = [rng.uniform(size=s) for s in shapes]
+    states = [(np.zeros(s), np.zeros(s)) for s in shapes]
+    grads = [[rng.uniform(-1, 1, size=shapes[i]) for i in order] for _ in range(4)]
+    for step in grads:
+        for i, g in zip(order, step):
+            opt_update(i, weights[i], g, states[i])
+    return weights, states
+
+
+def test_nadam_shared_schedule_is_mxnet_s_update_with_several_parameters():
+    """schedule='shared' replays MXNet's one m_schedule over interleaved updates of three parameters."""
+    shapes, order = [(3, 4), (5,), (2, 2)], [0, 1, 2, 1]
+    ours = optimizer.create('nadam', learning_rate=0.01, wd=0.02, schedule='shared')
+    got = _nadam_run(lambda i, w, g, s: ours.update(i, w, g, s), order, shapes)
+    expected = _nadam_run(MXNetNadam(lr=0.01, wd=0.02).update, order, shapes)
+    for w, e in zip(got[0], expected[0]):
+        np.testing.assert_allclose(w, e, rtol=1e-12)
+    assert ours.m_schedule == pytest.approx(_shared_product(order, 4), rel=1e-12)
+    assert optimizer.from_config(ours.to_config()).schedule == 'shared'
+
+
+def _shared_product(order, steps):
+    counts, product = {}, 1.0
+    for _ in range(steps):
+        for i in order:
+            counts[i] = counts.get(i, 0) + 1
+            product *= 0.9 * (1 - 0.5 * 0.96 ** (counts[i] * 0.004))
+    return product
+
+
+def test_nadam_per_parameter_schedule_does_not_depend_on_the_other_parameters():
+    alone = optimizer.create('nadam', learning_rate=0.01)
+    together = optimizer.create('nadam', learning_rate=0.01)
+    w_alone = _nadam_run(lambda i, w, g, s: alone.update(i, w, g, s), [0], [(3, 4)])[0][0]
+    rng = np.random.default_rng(0)
+    w0, w1 = rng.uniform(size=(3, 4)), np.ones(5)
+    s0, s1 = (np.zeros((3, 4)), np.zeros((3, 4))), (np.zeros(5), np.zeros(5))
+    for _ in range(4):
+        together.update(0, w0, rng.uniform(-1, 1, size=(3, 4)), s0)
+        together.update(1, w1, np.full(5, 0.3), s1)
+    np.testing.assert_allclose(w0, w_alone, rtol=1e-12)
+    shared = optimizer.create('nadam', learning_rate=0.01, schedule='shared')
+    ws = _nadam_run(lambda i, w, g, s: shared.update(i, w, g, s), [0], [(3, 4)])[0][0]
+    np.testing.assert_allclose(ws, w_alone, rtol=1e-12)                     # one parameter: both agree
+
+
+def test_nadam_shared_schedule_survives_update_counts_restore():
+    shapes, order = [(3, 4), (5,)], [0, 1]
+    first = optimizer.create('nadam', learning_rate=0.01, schedule='shared')
+    weights, states = _nadam_run(lambda i, w, g, s: first.update(i, w, g, s), order, shapes)
+    resumed = optimizer.create('nadam', learning_rate=0.01, schedule='shared')
+    resumed.set_update_counts(json.loads(json.dumps(first.update_counts())))
+    assert resumed.m_schedule == first.m_schedule
+    grad = np.full((3, 4), 0.2)
+    a, b = weights[0].copy(), weights[0].copy()
+    first.update(0, a, grad, tuple(s.copy() for s in states[0]))
+    resumed.update(0, b, grad, tuple(s.copy() for s in states[0]))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_nadam_refuses_an_unknown_schedule():
+    with pytest.raises(sp.errors.ConfigError, match="nadam schedule must be one of"):
+        optimizer.create('nadam', schedule='global')
+
+
+@pytest.mark.parametrize('dtype, multi_precision', [(np.float64, False), (np.float32, False), (np.float16, True)])
+def test_sgld_noise_is_mxnet_s_gaussian(dtype, multi_precision):
+    """MXNet draws SGLD's noise from normal(0, sqrt(lr)) with its own generator; sparkps's stream differs, so
+    the distribution is what is compared: over 5 updates of 40,000 weights, the increments beyond the
+    deterministic step are N(0, sqrt(lr)) (Kolmogorov-Smirnov), independent between steps and elements."""
+    from scipy import stats
+    lr, wd, n = 0.01, 0.1, 40_000
+    opt = optimizer.create('sgld', learning_rate=lr, wd=wd, rescale_grad=0.5, seed=5, multi_precision=multi_precision)
+    rng = np.random.default_rng(9)
+    weight = rng.uniform(-1, 1, size=n).astype(dtype)
+    state = opt.create_state_multi_precision(0, weight)
+    noises = []
+    for _ in range(5):
+        grad = rng.uniform(-1, 1, size=n).astype(dtype)
+        before = (state[0] if multi_precision else weight).astype(np.float64)
+        opt.update_multi_precision(0, weight, grad, state)
+        after = (state[0] if multi_precision else weight).astype(np.float64)
+        drift = -lr / 2 * (0.5 * grad.astype(np.float64) + wd * before)
+        noises.append(after - before - drift)
+    sigma = math.sqrt(lr)
+    atol = 1e-3 if dtype == np.float16 else 1e-6
+    for noise in noises:
+        assert stats.kstest(noise, stats.norm(scale=sigma).cdf).pvalue > 1e-3
+        assert abs(noise.std() / sigma - 1) < 0.02 and abs(noise.mean()) < 5 * sigma / math.sqrt(n) + atol
+    assert abs(np.corrcoef(noises[0], noises[1])[0, 1]) < 0.03
+    assert abs(np.corrcoef(noises[0][:-1], noises[0][1:])[0, 1]) < 0.03
+
+
 def test_adagrad():
     """MXNet: test_adagrad (dense part); ``eps`` is MXNet 1.x's name, ``epsilon`` the older one."""
     run_grid('adagrad', [[{}, {'eps': 1e-8}], CG, RG, [{}, {'wd': 0.0}, {'wd': 0.05}]], dtypes=(np.float32,))

@@ -299,3 +299,55 @@ def test_load_000800():
         exes[1].arg_dict[name][:] = array
     outs = [e.forward(is_train=False, data=x, softmax_label=np.zeros(1))[0] for e in exes]
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+
+
+def test_zero_prop():
+    # MXNet: test_zero_prop (buffers counted by the memory plan instead of debug_str's MB; smaller images)
+    data = sym.Variable("data")
+    for _ in range(10):
+        data = data * data
+    big = data.simple_bind("cpu", data=(10, 3, 16, 16)).num_buffers
+    small1 = data.simple_bind("cpu", data=(10, 3, 16, 16), grad_req="null").num_buffers
+    small2 = sym.stop_gradient(data).simple_bind("cpu", data=(10, 3, 16, 16)).num_buffers
+    assert big > small2
+    assert small1 == small2
+
+
+def test_load_save_symbol(tmp_path):
+    # MXNet: test_load_save_symbol (without numpy shape semantics, which sparkps does not have: 0 is an
+    # unknown dimension, as in files written before MXNet 1.6)
+    import json
+    weight = sym.var("weight", shape=(128, 0))
+    net_data = json.loads(sym.FullyConnected(sym.var("data"), weight, num_hidden=128).tojson())
+    assert "attrs" in net_data and "is_np_shape" not in net_data["attrs"]
+    fname = tmp_path / "test_sym.json"
+    fname.write_text(json.dumps(net_data))
+    net = sym.load(str(fname))
+    arg_shapes, out_shapes, aux_shapes = net.infer_shape(data=(10, 784))
+    assert arg_shapes == [(10, 784), (128, 784), (128,)]
+    assert out_shapes == [(10, 128)] and len(aux_shapes) == 0
+
+
+def test_infershape_happens_for_all_ops_in_graph():
+    # MXNet: test_infershape_happens_for_all_ops_in_graph
+    from sparkps.errors import ShapeError
+    v = sym.Variable("V")
+    s3 = sym.transpose(v) + (sym.Variable("x") + v)
+    with pytest.raises(ShapeError):
+        s3.simple_bind("cpu", x=(2, 3), grad_req="null")
+
+
+def test_zero_prop2():
+    # MXNet: test_zero_prop2 (batch_take has no gradient: behind stop_gradient it binds, alone binding for
+    # gradients fails; forward is given data here, where MXNet's arrays start at zero)
+    x, idx = sym.Variable("x"), sym.Variable("idx")
+    y = sym.batch_take(x, idx)
+    z = sym.stop_gradient(y)
+    exe = z.simple_bind("cpu", x=(10, 10), idx=(10,), type_dict={"x": np.float32, "idx": np.int32})
+    assert exe.arg_dict["idx"].dtype == np.int32
+    data = np.arange(100, dtype=np.float32).reshape(10, 10)
+    out = exe.forward(x=data, idx=np.arange(10) - 1)[0]
+    np.testing.assert_array_equal(out, data[np.arange(10), np.clip(np.arange(10) - 1, 0, 9)])
+    exe.backward()
+    with pytest.raises(ConfigError, match="batch_take .* has no gradient"):
+        y.simple_bind("cpu", x=(10, 10), idx=(10,), type_dict={"x": np.float32, "idx": np.int32})

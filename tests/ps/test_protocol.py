@@ -129,7 +129,8 @@ def test_a_step_carries_the_dense_push_and_every_table_and_names_a_bad_table_fie
 def test_every_round_policy_declares_what_the_server_asks_of_it(name):
     policy = create_policy(name, [1, 2])
     assert isinstance(policy.needs_round, bool) and isinstance(policy.answers_round, bool)
-    for method in ("push", "leave", "wait_pull", "mark_applied", "parked"):
+    for method in ("push", "leave", "wait_pull", "mark_applied", "parked", "unapplied"):
         assert callable(getattr(policy, method)), method
+    assert policy.unapplied(1) == 0        # nothing pushed yet: nothing waits unapplied
     if policy.answers_round:
         assert policy.applied == 0 and policy.is_stale(1) is False

@@ -105,7 +105,7 @@ def test_incremental_saves_hold_changed_rows_and_evictions_and_compact_to_the_sa
 
 def test_a_missing_table_or_unreadable_file_is_a_clear_error(tmp_path):
     manifest = save(str(tmp_path), cluster(1), {})
-    with pytest.raises(DataError, match=r"checkpoint has no table 'item'"):
+    with pytest.raises(DataError, match=r"manifest.json has no table 'item'"):
         ckpt.load_table(str(tmp_path), manifest, 'item', 0, 1)
     os.remove(tmp_path / manifest['tables']['user']['generations'][0]['files'][0])
     with pytest.raises(DataError, match=r"table 'user': cannot read checkpoint file"):

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import sparkps.symbol as sym
-from cluster import cluster_timeouts
 from sparkps import kvstore
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.ps.scheduler import format_status
@@ -22,19 +21,7 @@ from sparkps.table_options import table_attr
 from sparkps.train import optimizer
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
-
-VOCAB, DIM, FIELDS = 20, 4, 3
-PATIENT = cluster_timeouts(heartbeat_timeout=30.0)
-RNG = np.random.default_rng(0)
-IDS = RNG.integers(0, VOCAB, size=(64, FIELDS))
-LABELS = (IDS.sum(axis=1) % 2).astype(np.float32)
-FC = {'fc_weight': np.random.default_rng(1).normal(0, 0.1, (2, FIELDS * DIM)).astype(np.float32),
-      'fc_bias': np.zeros(2, np.float32)}
-
-
-def network(sparse_grad):
-    emb = sym.Embedding(sym.Variable('ids'), input_dim=VOCAB, output_dim=DIM, sparse_grad=sparse_grad, name='emb')
-    return sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(emb), num_hidden=2, name='fc'), name='softmax')
+from sparse_parity import DIM, FC, IDS, LABELS, PATIENT, VOCAB, network
 
 
 def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, uneven=False, **hyper):

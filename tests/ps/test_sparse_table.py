@@ -95,6 +95,8 @@ def test_an_optimizer_without_a_per_row_form_is_refused():
         RowOptimizer(LayerWise())
     with pytest.raises(ConfigError, match="unknown optimizer 'nonexistent'"):
         RowOptimizer('nonexistent')
+    with pytest.raises(ConfigError, match="table 'user': optimizer 'signum' has no per-row form"):
+        SparseTable('user', dim=2, optimizer={'name': 'signum', 'params': {}})
 
 
 def test_min_count_admits_an_id_after_enough_sightings():

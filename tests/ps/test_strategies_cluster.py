@@ -120,7 +120,8 @@ def test_a_worker_more_than_max_staleness_rounds_ahead_waits_for_the_slowest(ps_
         results = []
         workers = threading.Thread(target=lambda: results.extend(cluster.run_workers(work, timeout=60)))
         workers.start()
-        wait_until(lambda: cluster.servers[0]._policy is not None and len(cluster.servers[0]._policy.parked()) == 1)
+        wait_until(lambda: 0 in cluster.servers and cluster.servers[0]._policy is not None   # started, then parked
+                   and len(cluster.servers[0]._policy.parked()) == 1)
         assert done == [(0, 0)]  # rank 0 pushed clock 2 but may not run 2 rounds ahead of rank 1 (clock 0)
         held.set()
         workers.join(60)

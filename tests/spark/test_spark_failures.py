@@ -61,3 +61,52 @@ def test_the_job_reports_a_bad_label_once_with_its_file_line(tmp_path):
     assert mentions == ["train_classifier: %s:5: row 3: label 2.5 is not a whole number (1 such labels) (labels "
                         "must be class indices 0..1; index other labels with StringIndexer)" % data], run.stderr
     assert "Traceback" not in run.stderr
+
+
+def _alive(pid):
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_server_that_cannot_exit_by_itself_is_gone_when_the_failed_fit_raises(spark, digits):
+    """Server 0 is frozen (SIGSTOP) once the cluster formed: it misses its heartbeats, the fit fails, and
+    neither the scheduler's TERMINATE nor its task's SIGTERM can end it; only the driver's reaping (SIGKILL
+    by the pid the server registered with) does.  Every server pid of the fit must be gone when fit raises."""
+    import signal
+    import threading
+    rdd = spark.sparkContext.parallelize(list(zip(digits[0], digits[1])), 2)
+    trainer = SparkTrainer(mlp_symbol([64, 16, 10]), (64,), batch_size=16, num_epoch=500, num_workers=2,
+                           num_servers=2, progress=False, timeout=120, optimizer_params={"learning_rate": 0.1},
+                           timeouts={"heartbeat_interval": 0.3, "heartbeat_timeout": 2.0, "request": 20.0})
+    servers, done = {}, threading.Event()
+
+    def freeze_server_0():
+        while not done.is_set():
+            nodes = (trainer.status() or {}).get("nodes", [])
+            for node in nodes:
+                if node["role"] == "server" and node.get("pid"):
+                    servers[node["rank"]] = int(node["pid"])
+            if len(servers) == 2:
+                os.kill(servers[0], signal.SIGSTOP)
+                return
+            done.wait(0.05)
+
+    watcher = threading.Thread(target=freeze_server_0, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(ClusterError) as failure:
+            trainer.fit(rdd)
+        left = [pid for pid in servers.values() if _alive(pid)]
+    finally:
+        done.set()
+        watcher.join(10)
+        for pid in servers.values():
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert len(servers) == 2, "the servers never registered: %s" % failure.value
+    assert left == [], "server processes %s outlived the failed fit (%s)" % (left, failure.value)
+    assert "server 0" in str(failure.value), str(failure.value)

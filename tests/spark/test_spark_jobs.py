@@ -59,6 +59,7 @@ def check_outputs(run, output, epochs):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     summary = json.loads((output / "summary.json").read_text())
     assert "test accuracy:" in run.stdout
+    assert run.stdout.endswith("training-curve.png\n"), run.stdout[-500:]        # the last line whole
     assert [h["epoch"] for h in summary["history"]] == list(range(1, epochs + 1))     # as the screen counts
     assert "every worker finished" not in run.stdout + run.stderr
     assert (output / "model" / ("model-%04d.params" % epochs)).exists()

@@ -117,3 +117,13 @@ def test_a_failing_input_lineage_is_one_line_before_launch(spark, digits):
     with pytest.raises(DataError) as failure:
         trainer().fit(df)
     assert str(failure.value) == "reading the training data failed: ValueError: the label service is down"
+
+
+def test_features_of_the_wrong_width_are_named_by_their_row_before_launch(spark, digits):
+    from pyspark.ml.linalg import Vectors
+    rows = [(Vectors.dense(x), float(v)) for x, v in zip(digits[0][:30], digits[1][:30])]
+    rows[21] = (Vectors.dense(digits[0][21][:60]), rows[21][1])
+    df = spark.createDataFrame(rows, ["features", "label"])
+    with pytest.raises(DataError, match=r"^row 21: features hold 60 values but the network takes 64 "
+                                        r"\(1 such rows\)$"):
+        trainer().fit(df)

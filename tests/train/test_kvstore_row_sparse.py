@@ -73,6 +73,31 @@ def test_lazy_update_equals_the_dense_update_on_the_touched_rows(name, kwargs):
     np.testing.assert_array_equal(full[untouched], TABLE[untouched])
 
 
+def test_an_optimizer_without_a_per_row_form_is_refused_naming_the_table():
+    """The local store takes the optimizers the servers' tables take (sparkps/train/optimizer/rowwise.py)."""
+    kv = bounded_store(optimizer.create('signum', learning_rate=0.1))
+    with pytest.raises(ConfigError, match="table 'emb': optimizer 'signum' has no per-row form"):
+        kv.push('emb', RowSparse([1], np.ones((1, 4), np.float32), (10, 4)))
+
+
+def test_adam_bias_correction_counts_each_rows_own_updates():
+    """Row 1 pushed in steps 1 and 3, row 2 in steps 1-3: at step 3 row 1 is corrected as t=2, which equals a
+    dense Adam that only ever saw row 1's two gradients."""
+    kv = bounded_store(optimizer.create('adam', learning_rate=0.05))
+    reference = optimizer.create('adam', learning_rate=0.05)
+    ref_row = TABLE[[1]].copy()
+    ref_state = reference.create_state(0, ref_row)
+    grads = [RNG.normal(size=(2, 4)).astype(np.float32) for _ in range(3)]
+    for step, grad in enumerate(grads):
+        ids = [1, 2] if step != 1 else [2]
+        kv.push('emb', RowSparse(ids, grad[:len(ids)] if step != 1 else grad[1:], (10, 4)))
+        if step != 1:
+            reference.update(0, ref_row, grad[:1], ref_state)
+    out = np.empty((1, 4), np.float32)
+    kv.row_sparse_pull('emb', out=out, row_ids=np.array([1]))
+    np.testing.assert_allclose(out, ref_row, rtol=1e-6, atol=1e-7)
+
+
 def test_hashed_rows_are_created_on_first_pull_from_table_and_id_only():
     ids = np.array([2 ** 63 - 1, -5, 123456789012345], dtype=np.int64)
     first, second = hashed_store(), hashed_store()

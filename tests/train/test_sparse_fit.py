@@ -147,3 +147,17 @@ def test_fit_and_predict_take_a_dict_of_named_arrays_keeping_64bit_ids():
     assert accuracy == np.mean(model.predict({'ids': hashed_ids}).argmax(axis=1) == LABELS)
     with pytest.raises(DataError, match="labels y are required"):
         model.fit({'ids': hashed_ids})
+
+
+def test_predict_reads_the_tables_arg_params_holds_now():
+    """Predictions keep their table store between calls, and a table replaced in arg_params (a later fit, a load)
+    is what the next prediction reads."""
+    model = fitted(classifier(embedding(True)), start_params())
+    first = predicted(model)
+    np.testing.assert_array_equal(predicted(model), first)
+    table = model.arg_params['emb_weight']
+    model.arg_params['emb_weight'] = RowSparse(table.ids, table.rows * 0, table.shape)
+    zeroed = {**model.arg_params, 'emb_weight': np.zeros((VOCAB, DIM), np.float32)}
+    dense = FeedForward(classifier(embedding(False)), arg_params=zeroed)
+    np.testing.assert_allclose(predicted(model), predicted(dense), atol=1e-6)
+    assert np.abs(predicted(model) - first).max() > 1e-3

@@ -90,11 +90,13 @@ class Scheduler:
             self._announce_nodes()
 
     def _abort(self, msg, responder):
-        """A peer holding the secret reports a role that failed before registering (see report_abort)."""
+        """A peer holding the secret reports a role that failed (see report_abort): before registering, or a
+        registered node's process seen dead by the one that started it."""
         responder.reply()
         meta = msg.meta
         name = "%s %s" % (meta.get("role"), "?" if meta.get("rank") is None else meta.get("rank"))
-        self._fail(name, "%s failed before registering: %s" % (name, str(meta.get("error"))[:4000]), NodeDied)
+        when = " before registering" if self._job.state == "registering" else ""
+        self._fail(name, "%s failed%s: %s" % (name, when, str(meta.get("error"))[:4000]), NodeDied)
 
     def _announce_nodes(self):
         table = self._registry.assign()

@@ -32,6 +32,7 @@ class KVServer:
         self.postoffice = postoffice
         self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
         self.served = collections.Counter()  # requests served, by (command, sender node id)
+        self.steps = collections.Counter()   # steps pushed, by sender node id (a checkpoint's data positions)
         self.optimizer_config = None
         self._policy_name = "async"
         self._policy_options = {}
@@ -40,7 +41,8 @@ class KVServer:
         self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
-        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats}
+        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
+                          "compact": self._compact}
 
     @property
     def policy(self):
@@ -94,6 +96,8 @@ class KVServer:
         """Hand the update to the round policy; returns whether the policy dropped it as stale."""
         update = self._table(request.table).gradient(request)
         round_ = self._round(request)
+        if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
+            self.steps[sender] += 1
         stale = self.policy.answers_round and self.policy.is_stale(round_)
         self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
         if reply:
@@ -114,6 +118,7 @@ class KVServer:
     def _step(self, request, sender, responder):
         """A step: the dense push and every table's row push are one round; the pull waits for it."""
         round_ = self._round(request)
+        self.steps[sender] += 1
         updates = {}
         if request.keys:
             updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
@@ -187,7 +192,20 @@ class KVServer:
             reply["tables"].extend(saved.pop("tables", []))
             reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
             reply.update(saved)
+        reply["steps"] = self.applied_steps()
         return reply
+
+    def applied_steps(self):
+        """``{worker node id: steps}``: how many steps of each worker the weights hold now (pushed and applied,
+        or dropped as stale); saved with a checkpoint, it is where each worker resumes in its data."""
+        return {str(node): self.steps[node] - self.policy.unapplied(node) for node in self.postoffice.worker_ids}
+
+    def _compact(self, request):
+        # each table merges its base and deltas into a new base of this server's shard (SparseRows.compact); the
+        # worker that asked writes the manifest from the replies, then removes the replaced files
+        manifest = read_manifest(request.path)
+        return {"tables": [d for table in self.tables.values()
+                           for d in table.compact(request.path, manifest).get("tables", [])]}
 
     def _load(self, request):
         manifest = read_manifest(request.path)

@@ -293,7 +293,7 @@ class KVWorker:
         """Send ``cmd`` (PULL or PUSH) for rows of sparse ``table`` to each server in ``arrays`` ({server rank:
         [uint64 ids] or [ids, float32 grads]}); ``wait`` returns the replies in server order. Returns a rid."""
         def meta_of(s):
-            round_ = self._last_round.get(s, 0) if self.sync else None
+            round_ = self._last_round.get(s, 0) if self.rounds else None
             return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
         return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
 
@@ -308,17 +308,17 @@ class KVWorker:
             raise ConfigError("a step must pull the keys it pushes (%s), got %s" % (staged.keys, keys))
         holders = set(self.layout.servers_for(keys)) if keys else set()
         with self._lock:
-            if self.sync:
+            if self.rounds:     # a round per step, as for a dense push (server rounds: from the last pull's reply)
                 self.round += 1
             parts = []
             for s in range(self.postoffice.num_servers):
                 if not self.sync and s not in holders and s not in tables:
                     continue
-                if self.sync:
-                    self._last_round[s] = self.round
+                if self.rounds:
+                    self._last_round[s] = self._next_round(s)
                 own = keys if s in holders else []
                 dense = staged.payloads[s] if staged is not None and s in holders else np.zeros(0, self.push_dtype)
-                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.sync else None,
+                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.rounds else None,
                                             tables=tuple(tables.get(s, ())))
                 arrays = [dense] + [a for part in request.tables for a in part.arrays()]
                 rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)

@@ -15,14 +15,18 @@ on the server ``sparkps.ps.rows.shard_of(id, servers)`` names, created there on 
 * The push is queued (one per table): ``pull_step(keys, out, rows)`` sends it with the queued dense push of
   ``keys``, the dense pull and the pulls of ``rows`` as one PUSHPULL per server (one round on each server in sync
   mode: FeedForward's step); any other call that waits sends it on its own as above.
+* ``compact_checkpoint(path)``: after saves into ``path``, every server merges its shard's base and deltas into a
+  new base (COMMAND compact); this worker writes the manifest, then removes the replaced files.
 
 Blocking: ``row_sparse_pull`` waits for its replies (at most the request timeout); a push returns at once and its
 errors surface at the next call that waits (as dense pushes do).
 """
+import os
+
 import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.ps import protocol
+from sparkps.ps import manifest, protocol
 from sparkps.ps.rows import row_ids, split_by_server
 from sparkps.sparse import RowSparse
 from sparkps.table_options import table_options
@@ -66,6 +70,35 @@ class DistRowSparseKeys:
         if self.rank != 0 or not self._row_tables():
             return None
         return self._fetch_table_stats()
+
+    def compact_checkpoint(self, path):
+        """Merge the incremental saves of the sparse tables in checkpoint ``path`` (written by ``save_checkpoint``
+        into the same directory) into one base generation per table: every server writes the rows of its own
+        shard, then this worker writes the manifest and removes the replaced files. Returns the manifest. Call it
+        from one worker, after a save (the servers read the saved files, not their memory).
+
+        Blocks until every server answered (at most the request timeout). DataError when ``path`` holds no
+        kvstore manifest; a server's refusal (a missing or unreadable delta, a file of another table) is one
+        RemoteError whose message names the file.
+        """
+        self._wait_pushes()
+        path = str(path)
+        saved = manifest.read_manifest(path)
+        before = {name: [f for gen in entry["generations"] for f in gen["files"]]
+                  for name, entry in saved.get("tables", {}).items()}
+        replies = self.worker.wait(self.worker.command(protocol.Command("compact", path=path)))
+        described = [d for r in replies for d in r.meta.get("tables", [])]
+        if not described:
+            return saved
+        manifest.add_table_generation(saved, described)
+        manifest.save_manifest(path, saved)
+        for name in {d["table"] for d in described}:
+            kept = set(saved["tables"][name]["generations"][0]["files"])
+            for file_name in before.get(name, ()):
+                stale = os.path.join(path, os.path.basename(file_name))
+                if file_name not in kept and os.path.exists(stale):
+                    os.remove(stale)
+        return saved
 
     def _table_shape(self, key, what):
         shape = self._row_tables().get(key)
@@ -134,7 +167,7 @@ class DistRowSparseKeys:
         staged = self._staged_rows()
         while staged:
             key, arrays = staged.popitem()
-            self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=self.worker.sync))
+            self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=bool(self.worker.rounds)))
 
     def pull_step(self, keys, out, rows):
         """Fill ``out`` with the weights of dense ``keys`` and, for each ``rows[table] = (row_ids, rows_out)``, the

@@ -2,6 +2,7 @@
 reads the forward output (or input) instead of rebuilding the derivative from small ops."""
 import math
 
+from ... import backend
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_float
 
@@ -91,20 +92,34 @@ def _gamma_shape(gamma, x):
 class LeakyReLU(Op):
     """x for x > 0, otherwise: slope * x ('leaky'), gamma * x with a learnt gamma per channel
     ('prelu', gamma initialised to 0.25), slope * (exp(x) - 1) ('elu'), SELU's scaled elu ('selu');
-    'gelu' is MXNet 1.x's tanh approximation of x * Phi(x) everywhere."""
+    'gelu' is MXNet 1.x's tanh approximation of x * Phi(x) everywhere.  'rrelu' (randomized leaky ReLU)
+    multiplies each negative element by its own slope drawn uniformly from [lower_bound, upper_bound) in
+    training (the executor's generator; the slopes are a hidden second output the gradient reuses) and by
+    the mean slope (lower_bound + upper_bound) / 2 at inference, as MXNet."""
     name, hint = "LeakyReLU", "leakyrelu"
-    spec = {"act_type": (choice("leaky", "elu", "prelu", "selu", "gelu"), "leaky"), "slope": (to_float, 0.25),
-            "lower_bound": (to_float, 0.125), "upper_bound": (to_float, 0.334)}
+    spec = {"act_type": (choice("leaky", "elu", "prelu", "selu", "gelu", "rrelu"), "leaky"),
+            "slope": (to_float, 0.25), "lower_bound": (to_float, 0.125), "upper_bound": (to_float, 0.334)}
     input_attrs = {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}
+    num_visible = 1
+
+    @property
+    def num_outputs(self):
+        return 2 if self.act_type == "rrelu" else 1
+
+    @property
+    def output_names(self):
+        return ("output", "mask") if self.act_type == "rrelu" else ("output",)
 
     @property
     def elementwise(self):
-        return self.act_type != "prelu"
+        return self.act_type not in ("prelu", "rrelu")
 
     def arguments(self):
         return ["data", "gamma"] if self.act_type == "prelu" else ["data"]
 
     def infer_shape(self, in_shapes):
+        if self.act_type == "rrelu":
+            return in_shapes, [in_shapes[0]] * 2, []
         if self.act_type != "prelu":
             return in_shapes, [in_shapes[0]], []
         data, gamma = in_shapes
@@ -120,6 +135,15 @@ class LeakyReLU(Op):
             xp.maximum(out, x, out=out) if self.slope <= 1 else xp.minimum(out, x, out=out)
         elif kind == "prelu":
             xp.copyto(out, xp.where(x > 0, x, _gamma_shape(ins[1], x) * x))
+        elif kind == "rrelu":
+            mask = outs[1]
+            if rt.is_train:
+                backend.uniform_into(rt.rng, mask)
+                mask *= self.upper_bound - self.lower_bound
+                mask += self.lower_bound
+            else:
+                mask.fill((self.lower_bound + self.upper_bound) / 2.0)
+            xp.copyto(out, xp.where(x > 0, x, mask * x))
         elif kind == "gelu":
             t, _ = _gelu_parts(xp, x)
             xp.multiply(0.5 * x, 1.0 + t, out=out)
@@ -134,6 +158,8 @@ class LeakyReLU(Op):
 
     def gradient(self, node, out_grads):
         inputs = [out_grads[0], node.inputs[0], (node, 0)]
+        if self.act_type == "rrelu":
+            inputs.append((node, 1))
         if self.act_type == "prelu":
             inputs.append(node.inputs[1])
             return [apply(LeakyReLUGrad, inputs, grad_name(node, side), part=k, **self.params)
@@ -149,7 +175,7 @@ class LeakyReLUGrad(BackwardOp):
 
     @property
     def num_inputs(self):
-        return 4 if self.act_type == "prelu" else 3
+        return 4 if self.act_type in ("prelu", "rrelu") else 3
 
     def output_shapes(self, in_shapes):
         return [in_shapes[3] if self.part == 1 else in_shapes[1]]
@@ -169,6 +195,9 @@ class LeakyReLUGrad(BackwardOp):
                 xp.copyto(out, spread.sum(axis=axes).reshape(out.shape))
                 return
             xp.copyto(out, xp.where(positive, dy, dy * _gamma_shape(gamma, x)))
+            return
+        if kind == "rrelu":                            # the slopes the forward pass drew
+            xp.copyto(out, xp.where(y > 0, dy, dy * ins[3]))
             return
         if kind == "gelu":
             t, slope = _gelu_parts(xp, x)

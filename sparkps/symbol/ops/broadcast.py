@@ -206,6 +206,10 @@ class BroadcastLike(_BroadcastTo):
     def arguments(self):
         return ["lhs", "rhs"]
 
+    def infer_type(self, in_types, out_types):
+        """The output has lhs's type; rhs (read for its shape) keeps its own."""
+        return in_types, [in_types[0] if in_types[0] is not None else out_types[0]], []
+
     def infer_shape(self, in_shapes):
         lhs, rhs = in_shapes
         if lhs is None or rhs is None:

@@ -160,6 +160,9 @@ nansum = constructor("nansum")
 nanprod = constructor("nanprod")
 norm = constructor("norm")
 sum_axis = constructor("sum", "sum_axis")
+argmax = constructor("argmax")
+argmin = constructor("argmin")
+batch_take = constructor("batch_take")
 
 # ---- cutting, picking, re-arranging axes ----------------------------------------------------------
 SliceChannel = constructor("SliceChannel")

@@ -1,6 +1,6 @@
 """Element-wise arithmetic between symbols of the same shape (never broadcast) and with scalars."""
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import REQUIRED, to_float, to_int, to_shape
+from ..params import REQUIRED, to_dtype, to_float, to_int, to_shape
 
 
 class _Binary(Op):
@@ -203,7 +203,7 @@ class Cast(Op):
     astype does). Type inference gives the output ``dtype``; the executor stores every intermediate
     array in its own dtype, so the converted values are held in that type."""
     name, hint, aliases = "Cast", "cast", ("cast",)
-    spec = {"dtype": (str, REQUIRED)}
+    spec = {"dtype": (to_dtype, REQUIRED)}
     elementwise = True              # in shape; its type is its own (infer_type)
 
     def infer_type(self, in_types, out_types):
@@ -213,7 +213,21 @@ class Cast(Op):
         rt.xp.copyto(outs[0], ins[0].astype(self.dtype), casting="unsafe")
 
     def gradient(self, node, out_grads):
-        return [apply(Copy, [out_grads[0]], grad_name(node, "data"))]
+        return [apply(CastGrad, [out_grads[0], node.inputs[0]], grad_name(node, "data"))]
+
+
+@register
+class CastGrad(BackwardOp):
+    """Cast's gradient: the output gradient (input 0) converted back to the type of Cast's input (input 1,
+    read for its type only), as MXNet's ``_backward_cast``."""
+    name, hint = "_backward_cast", "_backward_cast"
+    num_inputs = 2
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [in_types[1]], []
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0], casting="unsafe")
 
 
 class _Filled(Op):

@@ -25,7 +25,7 @@ from ...table_options import ATTR as TABLE_OPTIONS_ATTR
 from ...table_options import table_options
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import REQUIRED, choice, to_bool, to_int
+from ..params import REQUIRED, choice, to_bool, to_dtype, to_int
 
 
 def _optional_int(value):
@@ -60,6 +60,11 @@ def _local_index(op, rt, ids, rows):
     return index
 
 
+def _table_type(in_types, out_types, default):
+    weight, out = in_types[1], out_types[0]
+    return weight if weight is not None else out if out is not None else default
+
+
 @register
 class HashEmbedding(Op):
     """Rows of an unbounded table for ids in ``data``; ``pooling`` 'none' -> data.shape + (output_dim,), 'sum' or
@@ -73,6 +78,11 @@ class HashEmbedding(Op):
 
     def arguments(self):
         return ["data", "weight"]
+
+    def infer_type(self, in_types, out_types):
+        """The ids keep their own type; weight and output share the weight's (or the output's) type."""
+        dtype = _table_type(in_types, out_types, None)
+        return [in_types[0], dtype], [dtype], []
 
     def infer_shape(self, in_shapes):
         data, weight = in_shapes
@@ -121,6 +131,9 @@ class EmbeddingRowsGrad(BackwardOp):
 
     def output_shapes(self, in_shapes):
         return [in_shapes[2]]
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [in_types[1]], []             # the output gradient's type, whatever the ids'
 
     def forward(self, rt, ins, outs, aux):
         xp, (ids, dy, _), out = rt.xp, ins, outs[0]
@@ -198,7 +211,7 @@ class Embedding(Op):
     """Rows of weight (input_dim, output_dim) picked by integer ids in data; out = data.shape +
     (output_dim,). Ids outside [0, input_dim) raise DataError naming the data input."""
     name, hint = "Embedding", "embedding"
-    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED), "dtype": (str, "float32"),
+    spec = {"input_dim": (to_int, REQUIRED), "output_dim": (to_int, REQUIRED), "dtype": (to_dtype, "float32"),
             "sparse_grad": (to_bool, False)}
 
     def arguments(self):
@@ -207,8 +220,10 @@ class Embedding(Op):
     partial_shapes = True
 
     def infer_type(self, in_types, out_types):
-        """The ids keep their own type; weight and output have ``dtype``."""
-        return [in_types[0], self.dtype], [self.dtype], []
+        """The ids keep their own type; weight and output share one type: the weight's when known, else the
+        output's, else ``dtype`` (MXNet's EmbeddingOpType)."""
+        dtype = _table_type(in_types, out_types, self.dtype)
+        return [in_types[0], dtype], [dtype], []
 
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
@@ -243,6 +258,9 @@ class EmbeddingGrad(BackwardOp):
 
     def output_shapes(self, in_shapes):
         return [(self.input_dim, self.output_dim)]
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [in_types[1]], []             # the output gradient's type, whatever the ids'
 
     def forward(self, rt, ins, outs, aux):
         xp, (ids, dy), out = rt.xp, ins, outs[0]

@@ -144,3 +144,41 @@ class ValueReduceGrad(BackwardOp):
         kept = _kept(x.shape, _Reduce.reduced_axes(self, x.ndim))
         derivative = VALUE_REDUCTIONS[self.kind][1](rt.xp, x, y.reshape(kept), self)
         rt.xp.multiply(dy.reshape(kept), derivative, out=outs[0])
+
+
+class _ArgReduce(Op):
+    """The index of the extreme element along ``axis`` (None: of the flattened data), as a value of the
+    data's type, as MXNet 1.x's argmax/argmin; no gradient flows through an index."""
+    spec = {"axis": (to_axis, None), "keepdims": (to_bool, False)}
+    pick = None
+
+    def infer_shape(self, in_shapes):
+        data = in_shapes[0]
+        if data is None:
+            return in_shapes, [None], []
+        if self.axis is None:
+            return in_shapes, [(1,) * len(data) if self.keepdims else (1,)], []
+        if not isinstance(self.axis, int) or not -len(data) <= self.axis < len(data):
+            raise self.shape_error("axis %s out of range for data shape %s", self.axis, data)
+        axis = self.axis % len(data)
+        out = tuple(1 if i == axis else d for i, d in enumerate(data)) if self.keepdims else \
+            tuple(d for i, d in enumerate(data) if i != axis) or (1,)
+        return in_shapes, [out], []
+
+    def forward(self, rt, ins, outs, aux):
+        x, out = ins[0], outs[0]
+        index = getattr(rt.xp, self.pick)(x.reshape(-1) if self.axis is None else x, axis=self.axis or 0)
+        rt.xp.copyto(out, rt.xp.asarray(index).reshape(out.shape), casting="unsafe")
+
+    def gradient(self, node, out_grads):
+        return [None]
+
+
+@register
+class Argmax(_ArgReduce):
+    name, hint, pick = "argmax", "argmax", "argmax"
+
+
+@register
+class Argmin(_ArgReduce):
+    name, hint, pick = "argmin", "argmin", "argmin"

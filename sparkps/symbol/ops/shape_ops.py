@@ -235,3 +235,23 @@ class SliceLike(BackwardOp):
         cut = [slice(None)] * ins[0].ndim
         cut[dim] = slice(begin, end)
         rt.xp.copyto(outs[0], ins[0][tuple(cut)])
+
+
+@register
+class IdentityLikeRhs(Op):
+    """``_identity_with_attr_like_rhs(lhs, rhs)``: lhs unchanged, with the constraint that lhs, rhs and the
+    output share one shape (MXNet uses it to let shapes flow backwards onto rhs); no gradient reaches rhs."""
+    name, hint = "_identity_with_attr_like_rhs", "identity_with_attr_like_rhs"
+    elementwise = True
+
+    def arguments(self):
+        return ["lhs", "rhs"]
+
+    def infer_type(self, in_types, out_types):
+        return in_types, [in_types[0] if in_types[0] is not None else out_types[0]], []
+
+    def forward(self, rt, ins, outs, aux):
+        rt.xp.copyto(outs[0], ins[0])
+
+    def gradient(self, node, out_grads):
+        return [out_grads[0], None]

@@ -1,5 +1,7 @@
 """Ops that cut, pick or re-arrange axes: ``SliceChannel``/``split``, ``slice_axis``, ``pick``,
-``where``, ``reverse``, ``expand_dims``, ``squeeze``, ``SwapAxis``, ``zeros_like``/``ones_like``."""
+``batch_take``, ``where``, ``reverse``, ``expand_dims``, ``squeeze``, ``SwapAxis``, ``zeros_like``/``ones_like``."""
+from math import prod
+
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_axis, to_bool, to_int
 from ..shape import unify
@@ -158,6 +160,7 @@ class Pick(Op):
     name, hint = "pick", "pick"
     spec = {"axis": (to_axis, -1), "keepdims": (to_bool, False), "mode": (choice("clip", "wrap"), "clip")}
     partial_shapes = True
+    own_type_inputs = (1,)          # integer or float indices, as MXNet's PickOpType
 
     def arguments(self):
         return ["data", "index"]
@@ -196,6 +199,34 @@ class Pick(Op):
 
 
 @register
+class BatchTake(Op):
+    """``batch_take(a, indices)`` (MXNet's deprecated pick): out[i] = a[i, indices[i]] over ``a`` seen as rows of
+    its last axis, indices clipped to that axis and of type int32; no gradient flows (binding one fails)."""
+    name, hint = "batch_take", "batch_take"
+
+    def arguments(self):
+        return ["a", "indices"]
+
+    def infer_type(self, in_types, out_types):
+        data = in_types[0] if in_types[0] is not None else out_types[0]
+        return [data, "int32"], [data], []
+
+    def infer_shape(self, in_shapes):
+        data, indices = in_shapes
+        if data is not None and len(data) < 2:
+            raise self.shape_error("a '%s' must have at least 2 dimensions, got %s", self.input_name(0), data)
+        if data is not None and indices is not None and prod(indices) != prod(data[:-1]):
+            raise self.shape_error("indices '%s' %s must hold one index per row of a %s", self.input_name(1),
+                                   indices, data)
+        return in_shapes, [indices], []
+
+    def forward(self, rt, ins, outs, aux):
+        rows = ins[0].reshape(-1, ins[0].shape[-1])
+        ids = rt.xp.clip(ins[1].reshape(-1).astype(rt.xp.intp), 0, rows.shape[1] - 1)
+        rt.xp.copyto(outs[0], rows[rt.xp.arange(rows.shape[0]), ids].reshape(outs[0].shape))
+
+
+@register
 class PickGrad(BackwardOp):
     """dy put at the picked positions of zeros shaped like data (inputs dy, data, index)."""
     name, hint = "_backward_pick", "_backward_pick"
@@ -219,6 +250,7 @@ class Where(Op):
     or 1-D over x's first axis)."""
     name, hint = "where", "where"
     partial_shapes = True
+    own_type_inputs = (0,)          # the condition may be of any type
 
     def arguments(self):
         return ["condition", "x", "y"]

@@ -2,7 +2,7 @@
 temperature) and the older ``SoftmaxActivation`` (per instance or per channel)."""
 from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import choice, to_axis, to_bool, to_int
+from ..params import choice, to_axis, to_bool, to_dtype, to_int
 
 
 def softmax_into(xp, x, axis, out, log=False):
@@ -22,6 +22,12 @@ class _Softmax(Op):
         if self.use_length:
             raise ConfigError("%s: use_length=True (a length input) is not supported yet" % self.name)
 
+    def infer_type(self, in_types, out_types):
+        """The output has ``dtype`` when given (the data keeps its own type), else the data's type."""
+        if self.dtype is None:
+            return Op.infer_type(self, in_types, out_types)
+        return in_types, [self.dtype], []
+
     def infer_shape(self, in_shapes):
         data = in_shapes[0]
         if data is not None and not -len(data) <= self.axis < len(data):
@@ -37,7 +43,8 @@ class _Softmax(Op):
                       temperature=self.temperature, log=int(self.log))]
 
 
-_SPEC = {"axis": (to_int, -1), "temperature": (to_axis, None), "dtype": (str, None), "use_length": (to_bool, False)}
+_SPEC = {"axis": (to_int, -1), "temperature": (to_axis, None), "dtype": (to_dtype, None),
+         "use_length": (to_bool, False)}
 
 
 @register

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from sparkps.errors import ConfigError
 from sparkps.train.optimizer.base import Optimizer, _check_number, register
 
 
@@ -51,22 +52,30 @@ class Nadam(Optimizer):
         m_bar = (1 - mu_t) g / (1 - S_t) + mu_{t+1} m / (1 - S_t mu_{t+1})
         weight -= lr * m_bar / (sqrt(v / (1 - beta2^t)) + epsilon)
 
-    MXNet keeps one product ``S`` for the whole optimizer, multiplied at every update of any parameter; here
-    each parameter has its own ``S_t`` (a function of its update count), so a parameter's steps do not depend
-    on how many other parameters the optimizer updates. With one parameter both agree.
+    ``schedule`` says whose update count ``t`` and product ``S`` are: ``'per_parameter'`` (the default) gives
+    each parameter its own (a function of its update count), so a parameter's steps do not depend on how many
+    other parameters the optimizer updates, nor on their order, nor on how parameters are spread over servers.
+    ``'shared'`` is MXNet 1.x's Python update bit for bit: one product ``S`` for the whole optimizer, multiplied
+    by ``mu_t`` (``t`` the updated parameter's own count) at every update of any parameter; use it to replay
+    an MXNet run exactly on one machine. With one parameter both agree.
     """
     name = 'nadam'
-    hyper_params = ('beta1', 'beta2', 'epsilon', 'schedule_decay')
+    hyper_params = ('beta1', 'beta2', 'epsilon', 'schedule_decay', 'schedule')
     grad_decay = 'before_clip'
+    SCHEDULES = ('per_parameter', 'shared')
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, schedule_decay=0.004,
-                 **kwargs):
+                 schedule='per_parameter', **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1 = _check_number('beta1', beta1, 0.0)
         self.beta2 = _check_number('beta2', beta2, 0.0)
         self.epsilon = _check_number('epsilon', epsilon, 0.0)
         self.schedule_decay = _check_number('schedule_decay', schedule_decay, 0.0)
+        if schedule not in self.SCHEDULES:
+            raise ConfigError(f"nadam schedule must be one of {list(self.SCHEDULES)}, got {schedule!r}")
+        self.schedule = schedule
         self._schedule = {}          # index -> (t, S_t)
+        self.m_schedule = 1.0        # the shared product (schedule='shared'), MXNet's attribute name
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 2)
@@ -74,8 +83,24 @@ class Nadam(Optimizer):
     def _momentum(self, t):
         return self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
 
+    def update_counts(self):
+        """The update counters and, with the shared schedule, its product (restored by ``set_update_counts``)."""
+        counts = super().update_counts()
+        if self.schedule == 'shared':
+            counts['m_schedule'] = self.m_schedule
+        return counts
+
+    def set_update_counts(self, counts):
+        """Restore ``update_counts()`` output; the per-parameter products follow from the counts."""
+        super().set_update_counts(counts)
+        self.m_schedule = float(counts.get('m_schedule', 1.0))
+
     def _m_schedule(self, index, t):
-        """S_t = mu_1 * ... * mu_t, carried from the previous step when it was ``t - 1``."""
+        """S_t = mu_1 * ... * mu_t, carried from the previous step when it was ``t - 1``; with the shared
+        schedule, the optimizer's one product times ``mu_t``."""
+        if self.schedule == 'shared':
+            self.m_schedule *= self._momentum(t)
+            return self.m_schedule
         last_t, value = self._schedule.get(index, (0, 1.0))
         if last_t != t - 1:
             last_t, value = 0, 1.0

@@ -338,7 +338,13 @@ class Optimizer:
         return g, tmp
 
     def update(self, index, weight, grad, state):
-        """Update ``weight`` in place from ``grad`` (left unchanged) and ``state`` (updated in place)."""
+        """Update ``weight`` in place from ``grad`` (left unchanged) and ``state`` (updated in place).
+        Lists of indices, weights, grads and states update several parameters, as MXNet's multi-tensor
+        updates (each exactly as its own update)."""
+        if isinstance(index, (list, tuple)):
+            for args in _parallel(index, weight, grad, state):
+                self.update(*args)
+            return
         count = self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g, tmp = self._prepared_grad(index, weight, grad, wd)
@@ -348,7 +354,11 @@ class Optimizer:
 
     def update_multi_precision(self, index, weight, grad, state):
         """``update``; for a float16 weight with ``multi_precision`` the float32 master copy in ``state``
-        is updated from a float32 gradient and cast back into ``weight``."""
+        is updated from a float32 gradient and cast back into ``weight``. Takes lists as ``update``."""
+        if isinstance(index, (list, tuple)):
+            for args in _parallel(index, weight, grad, state):
+                self.update_multi_precision(*args)
+            return
         if self.multi_precision and weight.dtype == np.float16:
             master, inner = state[0], tuple(state[1:]) or None
             self.update(index, master, grad.astype(np.float32), inner)
@@ -358,6 +368,14 @@ class Optimizer:
 
     def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         raise NotImplementedError
+
+
+def _parallel(index, weight, grad, state):
+    lists = [list(index), list(weight), list(grad), list(state)]
+    if len({len(v) for v in lists}) != 1:
+        raise ConfigError("optimizer update: %d indices, %d weights, %d gradients and %d states must match"
+                          % tuple(len(v) for v in lists))
+    return zip(*lists)
 
 
 class Updater:

@@ -9,8 +9,10 @@ uses each row's own step count (how often that row was updated), kept by the tab
 gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and ``clip_weights``
 applies as in ``Optimizer.update``.
 
-The optimizer instance belongs to one table (index 0 is "this table" for its update count, learning-rate
-multipliers and scheduler), so a table may use a different optimizer from the dense parameters.
+On a server the optimizer instance belongs to one table (index 0 is "this table" for its update count,
+learning-rate multipliers and scheduler), so a table may use a different optimizer from the dense parameters.
+The local kvstore shares the job's optimizer between its dense keys and its tables and passes the table's key as
+``index``, so ``lr_mult``/``wd_mult`` and the update count of that key apply as they do to a dense key.
 
 >>> ropt = RowOptimizer(create('adagrad', learning_rate=0.1))
 >>> w = np.ones((2, 3), np.float32); state = ropt.create_state(2, 3)
@@ -38,14 +40,18 @@ def _build(optimizer):
 
 
 class RowOptimizer:
-    """Applies ``optimizer`` to gathered rows. Not thread-safe (one table, one server thread)."""
+    """Applies ``optimizer`` to gathered rows as parameter ``index`` (0: a table's own optimizer). Not
+    thread-safe (one table, one server thread). ``table`` names the table in the error for an optimizer
+    without a per-row form."""
 
-    def __init__(self, optimizer):
+    def __init__(self, optimizer, index=_TABLE_INDEX, table=None):
         self.optimizer = _build(optimizer)
+        self.index = index
         if self.optimizer.name not in LAZY:
-            raise ConfigError(f"optimizer {self.optimizer.name!r} has no per-row form; "
+            where = f"table {table!r}: " if table is not None else ""
+            raise ConfigError(f"{where}optimizer {self.optimizer.name!r} has no per-row form; "
                               f"sparse tables take {sorted(LAZY)}")
-        probe = self.optimizer.create_state(_TABLE_INDEX, np.zeros((1, 1), np.float32))
+        probe = self.optimizer.create_state(index, np.zeros((1, 1), np.float32))
         self.num_states = 0 if probe is None else len(probe)
         self.per_row_count = self.optimizer.name == 'adam'
 
@@ -54,21 +60,21 @@ class RowOptimizer:
         """The wrapped optimizer's name."""
         return self.optimizer.name
 
-    def create_state(self, n, dim):
-        """Zero state for ``n`` rows: a list of ``num_states`` float32 arrays (n, dim)."""
-        return [np.zeros((n, dim), np.float32) for _ in range(self.num_states)]
+    def create_state(self, n, dim, dtype=np.float32):
+        """Zero state for ``n`` rows: a list of ``num_states`` arrays (n, dim) of ``dtype``."""
+        return [np.zeros((n, dim), dtype) for _ in range(self.num_states)]
 
     def update(self, weights, grads, states, counts):
         """Update the gathered ``weights`` (n, dim) and ``states`` in place from ``grads`` (n, dim), left as
         they are. ``counts`` (n,) holds each row's update count and is incremented (used by adam)."""
         counts += 1
-        opt = self.optimizer
+        opt, index = self.optimizer, self.index
         if not self.per_row_count:
-            opt.update(_TABLE_INDEX, weights, grads, tuple(states) if states else None)
+            opt.update(index, weights, grads, tuple(states) if states else None)
             return
-        opt._update_count(_TABLE_INDEX)
-        lr, wd = opt._get_lr(_TABLE_INDEX), opt._get_wd(_TABLE_INDEX)
-        g, tmp = opt._prepared_grad(_TABLE_INDEX, weights, grads, wd)
+        opt._update_count(index)
+        lr, wd = opt._get_lr(index), opt._get_wd(index)
+        g, tmp = opt._prepared_grad(index, weights, grads, wd)
         _adam_rows(opt, weights, g, tmp, states, lr, counts)
         if opt.clip_weights is not None:
             np.clip(weights, -opt.clip_weights, opt.clip_weights, out=weights)
@@ -90,7 +96,7 @@ def _adam_rows(opt, weight, g, tmp, state, lr, counts):
     """
     mean, var = state
     t = counts.astype(np.float64)[:, None]
-    lr_t = (lr * np.sqrt(1.0 - opt.beta2 ** t) / (1.0 - opt.beta1 ** t)).astype(np.float32)
+    lr_t = (lr * np.sqrt(1.0 - opt.beta2 ** t) / (1.0 - opt.beta1 ** t)).astype(weight.dtype)
     mean *= opt.beta1
     np.multiply(g, 1.0 - opt.beta1, out=tmp)
     mean += tmp

@@ -20,6 +20,9 @@ The server feeds each policy events and acts on what comes back (no sockets here
     The server applied ``round``: the parked tokens that may now be answered.
 ``parked() -> [token]``
     Tokens still parked (answered with an ERROR when the server stops).
+``unapplied(worker) -> int``
+    How many of ``worker``'s pushes were received but wait in rounds not applied yet (a checkpoint taken now
+    holds the worker's other pushes: its position in its data).
 
 :class:`CompletedRound` carries ``updates`` and the ``scale`` the server applies them with. Adding a policy
 (sync replicas, model averaging, elastic averaging, bounded staleness) is one module in this package and one

@@ -75,6 +75,10 @@ class AsyncUpdates:
     def parked(self):
         return []
 
+    def unapplied(self, worker):
+        """Pushes of ``worker`` received but not applied yet: none, every push is applied on arrival."""
+        return 0
+
 
 class ParkedPulls:
     """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
@@ -99,6 +103,10 @@ class ParkedPulls:
     def parked(self):
         """Tokens still waiting for a round (answered with an error when the server stops)."""
         return [t for _, t in self._parked]
+
+    def unapplied(self, worker):
+        """Pushes of ``worker`` waiting in rounds not applied yet (a checkpoint taken now does not hold them)."""
+        return sum(1 for pending in self._pending.values() if worker in pending.contributors)
 
 
 class SyncRounds(ParkedPulls):

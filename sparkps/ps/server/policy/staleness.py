@@ -78,6 +78,10 @@ class BoundedStaleness:
         """Tokens still waiting for a slower worker."""
         return [t for _, t in self._parked]
 
+    def unapplied(self, worker):
+        """Pushes of ``worker`` received but not applied yet: none, every push is applied on arrival."""
+        return 0
+
     def status(self):
         """Counters for the cluster status: the clocks and how many pulls waited."""
         return {"policy": "ssp", "max_staleness": self.max_staleness, "waits": self.waits,

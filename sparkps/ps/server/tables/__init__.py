@@ -26,6 +26,9 @@ none blocks except ``save``/``load`` on file I/O):
 ``save(directory) -> dict``, ``load(directory)``
     Checkpoints: ``save`` returns reply fields the worker merges into the manifest (``pieces`` and
     ``tables`` lists are concatenated over tables and servers, see :mod:`sparkps.ps.manifest`).
+``compact(directory, manifest) -> dict``
+    COMMAND compact: merge the incremental saves in ``directory`` into one new base; returns reply fields as
+    ``save`` does (``{}`` when there is nothing to merge).
 
 Adding a kind is one module under this package and one :func:`register_table_kind` call (here, for the kinds
 sparkps ships).

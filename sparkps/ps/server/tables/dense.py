@@ -127,6 +127,10 @@ class DenseTable:
         """Replace weights, optimizer and state with the checkpoint in ``directory``."""
         dense_pieces.load_pieces(directory, self, manifest)
 
+    def compact(self, directory, manifest):
+        """COMMAND compact: nothing to merge (every save writes whole pieces)."""
+        return {}
+
     # ---- layout and weights -------------------------------------------------------------------------
     def add_group(self, pieces, shapes, values=None):
         """Add the pieces ``[[key, lo, hi], ...]`` of keys ``[[key, shape], ...]`` with initial ``values``.

@@ -61,7 +61,7 @@ class SparseTable:
         self.dim = _positive_int(self.name, 'dim', dim, allow_none=False)
         self.seed = name_seed(self.name)
         self.init = init if isinstance(init, RowInitializer) else RowInitializer.from_config(init)
-        self.optimizer = RowOptimizer(optimizer if optimizer is not None else _DEFAULT_OPTIMIZER)
+        self.optimizer = RowOptimizer(optimizer if optimizer is not None else _DEFAULT_OPTIMIZER, table=self.name)
         self.input_dim = _positive_int(self.name, 'input_dim', input_dim)
         self.min_count = _positive_int(self.name, 'min_count', min_count, allow_none=False)
         self.ttl = _positive_int(self.name, 'ttl', ttl)

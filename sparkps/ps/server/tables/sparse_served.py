@@ -96,7 +96,7 @@ class ServedSparseTable(SparseTable):
         """The job's optimizer config: taken unless the table has its own (states restart if taken)."""
         if self.own_optimizer:
             return
-        self.optimizer = RowOptimizer(config)
+        self.optimizer = RowOptimizer(config, table=self.name)
         self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]
         self.store.updates[:] = 0
 
@@ -208,6 +208,21 @@ class SparseRows:
         described = table.save(directory, self.shard[0], generation, delta)
         self._saved_to = os.path.abspath(directory)
         return {"tables": [described]}
+
+    def compact(self, directory, manifest):
+        """COMMAND compact: merge this table's base and deltas in ``directory`` into one new base generation,
+        this server writing the rows of its own shard (read from the files, not from memory: the base equals the
+        saves it replaces even when training went on since). Returns ``{"tables": [description]}`` (the worker
+        writes the manifest, then removes the replaced files); ``{}`` when the table is one base already.
+        The rows are loaded into a second table while it runs (this server's shard, once more in memory).
+        Blocks on file I/O."""
+        table = self._held()
+        generations = manifest.get('tables', {}).get(table.name, {}).get('generations', [])
+        if len(generations) == 1 and len(generations[0]['files']) == self.shard[1]:
+            return {}
+        loaded = sparse_checkpoint.load_table(directory, manifest, table.name, *self.shard)
+        generation = generations[-1]['generation'] + 1
+        return {"tables": [sparse_checkpoint.save_table(directory, loaded, self.shard[0], generation)]}
 
     def load(self, directory, manifest):
         """Replace the table by its rows in the checkpoint, re-routed to this server's shard."""

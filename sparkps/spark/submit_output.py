@@ -1,0 +1,83 @@
+"""A job's output under spark-submit: in order, and whole up to its last line.
+
+spark-submit runs a Python job as a child of the JVM with stdout and stderr merged into one pipe, which a
+daemon thread of the JVM copies to the console in 1 KiB pieces.  Two things follow:
+
+- Python block-buffers a pipe, so the job's prints reached the console only when it exited, after every
+  log line written meanwhile to stderr (line-buffered);
+- the JVM exits as soon as the Python process has, stopping the copying thread wherever it is: what the job
+  wrote last (its final message) could be cut off mid-sentence.
+
+So jobs make stdout line-buffered at start (``line_buffered_output``) and, before they exit, flush and wait
+until the reader has taken every byte they wrote (``drain_output``).
+
+    line_buffered_output()
+    try:
+        code = run(args)
+    finally:
+        drain_output()
+"""
+import array
+import os
+import stat
+import sys
+import time
+
+DRAIN_SECONDS = 10.0
+AFTER_READ_SECONDS = 0.1     # time for the reader to pass on what it has just read
+
+
+def line_buffered_output(stream=None):
+    """Make ``stream`` (default sys.stdout) write each line as it is printed, also into a pipe."""
+    stream = stream or sys.stdout
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
+
+
+def drain_output(streams=None, timeout=DRAIN_SECONDS, poll=0.01):
+    """Flush ``streams`` (default stdout and stderr) and, for those that are pipes, wait until the reader
+    holds every byte written to them (the pipe is empty), then ``AFTER_READ_SECONDS`` more.  Blocks at most
+    ``timeout`` s (a reader that stopped reading does not keep the job alive); returns the bytes still
+    unread then (0: all read)."""
+    streams = [s for s in (streams or (sys.stdout, sys.stderr)) if s is not None]
+    descriptors = set()
+    for stream in streams:
+        try:
+            stream.flush()
+            descriptors.add(stream.fileno())
+        except (OSError, ValueError, AttributeError):     # closed, or not a real file
+            continue
+    pipes = [fd for fd in descriptors if _is_pipe(fd)]
+    if not pipes:
+        return 0
+    deadline = time.monotonic() + timeout
+    unread = sum(unread_bytes(fd) for fd in pipes)
+    waited = False
+    while unread and time.monotonic() < deadline:
+        time.sleep(poll)
+        waited = True
+        unread = sum(unread_bytes(fd) for fd in pipes)
+    if waited and not unread:
+        time.sleep(AFTER_READ_SECONDS)
+    return unread
+
+
+def unread_bytes(fd):
+    """Bytes written to the pipe ``fd`` (either end) that its reader has not read yet; 0 where the
+    system cannot say."""
+    try:
+        import fcntl
+        import termios
+        count = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, count, True)
+        return int(count[0])
+    except (ImportError, OSError):
+        return 0
+
+
+def _is_pipe(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
