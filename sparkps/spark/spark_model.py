@@ -138,8 +138,9 @@ class SparkModel:
         """
         from sparkps.spark.frames import add_predictions
         from sparkps.spark.sparse_inputs import data_dtype
-        data_name = data_input_name(self.symbol, self.arg_params, self.label_name)
-        if data_dtype(self.symbol, data_name) != np.float32:
+        data_name = None if self.input_layout is not None else \
+            data_input_name(self.symbol, self.arg_params, self.label_name)
+        if data_name is not None and data_dtype(self.symbol, data_name) != np.float32:   # (a layout: float planes)
             raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
                               "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
                               % data_name)

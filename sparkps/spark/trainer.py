@@ -232,6 +232,7 @@ class SparkTrainer:
             raise ConfigError("input_layout %s does not fit the network: %s" % (self.input_layout.to_list(), exc)) \
                 from None
         self.num_classes = None
+        self.data_dtype = "float32"     # packed rows: ids travel as exact float planes (train/io/ctr_packed.py)
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
