@@ -248,5 +248,6 @@ def _held_out(dataset, fraction, seed):
         return dataset, None
     if fraction >= 1.0:
         raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
-    train, validation = dataset.randomSplit([1.0 - fraction, fraction], seed=int(seed))
+    # cached first: a split of a DataFrame that is recomputed (a shuffle, a UDF) may differ from one action to the next
+    train, validation = dataset.cache().randomSplit([1.0 - fraction, fraction], seed=int(seed))
     return train, validation
