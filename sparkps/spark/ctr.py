@@ -20,6 +20,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 from sparkps.errors import ConfigError
 from sparkps.spark.ctr_features import CTRFeaturizer
 from sparkps.spark.ml_persistence import ModelReader, ModelWriter
+from sparkps.spark.rows import held_out
 from sparkps.spark.trainer import SparkTrainer
 from sparkps.train.io.numeric import NumericStats
 
@@ -155,7 +156,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         get = self.getOrDefault
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
-        train, validation = _held_out(dataset, get("validationFraction"), get("seed"))
+        train, validation = held_out(dataset, get("validationFraction"), get("seed"))
         stats = featurizer.fit_stats(train)
         spec = self.feature_spec(stats)
         symbol, settings = self.network_symbol(spec)
@@ -239,15 +240,3 @@ def stats_from_json(text):
     stats = NumericStats.from_dict(saved)
     stats.widths = dict(saved.get("widths", {}))
     return stats
-
-
-def _held_out(dataset, fraction, seed):
-    """(training rows, validation rows or None): ``fraction`` of the rows held out at random (seeded)."""
-    fraction = float(fraction or 0.0)
-    if fraction <= 0.0:
-        return dataset, None
-    if fraction >= 1.0:
-        raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
-    # cached first: a split of a DataFrame that is recomputed (a shuffle, a UDF) may differ from one action to the next
-    train, validation = dataset.cache().randomSplit([1.0 - fraction, fraction], seed=int(seed))
-    return train, validation

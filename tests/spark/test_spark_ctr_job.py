@@ -23,14 +23,16 @@ def test_criteo_job_trains_scores_and_reports(tmp_path):
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
     out = subprocess.run([sys.executable, JOB, "--train", paths[0], "--test", paths[1], "--format", "criteo",
                           "--model", "lr", "--epochs", "3", "--batch-size", "128", "--lr", "0.05",
-                          "--output", str(tmp_path / "out")],
+                          "--validation-fraction", "0.2", "--output", str(tmp_path / "out")],
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     last = out.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"test AUC (\d\.\d{4}) logloss (\d+\.\d{4}) \(1000 rows\)", last)
     assert found, out.stdout[-2000:]
     assert float(found.group(1)) > 0.7
-    assert len(re.findall(r"epoch \d training logloss", out.stdout)) == 3
+    epochs = re.findall(r"epoch \d training logloss \d\.\d{4} validation AUC (\d\.\d{4}) logloss \d\.\d{4} COPC "
+                        r"\d+\.\d{3}", out.stdout)
+    assert len(epochs) == 3 and float(epochs[-1]) > 0.7, out.stdout[-2000:]
     assert os.path.exists(tmp_path / "out" / "ctr-curve.png")
     assert os.path.isdir(tmp_path / "out" / "model" / "weights")
 
