@@ -156,7 +156,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         get = self.getOrDefault
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
-        train, validation = held_out(dataset, get("validationFraction"), get("seed"))
+        train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
         stats = featurizer.fit_stats(train)
         spec = self.feature_spec(stats)
         symbol, settings = self.network_symbol(spec)

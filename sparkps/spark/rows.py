@@ -43,18 +43,22 @@ def prepare_rows(df, features_col, label_col, handle_invalid="error", num_classe
     return PreparedRows(df, skipped, None)
 
 
-def held_out(df, fraction, seed=0):
+def held_out(df, fraction, seed=0, keep_order=False):
     """``(train, validation)``: a random ``fraction`` of the rows held out (validation None for 0).
 
-    Both keep the input's order. (``DataFrame.randomSplit`` sorts every partition by all columns first, so a
-    label in the first column would reach the first epoch, which streams rows in order, sorted by label.)
-    The rows are cached with their draw, so the two sides never overlap however often they are read."""
+    ``DataFrame.randomSplit`` sorts every partition by all columns first; with ``keep_order`` both sides keep
+    the input's order instead (a per-row seeded draw, cached so the sides never overlap however often they are
+    read): the CTR estimator needs it, as a label in the first column would reach the first epoch, which streams
+    rows in order, sorted by label."""
     from pyspark.sql import functions as F
     fraction = float(fraction or 0.0)
     if fraction == 0.0:
         return df, None
     if not 0.0 < fraction < 1.0:
         raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
+    if not keep_order:
+        train, validation = df.randomSplit([1.0 - fraction, fraction], seed=int(seed))
+        return train, validation
     drawn = df.withColumn(_DRAW, F.rand(int(seed))).cache()
     return (drawn.where(F.col(_DRAW) >= fraction).drop(_DRAW),
             drawn.where(F.col(_DRAW) < fraction).drop(_DRAW))
