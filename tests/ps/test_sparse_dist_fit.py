@@ -21,7 +21,7 @@ from sparkps.table_options import table_attr
 from sparkps.train import optimizer
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
-from sparse_parity import DIM, FC, IDS, LABELS, PATIENT, VOCAB, network
+from sparse_parity import DIM, FC, IDS, LABELS, PATIENT, VOCAB, assert_same_models, network
 
 
 def train(ps_cluster, sparse_grad, kvtype, num_workers, num_servers, optimizer, uneven=False, **hyper):
@@ -52,15 +52,7 @@ def test_sparse_model_on_servers_equals_the_dense_model(ps_cluster, kvtype, num_
                                                         hyper):
     dense = train(ps_cluster, False, kvtype, num_workers, num_servers, optimizer, **hyper)
     sparse = train(ps_cluster, True, kvtype, num_workers, num_servers, optimizer, **hyper)
-    for dense_model, sparse_model in zip(dense, sparse):
-        table = sparse_model.arg_params['emb_weight']
-        assert isinstance(table, RowSparse) and table.ids.size > 0
-        trained = dense_model.arg_params['emb_weight'][table.ids]
-        assert np.abs(trained - initial_rows('emb_weight', table.ids, DIM)).max() > 1e-3
-        np.testing.assert_allclose(table.rows, trained, atol=1e-5)
-        for name in FC:
-            np.testing.assert_allclose(sparse_model.arg_params[name], dense_model.arg_params[name], atol=1e-5,
-                                       err_msg=name)
+    assert_same_models(dense, sparse)
 
 
 def test_uneven_shards_in_dist_sync_still_equal_the_dense_model(ps_cluster):

@@ -14,10 +14,10 @@ import pytest
 
 from cluster import run_in_threads
 from sparkps import kvstore
-from sparkps.sparse import RowSparse, initial_rows
+from sparkps.sparse import initial_rows
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
-from sparse_parity import DIM, FC, IDS, LABELS, PATIENT, VOCAB, network
+from sparse_parity import DIM, FC, IDS, LABELS, PATIENT, VOCAB, assert_same_models, network
 
 
 def train(ps_cluster, sparse_grad, kvtype, num_workers, options, epochs=2):
@@ -43,14 +43,7 @@ def train(ps_cluster, sparse_grad, kvtype, num_workers, options, epochs=2):
 
 
 def assert_same_model(dense, sparse):
-    for (dense_model, _), (sparse_model, _) in zip(dense, sparse):
-        table = sparse_model.arg_params['emb_weight']
-        assert isinstance(table, RowSparse) and table.ids.size > 0
-        trained = dense_model.arg_params['emb_weight'][table.ids]
-        assert np.abs(trained - initial_rows('emb_weight', table.ids, DIM)).max() > 1e-3
-        np.testing.assert_allclose(table.rows, trained, atol=1e-5)
-        for name in FC:
-            np.testing.assert_allclose(sparse_model.arg_params[name], dense_model.arg_params[name], atol=1e-5)
+    assert_same_models([m for m, _ in dense], [m for m, _ in sparse])
 
 
 @pytest.mark.parametrize('kvtype, workers, options', [
