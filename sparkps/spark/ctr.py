@@ -160,9 +160,13 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         stats = featurizer.fit_stats(train)
         spec = self.feature_spec(stats)
         symbol, settings = self.network_symbol(spec)
-        rows = featurizer.transform(train, stats, FEATURES_TMP, spec)
+        featurizer.check_labels(train, get("labelCol"))
+        if train.rdd.getNumPartitions() != get("numWorkers"):     # one partition a worker, rows dealt evenly
+            train = train.repartition(get("numWorkers"))
+        rows = featurizer.blocks(train, stats, get("labelCol"), spec)    # no per-row objects: Arrow batches
         if validation is not None:
-            validation = featurizer.transform(validation, stats, FEATURES_TMP, spec)
+            featurizer.check_labels(validation, get("labelCol"))
+            validation = featurizer.blocks(validation, stats, get("labelCol"), spec)
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
         layout = spec.layout()
         trainer = SparkTrainer(symbol, (layout.width,), batch_size=settings["batchSize"],
@@ -172,7 +176,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
                                input_layout=layout, timeouts=dict(CTR_TIMEOUTS))
-        spark_model = trainer.fit(rows, features_col=FEATURES_TMP, label_col=get("labelCol"), validation=validation)
+        spark_model = trainer.fit(rows, validation=validation)
         model = SparkpsCTRModel(spark_model)
         model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)

@@ -101,56 +101,76 @@ class CTRFeaturizer:
         return FeatureSpec(categorical=self.categorical_cols, numeric=self.numeric_cols,
                            multi_valued={c: widths[c] for c in self.multi_value_cols}, **network)
 
+    def columns(self, stats, spec=None):
+        """The ColumnFeaturizer that packs these columns (in the order ``feature_columns`` selects them)."""
+        from sparkps.spark.ctr_columns import ColumnFeaturizer
+        return ColumnFeaturizer(self.categorical_cols, self.multi_value_cols, len(self.numeric_cols),
+                                stats.to_dict(), spec or self.spec(stats), hash_ids=self.hash_ids,
+                                index_range=self.index_range, separator=self.separator)
+
+    def feature_columns(self):
+        """Spark columns the featurizer reads: categorical, multi-valued, then numeric ones cast to double."""
+        from pyspark.sql import functions as F
+        return [F.col(c) for c in self.categorical_cols + self.multi_value_cols] + \
+            [F.col(c).cast("double").alias(c) for c in self.numeric_cols]
+
     def transform(self, df, stats, output_col, spec=None):
         """``df`` plus ``output_col``: array<float> in the layout of ``spec`` (default ``self.spec(stats)``).
-        Lazy."""
-        import pandas as pd
+        Lazy. An Arrow UDF: record batches in, one list array out, no Python object per row."""
+        import pyarrow as pa
         from pyspark.sql import functions as F
         from pyspark.sql.types import ArrayType, FloatType
         self.check_columns(df)
         if output_col in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % output_col)
-        spec = spec or self.spec(stats)
-        saved, categorical, multi = stats.to_dict(), list(self.categorical_cols), list(self.multi_value_cols)
-        hash_ids, index_range, separator = self.hash_ids, self.index_range, self.separator
-        numeric_count = len(self.numeric_cols)
+        columns = self.columns(stats, spec)
+        width = columns.spec.layout().width
 
-        def ids_of(name, col):
-            from sparkps.train.io.hashing import hash_column
-            if hash_ids:
-                return hash_column(name, col.to_numpy(dtype=object))
-            index = col.to_numpy(dtype=np.float64, na_value=-1.0)
-            if index.size and (index.min() < 0 or index.max() >= index_range or (index != np.floor(index)).any()):
-                raise DataError("categorical column %r must hold feature indices in [0, %d) (hash_ids=False), got "
-                                "values in [%s, %s]" % (name, index_range, index.min(), index.max()))
-            return index.astype(np.uint64)
+        def featurize(*arrays):
+            packed = columns.pack(arrays)
+            offsets = np.arange(0, packed.size + 1, width, dtype=np.int32)
+            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(packed.reshape(-1), pa.float32()))
 
-        def multi_ids_of(name, col):
-            from sparkps.nets.features import pad_lists
-            from sparkps.train.io.hashing import hash_column, split_multi
-            flat, offsets = split_multi(col.tolist(), separator)
-            return pad_lists(hash_column(name, flat), offsets, spec.multi_valued[name])
+        udf = F.arrow_udf(featurize, ArrayType(FloatType()))
+        return df.withColumn(output_col, udf(*self.feature_columns()))
 
-        def featurize(*columns):
-            from sparkps.train.io.numeric import NumericStats as Stats
-            cats = columns[:len(categorical)]
-            multis = columns[len(categorical):len(categorical) + len(multi)]
-            nums = columns[len(categorical) + len(multi):]
-            rows = len(columns[0])
-            ids = np.stack([ids_of(n, c) for n, c in zip(categorical, cats)], axis=1) if categorical else \
-                np.zeros((rows, 0), np.uint64)
-            lists = {n: multi_ids_of(n, c) for n, c in zip(multi, multis)}
-            numeric = None
-            if numeric_count:
-                numeric = Stats.from_dict(saved).transform(
-                    np.stack([c.to_numpy(dtype=np.float64, na_value=np.nan) for c in nums], axis=1))
-            packed = spec.layout().pack(spec.inputs(ids, numeric, multi=lists))
-            return pd.Series(list(packed))
+    def blocks(self, df, stats, label_col, spec=None):
+        """An RDD of ``(X float32 (n, width), y float32 (n,))`` blocks, one per Arrow batch of ``df`` (its
+        partitions kept): the training input of a CTR fit, read column by column (``mapInArrow``), so no row
+        becomes a Python object and no per-row array column is built. Lazy; labels are checked by
+        ``check_labels``."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+        self.check_columns(df, label_col)
+        columns = self.columns(stats, spec)
+        width = columns.spec.layout().width
+        label_index = columns.width
+        schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
+                             StructField("rows", IntegerType())])
 
-        udf = F.pandas_udf(featurize, ArrayType(FloatType()))
-        numeric = [F.col(c).cast("double") for c in self.numeric_cols]
-        columns = [F.col(c) for c in self.categorical_cols] + [F.col(c) for c in self.multi_value_cols] + numeric
-        return df.withColumn(output_col, udf(*columns))
+        def encode(batches):
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                X, y = columns.block(batch, label_index)
+                yield pa.RecordBatch.from_arrays([pa.array([X.tobytes()], pa.binary()),
+                                                  pa.array([y.tobytes()], pa.binary()),
+                                                  pa.array([len(y)], pa.int32())], names=["X", "y", "rows"])
+
+        def decode(row):
+            return np.frombuffer(row.X, np.float32).reshape(row.rows, width), np.frombuffer(row.y, np.float32)
+
+        selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
+        return selected.mapInArrow(encode, schema).rdd.map(decode)
+
+    def check_labels(self, df, label_col):
+        """DataError naming the first row whose label is null or not finite (one aggregation over the label
+        column alone; the error path finds the row)."""
+        from sparkps.spark import schema
+        facts = schema.scan_labels(df, label_col)
+        schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(df, label_col, key))
+        return facts["rows"]
 
     def to_dict(self):
         return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,

@@ -392,7 +392,7 @@ def _network_name(symbol_json):
 
 def _validation_arrays(data, features_col, label_col, num_features):
     """``(X float32, y float32)`` of a small validation DataFrame or RDD, collected on the driver."""
-    from sparkps.spark.data import iter_batches
+    from sparkps.spark.data import is_block, iter_batches
     from sparkps.spark.early_stopping import check_size
     if _is_frame(data):
         from sparkps.spark.schema import check_schema
@@ -403,7 +403,8 @@ def _validation_arrays(data, features_col, label_col, num_features):
     if not rows:
         raise DataError("the validation data has no rows")
     pairs = [(row[0], row[1]) for row in rows]
-    X, y = next(iter_batches(iter(pairs), len(pairs), num_features))
+    size = sum(len(row[1]) if is_block(row[0]) else 1 for row in pairs)     # an RDD of blocks holds many rows
+    X, y = next(iter_batches(iter(pairs), size, num_features))
     check_size(X)
     return X, y
 

@@ -18,7 +18,10 @@ Ids are ``uint64``; ``to_signed`` gives the same 64 bits as ``int64`` for stores
     buckets = bucket(ids, 1 << 20)                            # bounded row index, for dense tables
 
 A column is hashed one distinct value at a time (np.unique first), so a Zipf-distributed column costs
-one BLAKE2b call per distinct value, not per row.
+one BLAKE2b call per distinct value, not per row. ``hash_codes`` takes a column already reduced to its distinct
+values (codes into them, as ``pandas.factorize`` or Arrow's ``dictionary_encode`` give: no Python object per row):
+
+    ids = hash_codes('C1', np.array([0, -1, 0]), ['68fd1e64'])   # -1: missing, the id of ''
 """
 import hashlib
 import math
@@ -82,6 +85,13 @@ def hash_column(field, values):
         texts = np.array([value_text(v) for v in values] + [""], dtype=str)[:-1]
     uniques, inverse = np.unique(texts, return_inverse=True)
     return _hashed(field, uniques)[inverse.ravel()[first]]
+
+
+def hash_codes(field, codes, uniques):
+    """The uint64 ids of a dictionary-encoded column: row r holds ``uniques[codes[r]]``, or a missing value where
+    ``codes[r]`` is -1. The same ids as ``hash_column`` of the decoded column; each distinct value is hashed once."""
+    table = np.append(hash_column(field, uniques), np.uint64(_digest(_field_salt(field), "")))
+    return table[np.asarray(codes, dtype=np.int64)]
 
 
 def _hashed(field, texts):

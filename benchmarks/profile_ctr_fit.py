@@ -1,0 +1,151 @@
+"""Where the time of a CTR fit goes: ``SparkpsCTRClassifier.fit`` on generated Criteo-shaped data, split into its
+parts, each timed on its own in the same run (Spark ``local[2]``, 2 workers + 2 servers, as benchmarks/bench_ctr.py).
+
+    python benchmarks/profile_ctr_fit.py --rows 200000
+
+Parts (seconds, wall clock):
+* ``numpy featurize, one process``: hashing the 26 categorical columns and packing the rows in this process
+  (``hash_fields`` + the layout's ``pack``): the floor of the featurize work, all rows on one core;
+* ``statistics``: ``fit_stats`` (one Spark aggregation over the cached frame: numeric statistics);
+* ``label check``: one aggregation over the label column;
+* ``input pass before`` / ``now``: the training input the fit reads, its rows counted (the first epoch's reading
+  without the training, both cores): before, a pandas UDF hashing value by value into one array<float> cell a row,
+  stacked back into float32 blocks (the path of commit 9ce4015, kept here as the baseline); now, Arrow record
+  batches of the raw columns packed straight into blocks (``CTRFeaturizer.blocks``);
+* ``whole fit`` and, from the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
+  and its input stages), ``task start to registered`` (server processes started, every node registered),
+  ``registered to first batch end`` (initialisation, the servers' id index compiled, the first batch read),
+  ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned).
+
+Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md).
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_ctr import frames, planted  # noqa: E402
+
+
+def timed(label, fn, out):
+    start = time.perf_counter()
+    value = fn()
+    out.append((label, time.perf_counter() - start))
+    print("%-40s %8.2f s" % (label, out[-1][1]), flush=True)
+    return value
+
+
+def numpy_featurize(data, rows):
+    import sparkps.nets as nets
+    from sparkps.train.io.hashing import hash_fields
+    from sparkps.train.io.numeric import NumericStats
+    cats = data.categorical[:rows]
+    ids = hash_fields(data.fields, [cats[:, j] for j in range(cats.shape[1])])
+    numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric[:rows])
+    spec = nets.FeatureSpec(categorical=data.fields, numeric=data.numeric_names, embedding_dim=4)
+    return spec.layout().pack(spec.inputs(ids, numeric))
+
+
+def stage_parts(results, stage_started):
+    """(label, seconds) of the worker tasks' timelines, earliest task first."""
+    timelines = [r["timeline"] for r in results if r.get("timeline")]
+    first = [r["first_batch_end"] for r in results if r.get("first_batch_end")]
+    last = [r["last_batch_end"] for r in results if r.get("last_batch_end")]
+    task_start = min(t["task_start"] for t in timelines)
+    registered = max(t["registered"] for t in timelines)
+    return [("stage start to task start", task_start - stage_started),
+            ("task start to registered (all)", registered - task_start),
+            ("registered to first batch end", min(first) - registered),
+            ("training steps (first to last batch)", max(last) - min(first)),
+            ("after training (to last task end)", max(t["task_end"] for t in timelines) - max(last))]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=200000)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--vocab", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--model", default="fm")
+    args = p.parse_args(argv)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import sparkps.spark.trainer as trainer_module
+    from sparkps.spark.ml import SparkpsCTRClassifier
+    print("load at start: %.1f %.1f %.1f" % os.getloadavg())
+    data = planted(args)
+    spark = (SparkSession.builder.master("local[2]").appName("profile_ctr")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
+    spark.sparkContext.setLogLevel("FATAL")
+    out, captured = [], {}
+    original = trainer_module.run_stage
+
+    def run_stage(*a, **k):
+        captured["stage_started"] = time.time()
+        captured["results"] = original(*a, **k)
+        return captured["results"]
+
+    trainer_module.run_stage = run_stage
+    try:
+        train, test = frames(spark, data, args.rows)
+        timed("numpy featurize, one process", lambda: numpy_featurize(data, args.rows), out)
+        clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
+                                   model=args.model, embeddingDim=4, hiddenUnits=[32, 16], numEpochs=args.epochs,
+                                   batchSize=args.batch_size, numWorkers=2, numServers=2, learningRate=args.lr)
+        clf.fit(train.limit(2000))       # untimed: Python workers and numba caches warm, as in bench_ctr
+        featurizer = clf._featurizer()
+        stats = timed("statistics (fit_stats)", lambda: featurizer.fit_stats(train), out)
+        timed("label check (check_labels)", lambda: featurizer.check_labels(train, "label"), out)
+        spec = clf.feature_spec(stats)
+        timed("input pass before: per-row arrays", lambda: count_blocks(legacy_blocks(train, stats, spec)), out)
+        timed("input pass now: Arrow batches to blocks", lambda: count_blocks(
+            featurizer.blocks(train, stats, "label", spec)), out)
+        timed("whole fit", lambda: clf.fit(train), out)
+        for label, seconds in stage_parts(captured["results"], captured["stage_started"]):
+            print("  %-38s %8.2f s" % (label, seconds))
+    finally:
+        trainer_module.run_stage = original
+        spark.stop()
+    print("load at end: %.1f %.1f %.1f" % os.getloadavg())
+    return 0
+
+
+def count_blocks(rdd):
+    return rdd.map(lambda block: len(block[1])).sum()
+
+
+def legacy_blocks(df, stats, spec):
+    """The training input as the fit read it before (commit 9ce4015), for comparison: a pandas UDF hashed the
+    columns value by value into one array<float> cell per row, then ``frame_to_blocks`` stacked the cells of each
+    Arrow batch back into a float32 block."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, FloatType
+
+    from sparkps.spark.frames import frame_to_blocks
+    categorical, numeric_cols, saved = list(spec.categorical), list(spec.numeric), stats.to_dict()
+
+    def featurize(*columns):
+        from sparkps.train.io.hashing import hash_column
+        from sparkps.train.io.numeric import NumericStats
+        cats, nums = columns[:len(categorical)], columns[len(categorical):]
+        ids = np.stack([hash_column(n, c.to_numpy(dtype=object)) for n, c in zip(categorical, cats)], axis=1)
+        numeric = NumericStats.from_dict(saved).transform(
+            np.stack([c.to_numpy(dtype=np.float64, na_value=np.nan) for c in nums], axis=1))
+        return pd.Series(list(spec.layout().pack(spec.inputs(ids, numeric))))
+
+    udf = F.pandas_udf(featurize, ArrayType(FloatType()))
+    rows = df.withColumn("features", udf(*[F.col(c) for c in categorical],
+                                         *[F.col(c).cast("double") for c in numeric_cols]))
+    return frame_to_blocks(rows, "features", "label", spec.layout().width)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
