@@ -12,10 +12,12 @@ Parts (seconds, wall clock):
   without the training, both cores): before, a pandas UDF hashing value by value into one array<float> cell a row,
   stacked back into float32 blocks (the path of commit 9ce4015, kept here as the baseline); now, Arrow record
   batches of the raw columns packed straight into blocks (``CTRFeaturizer.blocks``);
-* ``whole fit`` and, from the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
+* ``whole fit``: the time before the barrier stage (label check, statistics, the input's first rows), then, from
+  the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
   and its input stages), ``task start to registered`` (server processes started, every node registered),
   ``registered to first batch end`` (initialisation, the servers' id index compiled, the first batch read),
-  ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned).
+  ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
+  time after the stage (the model built from the results).
 
 Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md).
 """
@@ -90,6 +92,7 @@ def main(argv=None):
     def run_stage(*a, **k):
         captured["stage_started"] = time.time()
         captured["results"] = original(*a, **k)
+        captured["stage_ended"] = time.time()
         return captured["results"]
 
     trainer_module.run_stage = run_stage
@@ -107,8 +110,13 @@ def main(argv=None):
         timed("input pass before: per-row arrays", lambda: count_blocks(legacy_blocks(train, stats, spec)), out)
         timed("input pass now: Arrow batches to blocks", lambda: count_blocks(
             featurizer.blocks(train, stats, "label", spec)), out)
+        fit_started = time.time()
         timed("whole fit", lambda: clf.fit(train), out)
-        for label, seconds in stage_parts(captured["results"], captured["stage_started"]):
+        fit_ended = time.time()
+        parts = [("before the stage (checks, statistics)", captured["stage_started"] - fit_started)]
+        parts += stage_parts(captured["results"], captured["stage_started"])
+        parts.append(("after the stage (model built)", fit_ended - captured["stage_ended"]))
+        for label, seconds in parts:
             print("  %-38s %8.2f s" % (label, seconds))
     finally:
         trainer_module.run_stage = original

@@ -9,6 +9,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 
 from sparkps.errors import SparkpsError
 from sparkps.ps.comm.postoffice import Postoffice
@@ -51,6 +52,7 @@ def main(argv=None):
     parser.add_argument("--timeouts", help="JSON object of Timeouts fields, e.g. '{\"request\": 30}'")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    threading.Thread(target=_warm_tables, name="sparkps-warm-tables", daemon=True).start()
     try:
         timeouts = Timeouts(**json.loads(args.timeouts)) if args.timeouts else None
         run_server(args.scheduler, None, args.rank, host=args.host, timeouts=timeouts)
@@ -60,3 +62,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _warm_tables():
+    """Import the sparse tables and load their compiled id index while the node registers (see row_index.warm)."""
+    try:
+        from sparkps.ps.server.tables import sparse_served  # noqa: F401 - the import is the warm-up
+        from sparkps.ps.server.tables.row_index import warm
+        warm()
+    except Exception:     # a warm-up only: the first real use reports any problem
+        logging.getLogger(__name__).debug("warming the sparse tables failed", exc_info=True)

@@ -93,6 +93,17 @@ def _as_ids(ids):
     return np.ascontiguousarray(ids, dtype=np.uint64)
 
 
+def warm():
+    """Load the compiled index functions now (from numba's on-disk cache, ``cache=True``; compiled once per
+    installation): a server process calls it on a thread as it starts, so that the ~0.5-1 s numba takes to
+    load them overlaps the cluster's start-up instead of holding up the first pull of a sparse table."""
+    index = HashRowIndex(4)
+    ids = np.array([1, 2], np.uint64)
+    index.insert(ids, np.array([0, 1], np.int32))
+    index.lookup(ids)
+    index.remove(ids[:1])
+
+
 class HashRowIndex:
     """Open-addressing id -> slot map over flat arrays (numba-compiled probes); see the module docstring."""
 
