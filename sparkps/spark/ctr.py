@@ -157,10 +157,10 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
-        stats = featurizer.fit_stats(train)
+        stats = featurizer.fit_stats(train, get("labelCol"))      # one pass: statistics and label counts
         spec = self.feature_spec(stats)
         symbol, settings = self.network_symbol(spec)
-        featurizer.check_labels(train, get("labelCol"))
+        featurizer.check_labels(train, get("labelCol"), stats.label_facts)
         if train.rdd.getNumPartitions() != get("numWorkers"):     # one partition a worker, rows dealt evenly
             train = train.repartition(get("numWorkers"))
         rows = featurizer.blocks(train, stats, get("labelCol"), spec)    # no per-row objects: Arrow batches

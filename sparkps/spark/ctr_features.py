@@ -67,13 +67,14 @@ class CTRFeaturizer:
         parts = F.split(F.col(name), _regex_quote(self.separator))
         return F.coalesce(F.size(F.filter(parts, lambda x: x != "")), F.lit(0))
 
-    def fit_stats(self, df):
+    def fit_stats(self, df, label_col=None):
         """NumericStats of the numeric columns over ``df``, with the width of each multi-valued column (its most
         values in a row, at most MAX_VALUES) in ``.widths`` (one Spark aggregation; nulls and NaN count as
-        missing)."""
+        missing). With ``label_col`` the same aggregation counts the rows and the null and non-finite labels
+        (``.label_facts``, for ``check_labels``)."""
         from pyspark.sql import functions as F
-        self.check_columns(df)
-        exprs = []
+        self.check_columns(df, label_col)
+        exprs = _label_facts(label_col) if label_col else []
         for name in self.numeric_cols:
             value = F.col(name).cast("double")
             value = F.when(F.isnan(value), None).otherwise(value)
@@ -82,11 +83,13 @@ class CTRFeaturizer:
             exprs += [F.count(value), F.sum(value), F.sum(value * value)]
         exprs += [F.max(self._value_count(df, name)) for name in self.multi_value_cols]
         row = df.agg(*exprs).collect()[0] if exprs else []
-        cells = [0.0 if v is None else float(v) for v in row]
+        facts = dict(zip(("rows", "nulls", "non_finite"), [int(v or 0) for v in row[:3]])) if label_col else None
+        cells = [0.0 if v is None else float(v) for v in row[3 if label_col else 0:]]
         numeric = cells[:3 * len(self.numeric_cols)]
         stats = NumericStats(self.numeric_cols, numeric[0::3], numeric[1::3], numeric[2::3], self.log_numeric)
         counts = cells[3 * len(self.numeric_cols):]
         stats.widths = {name: int(min(max(c, 1), MAX_VALUES)) for name, c in zip(self.multi_value_cols, counts)}
+        stats.label_facts = facts
         return stats
 
     def spec(self, stats, **network):
@@ -164,11 +167,12 @@ class CTRFeaturizer:
         selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
         return selected.mapInArrow(encode, schema).rdd.map(decode)
 
-    def check_labels(self, df, label_col):
-        """DataError naming the first row whose label is null or not finite (one aggregation over the label
-        column alone; the error path finds the row)."""
+    def check_labels(self, df, label_col, facts=None):
+        """DataError for no rows, or naming the first row whose label is null or not finite. ``facts``: the
+        ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
+        path finds the row."""
         from sparkps.spark import schema
-        facts = schema.scan_labels(df, label_col)
+        facts = facts if facts is not None else schema.scan_labels(df, label_col)
         schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(df, label_col, key))
         return facts["rows"]
 
@@ -176,6 +180,14 @@ class CTRFeaturizer:
         return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,
                 "multi_value_cols": self.multi_value_cols, "index_range": self.index_range,
                 "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
+
+
+def _label_facts(label_col):
+    """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads)."""
+    from pyspark.sql import functions as F
+    y = F.col(label_col).cast("double")
+    return [F.count(F.lit(1)), F.sum(F.when(y.isNull(), 1).otherwise(0)),
+            F.sum(F.when(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf"))), 1).otherwise(0))]
 
 
 def _regex_quote(text):
