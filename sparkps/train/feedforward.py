@@ -163,7 +163,8 @@ class FeedForward:
         if isinstance(self.optimizer, opt_mod.Optimizer):
             self.optimizer.rescale_grad = rescale
             return self.optimizer
-        idx2name = dict(enumerate(param_names))
+        # the tables are parameters too, numbered after the dense ones: their lr/wd multipliers are their own
+        idx2name = dict(enumerate(list(param_names) + [t for t in self._tables if t not in param_names]))
         return opt_mod.create(self.optimizer, rescale_grad=rescale, param_idx2name=idx2name, sym=self.symbol,
                               **self.kwargs)
 

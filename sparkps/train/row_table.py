@@ -21,7 +21,7 @@ import numpy as np
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, as_ids, initial_rows
 from sparkps.table_options import table_options
-from sparkps.train.optimizer.rowwise import RowOptimizer
+from sparkps.train.optimizer.rowwise import RowOptimizer, follow_job_scaling
 
 
 class RowTable:
@@ -36,6 +36,7 @@ class RowTable:
         merged = value.merged()
         self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
         self.own_optimizer = None   # a table's own optimizer (init_table), used instead of the job's
+        self.own_clip = None        # the clip_gradient it declared (else it clips as the job's optimizer)
         self._check_bounds(merged.ids)
         self._sorted_ids = merged.ids.copy()
         self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
@@ -136,7 +137,7 @@ class RowTable:
             self._rows[slots] = grad.rows
             return
         if self.state is None or self._optimizer is not optimizer:
-            self._rowwise = RowOptimizer(optimizer, index=self.key, table=self.key)
+            self._rowwise = RowOptimizer(optimizer, table=self.key)
             self.state = tuple(self._rowwise.create_state(*self._rows.shape, dtype=self._rows.dtype))
             self._updates[:] = 0
             self._optimizer = optimizer
@@ -197,6 +198,7 @@ class RowSparseKeys:
         if 'optimizer' in checked:
             from sparkps.train.optimizer.base import from_config
             table.own_optimizer = from_config(checked['optimizer'])
+            table.own_clip = table.own_optimizer.clip_gradient
 
     def _push_rows(self, key, table, grads, updater):
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
@@ -206,6 +208,8 @@ class RowSparseKeys:
         rows = [g.rows for g in grads]
         merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
         if table.own_optimizer is not None:
+            if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
+                follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)
             table.push(merged, table.own_optimizer)
             return
         if updater is not None and not hasattr(updater, 'optimizer'):
