@@ -5,8 +5,9 @@ device synchronisation, medians over repeats; ratio = PyTorch time / sparkps tim
 
 1. **MLP step** (forward + backward + plain SGD update): the executor bound on ``gpu(0)`` against
    ``torch.nn.Linear`` layers with autograd and an in-place SGD step. Both read batches already on the device (a
-   ring of distinct batches), so the figure is the step itself. Sizes: 784-128-64-10 at batch 128 (launch-bound)
-   and 784-2048-2048-10 at batch 1024 (math-bound). The sparkps executor on the host is a third row for scale.
+   ring of distinct batches), so the figure is the step itself; then both copy host (numpy) batches in first, as
+   training does. Sizes: 784-128-64-10 at batch 128 (launch-bound) and 784-2048-2048-10 at batch 1024
+   (math-bound). The sparkps executor on the host is a third contender, for scale.
    Before timing, both compute the same probabilities and gradients from the same weights (checked).
 2. **Sparse ops**: an ``Embedding(sparse_grad=True)`` lookup of 26 fields x batch 4096 ids (Zipf over the table)
    and its row gradient (rows scattered with repeated ids summed), against ``torch.nn.functional.embedding`` with
@@ -54,7 +55,7 @@ def need_devices():
 
 
 def timed_blocks(contenders, sync, repeats, steps):
-    """{name: median seconds per step} and the median ratio of the first contender's block over each other's."""
+    """{name: [seconds per step, one per repeat]}: the contenders' blocks interleaved, each ended by ``sync``."""
     times = {name: [] for name in contenders}
     for step in contenders.values():          # warm-up: kernels compiled, caches and allocators filled
         for i in range(RING):
@@ -68,9 +69,16 @@ def timed_blocks(contenders, sync, repeats, steps):
                 step(i % RING)
             sync()
             times[name].append((time.perf_counter() - start) / steps)
-    base = next(iter(contenders))
-    ratios = {name: statistics.median(b / t for b, t in zip(times[base], times[name])) for name in contenders}
-    return {name: statistics.median(v) for name, v in times.items()}, ratios
+    return times
+
+
+def ms(times):
+    return statistics.median(times) * 1e3
+
+
+def ratio(base, other):
+    """Median over repeats of base block / other block (the two ran back to back in each repeat)."""
+    return statistics.median(b / o for b, o in zip(base, other))
 
 
 # --- 1. MLP step -----------------------------------------------------------------------------------------------
@@ -150,8 +158,11 @@ def bench_mlp(cupy, torch, layers, batch, args, with_host):
     tdev = [(torch.as_tensor(x, device="cuda"), torch.as_tensor(y.astype(np.int64), device="cuda")) for x, y in host]
     exe, model = sparkps_mlp(layers, batch, params, "gpu(0)"), torch_mlp(torch, layers, params)
     check_mlp(cupy, torch, exe, model, dev[0][0], dev[0][1], tdev[0][1])
+    thost = [(torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))) for x, y in host]
     contenders = {"torch": lambda i: torch_step(torch, model, *tdev[i]),
-                  "sparkps gpu": lambda i: sparkps_step(exe, *dev[i])}
+                  "sparkps gpu": lambda i: sparkps_step(exe, *dev[i]),
+                  "torch host": lambda i: torch_step(torch, model, thost[i][0].cuda(), thost[i][1].cuda()),
+                  "sparkps gpu host": lambda i: sparkps_step(exe, *host[i])}
     if with_host:
         host_exe = sparkps_mlp(layers, batch, params, "cpu")
         contenders["sparkps cpu"] = lambda i: sparkps_step(host_exe, *host[i])
@@ -190,6 +201,16 @@ def bench_embedding(cupy, torch, rows, args, batch=4096, fields=26, dim=16):
         weight.grad = None
         torch.nn.functional.embedding(tdev[i][0], weight).backward(tdev[i][1])
 
+    thost = [torch.from_numpy(i) for i in ids]
+
+    def sparkps_host_op(i):
+        exe.forward(is_train=True, ids=ids[i])
+        exe.backward(out_grads=dev[i][1])
+
+    def torch_host_op(i):
+        weight.grad = None
+        torch.nn.functional.embedding(thost[i].cuda(), weight).backward(tdev[i][1])
+
     sparkps_op(0), torch_op(0)
     np.testing.assert_allclose(cupy.asnumpy(exe.outputs[0]), table[ids[0]], rtol=0, atol=0)
     # a frequent id's row sums thousands of float32 terms, in another order than PyTorch's: tolerance by scale
@@ -201,7 +222,9 @@ def bench_embedding(cupy, torch, rows, args, batch=4096, fields=26, dim=16):
         torch.cuda.synchronize()
         cupy.cuda.Device().synchronize()
     distinct = statistics.mean(np.unique(i).size for i in ids)
-    return timed_blocks({"torch": torch_op, "sparkps gpu": sparkps_op}, sync, args.repeats, args.steps), distinct
+    contenders = {"torch": torch_op, "sparkps gpu": sparkps_op, "torch host": torch_host_op,
+                  "sparkps gpu host": sparkps_host_op}
+    return timed_blocks(contenders, sync, args.repeats, args.steps), distinct
 
 
 def main(args):
@@ -211,25 +234,34 @@ def main(args):
              "every block ended by a device synchronisation; ratio = median over repeats of (PyTorch block / "
              "sparkps block), so 1.0 is as fast as PyTorch."
              % (gpu_name, cupy.__version__, torch.__version__, torch.version.cuda, args.repeats, args.steps), "",
-             "MLP step: forward + backward + SGD update, float32, batches already on the device (the host row "
-             "reads host batches).", "",
-             "| network | batch | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio | sparkps cpu (ms) |",
+             "MLP step: forward + backward + SGD update, float32. *Device batches*: both read batches already on "
+             "the device. *Host batches*: both copy each numpy batch to the device first, as training does "
+             "(sparkps checks the batch for NaN/inf and the labels' range on the host copy).", "",
+             "| network | batch | batches | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
              "|---|---|---|---|---|---|"]
+    cpu_rows = []
     for layers, batch in (((784, 128, 64, 10), 128), ((784, 2048, 2048, 10), 1024)):
-        (ms, ratios) = bench_mlp(cupy, torch, layers, batch, args, with_host=True)
-        lines.append("| %s | %d | %.3f | %.3f | **%.2f** | %.2f |" % (
-            "-".join(map(str, layers)), batch, ms["torch"] * 1e3, ms["sparkps gpu"] * 1e3,
-            ratios["sparkps gpu"], ms["sparkps cpu"] * 1e3))
-        print(lines[-1], flush=True)
+        t = bench_mlp(cupy, torch, layers, batch, args, with_host=True)
+        net = "-".join(map(str, layers))
+        for where, torch_name, ours in (("device", "torch", "sparkps gpu"), ("host", "torch host", "sparkps gpu host")):
+            lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
+                net, batch, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
+            print(lines[-1], flush=True)
+        cpu_rows.append("| %s | %d | %.2f | %.3f |" % (net, batch, ms(t["sparkps cpu"]), ms(t["sparkps gpu host"])))
+    lines += ["", "The same step of the sparkps executor on this machine's CPU (numpy, host batches), for scale:", "",
+              "| network | batch | sparkps cpu (ms) | sparkps gpu, host batches (ms) |", "|---|---|---|---|",
+              *cpu_rows]
     lines += ["", "Sparse ops: `Embedding(sparse_grad=True)` lookup + row gradient (repeated ids summed) vs "
-              "`torch.nn.functional.embedding` + backward; batch 4096 x 26 fields, Zipf(1.2) ids, dim 16.", "",
-              "| table rows | distinct ids a batch | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
-              "|---|---|---|---|---|"]
+              "`torch.nn.functional.embedding` + backward; batch 4096 x 26 fields, Zipf(1.2) ids, dim 16; the ids "
+              "on the device already, or copied from a numpy batch first (sparkps checks them on the host copy).",
+              "", "| table rows | distinct ids a batch | ids | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
+              "|---|---|---|---|---|---|"]
     for rows in (100_000, 1_000_000):
-        (ms, ratios), distinct = bench_embedding(cupy, torch, rows, args)
-        lines.append("| %s | %d | %.3f | %.3f | **%.2f** |" % (
-            f"{rows:,}", distinct, ms["torch"] * 1e3, ms["sparkps gpu"] * 1e3, ratios["sparkps gpu"]))
-        print(lines[-1], flush=True)
+        t, distinct = bench_embedding(cupy, torch, rows, args)
+        for where, torch_name, ours in (("device", "torch", "sparkps gpu"), ("host", "torch host", "sparkps gpu host")):
+            lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
+                f"{rows:,}", distinct, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
+            print(lines[-1], flush=True)
     lines += ["", "Command: `python benchmarks/bench_gpu.py --repeats %d --steps %d`" % (args.repeats, args.steps)]
     text = "## GPU: the CuPy backend vs PyTorch CUDA\n\n" + "\n".join(lines)
     print(text)
