@@ -92,17 +92,8 @@ def mlp_params(layers, rng):
 
 
 def sparkps_mlp(layers, batch, params, ctx):
-    import sparkps.symbol as sym
-    net = sym.Variable("data")
-    for i, width in enumerate(layers[1:], start=1):
-        net = sym.FullyConnected(net, num_hidden=width, name="fc%d" % i)
-        if i < len(layers) - 1:
-            net = sym.Activation(net, act_type="relu", name="relu%d" % i)
-    net = sym.SoftmaxOutput(net, name="softmax")
-    reqs = {n: ("null" if n in ("data", "softmax_label") else "write") for n in net.list_arguments()}
-    exe = net.simple_bind(ctx, grad_req=reqs, data=(batch, layers[0]), softmax_label=(batch,))
-    exe.copy_params_from(params)
-    return exe
+    from benchmarks.bench_executor import build_executor
+    return build_executor(params, batch, layers, ctx)
 
 
 def sparkps_step(exe, x, label):
