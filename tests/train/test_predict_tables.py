@@ -77,3 +77,10 @@ def test_rows_of_a_packed_model_predict_one_by_one(trained):
     predictor = predictor_of(spark_model)
     out = list(_predict_rows(predictor, [X[i] for i in range(5)], X.shape[1]))
     np.testing.assert_allclose(np.stack(out), reference(spark_model, X[:5]), atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, "5", True, float("nan")])
+def test_shrink_names_a_bad_min_count(trained, bad):
+    spark_model, _ = trained
+    with pytest.raises(ConfigError, match=r"shrink\(min_count\): min_count must be a whole number >= 1"):
+        spark_model.shrink(bad)
