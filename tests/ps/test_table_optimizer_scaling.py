@@ -1,7 +1,8 @@
 """A sparse table's optimizer sees the gradient the dense parameters' optimizer sees: the same ``rescale_grad``
-(1 / batch, and 1 / workers under ``dist_sync``) and clipping for a table with its own optimizer, and the
-table's own ``wd_mult``/``lr_mult`` (never those of parameter index 0) when it shares the job's optimizer — on the
-local kvstore and on the servers (``dist_sync``, 2 workers, 2 servers), each against one step of plain numpy.
+(1 / batch, and 1 / workers under ``dist_sync``), clipping and learning-rate schedule for a table with its own
+optimizer, and the table's own ``wd_mult``/``lr_mult`` (never those of parameter index 0) when it shares the job's
+optimizer — on the local kvstore and on the servers (``dist_sync``, 2 workers, 2 servers), each against one step
+of plain numpy.
 
 Data: a documented generator — 24 rows of 3 ids from {0..5} (numpy Generator seed 3; each worker of two takes
 every other row, so a round sums the same gradient the local step sees), 2 numeric columns (seed 4), labels of
@@ -18,6 +19,7 @@ from sparkps.table_options import table_attr
 from sparkps.train import optimizer as opt_mod
 from sparkps.train.feedforward import FeedForward
 from sparkps.train.io import NDArrayIter
+from sparkps.train.lr_scheduler import PolyScheduler
 
 ROWS, FIELDS, VOCAB, NUMERIC, LR = 24, 3, 6, 2, 0.5
 IDS = np.random.default_rng(3).integers(0, VOCAB, size=(ROWS, FIELDS)).astype(np.int64)
@@ -37,7 +39,7 @@ def network(own=None, **weight_attrs):
     return sym.LogisticRegressionOutput(table + dense, name='ctr')
 
 
-def numpy_step(wd_table=0.0, wd_fc=0.0, clip=None, lr_table=LR):
+def numpy_step(wd_table=0.0, wd_fc=0.0, clip=None, lr_table=LR, lr_fc=LR):
     """(table rows of ids 0..VOCAB-1, fc weight) after one plain sgd step over all ROWS rows."""
     rows = initial_rows('lin_weight', np.arange(VOCAB), 1, SCALE)[:, 0].astype(np.float64)
     fc = FC.astype(np.float64)
@@ -49,7 +51,7 @@ def numpy_step(wd_table=0.0, wd_fc=0.0, clip=None, lr_table=LR):
         g_rows, g_fc = np.clip(g_rows, -clip, clip), np.clip(g_fc, -clip, clip)
     seen = np.isin(np.arange(VOCAB), IDS)      # lazy: a row no batch names keeps its value and decays not
     rows = np.where(seen, rows - lr_table * (g_rows + wd_table * rows), rows)
-    return rows, fc - LR * (g_fc + wd_fc * fc)
+    return rows, fc - lr_fc * (g_fc + wd_fc * fc)
 
 
 def fit(net, kvstore, rank=0, workers=1, **hyper):
@@ -73,6 +75,10 @@ CASES = {
     # ... and clipped as the job's when it declares no clipping of its own
     'own-sgd-clipped': (lambda: network(own=opt_mod.create('sgd', learning_rate=LR)), {'clip_gradient': 0.02},
                         {'clip': 0.02}),
+    # ... and follows the job's learning-rate schedule (poly over 4 updates: 3/4 of the rate in update 1)
+    'own-sgd-scheduled': (lambda: network(own=opt_mod.create('sgd', learning_rate=LR)),
+                          {'lr_scheduler': PolyScheduler(max_update=4, pwr=1)}, {'lr_table': LR * 0.75,
+                                                                                 'lr_fc': LR * 0.75}),
     # the job's optimizer with weight decay on fc only (wd_mult 0 for the table, by name)
     'shared-wd-mult': (network, {'wd': 0.1, 'wd_mult': {'lin_weight': 0.0}}, {'wd_fc': 0.1}),
     # ... the same from the table Variable's __wd_mult__ attribute, and its __lr_mult__
@@ -92,7 +98,8 @@ def test_local_table_step_equals_numpy(case):
     np.testing.assert_allclose(fc[0], want_fc[0], atol=1e-6, rtol=0)
 
 
-@pytest.mark.parametrize('case', ['own-sgd', 'own-sgd-clipped', 'shared-wd-mult', 'shared-index-0'])
+@pytest.mark.parametrize('case', ['own-sgd', 'own-sgd-clipped', 'own-sgd-scheduled', 'shared-wd-mult',
+                                  'shared-index-0'])
 def test_dist_sync_table_step_equals_numpy(ps_cluster, case):
     make, hyper, expected = CASES[case]
     with ps_cluster(num_servers=2, num_workers=2, kvtype='dist_sync', timeouts=PATIENT) as cluster:

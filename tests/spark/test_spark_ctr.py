@@ -221,3 +221,29 @@ def test_shrink_and_the_broadcast_limit_act_on_both_tables(clicks, fitted):
                        for m in (model, small.copy({small.maxBroadcastMB: limit})))
     np.testing.assert_allclose(p_small[all_kept], p_full[all_kept], rtol=1e-5, atol=1e-7)
     assert np.abs(p_small[~all_kept] - p_full[~all_kept]).max() > 1e-4
+
+
+def test_an_angel_networks_reg2_reaches_the_trainer(tmp_path):
+    """A dense layer's reg2 (wd 1 with per-parameter wd_mult by name, a table layer's 0) goes with the estimator's
+    optimizer settings, and SparkTrainer takes multipliers that name the network's parameters."""
+    import pathlib
+
+    from sparkps.nets.features import FeatureSpec
+    from sparkps.spark import SparkTrainer
+    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks" / "deepfm.json").read_text())
+    config["data"].update(numfield=4, indexrange=4096)
+    embedding = next(layer for layer in config["layers"] if layer["name"] == "embedding")
+    embedding["outputdim"] = 4 * embedding["numfactors"]
+    next(layer for layer in config["layers"] if layer["name"] == "fclayer")["optimizer"] = {"type": "adam",
+                                                                                         "reg2": 0.01}
+    path = tmp_path / "deepfm-reg2.json"
+    path.write_text(json.dumps(config))
+    symbol, settings = classifier(network=str(path), model="").network_symbol(FeatureSpec(categorical=("a",)))
+    args = settings["optimizer_args"]
+    assert args["wd"] == 1.0 and args["wd_mult"]["fclayer_0_weight"] == 0.01 and args["wd_mult"]["wide_weight"] == 0
+    trainer = SparkTrainer(symbol, (4,), optimizer="adam", optimizer_params=dict(args, learning_rate=0.01),
+                           label_name="ctr_label", data_name="ids")
+    assert trainer.optimizer_params["wd_mult"]["fclayer_0_weight"] == 0.01
+    with pytest.raises(ConfigError, match="names parameter 'no_such_weight'"):
+        SparkTrainer(symbol, (4,), optimizer="adam", optimizer_params={"wd_mult": {"no_such_weight": 0.5}},
+                     label_name="ctr_label", data_name="ids")

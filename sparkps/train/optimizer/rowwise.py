@@ -16,7 +16,8 @@ apply to it, never those of another parameter. A table its optimizer does not na
 
 A table with its own optimizer (Angel's per-layer ``optimizer``) sees the gradient the job's optimizer sees:
 :meth:`RowOptimizer.follow` gives it the job's ``rescale_grad`` (1 / batch size, times 1 / workers under
-``dist_sync``) and, unless it declared its own, the job's ``clip_gradient``.
+``dist_sync``), unless it declared its own the job's ``clip_gradient``, and without a schedule of its own the job's
+learning-rate schedule (from the table's own rate).
 
 >>> ropt = RowOptimizer(create('adagrad', learning_rate=0.1))
 >>> w = np.ones((2, 3), np.float32); state = ropt.create_state(2, 3)
@@ -27,6 +28,7 @@ A table with its own optimizer (Angel's per-layer ``optimizer``) sees the gradie
 import numpy as np
 
 from sparkps.errors import ConfigError
+from sparkps.train.lr_scheduler import scheduler_from_config
 from sparkps.train.optimizer.base import Optimizer, create, from_config
 
 LAZY = frozenset(('sgd', 'nag', 'adagrad', 'adam', 'ftrl', 'rmsprop', 'adadelta'))
@@ -110,9 +112,14 @@ def table_index(optimizer, table):
 def follow_job_scaling(own, job, declared_clip=None):
     """Give a table's own optimizer ``own`` the job optimizer's gradient scaling, in place: ``job.rescale_grad``
     (FeedForward's 1 / (batch size x workers)) and ``job.clip_gradient`` unless the table declared its own
-    ``declared_clip``. So a table with plain sgd of its own takes the steps the job's sgd would."""
+    ``declared_clip``; and, when ``own`` has no learning-rate schedule, the job's schedule from its own rate (Angel's
+    decay applies to every layer). So a table with plain sgd of its own takes the steps the job's sgd would."""
     own.rescale_grad = job.rescale_grad
     own.clip_gradient = declared_clip if declared_clip is not None else job.clip_gradient
+    if own.lr_scheduler is None and job.lr_scheduler is not None:
+        schedule = scheduler_from_config(job.lr_scheduler.to_config())
+        schedule.base_lr = own.lr
+        own.lr_scheduler = schedule
 
 
 def _adam_rows(opt, weight, g, tmp, state, lr, counts):
