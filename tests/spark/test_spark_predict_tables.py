@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 import pytest
+
 from packed_fm import packed_fm
 
 pytestmark = pytest.mark.spark

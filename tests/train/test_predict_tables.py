@@ -8,8 +8,8 @@ seed 9.
 """
 import numpy as np
 import pytest
-from packed_fm import SPEC, TABLES, packed_fm
 
+from packed_fm import SPEC, TABLES, packed_fm
 from sparkps.errors import ConfigError
 from sparkps.spark.predictor import Predictor
 from sparkps.spark.spark_model import _predict_rows
