@@ -37,7 +37,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, default=1000000)
     p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--batch-size", type=int, default=2048)
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.02, help="Adam learning rate of the sparkps and numpy rows")
     p.add_argument("--lr-iter", type=int, default=20, help="MLlib LogisticRegression maxIter (L-BFGS)")

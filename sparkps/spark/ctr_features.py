@@ -8,10 +8,13 @@ value, numeric columns standardised, all side by side in one float array per row
     rows = featurizer.transform(train_df, stats, 'features')
     featurizer.spec(stats, embedding_dim=8)             # the FeatureSpec whose layout the rows have
 
-Hashing runs in the executors (a pandas UDF over the feature columns only); nothing is collected but the
-statistics. A categorical column may hold strings or integers (the id of ``7`` is the id of ``"7"``); a null is
-the field's "missing" value; an empty multi-valued cell holds no id (its pooled embedding is zeros). With
-``hash_ids=False`` the categorical cells are table rows already (Angel's dummy format) in [0, index_range).
+    blocks = featurizer.blocks(train_df, stats, 'click')   # the training input: float32 blocks, one per Arrow batch
+
+Hashing runs in the executors (Arrow over the feature columns only, ``sparkps.spark.ctr_columns``: an Arrow UDF
+for ``transform``, ``mapInArrow`` for ``blocks``); nothing is collected but the statistics. A categorical
+column may hold strings or integers (the id of ``7`` is the id of ``"7"``); a null is the field's "missing" value;
+an empty multi-valued cell holds no id (its pooled embedding is zeros). With ``hash_ids=False`` the categorical
+cells are table rows already (Angel's dummy format) in [0, index_range).
 Column errors name the column.
 """
 import numpy as np
