@@ -89,6 +89,10 @@ class CTRFeaturizer:
         facts = dict(zip(("rows", "nulls", "non_finite"), [int(v or 0) for v in row[:3]])) if label_col else None
         cells = [0.0 if v is None else float(v) for v in row[3 if label_col else 0:]]
         numeric = cells[:3 * len(self.numeric_cols)]
+        infinite = [c for j, c in enumerate(self.numeric_cols) if not np.isfinite(numeric[3 * j + 1:3 * j + 3]).all()]
+        if infinite:
+            raise DataError("numeric column(s) %s hold an infinite value (or sums past the float range); replace it "
+                            "or drop the column" % infinite)
         stats = NumericStats(self.numeric_cols, numeric[0::3], numeric[1::3], numeric[2::3], self.log_numeric)
         counts = cells[3 * len(self.numeric_cols):]
         stats.widths = {name: int(min(max(c, 1), MAX_VALUES)) for name, c in zip(self.multi_value_cols, counts)}

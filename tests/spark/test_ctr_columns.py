@@ -88,3 +88,6 @@ def test_training_blocks_equal_the_transformed_rows_and_labels_are_checked(spark
     with pytest.raises(DataError, match=r"row 1: label None is null"):
         CTRFeaturizer(["site"]).check_labels(bad, "click", CTRFeaturizer(["site"]).fit_stats(bad, "click")
                                              .label_facts)
+    infinite = spark.createDataFrame([(1.0, "a", 2.0), (0.0, "b", float("inf"))], "click double, site string, n double")
+    with pytest.raises(DataError, match=r"numeric column\(s\) \['n'\] hold an infinite value"):
+        CTRFeaturizer(["site"], ["n"]).fit_stats(infinite, "click")
