@@ -18,6 +18,9 @@ STRATEGY_OPTIONS = {
     "dist_easgd": ("communication_period", "moving_rate"),
 }
 STRATEGIES = tuple(STRATEGY_OPTIONS)
+# strategies whose optimizer runs on the workers, on their local copy of every weight: a sparse table's rows live
+# only on the servers (a batch pulls the rows it reads), so these strategies cannot train one
+LOCAL_STRATEGIES = ("dist_model_average", "dist_easgd")
 
 
 def check_strategy(kvtype, options=None, compression=None):
@@ -38,6 +41,14 @@ def check_strategy(kvtype, options=None, compression=None):
         raise ConfigError("kvstore %r has no option(s) %s (known: %s)"
                           % (kvtype, ", ".join(unknown), ", ".join(STRATEGY_OPTIONS[kvtype]) or "none"))
     return options
+
+
+def check_tables(kvtype, tables):
+    """ConfigError naming the sparse tables ``tables`` (names) when strategy ``kvtype`` trains on the workers."""
+    if kvtype in LOCAL_STRATEGIES and tables:
+        raise ConfigError("kvstore %r trains on the workers' own copy of every weight, but sparse table(s) %s live "
+                          "on the servers (a batch pulls only its rows): use dist_sync, dist_async or "
+                          "dist_sync_replicas with sparse tables" % (kvtype, ", ".join(sorted(tables))))
 
 
 def parse_options(pairs):

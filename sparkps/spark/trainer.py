@@ -12,7 +12,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.kvstore.strategies import STRATEGIES, check_strategy
+from sparkps.kvstore.strategies import STRATEGIES, check_strategy, check_tables
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
@@ -199,7 +199,9 @@ class SparkTrainer:
         """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
         from sparkps import symbol as sym
         from sparkps.errors import ShapeError
+        from sparkps.symbol.ops.embedding import sparse_tables
         net = sym.load_json(self.symbol_json)
+        check_tables(self.kvstore, sparse_tables(net))
         if self.input_layout is not None:
             return self._check_layout(net)
         missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]

@@ -74,7 +74,9 @@ class SparseBatch:
         """ConfigError unless ``kv`` can hold row-sparse tables."""
         if not kv.is_capable('row_sparse'):
             raise ConfigError(f"kvstore {getattr(kv, 'type', kv)!r} cannot hold sparse embedding tables "
-                              f"(is_capable('row_sparse') is False); use kvstore='local'")
+                              f"(is_capable('row_sparse') is False); use kvstore='local', or on the parameter "
+                              f"server a strategy that trains on the servers (dist_sync, dist_async, "
+                              f"dist_sync_replicas)")
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else

@@ -111,3 +111,21 @@ def test_bad_local_training_options_are_config_errors_naming_them(kvtype, option
         with pytest.raises(ConfigError, match=match):
             start(cluster, **options)
         start(cluster)
+
+
+@pytest.mark.parametrize("kvtype", ["dist_model_average", "dist_easgd"])
+def test_a_sparse_table_is_refused_before_the_first_step(kvtype, ps_cluster):
+    """Their optimizer runs on the worker's own weights; a sparse table's rows live on the servers only (before
+    the refusal, EASGD trained the rows as SGD steps of rate 1 on the servers and the model could not score)."""
+    import sparkps as sp
+    from sparkps.train.feedforward import FeedForward
+    ids = sp.sym.Variable("data")
+    net = sp.sym.contrib.HashEmbedding(ids, output_dim=2, name="emb")
+    net = sp.sym.SoftmaxOutput(sp.sym.FullyConnected(sp.sym.Flatten(net), num_hidden=2, name="fc"), name="softmax")
+    with ps_cluster(num_servers=1, num_workers=1, kvtype=kvtype) as cluster:
+        start(cluster)
+        kv = cluster.kvstores[0]
+        assert not kv.is_capable(kv.ROW_SPARSE)
+        model = FeedForward(net, num_epoch=1, optimizer="sgd", learning_rate=0.1, numpy_batch_size=4)
+        with pytest.raises(ConfigError, match="kvstore '%s' cannot hold sparse embedding tables .* dist_sync" % kvtype):
+            model.fit(np.arange(8, dtype=np.int64).reshape(8, 1), np.zeros(8, np.float32), kvstore=kv)
