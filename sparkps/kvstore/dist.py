@@ -308,7 +308,8 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             for reply in replies:
                 for node, count in (reply.meta.get("steps") or {}).items():
                     rank = ranks.get(node, node)
-                    steps[rank] = max(steps.get(rank, 0), int(count))
+                    count = int(count) if self._local is None else self._local.held_steps(count)
+                    steps[rank] = max(steps.get(rank, 0), count)
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 

@@ -110,7 +110,7 @@ class SparkTrainer:
         if resume:
             check_resumable(self.kvstore)
         point = self._resume_point(resume)
-        # strategies that train on the workers cannot continue from a server checkpoint: no restarts for them
+        # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         sc = _context_of(data)
         if weight_col and not _is_frame(data):
