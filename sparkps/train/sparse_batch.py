@@ -199,6 +199,16 @@ class SparseBatch:
             raise DataError(f"{where}: id {int(bad)} is outside [0, {spec.input_dim}) (input_dim)")
         return ids
 
+    def keep_rows_of(self, inputs):
+        """Add the ids of ``inputs`` (named arrays, e.g. evaluation data's) to the rows :meth:`table_values` reads,
+        without pulling them now: the values a later evaluation reads are then the store's rows of its ids (rows
+        other workers trained too), not initial values for the rows this worker never pulled."""
+        for name, spec in self.tables.items():
+            fields = [self._checked_ids(spec, f, inputs[f]) for f in spec.fields]
+            flat = np.concatenate([ids[ids != spec.padding_id] if spec.padding_id is not None else ids.reshape(-1)
+                                   for ids in fields])
+            self._remember(name, np.unique(flat))
+
     # ----- results --------------------------------------------------------------------------------
     def _remember(self, name, unique):
         seen = self._seen[name]
