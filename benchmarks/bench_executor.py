@@ -77,16 +77,18 @@ class NumpyMLP:
         return prob, grads
 
 
-def build_executor(params, batch):
+def build_executor(params, batch, layers=LAYERS, ctx="cpu"):
+    """The MLP ``layers`` (relu between, SoftmaxOutput head) bound on ``ctx`` with ``params``; data and label get
+    no gradient."""
     import sparkps.symbol as sym
     net = sym.Variable("data")
-    for i, width in enumerate(LAYERS[1:], start=1):
+    for i, width in enumerate(layers[1:], start=1):
         net = sym.FullyConnected(net, num_hidden=width, name="fc%d" % i)
-        if i < len(LAYERS) - 1:
+        if i < len(layers) - 1:
             net = sym.Activation(net, act_type="relu", name="relu%d" % i)
     net = sym.SoftmaxOutput(net, name="softmax")
     reqs = {n: ("null" if n in ("data", "softmax_label") else "write") for n in net.list_arguments()}
-    exe = net.simple_bind("cpu", grad_req=reqs, data=(batch, LAYERS[0]), softmax_label=(batch,))
+    exe = net.simple_bind(ctx, grad_req=reqs, data=(batch, layers[0]), softmax_label=(batch,))
     exe.copy_params_from(params)
     return exe
 

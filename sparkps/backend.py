@@ -9,6 +9,7 @@ machine without CUDA never pays for it::
 
 Nothing here blocks.
 """
+import functools
 import re
 
 import numpy as np
@@ -157,3 +158,24 @@ def scatter_add(out, index, rows):
     else:
         import cupyx  # present whenever a CuPy array exists
         cupyx.scatter_add(out, index, rows)
+
+
+def subtract_one_hot(out, prob, label, scale=1.0):
+    """``out = (prob - one_hot(label)) * scale`` for (batch, classes) ``prob`` and (batch,) labels cast toward zero
+    (SoftmaxOutput's gradient). On CuPy arrays one fused kernel; on numpy a copy and one fancy-indexed subtract."""
+    if isinstance(out, np.ndarray):
+        np.copyto(out, prob)
+        out[np.arange(len(out)), label.astype(np.intp)] -= 1
+        if scale != 1.0:
+            np.multiply(out, scale, out=out)
+        return out
+    return _one_hot_kernel()(prob, label, prob.shape[1], out.dtype.type(scale), out)
+
+
+@functools.lru_cache(maxsize=1)
+def _one_hot_kernel():
+    cupy = _cupy()
+    return cupy.ElementwiseKernel(
+        "T prob, raw L label, int64 classes, T scale", "T out",
+        "out = (prob - ((long long)(i % classes) == (long long)label[i / classes] ? (T)1 : (T)0)) * scale;",
+        "sparkps_subtract_one_hot")

@@ -29,11 +29,14 @@ from .shape import complete, infer_graph_shapes
 class Runtime:
     """What ops see at run time besides their arrays."""
 
-    __slots__ = ("xp", "is_train", "rng", "ctx")
+    __slots__ = ("xp", "is_train", "rng", "ctx", "host_inputs")
 
     def __init__(self, ctx, xp, seed=None):
         self.ctx, self.xp, self.is_train = ctx, xp, False
         self.rng = backend.make_rng(ctx, seed)
+        # On a gpu context: the host (numpy) arrays this forward pass was fed, by argument name, so that checks of
+        # their values (labels in range) read the host copy instead of waiting for the device.
+        self.host_inputs = {}
 
 
 class Executor:
@@ -58,6 +61,7 @@ class Executor:
         self._unverified = set(unverified)
         self._custom_head_grads = False
         self._finite_checks = {}
+        self._host_checked = set()     # gpu: inputs of this forward pass already checked on their host copy
 
     # ---- building -------------------------------------------------------------------------------
     def _build(self):
@@ -190,6 +194,8 @@ class Executor:
         return checks
 
     def _check_downstream(self, name, square_sum):
+        if name in self._host_checked:
+            return
         with np.errstate(over="ignore", invalid="ignore"):
             if self.xp.isfinite(square_sum()):
                 return
@@ -213,6 +219,9 @@ class Executor:
     def forward(self, is_train=False, **inputs):
         """Copy ``inputs`` into arg_dict (shapes must match exactly; NaN/inf raise DataError), run
         the forward graph, return ``outputs``. In training, batch statistics and dropout apply."""
+        if self._host_checked or self._rt.host_inputs:
+            self._host_checked.clear()
+            self._rt.host_inputs.clear()
         for name, value in inputs.items():
             self._feed(name, value)
         if self._unverified:
@@ -272,6 +281,17 @@ class Executor:
                              % (name, tuple(shape), target.shape))
         if type(value) is np.ndarray and type(target) is np.ndarray:
             np.copyto(target, value, casting="unsafe")
+        elif type(value) is np.ndarray:
+            # A host batch bound for the device: checked here, on the host, so that the step never waits for the
+            # device to answer whether its input was finite (a wait per step serialises the host and the device).
+            if value.dtype.kind == "f" and not _host_finite(value):
+                bad = np.flatnonzero(~np.isfinite(value.ravel()))[0]
+                raise DataError("forward: input '%s' holds NaN or inf (first at flat index %d)" % (name, int(bad)))
+            backend.copy_into(target, value)
+            self._host_checked.add(name)
+            self._rt.host_inputs[name] = value
+            self._unverified.discard(name)
+            return
         else:
             backend.copy_into(target, value)
         if name not in self._deferred_checks and not self._finite(name):
@@ -393,3 +413,13 @@ class Executor:
         lines = ["forward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.forward_nodes]
         lines += ["backward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.backward_nodes]
         return "\n".join(lines)
+
+
+def _host_finite(array):
+    """True when a host array holds no NaN or inf: the sum of squares first (one BLAS dot), element by element only
+    when that is not finite (NaN, inf, or a harmless overflow)."""
+    flat = array.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.dot(flat, flat)):
+            return True
+    return bool(np.isfinite(flat).all())

@@ -49,12 +49,22 @@ def local_weight_shape(known, full):
     return full
 
 
+def checked_ids(rt, op, ids):
+    """The ids to check: their host copy when the executor was fed them from the host this pass (a gpu context),
+    so the check does not wait for the device; else the ids themselves. Returns (array module, array)."""
+    host = rt.host_inputs.get(op.input_name(0)) if rt.host_inputs else None
+    if host is not None and host.size == ids.size:
+        return np, host
+    return rt.xp, ids
+
+
 def _local_index(op, rt, ids, rows):
     """Integer positions from ``ids`` (negative = absent); DataError naming the op and input when an id is
     fractional, NaN or past the ``rows`` of the weight."""
-    xp = rt.xp
-    index = ids.astype(xp.intp)
-    if ids.size and (int(index.max()) >= rows or not bool(xp.all(index == ids))):
+    index = ids.astype(rt.xp.intp)
+    xp, ids = checked_ids(rt, op, ids)
+    checked = ids.astype(xp.intp)
+    if ids.size and (int(checked.max()) >= rows or not bool(xp.all(checked == ids))):
         raise DataError(f"{op.name} '{op.node_name}': input '{op.input_name(0)}' must hold integer row positions "
                         f"below {rows} (-1 for absent)")
     return index
@@ -148,10 +158,12 @@ class EmbeddingRowsGrad(BackwardOp):
             if self.pooling == "mean":
                 rows = rows / xp.maximum(present.sum(axis=-1), 1)[..., None, None]
         keep = present.reshape(-1)
+        if xp is not np:      # absent ids add zero rows into row 0: no boolean mask, so no wait for the device
+            rows = rows.reshape(-1, dim) * keep[:, None].astype(rows.dtype)
+            backend.scatter_add(out, xp.where(keep, index.reshape(-1), 0), rows)
+            return
         index, rows = index.reshape(-1)[keep], rows.reshape(-1, dim)[keep]
-        if xp is not np:
-            backend.scatter_add(out, index, rows)
-        elif index.size:
+        if index.size:
             segment_sum(out, index, rows)
 
 
@@ -236,8 +248,10 @@ class Embedding(Op):
     def forward(self, rt, ins, outs, aux):
         xp, (ids, weight) = rt.xp, ins
         index = ids.astype(xp.intp)
-        if ids.size and (int(index.min()) < 0 or int(index.max()) >= self.input_dim
-                         or not bool(xp.all(index == ids))):
+        cxp, checked = checked_ids(rt, self, ids)
+        cindex = checked.astype(cxp.intp)
+        if ids.size and (int(cindex.min()) < 0 or int(cindex.max()) >= self.input_dim
+                         or not bool(cxp.all(cindex == checked))):
             raise DataError("Embedding '%s': input '%s' must hold integer ids in [0, %d)"
                             % (self.node_name, self.input_name(0), self.input_dim))
         xp.take(weight, index.reshape(-1), axis=0, out=outs[0].reshape(-1, self.output_dim))

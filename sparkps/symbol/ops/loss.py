@@ -3,15 +3,22 @@ SoftmaxOutput (softmax - one-hot), LinearRegressionOutput, LogisticRegressionOut
 from functools import partial
 from math import prod
 
+import numpy as np
+
+from ... import backend
 from ...errors import ConfigError, DataError
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import choice, to_bool, to_float
 from .softmax import softmax_into
 
 
-def check_labels(op, label, classes):
+def check_labels(op, label, classes, rt=None):
     """DataError naming the label input when a label is outside [0, classes) (ignored labels aside);
-    labels are cast to integers toward zero, as MXNet does."""
+    labels are cast to integers toward zero, as MXNet does. On a gpu context a label fed from the host this pass
+    is checked on its host copy (``rt.host_inputs``), so the step does not wait for the device."""
+    host = rt.host_inputs.get(op.input_name(1)) if rt is not None and rt.host_inputs else None
+    if host is not None and host.size == label.size:
+        label = host
     if label.min() >= 0 and label.max() < classes:
         return
     ignore = getattr(op, "ignore_label", None) if getattr(op, "use_ignore", False) else None
@@ -75,7 +82,7 @@ class SoftmaxOutput(_LabelledHead):
 
         def run():
             if rt.is_train:
-                check_labels(self, label, classes)
+                check_labels(self, label, classes, rt)
             subtract(x, x.max(axis=1, keepdims=True), out=out)
             exp(out, out=out)
             divide(out, out.sum(axis=1, keepdims=True), out=out)
@@ -86,7 +93,7 @@ class SoftmaxOutput(_LabelledHead):
         the batch axis; probability labels of data's shape are accepted."""
         if rt.is_train and label.shape != x.shape:
             check_labels(self, label, x.shape[1] if self.multi_output else
-                         x.shape[-1] if self.preserve_shape else x[0].size)
+                         x.shape[-1] if self.preserve_shape else x[0].size, rt)
         if self.multi_output:
             softmax_into(rt.xp, x, 1, out)
         elif self.preserve_shape:
@@ -160,6 +167,10 @@ class SoftmaxOutputGrad(BackwardOp):
         xp.copyto(out, xp.moveaxis(grad, -1, 1) if self.multi_output else grad.reshape(out.shape))
 
     def run(self, xp, prob, label, out, rows):
+        if not self.use_ignore and xp is not np:        # one fused kernel on the device
+            scale = self.grad_scale / (len(rows) if self.normalization in ("batch", "valid") else 1)
+            backend.subtract_one_hot(out, prob, label, scale)
+            return
         classes = label.astype(xp.intp)
         xp.copyto(out, prob)
         if self.use_ignore:
