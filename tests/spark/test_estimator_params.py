@@ -82,6 +82,7 @@ def test_a_pipeline_keeps_the_settings_through_save_and_load(tmp_path, which):
     (dict(kvstore="dist_sync", kvstoreParams=["replicas_to_aggregate"]),
      "strategy option 'replicas_to_aggregate' is not name=value"),
     (dict(kvstore="dist_averaging"), "kvstore must be one of dist_sync"),
+    (dict(kvstore="dist_async", kvstoreParams=["max_staleness=-1"]), "max_staleness must be a non-negative int"),
     (dict(gradientCompression="3bit"), "3bit"),
 ])
 def test_an_unknown_strategy_or_option_is_one_config_error_before_any_spark_job(which, settings, message):
