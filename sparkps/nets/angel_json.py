@@ -209,18 +209,19 @@ class AngelNetwork:
 
     def fit_args(self, num_rows=None, batch_size=None):
         """FeedForward arguments from the train section and the optimizers: ``num_epoch``, ``optimizer``,
-        ``learning_rate``, ``wd`` 1 with per-parameter ``wd_mult`` = the owning layer's reg2 (biases 0),
+        ``learning_rate``, ``wd`` 1 with per-parameter ``wd_mult`` = the owning layer's reg2 (biases 0; a sparse
+        table's too, so a table layer with reg2 0 beside a dense layer with reg2 > 0 does not decay),
         ``batch_size``, and Angel's StandardDecay as ``lr_scheduler`` when ``num_rows`` is known."""
         batch = int(batch_size or self.train.get("batchsize", 256))
         name, args, default_reg2 = self.default_optimizer
         out = {"num_epoch": int(self.train.get("epoch", 10)), "optimizer": name,
                "learning_rate": float(self.train.get("lr", 0.01)), "batch_size": batch, **args}
-        from sparkps.symbol.ops.embedding import sparse_tables
-        inputs = {IDS, "ctr_label"} | set(sparse_tables(self.symbol))   # tables: rows updated on their own
-        params = [p for p in self.symbol.list_arguments() if p not in inputs]
+        params = [p for p in self.symbol.list_arguments() if p not in (IDS, "ctr_label")]
         wd_mult = {}
-        for param in params:      # by name: the sparse tables are no dense parameters, indices would shift
+        for param in params:      # by name, the sparse tables too (a table on the job's optimizer takes its reg2)
             layer = self.layers.get(self._owner(param))
+            if getattr(layer, "table_optimizer", None) is not None:
+                continue          # a table with its own optimizer: its reg2 is that optimizer's wd
             reg2 = getattr(layer, "optimizer", (None, None, default_reg2))[2]
             wd_mult[param] = 0.0 if param.endswith("_bias") else reg2
         if any(wd_mult.values()):

@@ -32,7 +32,7 @@ from sparkps.train.io.numeric import NumericStats
 
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
-OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1")
+OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult")   # wd_mult: each layer's reg2
 # a server's first use of its sparse tables compiles their id index (numba), which can hold its interpreter, and so
 # its heartbeats, for many seconds on a loaded machine: a CTR fit waits a minute before calling a node dead
 CTR_TIMEOUTS = {"heartbeat_timeout": 60.0}

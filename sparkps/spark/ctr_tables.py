@@ -88,7 +88,12 @@ def _summed(parts):
 
 
 def shrunk_params(arg_params, table_counts, min_count):
-    """``arg_params`` whose tables keep only the rows of ids seen at least ``min_count`` times."""
+    """``arg_params`` whose tables keep only the rows of ids seen at least ``min_count`` times (a whole number >= 1;
+    anything else is a ConfigError naming it, never a silent truncation)."""
+    number = not isinstance(min_count, bool) and isinstance(min_count, (int, np.integer, float))
+    if not (number and np.isfinite(min_count) and min_count >= 1 and float(min_count).is_integer()):
+        raise ConfigError("shrink(min_count): min_count must be a whole number >= 1 (how often training saw an id), "
+                          "got %r" % (min_count,))
     if not table_counts:
         raise ConfigError("this model has no table counts (they are recorded by SparkTrainer for models fed through "
                           "an input layout); it cannot drop rare rows")

@@ -46,7 +46,9 @@ class Predictor:
         self.batch_size = int(batch_size)
         self.lock = threading.Lock()
         self.layout = layout
+        self.calls = 0            # predict calls served (a broadcast model is bound once for many of them)
         if layout is not None:    # named inputs and sparse tables: FeedForward's prediction reads the table rows
+            self.dtype = np.float32       # packed rows: ids travel as exact float planes (ctr_packed)
             from sparkps.train.feedforward import FeedForward
             self.model = FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
                                      numpy_batch_size=self.batch_size)
@@ -68,6 +70,7 @@ class Predictor:
 
     def predict(self, X):
         """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
+        self.calls += 1
         if self.layout is not None:
             X = np.asarray(X).reshape(-1, self.num_features)
             if not len(X):
@@ -99,6 +102,13 @@ class Predictor:
             out = self._feedforward.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
         return out[0] if isinstance(out, list) else out
 
+    @property
+    def table_stores_built(self):
+        """How often this predictor built the lookup store of its sparse tables (1 once it predicted: the store
+        is kept for every later call; 0 without tables)."""
+        model = getattr(self, "model", None) or self._feedforward
+        return model.table_stores_built if model is not None else 0
+
     def _output_tail(self):
         _, out_shapes, _ = self.symbol.infer_shape(**{self.data_name: (1,) + self.input_shape})
         return tuple(out_shapes[0][1:])
@@ -111,6 +121,11 @@ class PredictorCache:
         self.capacity = capacity
         self._items = OrderedDict()
         self._lock = threading.Lock()
+
+    def cached(self, model_id):
+        """The Predictor cached for ``model_id``, or None (nothing is built)."""
+        with self._lock:
+            return self._items.get(model_id)
 
     def get(self, model_id, make):
         """The cached Predictor for ``model_id``, built with ``make()`` on first use."""

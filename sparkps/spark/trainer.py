@@ -64,7 +64,9 @@ class SparkTrainer:
         self.num_workers, self.num_servers = int(num_workers), int(num_servers)
         self.kvstore, self.optimizer = kvstore, optimizer
         self.optimizer_params = dict(optimizer_params or {})
-        create_optimizer(optimizer, **self.optimizer_params)    # unknown names / keys fail here, not in a task
+        # unknown names / keys fail here, not in a task; lr/wd multipliers may name the network's parameters
+        names = dict(enumerate(_argument_names(self.symbol_json)))
+        create_optimizer(optimizer, **{"param_idx2name": names, **self.optimizer_params})
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
         self.checkpoint_steps, self.max_restarts = _checked_restarts(checkpoint_steps, max_restarts)
@@ -452,3 +454,8 @@ def _partitioned(rdd, num_workers, tag=False):
             return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
         return rdd.repartition(num_workers), None
     return rdd, "partition" if tag else None
+
+
+def _argument_names(symbol_json):
+    from sparkps import symbol as sym
+    return sym.load_json(symbol_json).list_arguments()

@@ -60,6 +60,7 @@ class FeedForward:
         self.kwargs = kwargs
         self._pred_exec = self._pred_store = None
         self._pred_held = []   # the table values _pred_store was made from
+        self.table_stores_built = 0   # how often predict built its table store (once while arg_params' tables stay)
         self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
         self._kept_rows = []   # named inputs whose table rows each epoch's arg_params hold (keep_rows_for)
 
@@ -164,7 +165,8 @@ class FeedForward:
         if isinstance(self.optimizer, opt_mod.Optimizer):
             self.optimizer.rescale_grad = rescale
             return self.optimizer
-        idx2name = dict(enumerate(param_names))
+        # the tables are parameters too, numbered after the dense ones: their lr/wd multipliers are their own
+        idx2name = dict(enumerate(list(param_names) + [t for t in self._tables if t not in param_names]))
         return opt_mod.create(self.optimizer, rescale_grad=rescale, param_idx2name=idx2name, sym=self.symbol,
                               **self.kwargs)
 
@@ -335,6 +337,8 @@ class FeedForward:
             # holds the same table values (a store per predict call would copy every row each time)
             self._pred_store, self._pred_held = _kvstore('local'), held
             sparse.init_tables(self._pred_store, self.arg_params)
+            self._pred_store.freeze_tables()     # unseen ids read their initial rows without growing the store
+            self.table_stores_built = getattr(self, 'table_stores_built', 0) + 1
         for name, value in self.arg_params.items():
             if name in exe.arg_dict and name not in self._tables:
                 copy_into(exe.arg_dict[name], value)

@@ -21,7 +21,7 @@ import numpy as np
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.sparse import RowSparse, as_ids, initial_rows
 from sparkps.table_options import table_options
-from sparkps.train.optimizer.rowwise import RowOptimizer
+from sparkps.train.optimizer.rowwise import RowOptimizer, follow_job_scaling
 
 
 class RowTable:
@@ -36,6 +36,7 @@ class RowTable:
         merged = value.merged()
         self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
         self.own_optimizer = None   # a table's own optimizer (init_table), used instead of the job's
+        self.own_clip = None        # the clip_gradient it declared (else it clips as the job's optimizer)
         self._check_bounds(merged.ids)
         self._sorted_ids = merged.ids.copy()
         self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
@@ -45,6 +46,7 @@ class RowTable:
         self._updates = np.zeros(self._rows.shape[0], np.int64)
         self._optimizer = None     # the optimizer the state belongs to, and its per-row form
         self._rowwise = None
+        self.read_only = False     # a prediction's table: unseen ids read their initial rows, never stored
 
     @property
     def dim(self):
@@ -108,8 +110,32 @@ class RowTable:
         if self.state:
             self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
 
+    def _read(self, ids):
+        """The rows of ``ids`` without creating any: a held row, else the row the id would be created with."""
+        ids = self.checked_ids(ids)
+        held = self._sorted_ids.size
+        pos = np.searchsorted(self._sorted_ids, ids)
+        found = pos < held
+        found[found] = self._sorted_ids[pos[found]] == ids[found]
+        rows = np.empty((ids.size, self.dim), self._rows.dtype)
+        rows[found] = self._rows[self._sorted_slots[pos[found]]]
+        if not found.all():
+            self._check_bounds(ids[~found])
+            rows[~found] = initial_rows(self.key, ids[~found], self.dim, self.init_scale, self._rows.dtype)
+        return rows
+
     def pull(self, ids, out=None):
-        """The rows of ``ids`` in their order (created on first pull), copied into ``out`` when given."""
+        """The rows of ``ids`` in their order (created on first pull, unless the table is ``read_only``), copied
+        into ``out`` when given."""
+        if self.read_only:
+            rows = self._read(ids)
+            if out is None:
+                return rows
+            if tuple(out.shape) != rows.shape:
+                raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {rows.shape[0]} rows of width "
+                                 f"{self.dim}, out has shape {tuple(out.shape)}")
+            out[...] = rows
+            return out
         slots = self.slots(ids)
         if out is None:
             return self._rows[slots]
@@ -126,6 +152,8 @@ class RowTable:
         """Apply a row-sparse gradient (repeated ids summed first): ``optimizer``'s per-row update on the named rows,
         their state and update counts, or, without an optimizer, replace those rows by ``grad``'s. A new optimizer
         starts every row's state and count afresh."""
+        if self.read_only:
+            raise ConfigError(f"table {self.key!r} is read-only (a prediction's table); it takes no pushes")
         if grad.dim != self.dim:
             raise ShapeError(f"table {self.key!r} has rows of width {self.dim}, the gradient has width {grad.dim}")
         grad = grad.merged()
@@ -136,7 +164,7 @@ class RowTable:
             self._rows[slots] = grad.rows
             return
         if self.state is None or self._optimizer is not optimizer:
-            self._rowwise = RowOptimizer(optimizer, index=self.key, table=self.key)
+            self._rowwise = RowOptimizer(optimizer, table=self.key)
             self.state = tuple(self._rowwise.create_state(*self._rows.shape, dtype=self._rows.dtype))
             self._updates[:] = 0
             self._optimizer = optimizer
@@ -197,6 +225,15 @@ class RowSparseKeys:
         if 'optimizer' in checked:
             from sparkps.train.optimizer.base import from_config
             table.own_optimizer = from_config(checked['optimizer'])
+            table.own_clip = table.own_optimizer.clip_gradient
+
+    def freeze_tables(self):
+        """Make every row-sparse key read-only, as prediction wants: a pull of an id a table does not hold gives
+        the row it would be created with (``sparkps.sparse.initial_rows``) without storing it, so scoring a stream
+        of unseen ids keeps the store at the model's size; a push is a ConfigError naming the table."""
+        for table in self._store.values():
+            if isinstance(table, RowTable):
+                table.read_only = True
 
     def _push_rows(self, key, table, grads, updater):
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
@@ -206,6 +243,8 @@ class RowSparseKeys:
         rows = [g.rows for g in grads]
         merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
         if table.own_optimizer is not None:
+            if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
+                follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)
             table.push(merged, table.own_optimizer)
             return
         if updater is not None and not hasattr(updater, 'optimizer'):

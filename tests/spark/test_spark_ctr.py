@@ -188,3 +188,62 @@ def test_a_layout_that_does_not_fit_the_network_is_refused_before_launch():
         SparkTrainer(net, (5,), label_name="ctr_label", input_layout=layout)
     with pytest.raises(DataError, match=r"packed CTR rows must be \(rows, 7\)"):
         layout.split(np.zeros((2, 6), np.float32))
+
+
+def test_shrink_and_the_broadcast_limit_act_on_both_tables(clicks, fitted):
+    """The FM's two tables (embedding_weight, linear_embedding_weight) both keep exactly the ids seen at least
+    min_count times, with their trained rows; a limit between the two models' sizes refuses the full model (naming
+    both tables) and lets the shrunk one through; test rows whose every id was kept score as with the full model,
+    the others as if the dropped ids were unseen."""
+    from sparkps.train.io.hashing import hash_column
+    train, test = clicks
+    model = fitted.stages[-1]
+    full = model.spark_model
+    seen, counts = full.table_counts["embedding_weight"]
+    threshold = int(np.median(counts)) + 1
+    kept = seen[counts >= threshold]
+    small = model.shrink(threshold)
+    for name in ("embedding_weight", "linear_embedding_weight"):
+        table, whole = small.spark_model.arg_params[name], full.arg_params[name]
+        np.testing.assert_array_equal(table.ids, kept)
+        np.testing.assert_array_equal(table.rows, whole.rows[np.isin(whole.ids, kept)])
+    full_mb, small_mb = (len(m.payload()["params"]) / 2**20 for m in (full, small.spark_model))
+    assert small_mb < full_mb
+    limit = (full_mb + small_mb) / 2
+    with pytest.raises(ConfigError, match=r"embedding_weight: \d+ rows x 4, linear_embedding_weight: \d+ rows x 1"):
+        model.copy({model.maxBroadcastMB: limit}).transform(test).collect()
+    names = ["site", "app", "device", "hour"]
+    rows = test.select(*names, "click").collect()
+    ids = np.stack([hash_column(n, [r[n] if n == "hour" else str(r[n]) for r in rows]) for n in names], axis=1)
+    all_kept = np.isin(ids.view(np.int64), kept).all(axis=1)
+    assert 0 < all_kept.sum() < len(rows)
+    p_full, p_small = (np.array([r.probability[1] for r in m.transform(test).select("probability").collect()])
+                       for m in (model, small.copy({small.maxBroadcastMB: limit})))
+    np.testing.assert_allclose(p_small[all_kept], p_full[all_kept], rtol=1e-5, atol=1e-7)
+    assert np.abs(p_small[~all_kept] - p_full[~all_kept]).max() > 1e-4
+
+
+def test_an_angel_networks_reg2_reaches_the_trainer(tmp_path):
+    """A dense layer's reg2 (wd 1 with per-parameter wd_mult by name, a table layer's 0) goes with the estimator's
+    optimizer settings, and SparkTrainer takes multipliers that name the network's parameters."""
+    import pathlib
+
+    from sparkps.nets.features import FeatureSpec
+    from sparkps.spark import SparkTrainer
+    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks" / "deepfm.json").read_text())
+    config["data"].update(numfield=4, indexrange=4096)
+    embedding = next(layer for layer in config["layers"] if layer["name"] == "embedding")
+    embedding["outputdim"] = 4 * embedding["numfactors"]
+    next(layer for layer in config["layers"] if layer["name"] == "fclayer")["optimizer"] = {"type": "adam",
+                                                                                         "reg2": 0.01}
+    path = tmp_path / "deepfm-reg2.json"
+    path.write_text(json.dumps(config))
+    symbol, settings = classifier(network=str(path), model="").network_symbol(FeatureSpec(categorical=("a",)))
+    args = settings["optimizer_args"]
+    assert args["wd"] == 1.0 and args["wd_mult"]["fclayer_0_weight"] == 0.01 and args["wd_mult"]["wide_weight"] == 0
+    trainer = SparkTrainer(symbol, (4,), optimizer="adam", optimizer_params=dict(args, learning_rate=0.01),
+                           label_name="ctr_label", data_name="ids")
+    assert trainer.optimizer_params["wd_mult"]["fclayer_0_weight"] == 0.01
+    with pytest.raises(ConfigError, match="names parameter 'no_such_weight'"):
+        SparkTrainer(symbol, (4,), optimizer="adam", optimizer_params={"wd_mult": {"no_such_weight": 0.5}},
+                     label_name="ctr_label", data_name="ids")

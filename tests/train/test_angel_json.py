@@ -103,7 +103,7 @@ def test_reg2_of_a_dense_layer_is_its_weight_decay():
     config = json.loads(mutated(lambda c: layer(c, "fclayer").update(optimizer={"type": "adam", "reg2": 0.01})))
     args = angel_json.loads(json.dumps(config)).fit_args()
     wd = args["wd_mult"]
-    assert args["wd"] == 1.0 and "embedding_weight" not in wd and "wide_weight" not in wd   # tables: their own
+    assert args["wd"] == 1.0 and wd["wide_weight"] == 0.0     # a table on the job's optimizer: its layer's reg2 (0)
     assert wd["fclayer_0_weight"] == 0.01 and wd["fclayer_0_bias"] == 0.0 and wd["wide_bias"] == 0.0
 
 
@@ -129,3 +129,35 @@ def test_the_wide_table_trains_with_its_own_ftrl(dummy_rows):
     wide, embedding = model.arg_params["wide_weight"], model.arg_params["embedding_weight"]
     assert wide.ids.size > 100 and np.mean(wide.rows == 0.0) > 0.1
     assert not np.any(np.all(embedding.rows == 0.0, axis=1))
+
+
+def reg2_network(fc_reg2):
+    """Angel JSON: a table layer without reg2 (an embedding of 2 factors over 3 fields) under an FCLayer whose sgd
+    has ``fc_reg2``; default optimizer sgd."""
+    return json.dumps({
+        "data": {"format": "dummy", "indexrange": 30, "numfield": 3}, "train": {"epoch": 1, "lr": 0.5},
+        "default_optimizer": {"type": "sgd"},
+        "layers": [{"name": "embedding", "type": "embedding", "numfactors": 2, "outputdim": 6},
+                   {"name": "fc", "type": "FCLayer", "outputdims": [1], "transfuncs": ["identity"],
+                    "inputlayer": "embedding", "optimizer": {"type": "sgd", "reg2": fc_reg2}},
+                   {"name": "loss", "type": "simplelosslayer", "lossfunc": "logloss", "inputlayer": "fc"}]})
+
+
+def test_a_table_layer_with_reg2_0_beside_a_dense_layer_with_reg2_does_not_decay():
+    """One sgd step (a batch of all 64 rows; seed 7 ids, seed 8 labels): the table's rows equal those of the same
+    network without any reg2 (the step's gradient is taken before any weight moves), fc's weights do not."""
+    ids = (np.arange(3) * 10 + np.random.default_rng(7).integers(0, 10, size=(64, 3))).astype(np.int64)
+    labels = (np.random.default_rng(8).random(64) < 0.5).astype(np.float32)
+    models = {}
+    for reg2 in (0.0, 0.5):
+        net = angel_json.loads(reg2_network(reg2))
+        args = net.fit_args()
+        assert ("wd_mult" in args) == (reg2 > 0)
+        args.update(batch_size=64)
+        models[reg2] = fit_ctr(net.symbol, {"ids": ids}, labels, **args)
+    plain, decayed = models[0.0].arg_params, models[0.5].arg_params
+    table, other = plain["embedding_weight"], decayed["embedding_weight"]
+    np.testing.assert_array_equal(table.ids, other.ids)
+    np.testing.assert_allclose(other.rows, table.rows, atol=1e-7, rtol=0)
+    fc = [n for n in plain if n.startswith("fc") and n.endswith("_weight")]
+    assert fc and all(np.abs(plain[n] - decayed[n]).max() > 1e-3 for n in fc)

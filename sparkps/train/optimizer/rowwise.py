@@ -9,10 +9,15 @@ uses each row's own step count (how often that row was updated), kept by the tab
 gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and ``clip_weights``
 applies as in ``Optimizer.update``.
 
-On a server the optimizer instance belongs to one table (index 0 is "this table" for its update count,
-learning-rate multipliers and scheduler), so a table may use a different optimizer from the dense parameters.
-The local kvstore shares the job's optimizer between its dense keys and its tables and passes the table's key as
-``index``, so ``lr_mult``/``wd_mult`` and the update count of that key apply as they do to a dense key.
+A table is one parameter of the optimizer it runs: its index is the one ``param_idx2name`` gives its name
+(FeedForward numbers the tables after the dense parameters), so the table's own ``lr_mult``/``wd_mult`` — given by
+name, by its Variable's ``__lr_mult__``/``__wd_mult__``, or MXNet's rule that only ``*_weight``/``*_gamma`` decay —
+apply to it, never those of another parameter. A table its optimizer does not name is index -1 (multipliers 1).
+
+A table with its own optimizer (Angel's per-layer ``optimizer``) sees the gradient the job's optimizer sees:
+:meth:`RowOptimizer.follow` gives it the job's ``rescale_grad`` (1 / batch size, times 1 / workers under
+``dist_sync``), unless it declared its own the job's ``clip_gradient``, and without a schedule of its own the job's
+learning-rate schedule (from the table's own rate).
 
 >>> ropt = RowOptimizer(create('adagrad', learning_rate=0.1))
 >>> w = np.ones((2, 3), np.float32); state = ropt.create_state(2, 3)
@@ -23,10 +28,11 @@ The local kvstore shares the job's optimizer between its dense keys and its tabl
 import numpy as np
 
 from sparkps.errors import ConfigError
+from sparkps.train.lr_scheduler import scheduler_from_config
 from sparkps.train.optimizer.base import Optimizer, create, from_config
 
 LAZY = frozenset(('sgd', 'nag', 'adagrad', 'adam', 'ftrl', 'rmsprop', 'adadelta'))
-_TABLE_INDEX = 0
+UNNAMED_TABLE = -1      # the index of a table its optimizer's param_idx2name does not name
 
 
 def _build(optimizer):
@@ -40,20 +46,26 @@ def _build(optimizer):
 
 
 class RowOptimizer:
-    """Applies ``optimizer`` to gathered rows as parameter ``index`` (0: a table's own optimizer). Not
-    thread-safe (one table, one server thread). ``table`` names the table in the error for an optimizer
-    without a per-row form."""
+    """Applies ``optimizer`` to gathered rows of table ``table`` as its parameter ``index`` (None: the index
+    ``param_idx2name`` gives ``table``, else ``UNNAMED_TABLE``). Not thread-safe (one table, one server thread).
+    ``table`` also names the table in the error for an optimizer without a per-row form."""
 
-    def __init__(self, optimizer, index=_TABLE_INDEX, table=None):
+    def __init__(self, optimizer, index=None, table=None):
         self.optimizer = _build(optimizer)
-        self.index = index
+        self.index = table_index(self.optimizer, table) if index is None else index
+        self.declared_clip = self.optimizer.clip_gradient
         if self.optimizer.name not in LAZY:
             where = f"table {table!r}: " if table is not None else ""
             raise ConfigError(f"{where}optimizer {self.optimizer.name!r} has no per-row form; "
                               f"sparse tables take {sorted(LAZY)}")
-        probe = self.optimizer.create_state(index, np.zeros((1, 1), np.float32))
+        probe = self.optimizer.create_state(self.index, np.zeros((1, 1), np.float32))
         self.num_states = 0 if probe is None else len(probe)
         self.per_row_count = self.optimizer.name == 'adam'
+
+    def follow(self, job):
+        """Take the gradient scaling of the job's optimizer ``job`` (an Optimizer or its config): see
+        :func:`follow_job_scaling`. State and counts are kept."""
+        follow_job_scaling(self.optimizer, _build(job), self.declared_clip)
 
     @property
     def name(self):
@@ -86,6 +98,28 @@ class RowOptimizer:
     def config(self):
         """The wrapped optimizer's JSON config."""
         return self.optimizer.to_config()
+
+
+def table_index(optimizer, table):
+    """The parameter index of table ``table`` in ``optimizer``: the one its ``param_idx2name`` names it by, else
+    ``UNNAMED_TABLE``."""
+    for index, name in optimizer.param_idx2name.items():
+        if name == table:
+            return index
+    return UNNAMED_TABLE
+
+
+def follow_job_scaling(own, job, declared_clip=None):
+    """Give a table's own optimizer ``own`` the job optimizer's gradient scaling, in place: ``job.rescale_grad``
+    (FeedForward's 1 / (batch size x workers)) and ``job.clip_gradient`` unless the table declared its own
+    ``declared_clip``; and, when ``own`` has no learning-rate schedule, the job's schedule from its own rate (Angel's
+    decay applies to every layer). So a table with plain sgd of its own takes the steps the job's sgd would."""
+    own.rescale_grad = job.rescale_grad
+    own.clip_gradient = declared_clip if declared_clip is not None else job.clip_gradient
+    if own.lr_scheduler is None and job.lr_scheduler is not None:
+        schedule = scheduler_from_config(job.lr_scheduler.to_config())
+        schedule.base_lr = own.lr
+        own.lr_scheduler = schedule
 
 
 def _adam_rows(opt, weight, g, tmp, state, lr, counts):

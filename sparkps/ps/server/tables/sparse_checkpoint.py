@@ -114,7 +114,7 @@ def load_table(directory, manifest, name, rank, num_servers, table_class=SparseT
         sketch = np.sum(sketches, axis=0, dtype=np.uint32) if sketches else sketch
     table.step = step
     table.optimizer.optimizer.num_update = updates
-    table.optimizer.optimizer.index_update_count[0] = updates
+    table.optimizer.optimizer.index_update_count[table.optimizer.index] = updates
     if sketch is not None and table.sketch is not None:
         table.sketch.base = sketch
     table.mark_saved()

@@ -93,8 +93,10 @@ class ServedSparseTable(SparseTable):
         self.tick()
 
     def set_optimizer(self, config):
-        """The job's optimizer config: taken unless the table has its own (states restart if taken)."""
+        """The job's optimizer config: taken unless the table has its own (states restart if taken), which then
+        takes the job's gradient scaling (``rescale_grad``, and ``clip_gradient`` unless it declared one)."""
         if self.own_optimizer:
+            self.optimizer.follow(config)
             return
         self.optimizer = RowOptimizer(config, table=self.name)
         self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]

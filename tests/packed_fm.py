@@ -1,0 +1,29 @@
+"""A small CTR model with two sparse tables and a packed input layout, for the prediction tests.
+
+Data: planted FM clicks (``planted_ctr``: 1500 rows, 3 fields of 40 values, seed 1), hashed per field. The model
+is an FM (tables ``embedding_weight`` and ``linear_embedding_weight``) trained one epoch in one process.
+"""
+import numpy as np
+
+from sparkps.nets.features import FeatureSpec
+from sparkps.nets.training import fit_ctr
+from sparkps.nets.zoo import build
+from sparkps.spark.spark_model import SparkModel
+from sparkps.train.io.hashing import hash_column
+from sparkps.train.io.synthetic_ctr import planted_ctr
+
+SPEC = FeatureSpec(categorical=("a", "b", "c"), embedding_dim=4)
+TABLES = ("embedding_weight", "linear_embedding_weight")
+
+
+def packed_fm():
+    """(SparkModel with the packed layout, packed training rows float32)."""
+    data = planted_ctr(1500, num_fields=3, num_numeric=0, vocab=40, zipf=1.3, seed=1, deep_scale=0.0)
+    ids = np.stack([hash_column(f, [str(v) for v in data.ranks[:, i]]) for i, f in enumerate("abc")], axis=1)
+    inputs = SPEC.inputs(ids)
+    net = build("fm", SPEC)
+    model = fit_ctr(net, inputs, data.labels, num_epoch=1)
+    layout = SPEC.layout()
+    spark_model = SparkModel(net, model.arg_params, model.aux_params, input_shape=(layout.width,),
+                             label_name="ctr_label", input_layout=layout)
+    return spark_model, layout.pack(inputs)
