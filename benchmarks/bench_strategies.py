@@ -78,11 +78,11 @@ def worker_main(job, results):
     model = sp.FeedForward(sym.SoftmaxOutput(net, name="softmax"), num_epoch=job["epochs"], optimizer="sgd",
                            learning_rate=job["lr"], momentum=0.5, numpy_batch_size=32,
                            initializer=sp.initializer.Xavier(), seed=0)
-    start, last, curve = time.perf_counter(), [time.perf_counter()], []
+    start, last, curve = time.perf_counter(), [None], []
 
     def slow_down(_):
         now = time.perf_counter()
-        if slow:
+        if slow and last[0] is not None:    # the first step is not slowed: the time before it includes init
             time.sleep(now - last[0])
         last[0] = time.perf_counter()
 
