@@ -116,3 +116,38 @@ def test_checkpoint_steps_of_the_classifier_write_step_checkpoints(spark, digits
     assert "epoch-0002" in names and any(n.startswith("step-") for n in names), names
     assert all(int(n[5:]) % 4 == 0 for n in names if n.startswith("step-")), names
     assert model.getOrDefault("checkpointSteps") == 4 and np.isfinite(model.history[-1]["accuracy"])
+
+
+def job_module(name):
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(root, "jobs", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+JOB_FLAGS = ["--kvstore", "dist_sync_replicas", "--kvstore-param", "replicas_to_aggregate=1", "--kvstore-param",
+             "total_num_replicas=2", "--compression", "2bit",
+             "--compression-threshold", "0.25", "--checkpoint-dir", "/tmp/ckpt", "--checkpoint-steps", "7",
+             "--max-restarts", "1"]
+
+
+def test_the_spark_submit_jobs_take_every_strategy_and_the_checkpoint_flags():
+    from sparkps.spark.job_flags import estimator_settings, trainer_settings
+    args = job_module("train_classifier").parse_args(["--demo"] + JOB_FLAGS)
+    assert trainer_settings(args) == {"kvstore": "dist_sync_replicas",
+                                      "kvstore_params": {"replicas_to_aggregate": 1, "total_num_replicas": 2},
+                                      "gradient_compression": {"type": "2bit", "threshold": 0.25},
+                                      "checkpoint_dir": "/tmp/ckpt", "checkpoint_steps": 7, "max_restarts": 1}
+    args = job_module("train_ctr").parse_args(["--demo"] + JOB_FLAGS)
+    assert estimator_settings(args) == SETTINGS
+    estimators()[1].setParams(**estimator_settings(args))       # the estimator takes them as they are
+
+
+@pytest.mark.parametrize("name", ["train_classifier", "train_ctr"])
+def test_a_job_with_an_unknown_strategy_option_stops_before_spark_starts(name, capsys):
+    with pytest.raises(SystemExit) as stop:
+        job_module(name).parse_args(["--demo", "--kvstore", "dist_easgd", "--kvstore-param", "interval_steps=4"])
+    assert stop.value.code == 2
+    assert "kvstore 'dist_easgd' has no option(s) interval_steps" in capsys.readouterr().err
