@@ -10,7 +10,10 @@ worker: after every step it sleeps as long as the step took, so it runs at half 
    2 and 4 workers: rank 0 scores its current weights on the test set at every epoch end (for the two local
    strategies these are its local weights; their final model, the average or the center, is scored too).
 2. Bytes per step with none / fp16 / 2bit (dist_sync, 2 workers), and the final accuracy of each.
-3. Resume after a failure (section "resume", also alone with ``--resume-only``):
+3. The generated CTR data (``--ctr-rows``, 0 to skip; benchmarks/strategies_ctr.py): time to a target test AUC
+   for the zoo's FM over sparse tables (dist_sync, dist_async, dist_sync_replicas) and the same FM over dense
+   bucketed embeddings (all five strategies), 2 and 4 workers, the last one slowed 2x.
+4. Resume after a failure (section "resume", also alone with ``--resume-only``):
    - the cost of a checkpoint: ``kv.save_checkpoint`` of the digits MLP (with its momentum), of a 1M-parameter
      dense layer, and of a sparse table of ``--rows`` rows (dim 16, AdaGrad state), each on 1 and 2 server
      subprocesses, against ``np.savez`` of the same arrays in this process (the baseline: the bytes alone);
@@ -21,6 +24,7 @@ worker: after every step it sleeps as long as the step took, so it runs at half 
      without a failure (from ``fit()`` to the first batch).
 
     python benchmarks/bench_strategies.py [--workers 2,4] [--epochs 10] [--target 0.93] [--no-write]
+        [--strategies-only] [--ctr-rows 50000] [--ctr-epochs 4] [--ctr-target 0.85]
     python benchmarks/bench_strategies.py --resume-only [--rows 200000] [--repeat 5]
 """
 import argparse
@@ -74,11 +78,11 @@ def worker_main(job, results):
     model = sp.FeedForward(sym.SoftmaxOutput(net, name="softmax"), num_epoch=job["epochs"], optimizer="sgd",
                            learning_rate=job["lr"], momentum=0.5, numpy_batch_size=32,
                            initializer=sp.initializer.Xavier(), seed=0)
-    start, last, curve = time.perf_counter(), [time.perf_counter()], []
+    start, last, curve = time.perf_counter(), [None], []
 
     def slow_down(_):
         now = time.perf_counter()
-        if slow:
+        if slow and last[0] is not None:    # the first step is not slowed: the time before it includes init
             time.sleep(now - last[0])
         last[0] = time.perf_counter()
 
@@ -94,15 +98,21 @@ def worker_main(job, results):
 
 
 def run_job(kvtype, options, workers, epochs, compression=None, lr=0.1):
-    """Train once with a fresh scheduler, one server subprocess and ``workers`` worker processes."""
+    """Train the digits MLP once with a fresh scheduler, one server subprocess and ``workers`` worker processes."""
+    return run_cluster(worker_main, {"kvtype": kvtype, "options": options, "compression": compression,
+                                     "epochs": epochs, "lr": lr}, workers)
+
+
+def run_cluster(main, job, workers):
+    """A fresh scheduler here, one server subprocess and ``workers`` processes running ``main(job, results)``;
+    returns what they put on ``results``, by rank."""
     scheduler = Scheduler(1, workers, timeouts=Timeouts(register=60, request=120, barrier=120)).start()
     env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
     server = spawn_server(scheduler.uri, scheduler.secret, env=env)
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
-    job = {"kvtype": kvtype, "options": options, "uri": scheduler.uri, "secret": scheduler.secret,
-           "compression": compression, "epochs": epochs, "lr": lr}
-    procs = [ctx.Process(target=worker_main, args=(job, results)) for _ in range(workers)]
+    job = dict(job, uri=scheduler.uri, secret=scheduler.secret)
+    procs = [ctx.Process(target=main, args=(job, results)) for _ in range(workers)]
     try:
         for p in procs:
             p.start()
@@ -150,7 +160,7 @@ def bench_codecs(epochs):
     return rows
 
 
-def report(strategy_rows, codec_rows, args):
+def report(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
     fmt = lambda v: "not reached" if v is None else "%.1f s" % v  # noqa: E731
     lines = ["## Distributed strategies (one worker slowed 2x)", "",
              "`python benchmarks/bench_strategies.py %s`" % " ".join(sys.argv[1:]), "",
@@ -170,8 +180,12 @@ def report(strategy_rows, codec_rows, args):
     for r in codec_rows:
         lines.append("| %s | %d | %.3f | %.3f |" % (r["codec"], r["bytes_per_step"], r["bytes_per_step"] / base,
                                                     r["final"]))
-    lines += ["", "Not measured yet: the generated CTR data. The cost of a checkpoint and of a restart: section "
-              "\"Resume after a failure\" (`--resume-only`)."]
+    if ctr_rows:
+        from benchmarks.strategies_ctr import report_ctr
+        lines += report_ctr(ctr_rows, args, planted)
+    lines += ["", "Load average of the machine: %s at the start of the run, %.1f at its end (2 cores, shared with "
+              "other jobs). The cost of a checkpoint and of a restart: section \"Resume after a failure\" "
+              "(`--resume-only`)." % (args.load_at_start, os.getloadavg()[0])]
     return "\n".join(lines)
 
 
@@ -340,18 +354,30 @@ def main():
     parser.add_argument("--rows", type=int, default=200_000, help="rows of the sparse table checkpointed")
     parser.add_argument("--repeat", type=int, default=5, help="checkpoints timed per case")
     parser.add_argument("--resume-epochs", type=int, default=3, help="epochs of the restarted fits")
+    parser.add_argument("--strategies-only", action="store_true", help="skip the checkpoint and restart costs")
+    parser.add_argument("--ctr-rows", type=int, default=50_000, help="generated CTR training rows (0: no CTR rows)")
+    parser.add_argument("--ctr-epochs", type=int, default=4)
+    parser.add_argument("--ctr-target", type=float, default=0.85, help="test AUC the CTR rows are timed to")
     args = parser.parse_args()
-    load = "%.1f" % os.getloadavg()[0]
-    resume_text = report_resume(bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs),
-                                argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs, load_at_start=load))
-    print(resume_text)
-    if not args.no_write:
-        write_section("resume", resume_text)
+    args.load_at_start = load = "%.1f" % os.getloadavg()[0]
+    if not args.strategies_only:
+        resume_text = report_resume(bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs),
+                                    argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs,
+                                                       load_at_start=load))
+        print(resume_text)
+        if not args.no_write:
+            write_section("resume", resume_text)
     if args.resume_only:
         return
-    strategy_rows = bench_strategies([int(w) for w in args.workers.split(",")], args.epochs, args.target)
+    workers = [int(w) for w in args.workers.split(",")]
+    strategy_rows = bench_strategies(workers, args.epochs, args.target)
     codec_rows = bench_codecs(args.epochs)
-    text = report(strategy_rows, codec_rows, args)
+    ctr_rows, planted = (), None
+    if args.ctr_rows:
+        from benchmarks.strategies_ctr import bench_ctr_strategies, ctr_data
+        planted = ctr_data(args.ctr_rows)[-1]
+        ctr_rows = bench_ctr_strategies(run_cluster, workers, args.ctr_rows, args.ctr_epochs, args.ctr_target)
+    text = report(strategy_rows, codec_rows, args, ctr_rows, planted)
     print(text)
     if not args.no_write:
         write_section("strategies", text)

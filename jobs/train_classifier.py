@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
+from sparkps.spark.job_flags import add_strategy_flags, trainer_settings
 from sparkps.train.io.formats import FORMATS
 
 LOG = logging.getLogger("train_classifier")
@@ -49,7 +50,7 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=None, help="default 10 (--demo 20)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--servers", type=int, default=1)
-    p.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"])
+    add_strategy_flags(p)
     p.add_argument("--optimizer", default="sgd")
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--momentum", type=float, default=0.9)
@@ -62,7 +63,12 @@ def parse_args(argv=None):
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
                         "job, naming the role and its first cause; ERROR or WARN show Spark's own logs too)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds before training is abandoned")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    try:
+        trainer_settings(args)       # an unknown strategy option stops the job before Spark starts
+    except ConfigError as exc:
+        p.error(str(exc))
+    return args
 
 
 def submitted_conf():
@@ -177,9 +183,9 @@ def train(args, train_df, workers, servers):
         optimizer_params["momentum"] = args.momentum
     name = "symbol %s" % os.path.basename(args.symbol) if args.symbol else "MLP %s" % args.layers.replace(",", "-")
     trainer = SparkTrainer(symbol_json, input_shape, batch_size=args.batch_size, num_epoch=args.epochs,
-                           num_workers=workers, num_servers=servers, kvstore=args.kvstore,
-                           optimizer=args.optimizer, optimizer_params=optimizer_params, ctx=args.ctx,
-                           eval_metric=["acc", "ce"], timeout=args.timeout, name=name)
+                           num_workers=workers, num_servers=servers, optimizer=args.optimizer,
+                           optimizer_params=optimizer_params, ctx=args.ctx, eval_metric=["acc", "ce"],
+                           timeout=args.timeout, name=name, **trainer_settings(args))
     started = time.time()
     model = trainer.fit(train_df, label_col=args.label_col)
     return model, time.time() - started

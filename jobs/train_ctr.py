@@ -24,6 +24,7 @@ import os
 import sys
 
 from sparkps.errors import SparkpsError
+from sparkps.spark.job_flags import add_strategy_flags, estimator_settings
 
 FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
@@ -54,12 +55,16 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int)
     p.add_argument("--num-workers", type=int, default=2)
     p.add_argument("--num-servers", type=int, default=1)
-    p.add_argument("--kvstore", default="dist_sync", choices=["dist_sync", "dist_async"])
+    add_strategy_flags(p)
     p.add_argument("--optimizer")
     p.add_argument("--lr", type=float)
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     p.add_argument("--output", default="sparkps-ctr-output")
     args = p.parse_args(argv)
+    try:
+        estimator_settings(args)     # an unknown strategy option stops the job before Spark starts
+    except SparkpsError as exc:
+        p.error(str(exc))
     if not args.demo and not (args.train and args.test):
         p.error("--train and --test are required (or --demo)")
     return args
@@ -159,10 +164,11 @@ def demo_files(folder, rows):
 def estimator(args, categorical, numeric, multi=()):
     from sparkps.spark.ml import SparkpsCTRClassifier
     settings = dict(labelCol=args.label_col, categoricalCols=categorical, numericCols=numeric, model=args.model,
-                    embeddingDim=args.embedding_dim, numBuckets=args.num_buckets, kvstore=args.kvstore,
+                    embeddingDim=args.embedding_dim, numBuckets=args.num_buckets,
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,
                     numServers=args.num_servers, hashIds=args.format != "dummy", multiValueCols=list(multi),
-                    multiValueSeparator=args.separator, validationFraction=args.validation_fraction)
+                    multiValueSeparator=args.separator, validationFraction=args.validation_fraction,
+                    **estimator_settings(args))
     if args.network:
         settings.update(network=args.network, numericCols=[])
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,

@@ -95,7 +95,9 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         rounds, policy = round_policy(kvtype, strategy)
         self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
         self._local_push = None
-        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT, ROW_SPARSE) + ((SYNC,) if sync else ()))
+        # model averaging and EASGD train on the workers' own weights: no sparse tables (strategies.check_tables)
+        rows = (ROW_SPARSE,) if self._local is None else ()
+        self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + rows + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
         self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)
         self._own_postoffice = own_postoffice
@@ -306,7 +308,8 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             for reply in replies:
                 for node, count in (reply.meta.get("steps") or {}).items():
                     rank = ranks.get(node, node)
-                    steps[rank] = max(steps.get(rank, 0), int(count))
+                    count = int(count) if self._local is None else self._local.held_steps(count)
+                    steps[rank] = max(steps.get(rank, 0), count)
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 

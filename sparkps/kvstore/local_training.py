@@ -41,6 +41,12 @@ class LocalTraining:
         """Run ``optimizer`` here, on this worker's weights."""
         self.updater = opt_mod.get_updater(optimizer)
 
+    def held_steps(self, meetings):
+        """Steps of a worker that the servers' weights hold, from how many of its meetings they applied (what a
+        checkpoint counts): every meeting follows ``period`` local steps, and what the worker trained since its
+        last meeting is only in its own weights (a restart trains it again, from the servers' weights)."""
+        return int(meetings) * self.period
+
     def step(self, worker, keys, grads, weights):
         """One local update of ``weights`` (in place); meets the servers when the period is over."""
         if self.updater is None:

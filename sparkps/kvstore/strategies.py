@@ -18,6 +18,10 @@ STRATEGY_OPTIONS = {
     "dist_easgd": ("communication_period", "moving_rate"),
 }
 STRATEGIES = tuple(STRATEGY_OPTIONS)
+# strategies whose optimizer runs on the workers, on their local copy of every weight: a sparse table's rows live
+# only on the servers (a batch pulls the rows it reads), so these strategies cannot train one
+LOCAL_STRATEGIES = ("dist_model_average", "dist_easgd")
+_POSITIVE_INTS = ("replicas_to_aggregate", "total_num_replicas", "interval_steps", "communication_period")
 
 
 def check_strategy(kvtype, options=None, compression=None):
@@ -37,7 +41,32 @@ def check_strategy(kvtype, options=None, compression=None):
     if unknown:
         raise ConfigError("kvstore %r has no option(s) %s (known: %s)"
                           % (kvtype, ", ".join(unknown), ", ".join(STRATEGY_OPTIONS[kvtype]) or "none"))
+    for name, value in options.items():
+        _check_value(kvtype, name, value)
     return options
+
+
+def _check_value(kvtype, name, value):
+    """ConfigError naming an option whose value is of the wrong kind (ranges that depend on the cluster's size,
+    such as replicas_to_aggregate <= workers, are checked where the size is known: on the servers)."""
+    if value is None and name in ("max_staleness", "moving_rate", "total_num_replicas", "replicas_to_aggregate"):
+        return                                  # the strategy's default
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if name == "max_staleness" and not (whole and value >= 0):
+        raise ConfigError("kvstore %r: max_staleness must be a non-negative int, got %r" % (kvtype, value))
+    if name == "moving_rate" and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and 0 < value <= 1):
+        raise ConfigError("kvstore %r: moving_rate must be a number in (0, 1], got %r" % (kvtype, value))
+    if name in _POSITIVE_INTS and not (whole and value >= 1):
+        raise ConfigError("kvstore %r: %s must be a positive int, got %r" % (kvtype, name, value))
+
+
+def check_tables(kvtype, tables):
+    """ConfigError naming the sparse tables ``tables`` (names) when strategy ``kvtype`` trains on the workers."""
+    if kvtype in LOCAL_STRATEGIES and tables:
+        raise ConfigError("kvstore %r trains on the workers' own copy of every weight, but sparse table(s) %s live "
+                          "on the servers (a batch pulls only its rows): use dist_sync, dist_async or "
+                          "dist_sync_replicas with sparse tables" % (kvtype, ", ".join(sorted(tables))))
 
 
 def parse_options(pairs):

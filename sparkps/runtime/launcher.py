@@ -188,7 +188,7 @@ class LocalCluster:
         codes = [r.process.poll() for r in self.roles]
         if not self.checkpoint_dir or all(code == 0 for code in codes):
             return False
-        if self.kvstore not in RESUMABLE:   # weights trained on the workers are not in the servers' checkpoint
+        if self.kvstore not in RESUMABLE:   # a kvstore type that keeps no weights on the servers
             return False
         cause = first_cause(self.roles, self.first_failure)
         line = cause_line(cause) if cause is not None else "a role failed"

@@ -36,18 +36,19 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(epoch-\d{4,}|step-\d{8,})$")
 _NOT_TRANSIENT = re.compile(r"\b(DataError|ConfigError|ShapeError)\b")
 
-# strategies whose weights live on the servers; the others train on the workers (their local weights and
-# optimizer state are not in a server checkpoint), so a restart could not continue them exactly
-RESUMABLE = ("dist_sync", "dist_async", "dist_sync_replicas", "dist_sync_device", "dist_async_device",
-             "dist_device_sync")
+# strategies a restart continues. Model averaging and EASGD train on the workers: the servers hold the last
+# average / the center, and a resumed worker starts from it, having lost what it trained since its last meeting
+# with the servers (its local weights and optimizer state are not in the checkpoint; the servers count its
+# meetings, each ``period`` local steps: kvstore/local_training.py ``held_steps``)
+RESUMABLE = ("dist_sync", "dist_async", "dist_sync_replicas", "dist_model_average", "dist_easgd",
+             "dist_sync_device", "dist_async_device", "dist_device_sync")
 
 
 def check_resumable(kvstore):
-    """ConfigError naming the strategy when restarts / resume cannot continue it exactly."""
+    """ConfigError naming the kvstore when restarts / resume cannot continue it (a type not on the servers)."""
     if kvstore not in RESUMABLE:
-        raise ConfigError("kvstore %r trains on the workers (their weights and optimizer state are not in the "
-                          "servers' checkpoint): it cannot resume after a failure; use one of %s, or set "
-                          "max_restarts=0" % (kvstore, ", ".join(RESUMABLE[:3])))
+        raise ConfigError("kvstore %r keeps no weights on the parameter servers: it cannot resume from their "
+                          "checkpoint; use one of %s" % (kvstore, ", ".join(RESUMABLE[:5])))
 
 
 def transient(message):

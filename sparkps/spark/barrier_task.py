@@ -132,6 +132,8 @@ def _fit(plan, kv, batches, rank, ctx, fault=None):
                         seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
                         **plan.get("optimizer_params", {}))
     stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
+    if stopper is not None and data.layout is not None:   # CTR validation reads every worker's rows of its ids
+        model.keep_rows_for(dict(stopper.inputs))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]

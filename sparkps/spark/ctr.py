@@ -19,6 +19,12 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
 from sparkps.spark.ctr_features import CTRFeaturizer
+from sparkps.spark.estimator_params import (
+    HasCheckpoints,
+    HasStrategyOptions,
+    checkpoint_settings,
+    strategy_settings,
+)
 from sparkps.spark.ml_persistence import ModelReader, ModelWriter
 from sparkps.spark.rows import held_out
 from sparkps.spark.trainer import SparkTrainer
@@ -36,7 +42,8 @@ def _param(name, doc, converter):
     return Param(Params._dummy(), name, doc, typeConverter=converter)
 
 
-class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol):
+class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasStrategyOptions,
+                 HasCheckpoints):
     categoricalCols = _param("categoricalCols", "categorical columns (strings or integers), hashed with their name",
                              TypeConverters.toListString)
     numericCols = _param("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
@@ -61,7 +68,9 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
     numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
     numServers = _param("numServers", "parameter servers", TypeConverters.toInt)
-    kvstore = _param("kvstore", "dist_sync or dist_async", TypeConverters.toString)
+    kvstore = _param("kvstore", "strategy: dist_sync, dist_async or dist_sync_replicas (the sparse tables train on "
+                     "the servers; dist_model_average and dist_easgd train on the workers and refuse them)",
+                     TypeConverters.toString)
     optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
@@ -125,7 +134,9 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  numEpochs=None,
                  batchSize=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
                  learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None,
-                 multiValueSeparator=None, pooling=None, tables=None, validationFraction=None):
+                 multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
+                 gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
+                 maxRestarts=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -154,6 +165,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
+        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
@@ -171,11 +183,12 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         layout = spec.layout()
         trainer = SparkTrainer(symbol, (layout.width,), batch_size=settings["batchSize"],
                                num_epoch=settings["numEpochs"], num_workers=get("numWorkers"),
-                               num_servers=get("numServers"), kvstore=get("kvstore"), optimizer=settings["optimizer"],
+                               num_servers=get("numServers"), optimizer=settings["optimizer"],
                                optimizer_params=optimizer_params, initializer=ctr_initializer(),
                                label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
-                               input_layout=layout, timeouts=dict(CTR_TIMEOUTS))
+                               input_layout=layout, timeouts=dict(CTR_TIMEOUTS), **strategy,
+                               **checkpoint_settings(self))
         spark_model = trainer.fit(rows, validation=validation)
         model = SparkpsCTRModel(spark_model)
         model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s

@@ -23,7 +23,12 @@ from pyspark.ml.param.shared import (
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
-from sparkps.kvstore.strategies import parse_options
+from sparkps.spark.estimator_params import (
+    HasCheckpoints,
+    HasStrategyOptions,
+    checkpoint_settings,
+    strategy_settings,
+)
 from sparkps.spark.ml_persistence import ModelReader, ModelWriter
 from sparkps.spark.networks import mlp_symbol
 from sparkps.spark.rows import held_out, prepare_rows
@@ -35,7 +40,7 @@ def _param(name, doc, converter):
 
 
 class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
-                     HasWeightCol, HasHandleInvalid):
+                     HasWeightCol, HasHandleInvalid, HasStrategyOptions, HasCheckpoints):
     """Params shared by the estimator and its model."""
 
     layers = _param("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
@@ -49,11 +54,6 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
     numServers = _param("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
     kvstore = _param("kvstore", "strategy: dist_sync, dist_async, dist_sync_replicas, dist_model_average, dist_easgd",
                      TypeConverters.toString)
-    kvstoreParams = _param("kvstoreParams", "strategy options as NAME=VALUE strings (replicas_to_aggregate=1, ...)",
-                           TypeConverters.toListString)
-    gradientCompression = _param("gradientCompression", "'' (none), fp16 or 2bit", TypeConverters.toString)
-    compressionThreshold = _param("compressionThreshold", "2bit: the threshold t of {-t, 0, +t}",
-                                  TypeConverters.toFloat)
     optimizer = _param("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl", TypeConverters.toString)
     learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
     momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
@@ -63,8 +63,6 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
                                 TypeConverters.toFloat)
     earlyStoppingPatience = _param("earlyStoppingPatience", "epochs without a better validation loss before "
                                    "training stops", TypeConverters.toInt)
-    checkpointDir = _param("checkpointDir", "folder every server can write: weights and optimizer state after "
-                           "each epoch ('' for none)", TypeConverters.toString)
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -72,8 +70,7 @@ class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabili
                          numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
                          momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability",
                          rawPredictionCol="rawPrediction", validationFraction=0.0, earlyStoppingPatience=2,
-                         checkpointDir="", handleInvalid="error", kvstoreParams=[],
-                         gradientCompression="", compressionThreshold=0.5)
+                         handleInvalid="error")
 
 
 class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -96,7 +93,7 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
                  learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
                  earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
-                 gradientCompression=None, compressionThreshold=None):
+                 gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -122,14 +119,12 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         optimizer_params = {"learning_rate": get("learningRate"), "wd": get("weightDecay")}
         if get("optimizer") in ("sgd", "nag"):
             optimizer_params["momentum"] = get("momentum")
+        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         trainer = SparkTrainer(symbol_json, input_shape, batch_size=get("batchSize"), num_epoch=get("numEpochs"),
                                num_workers=get("numWorkers"), num_servers=get("numServers"),
-                               kvstore=get("kvstore"), optimizer=get("optimizer"),
-                               optimizer_params=optimizer_params, seed=get("seed"), progress=False,
-                               checkpoint_dir=get("checkpointDir") or None, patience=get("earlyStoppingPatience"),
-                               name="SparkpsClassifier", kvstore_params=parse_options(get("kvstoreParams")),
-                               gradient_compression=_compression(get("gradientCompression"),
-                                                                 get("compressionThreshold")))
+                               optimizer=get("optimizer"), optimizer_params=optimizer_params, seed=get("seed"),
+                               progress=False, patience=get("earlyStoppingPatience"), name="SparkpsClassifier",
+                               **strategy, **checkpoint_settings(self))
         features, label = get("featuresCol"), get("labelCol")
         rows = prepare_rows(dataset, features, label, get("handleInvalid"), trainer.num_classes,
                             self.getOrDefault("weightCol") if self.isSet("weightCol") else None)
@@ -175,13 +170,6 @@ class SparkpsClassificationModel(Model, _SparkpsParams, DefaultParamsReadable, D
     @classmethod
     def read(cls):
         return ModelReader(cls)
-
-
-def _compression(kind, threshold):
-    """The SparkTrainer ``gradient_compression`` of the estimator's params."""
-    if not kind:
-        return None
-    return {"type": kind, "threshold": threshold} if kind == "2bit" else {"type": kind}
 
 
 # The click-through-rate estimator (categorical columns in, [1-p, p] out) lives in its own module.

@@ -91,11 +91,13 @@ class Restarts:
     def record(self, exc, point, progress):
         """Note a restart after ``exc`` from checkpoint ``point`` (None: from the start); returns its entry.
 
-        ``lost_steps``: worker 0's steps trained since the checkpoint (they are trained again), from its last
-        progress report (sent at most once a second: a lower bound)."""
+        ``lost_steps``: worker 0's steps trained beyond those the checkpoint holds (they are trained again), from
+        its last progress report (sent at most once a second: a lower bound)."""
         self.failed_at = time.monotonic()    # the failure's cleanup is done: the restart begins
         done = progress.steps_of(0, point.steps_per_epoch if point else None)
-        base = point.step if point else 0
+        # from the steps worker 0 skips: under model averaging / EASGD its steps since its last meeting with the
+        # servers are lost too, though the checkpoint was taken after them
+        base = point.steps_of(0) if point else 0
         entry = {"restart": self.count + 1, "role": failed_role(exc), "cause": str(exc)[:500], "failed_at": time.time(),
                  "checkpoint": point.path if point else None, "checkpoint_step": base,
                  "epoch": point.epoch if point else 0, "resumed_steps": dict(point.steps) if point else {},
@@ -121,8 +123,14 @@ class Restarts:
 
 
 def history_with_restarts(history, entries):
-    """``history`` with each epoch a restart resumed in marked ``restarts`` (how many happened in it)."""
+    """``history`` with each epoch a restart resumed in marked ``restarts`` (how many happened in it): worker 0's
+    epoch at the checkpoint, or the last epoch when worker 0 had finished by then (under an asynchronous strategy a
+    worker trains on while a dead one is being detected)."""
+    if not history:
+        return history
+    last = max(h["epoch"] for h in history)
     marks = {}
     for entry in entries:
-        marks[entry["epoch"]] = marks.get(entry["epoch"], 0) + 1
+        epoch = min(entry["epoch"], last)
+        marks[epoch] = marks.get(epoch, 0) + 1
     return [dict(h, restarts=marks[h["epoch"]]) if h["epoch"] in marks else h for h in history]

@@ -12,7 +12,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.kvstore.strategies import STRATEGIES, check_strategy
+from sparkps.kvstore.strategies import STRATEGIES, check_strategy, check_tables
 from sparkps.spark import checks
 from sparkps.spark.barrier_task import make_train_task
 from sparkps.spark.console import spark_progress_paused
@@ -112,7 +112,7 @@ class SparkTrainer:
         if resume:
             check_resumable(self.kvstore)
         point = self._resume_point(resume)
-        # strategies that train on the workers cannot continue from a server checkpoint: no restarts for them
+        # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         sc = _context_of(data)
         if weight_col and not _is_frame(data):
@@ -201,7 +201,9 @@ class SparkTrainer:
         """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
         from sparkps import symbol as sym
         from sparkps.errors import ShapeError
+        from sparkps.symbol.ops.embedding import sparse_tables
         net = sym.load_json(self.symbol_json)
+        check_tables(self.kvstore, sparse_tables(net))
         if self.input_layout is not None:
             return self._check_layout(net)
         missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]

@@ -62,6 +62,7 @@ class FeedForward:
         self._pred_held = []   # the table values _pred_store was made from
         self.table_stores_built = 0   # how often predict built its table store (once while arg_params' tables stay)
         self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
+        self._kept_rows = []   # named inputs whose table rows each epoch's arg_params hold (keep_rows_for)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -224,6 +225,7 @@ class FeedForward:
             kv = kv if kv is not None else _kvstore('local')
             sparse.attach(exe)
             sparse.init_tables(kv, self.arg_params)
+            self._keep_eval_rows(sparse, eval_iter)
         try:
             self._fit_epochs(exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
                              batch_end_callback, logger, sparse)
@@ -231,6 +233,23 @@ class FeedForward:
             if kv is not None and isinstance(kvstore, str):
                 kv.close()
         return self
+
+    def keep_rows_for(self, inputs):
+        """Have every epoch end of the next ``fit`` pull into ``arg_params`` the rows of the sparse tables that the
+        named inputs ``inputs`` read, so a ``predict`` or ``score`` of them from an epoch-end callback uses the
+        rows as trained by every worker (on the parameter server a worker otherwise holds only the rows its own
+        batches pulled, and reads initial values for the others). ``eval_data`` of ``fit`` is kept this way too.
+        Blocks only at the epoch ends, as ``kv.row_sparse_pull`` of those rows."""
+        self._kept_rows.append({k: np.asarray(v) for k, v in inputs.items()})
+
+    def _keep_eval_rows(self, sparse, eval_iter):
+        for inputs in self._kept_rows:
+            sparse.keep_rows_of(inputs)
+        if eval_iter is not None:
+            eval_iter.reset()
+            for batch in eval_iter:
+                sparse.keep_rows_of(_batch_inputs(eval_iter, batch, with_label=False))
+            eval_iter.reset()
 
     def _fit_epochs(self, exe, param_names, data, eval_iter, kv, eval_metric, epoch_end_callback,
                     batch_end_callback, logger, sparse=None):

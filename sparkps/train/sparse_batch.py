@@ -74,7 +74,9 @@ class SparseBatch:
         """ConfigError unless ``kv`` can hold row-sparse tables."""
         if not kv.is_capable('row_sparse'):
             raise ConfigError(f"kvstore {getattr(kv, 'type', kv)!r} cannot hold sparse embedding tables "
-                              f"(is_capable('row_sparse') is False); use kvstore='local'")
+                              f"(is_capable('row_sparse') is False); use kvstore='local', or on the parameter "
+                              f"server a strategy that trains on the servers (dist_sync, dist_async, "
+                              f"dist_sync_replicas)")
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
@@ -196,6 +198,16 @@ class SparseBatch:
             bad = ids[(ids < 0) | (ids >= spec.input_dim)][0]
             raise DataError(f"{where}: id {int(bad)} is outside [0, {spec.input_dim}) (input_dim)")
         return ids
+
+    def keep_rows_of(self, inputs):
+        """Add the ids of ``inputs`` (named arrays, e.g. evaluation data's) to the rows :meth:`table_values` reads,
+        without pulling them now: the values a later evaluation reads are then the store's rows of its ids (rows
+        other workers trained too), not initial values for the rows this worker never pulled."""
+        for name, spec in self.tables.items():
+            fields = [self._checked_ids(spec, f, inputs[f]) for f in spec.fields]
+            flat = np.concatenate([ids[ids != spec.padding_id] if spec.padding_id is not None else ids.reshape(-1)
+                                   for ids in fields])
+            self._remember(name, np.unique(flat))
 
     # ----- results --------------------------------------------------------------------------------
     def _remember(self, name, unique):

@@ -111,3 +111,50 @@ def test_bad_local_training_options_are_config_errors_naming_them(kvtype, option
         with pytest.raises(ConfigError, match=match):
             start(cluster, **options)
         start(cluster)
+
+
+@pytest.mark.parametrize("kvtype", ["dist_model_average", "dist_easgd"])
+def test_a_sparse_table_is_refused_before_the_first_step(kvtype, ps_cluster):
+    """Their optimizer runs on the worker's own weights; a sparse table's rows live on the servers only (before
+    the refusal, EASGD trained the rows as SGD steps of rate 1 on the servers and the model could not score)."""
+    import sparkps as sp
+    from sparkps.train.feedforward import FeedForward
+    ids = sp.sym.Variable("data")
+    net = sp.sym.contrib.HashEmbedding(ids, output_dim=2, name="emb")
+    net = sp.sym.SoftmaxOutput(sp.sym.FullyConnected(sp.sym.Flatten(net), num_hidden=2, name="fc"), name="softmax")
+    with ps_cluster(num_servers=1, num_workers=1, kvtype=kvtype) as cluster:
+        start(cluster)
+        kv = cluster.kvstores[0]
+        assert not kv.is_capable(kv.ROW_SPARSE)
+        model = FeedForward(net, num_epoch=1, optimizer="sgd", learning_rate=0.1, numpy_batch_size=4)
+        with pytest.raises(ConfigError, match="kvstore '%s' cannot hold sparse embedding tables .* dist_sync" % kvtype):
+            model.fit(np.arange(8, dtype=np.int64).reshape(8, 1), np.zeros(8, np.float32), kvstore=kv)
+
+
+@pytest.mark.parametrize("kvtype,options,steps,held", [
+    ("dist_model_average", {"interval_steps": 3}, 7, 6),     # 2 averages; the 7th step is only on the workers
+    ("dist_easgd", {"communication_period": 2}, 5, 4),       # 2 elastic moves
+])
+def test_a_checkpoint_holds_each_workers_meetings_times_the_period(kvtype, options, steps, held, ps_cluster,
+                                                                   tmp_path):
+    """What a restart skips: the steps the servers' average / center holds, not the steps the workers took."""
+    from sparkps.runtime.resume import read_point
+    with ps_cluster(num_servers=2, num_workers=2, kvtype=kvtype) as cluster:
+        start(cluster, **options)
+        lockstep = threading.Barrier(2)
+
+        def train(kv):
+            weights = np.zeros(SHAPE, np.float32)
+            kv.init(0, weights)
+            kv.pull(0, out=weights)
+            kv.set_optimizer(optimizer.create("sgd", learning_rate=ETA, rescale_grad=1.0))
+            for _ in range(steps):
+                kv.pushpull(0, weights - target(kv.rank), out=weights)
+            lockstep.wait(30)              # both workers took every step before the save
+            if kv.rank == 0:
+                kv.save_checkpoint(str(tmp_path / "ckpt"), resume={"epoch": 0, "nbatch": steps, "step": steps})
+            lockstep.wait(30)
+            kv.end_training()
+
+        run_in_threads([lambda kv=kv: train(kv) for kv in cluster.kvstores], 60)
+    assert read_point(str(tmp_path / "ckpt")).steps == {"0": held, "1": held}

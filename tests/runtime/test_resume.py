@@ -9,6 +9,7 @@ import pytest
 
 import sparkps.runtime.resume as resume_mod
 from sparkps.errors import ConfigError
+from sparkps.kvstore.strategies import STRATEGIES
 from sparkps.runtime.resume import Checkpointer, SkippedIter, check_resumable, checkpoints, latest_checkpoint
 from sparkps.train.io import NDArrayIter
 from sparkps.train.optimizer import SGD
@@ -150,10 +151,11 @@ def test_a_skipped_iterator_continues_with_the_batches_an_uninterrupted_run_trai
     assert resumed.begin_epoch == int(np.searchsorted(ends, skip, side="right"))
 
 
-def test_strategies_that_train_on_the_workers_cannot_resume():
-    check_resumable("dist_sync")
-    with pytest.raises(ConfigError, match="'dist_easgd' trains on the workers"):
-        check_resumable("dist_easgd")
+def test_every_strategy_resumes_and_a_store_without_servers_does_not():
+    for strategy in STRATEGIES:
+        check_resumable(strategy)
+    with pytest.raises(ConfigError, match="kvstore 'local' keeps no weights on the parameter servers"):
+        check_resumable("local")
 
 
 def test_a_sparse_model_resumed_mid_epoch_ends_equal_to_the_uninterrupted_run(ps_cluster, tmp_path):

@@ -39,6 +39,8 @@ def test_launch_with_one_backup_worker_and_two_bit_pushes_trains_the_digits(digi
     ("dist_sync", "max_staleness=2", "kvstore 'dist_sync' has no option(s) max_staleness (known: none)"),
     ("dist_easgd", "interval_steps=4", "'dist_easgd' has no option(s) interval_steps (known: communication_period"),
     ("dist_async", "max_staleness", "strategy option 'max_staleness' is not name=value"),
+    ("dist_sync_replicas", "replicas_to_aggregate=x", "replicas_to_aggregate must be a positive int, got 'x'"),
+    ("dist_easgd", "moving_rate=2", "'dist_easgd': moving_rate must be a number in (0, 1], got 2"),
 ])
 def test_unknown_strategy_options_stop_launch_before_anything_starts(digits_files, kvstore, param, message):
     result = CliRunner().invoke(main, ["launch", "-w", "1", "--kvstore", kvstore] +
