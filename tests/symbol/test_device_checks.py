@@ -110,3 +110,14 @@ def test_row_gradient_skips_absent_ids_on_every_context(ctx, pooling):
             row = dy[b, k] if pooling == "none" else dy[b] / (3 - (ids[b] < 0).sum() if pooling == "mean" else 1)
             expected[int(i)] += row
     np.testing.assert_allclose(backend.asnumpy(exe.grad_dict["emb_weight"]), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("table_rows,ids", [(50, 400), (10_000, 100)], ids=["batch-local rows", "tall table"])
+def test_segment_sum_equals_add_at_for_short_and_tall_tables(table_rows, ids):
+    from sparkps.symbol.ops.embedding import segment_sum
+    rng = np.random.default_rng(0)
+    index, rows = rng.integers(0, table_rows, ids), rng.normal(size=(ids, 3)).astype(np.float32)
+    got, expected = np.zeros((table_rows, 3), np.float32), np.zeros((table_rows, 3), np.float32)
+    segment_sum(got, index, rows)
+    np.add.at(expected, index, rows)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
