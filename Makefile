@@ -7,7 +7,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo demo-ctr test lint bench clean
+.PHONY: demo demo-ctr test lint bench bench-gpu clean
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_sparse_embedding.py
 	$(PY) benchmarks/bench_strategies.py
 	$(PY) benchmarks/bench_ctr.py
+
+bench-gpu: $(STAMP)  ## needs CuPy, a CUDA device and PyTorch (the baseline)
+	$(PY) benchmarks/bench_gpu.py
 
 clean:
 	rm -rf $(VENV) demo-output demo-ctr build *.egg-info
