@@ -24,11 +24,12 @@ def free_port():
 
 
 def master_state(ui_port):
-    """The standalone master's JSON state (workers, apps), or None while its UI is not up."""
+    """The standalone master's JSON state (workers, apps), or None while its UI is not up. While the master starts,
+    its UI can answer /json/ with the HTML page (seen once under load): that counts as not up yet."""
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d/json/" % ui_port, timeout=2) as reply:
             return json.loads(reply.read().decode())
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
