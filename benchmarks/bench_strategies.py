@@ -376,7 +376,7 @@ def main():
     if args.ctr_rows:
         from benchmarks.strategies_ctr import bench_ctr_strategies, ctr_data
         planted = ctr_data(args.ctr_rows)[-1]
-        ctr_rows = bench_ctr_strategies(run_cluster, workers, args.ctr_rows, args.ctr_epochs, args.ctr_target)
+        ctr_rows = bench_ctr_strategies(run_cluster, time_to, workers, args.ctr_rows, args.ctr_epochs, args.ctr_target)
     text = report(strategy_rows, codec_rows, args, ctr_rows, planted)
     print(text)
     if not args.no_write:

@@ -102,9 +102,9 @@ def ctr_worker_main(job, results):
     kv.close()
 
 
-def bench_ctr_strategies(run_job, worker_counts, rows, epochs, target):
-    """Rows of the CTR table; ``run_job(main, job, workers)`` runs one cluster (bench_strategies.run_job)."""
-    from benchmarks.bench_strategies import time_to
+def bench_ctr_strategies(run_job, time_to, worker_counts, rows, epochs, target):
+    """Rows of the CTR table. bench_strategies.py passes its own ``run_job(main, job, workers)`` (runs one cluster)
+    and ``time_to(curve, target)``, so this module imports nothing from it."""
     out_rows = []
     for workers in worker_counts:
         for model, strategies in (("sparse", SPARSE_STRATEGIES), ("dense", ALL_STRATEGIES)):

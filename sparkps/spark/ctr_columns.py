@@ -90,7 +90,7 @@ def hashed(field, column, known=None):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from sparkps.train.io.hashing import hash_codes, hash_column
+    from sparkps.train.io.hashing import hash_codes, hash_column, hash_value
     try:
         encoded = pc.dictionary_encode(_whole(column))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):      # e.g. nested values: one text per cell
@@ -108,7 +108,7 @@ def hashed(field, column, known=None):
         known.update((v, i) for v, i in zip(new, fresh.tolist()) if v == v)     # NaN is never found again
         fresh = iter(fresh.tolist())
         found = [next(fresh) if i is None else i for i in found]
-    table = np.array(found + [hash_codes(field, [-1], [])[0]], dtype=np.uint64)
+    table = np.array(found + [hash_value(field, None)], dtype=np.uint64)     # the last: a missing value (code -1)
     return table[codes]
 
 

@@ -34,9 +34,18 @@ class Runtime:
     def __init__(self, ctx, xp, seed=None):
         self.ctx, self.xp, self.is_train = ctx, xp, False
         self.rng = backend.make_rng(ctx, seed)
-        # On a gpu context: the host (numpy) arrays this forward pass was fed, by argument name, so that checks of
-        # their values (labels in range) read the host copy instead of waiting for the device.
+        # On a gpu context: the host (numpy) arrays this forward pass was fed, by argument name. They were checked
+        # for NaN/inf on the host, and ops check their values (labels, ids) there too (``host_copy``).
         self.host_inputs = {}
+
+    def host_copy(self, op, index, array):
+        """Input ``index`` of ``op`` as fed from the host this pass, when it was (a gpu context; same size), else
+        ``array``: a check of its values then never waits for the device."""
+        if self.host_inputs:
+            host = self.host_inputs.get(op.input_name(index))
+            if host is not None and host.size == array.size:
+                return host
+        return array
 
 
 class Executor:
@@ -61,7 +70,6 @@ class Executor:
         self._unverified = set(unverified)
         self._custom_head_grads = False
         self._finite_checks = {}
-        self._host_checked = set()     # gpu: inputs of this forward pass already checked on their host copy
 
     # ---- building -------------------------------------------------------------------------------
     def _build(self):
@@ -194,7 +202,7 @@ class Executor:
         return checks
 
     def _check_downstream(self, name, square_sum):
-        if name in self._host_checked:
+        if name in self._rt.host_inputs:     # checked on its host copy as it was fed
             return
         with np.errstate(over="ignore", invalid="ignore"):
             if self.xp.isfinite(square_sum()):
@@ -202,8 +210,10 @@ class Executor:
         if not bool(self.xp.isfinite(self.arg_dict[name]).all()):
             self._raise_nonfinite(name)
 
-    def _raise_nonfinite(self, name):
-        bad = np.flatnonzero(~np.isfinite(backend.asnumpy(self.arg_dict[name])))[0]
+    def _raise_nonfinite(self, name, values=None):
+        """DataError naming input ``name`` and its first NaN/inf (in ``values``, default its bound array)."""
+        values = backend.asnumpy(self.arg_dict[name] if values is None else values)
+        bad = np.flatnonzero(~np.isfinite(values))[0]
         raise DataError("forward: input '%s' holds NaN or inf (first at flat index %d)" % (name, int(bad)))
 
     def _inputs_read_by_forward(self):
@@ -219,9 +229,7 @@ class Executor:
     def forward(self, is_train=False, **inputs):
         """Copy ``inputs`` into arg_dict (shapes must match exactly; NaN/inf raise DataError), run
         the forward graph, return ``outputs``. In training, batch statistics and dropout apply."""
-        if self._host_checked or self._rt.host_inputs:
-            self._host_checked.clear()
-            self._rt.host_inputs.clear()
+        self._rt.host_inputs.clear()
         for name, value in inputs.items():
             self._feed(name, value)
         if self._unverified:
@@ -285,10 +293,8 @@ class Executor:
             # A host batch bound for the device: checked here, on the host, so that the step never waits for the
             # device to answer whether its input was finite (a wait per step serialises the host and the device).
             if value.dtype.kind == "f" and not _host_finite(value):
-                bad = np.flatnonzero(~np.isfinite(value.ravel()))[0]
-                raise DataError("forward: input '%s' holds NaN or inf (first at flat index %d)" % (name, int(bad)))
+                self._raise_nonfinite(name, value)
             backend.copy_into(target, value)
-            self._host_checked.add(name)
             self._rt.host_inputs[name] = value
             self._unverified.discard(name)
             return

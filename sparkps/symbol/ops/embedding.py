@@ -49,20 +49,12 @@ def local_weight_shape(known, full):
     return full
 
 
-def checked_ids(rt, op, ids):
-    """The ids to check: their host copy when the executor was fed them from the host this pass (a gpu context),
-    so the check does not wait for the device; else the ids themselves. Returns (array module, array)."""
-    host = rt.host_inputs.get(op.input_name(0)) if rt.host_inputs else None
-    if host is not None and host.size == ids.size:
-        return np, host
-    return rt.xp, ids
-
-
 def _local_index(op, rt, ids, rows):
     """Integer positions from ``ids`` (negative = absent); DataError naming the op and input when an id is
     fractional, NaN or past the ``rows`` of the weight."""
     index = ids.astype(rt.xp.intp)
-    xp, ids = checked_ids(rt, op, ids)
+    ids = rt.host_copy(op, 0, ids)
+    xp = backend.get_array_module(ids)
     checked = ids.astype(xp.intp)
     if ids.size and (int(checked.max()) >= rows or not bool(xp.all(checked == ids))):
         raise DataError(f"{op.name} '{op.node_name}': input '{op.input_name(0)}' must hold integer row positions "
@@ -256,7 +248,8 @@ class Embedding(Op):
     def forward(self, rt, ins, outs, aux):
         xp, (ids, weight) = rt.xp, ins
         index = ids.astype(xp.intp)
-        cxp, checked = checked_ids(rt, self, ids)
+        checked = rt.host_copy(self, 0, ids)
+        cxp = backend.get_array_module(checked)
         cindex = checked.astype(cxp.intp)
         if ids.size and (int(cindex.min()) < 0 or int(cindex.max()) >= self.input_dim
                          or not bool(cxp.all(cindex == checked))):

@@ -15,10 +15,9 @@ from .softmax import softmax_into
 def check_labels(op, label, classes, rt=None):
     """DataError naming the label input when a label is outside [0, classes) (ignored labels aside);
     labels are cast to integers toward zero, as MXNet does. On a gpu context a label fed from the host this pass
-    is checked on its host copy (``rt.host_inputs``), so the step does not wait for the device."""
-    host = rt.host_inputs.get(op.input_name(1)) if rt is not None and rt.host_inputs else None
-    if host is not None and host.size == label.size:
-        label = host
+    is checked on its host copy (``rt.host_copy``), so the step does not wait for the device."""
+    if rt is not None:
+        label = rt.host_copy(op, 1, label)
     if label.min() >= 0 and label.max() < classes:
         return
     ignore = getattr(op, "ignore_label", None) if getattr(op, "use_ignore", False) else None

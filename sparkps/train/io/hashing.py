@@ -90,7 +90,7 @@ def hash_column(field, values):
 def hash_codes(field, codes, uniques):
     """The uint64 ids of a dictionary-encoded column: row r holds ``uniques[codes[r]]``, or a missing value where
     ``codes[r]`` is -1. The same ids as ``hash_column`` of the decoded column; each distinct value is hashed once."""
-    table = np.append(hash_column(field, uniques), np.uint64(_digest(_field_salt(field), "")))
+    table = np.append(hash_column(field, uniques), np.uint64(hash_value(field, None)))   # None: missing
     return table[np.asarray(codes, dtype=np.int64)]
 
 
