@@ -57,6 +57,16 @@ def digits():
     return X_train, y_train, X_test, y_test
 
 
+@pytest.fixture(scope="module")
+def digits_rdd(spark, digits):
+    """The digits' training rows as a cached RDD of (features, label) in 2 partitions, and the test arrays:
+    (rdd, X_test, y_test)."""
+    X_train, y_train, X_test, y_test = digits
+    rdd = spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2).cache()
+    rdd.count()
+    return rdd, X_test, y_test
+
+
 @pytest.fixture
 def ps_cluster():
     """Factory of ``cluster.PSCluster``s; each is closed at tear-down, which asserts the job finished cleanly.

@@ -23,21 +23,13 @@ def trainer(checkpoint_dir, kvstore, **kw):
                         kvstore=kvstore, kvstore_params=STRATEGIES[kvstore][0], **kw)
 
 
-@pytest.fixture(scope="module")
-def data(spark, digits):
-    X_train, y_train, X_test, y_test = digits
-    rdd = spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2).cache()
-    rdd.count()
-    return rdd, X_test, y_test
-
-
 def accuracy(model, X, y):
     return float(np.mean(model.predict_numpy(X).argmax(axis=1) == y))
 
 
 @pytest.mark.parametrize("kvstore", sorted(STRATEGIES))
-def test_a_killed_worker_restarts_from_the_servers_average_or_center(data, tmp_path, kvstore):
-    rdd, X_test, y_test = data
+def test_a_killed_worker_restarts_from_the_servers_average_or_center(digits_rdd, tmp_path, kvstore):
+    rdd, X_test, y_test = digits_rdd
     clean = accuracy(trainer(tmp_path / "clean", kvstore).fit(rdd), X_test, y_test)
     fit = trainer(tmp_path / "killed", kvstore, checkpoint_steps=6)
     fit.fault = {"kill": "worker", "rank": 1, "at_step": 40}     # epoch 2 of 6 (about 23 steps an epoch)

@@ -26,17 +26,9 @@ def trainer(checkpoint_dir, num_epoch=EPOCHS, **kw):
 
 
 @pytest.fixture(scope="module")
-def data(spark, digits):
-    X_train, y_train, X_test, y_test = digits
-    rdd = spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2).cache()
-    rdd.count()
-    return rdd, X_test, y_test
-
-
-@pytest.fixture(scope="module")
-def clean(data, tmp_path_factory):
+def clean(digits_rdd, tmp_path_factory):
     """Accuracy of an uninterrupted run with the same seed."""
-    rdd, X_test, y_test = data
+    rdd, X_test, y_test = digits_rdd
     model = trainer(tmp_path_factory.mktemp("clean")).fit(rdd)
     return accuracy(model, X_test, y_test)
 
@@ -46,8 +38,8 @@ def accuracy(model, X, y):
 
 
 @pytest.mark.parametrize("kill, rank", [("server", 0), ("worker", 1)])
-def test_a_killed_role_restarts_from_the_checkpoint_and_ends_as_a_clean_run(data, clean, tmp_path, kill, rank):
-    rdd, X_test, y_test = data
+def test_a_killed_role_restarts_from_the_checkpoint_and_ends_as_a_clean_run(digits_rdd, clean, tmp_path, kill, rank):
+    rdd, X_test, y_test = digits_rdd
     fit = trainer(tmp_path, checkpoint_steps=5)
     fit.fault = {"kill": kill, "rank": rank, "at_step": 30}      # epoch 2 of 3 (about 23 steps an epoch)
     model = fit.fit(rdd)
@@ -62,8 +54,8 @@ def test_a_killed_role_restarts_from_the_checkpoint_and_ends_as_a_clean_run(data
     assert abs(accuracy(model, X_test, y_test) - clean) <= 0.01, (accuracy(model, X_test, y_test), clean)
 
 
-def test_after_max_restarts_one_error_names_the_role_that_died(data, tmp_path):
-    rdd, _, _ = data
+def test_after_max_restarts_one_error_names_the_role_that_died(digits_rdd, tmp_path):
+    rdd, _, _ = digits_rdd
     fit = trainer(tmp_path, checkpoint_steps=10, max_restarts=1)
     fit.fault = {"kill": "worker", "rank": 1, "at_step": 3, "attempts": 5}
     with pytest.raises(ClusterError, match=r"died again after 1 restart\(s\) \(max_restarts=1\)") as err:
@@ -72,8 +64,8 @@ def test_after_max_restarts_one_error_names_the_role_that_died(data, tmp_path):
     assert "Python worker exited unexpectedly" in str(err.value)
 
 
-def test_resume_continues_a_stopped_job_past_a_half_written_manifest(data, clean, tmp_path):
-    rdd, X_test, y_test = data
+def test_resume_continues_a_stopped_job_past_a_half_written_manifest(digits_rdd, clean, tmp_path):
+    rdd, X_test, y_test = digits_rdd
     trainer(tmp_path, num_epoch=2).fit(rdd)          # the job "stopped" after 2 of 3 epochs
     newest = latest_checkpoint(str(tmp_path))
     assert os.path.basename(newest.path) == "epoch-0002" and newest.epoch == 2
@@ -91,11 +83,11 @@ def test_resume_continues_a_stopped_job_past_a_half_written_manifest(data, clean
     assert abs(accuracy(model, X_test, y_test) - clean) <= 0.01
 
 
-def test_resume_without_a_checkpoint_is_a_config_error(data, tmp_path):
+def test_resume_without_a_checkpoint_is_a_config_error(digits_rdd, tmp_path):
     with pytest.raises(ConfigError, match="no complete checkpoint in"):
-        trainer(tmp_path).fit(data[0], resume=True)
+        trainer(tmp_path).fit(digits_rdd[0], resume=True)
     with pytest.raises(ConfigError, match="no complete checkpoint in"):     # every strategy resumes
-        trainer(tmp_path, kvstore="dist_model_average").fit(data[0], resume=True)
+        trainer(tmp_path, kvstore="dist_model_average").fit(digits_rdd[0], resume=True)
 
 
 def test_the_driver_names_the_worker_of_a_failed_barrier_task_and_restarts_only_transient_failures():
