@@ -7,7 +7,7 @@ FM math and dist_sync vs dist_async.
 
     python benchmarks/bench_ctr.py --rows 200000 --mllib-defaults     # MLlib at its defaults as well
 
-Data: ``sparkps.train.io.synthetic_ctr.planted_ctr`` (13 numeric, 26 categorical fields, Zipf ids, planted
+Data: ``sparkps.ctr.synthetic.planted_ctr`` (13 numeric, 26 categorical fields, Zipf ids, planted
 DeepFM labels), a quarter more rows held out for the test. Spark ``local[2]``, 2 workers + 2 servers.
 MLlib's one-hot pipeline is fitted once, its output cached, and its time counted in (and shown beside) every
 MLlib row; the heads run at the reduced iteration counts ``--lr-iter``/``--fm-iter`` and, with
@@ -54,7 +54,7 @@ def parse_args(argv=None):
 
 
 def planted(args):
-    from sparkps.train.io.synthetic_ctr import planted_ctr
+    from sparkps.ctr.synthetic import planted_ctr
     total = args.rows + args.rows // 4
     return planted_ctr(total, vocab=args.vocab, zipf=1.2, linear_scale=0.3, fm_scale=0.15, deep_scale=0.5, seed=7)
 
@@ -85,7 +85,7 @@ def settings(args):
 def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
 
-    from sparkps.spark.ml import SparkpsCTRClassifier
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
     clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
                                model=model, embeddingDim=4, hiddenUnits=[32, 16],
                                numEpochs=args.epochs, batchSize=args.batch_size, numWorkers=2, numServers=2,
@@ -159,10 +159,10 @@ def numpy_fm_row(data, args):
     from threadpoolctl import threadpool_limits
 
     import sparkps.nets as nets
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.numeric import NumericStats
+    from sparkps.metric.ctr import binary_auc
     from sparkps.nets.training import fit_ctr, predict_ctr
-    from sparkps.train.io.hashing import hash_fields
-    from sparkps.train.io.numeric import NumericStats
-    from sparkps.train.metric_ctr import binary_auc
     rows = args.rows
     ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)
@@ -183,9 +183,9 @@ def numpy_fm_loop(data, args, dim=4, buckets=1 << 22, seed=0):
     gradients summed per unique id and lazy Adam on those rows only; the numeric part and bias dense Adam."""
     from threadpoolctl import threadpool_limits
 
-    from sparkps.train.io.hashing import bucket, hash_fields
-    from sparkps.train.io.numeric import NumericStats
-    from sparkps.train.metric_ctr import binary_auc
+    from sparkps.ctr.hashing import bucket, hash_fields
+    from sparkps.ctr.numeric import NumericStats
+    from sparkps.metric.ctr import binary_auc
     rows, lr, b1, b2, eps = args.rows, args.lr, 0.9, 0.999, 1e-8
     ids = bucket(hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))]), buckets)
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)
@@ -333,7 +333,7 @@ def main(argv=None):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from sparkps.train.metric_ctr import binary_auc
+    from sparkps.metric.ctr import binary_auc
     data = planted(args)
     planted_auc = binary_auc(data.labels[args.rows:], data.probability[args.rows:])
     spark = (SparkSession.builder.master("local[2]").appName("bench_ctr")

@@ -34,17 +34,16 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section
-from sparkps import kvstore
-from sparkps.ps.comm.timeouts import Timeouts
-from sparkps.ps.manifest import add_table_generation
-from sparkps.ps.rows import mix64
-from sparkps.ps.scheduler import Scheduler
-from sparkps.ps.server.tables import sparse_checkpoint
-from sparkps.ps.server.tables.row_index import HashRowIndex, SortedRowIndex
-from sparkps.ps.server.tables.sparse import SparseTable
+from sparkps import kvstore, optimizer
+from sparkps.comm.manifest import add_table_generation
+from sparkps.comm.timeouts import Timeouts
+from sparkps.rows.ids import mix64
+from sparkps.rows.values import RowSparse
 from sparkps.runtime.server_node import spawn_server
-from sparkps.sparse import RowSparse
-from sparkps.train import optimizer
+from sparkps.scheduler import Scheduler
+from sparkps.server.tables import sparse_checkpoint
+from sparkps.server.tables.row_index import HashRowIndex, SortedRowIndex
+from sparkps.server.tables.sparse import SparseTable
 
 DIM, LR, EPS = 16, 0.05, 1e-7
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': LR, 'epsilon': EPS}}

@@ -32,10 +32,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section
-from sparkps.ps import manifest as manifests
-from sparkps.ps.rows import mix64, shard_of
-from sparkps.ps.server.tables import sparse_checkpoint
-from sparkps.ps.server.tables.sparse import SparseTable
+from sparkps.comm import manifest as manifests
+from sparkps.rows.ids import mix64, shard_of
+from sparkps.server.tables import sparse_checkpoint
+from sparkps.server.tables.sparse import SparseTable
 
 DIM = 16
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': 0.05}}

@@ -22,8 +22,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import sparkps.symbol as sym  # noqa: E402
+from sparkps.io import NDArrayIter  # noqa: E402
 from sparkps.train.feedforward import FeedForward  # noqa: E402
-from sparkps.train.io import NDArrayIter  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import write_section  # noqa: E402

@@ -39,9 +39,9 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 sys.path.insert(0, ROOT)
 
 from benchmarks.report import write_section  # noqa: E402
-from sparkps.ps.comm.timeouts import Timeouts  # noqa: E402
-from sparkps.ps.scheduler import Scheduler  # noqa: E402
+from sparkps.comm.timeouts import Timeouts  # noqa: E402
 from sparkps.runtime.server_node import spawn_server  # noqa: E402
+from sparkps.scheduler import Scheduler  # noqa: E402
 
 STRATEGIES = [("dist_sync", {}), ("dist_async", {}), ("dist_sync_replicas", "M-1"),
               ("dist_model_average", {"interval_steps": 4}), ("dist_easgd", {"communication_period": 4})]
@@ -199,7 +199,7 @@ def _cluster(servers, workers=1):
 def _dense_model(kv, shapes):
     """Dense keys of ``shapes`` with SGD momentum, one step pushed so the momentum state exists; returns the
     arrays a checkpoint holds (weights and momentum)."""
-    from sparkps.train.optimizer import SGD
+    from sparkps.optimizer import SGD
     rng = np.random.default_rng(0)
     values = [rng.normal(0, 0.1, shape).astype(np.float32) for shape in shapes]
     keys = list(range(len(shapes)))
@@ -212,8 +212,8 @@ def _dense_model(kv, shapes):
 def _sparse_table(kv, rows, dim=16):
     """Table ``emb`` with ``rows`` rows (AdaGrad: one state array), every row pulled and pushed once; returns
     the arrays a checkpoint holds (ids, rows, state)."""
-    from sparkps.sparse import RowSparse
-    from sparkps.train.optimizer import AdaGrad
+    from sparkps.optimizer import AdaGrad
+    from sparkps.rows.values import RowSparse
     kv.init("emb", RowSparse(np.empty(0, np.int64), np.empty((0, dim), np.float32), (None, dim)))
     kv.set_optimizer(AdaGrad(learning_rate=0.1, rescale_grad=1.0))
     ids = np.random.default_rng(1).integers(0, 2 ** 62, rows).astype(np.int64)

@@ -63,8 +63,8 @@ def spark_session():
 def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
     """One SparkTrainer fit per epoch count in ``epochs`` on cached float32 blocks: [{passes, seconds,
     accuracy, samples_per_s, steady_samples_per_s}]."""
+    from sparkps.nets.mlp import mlp_symbol
     from sparkps.spark import SparkTrainer
-    from sparkps.spark.networks import mlp_symbol
     blocks = [(X, y) for X, y in zip(np.array_split(X_train, 8), np.array_split(y_train, 8))]
     rdd = spark.sparkContext.parallelize(blocks, 2).cache()
     rdd.count()

@@ -42,8 +42,8 @@ def timed(label, fn, out):
 
 def numpy_featurize(data, rows):
     import sparkps.nets as nets
-    from sparkps.train.io.hashing import hash_fields
-    from sparkps.train.io.numeric import NumericStats
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.numeric import NumericStats
     cats = data.categorical[:rows]
     ids = hash_fields(data.fields, [cats[:, j] for j in range(cats.shape[1])])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric[:rows])
@@ -78,8 +78,8 @@ def main(argv=None):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    import sparkps.spark.trainer as trainer_module
-    from sparkps.spark.ml import SparkpsCTRClassifier
+    import sparkps.spark.driver.trainer as trainer_module
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
     print("load at start: %.1f %.1f %.1f" % os.getloadavg())
     data = planted(args)
     spark = (SparkSession.builder.master("local[2]").appName("profile_ctr")
@@ -137,12 +137,12 @@ def legacy_blocks(df, stats, spec):
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, FloatType
 
-    from sparkps.spark.frames import frame_to_blocks
+    from sparkps.spark.model.frames import frame_to_blocks
     categorical, numeric_cols, saved = list(spec.categorical), list(spec.numeric), stats.to_dict()
 
     def featurize(*columns):
-        from sparkps.train.io.hashing import hash_column
-        from sparkps.train.io.numeric import NumericStats
+        from sparkps.ctr.hashing import hash_column
+        from sparkps.ctr.numeric import NumericStats
         cats, nums = columns[:len(categorical)], columns[len(categorical):]
         ids = np.stack([hash_column(n, c.to_numpy(dtype=object)) for n, c in zip(categorical, cats)], axis=1)
         numeric = NumericStats.from_dict(saved).transform(

@@ -1,6 +1,6 @@
 """The generated-CTR part of bench_strategies.py: time to a target test AUC per strategy, one worker slowed 2x.
 
-Data: ``planted_ctr`` (sparkps/train/io/synthetic_ctr.py) with a planted FM (8 categorical fields, vocabulary
+Data: ``planted_ctr`` (sparkps/ctr/synthetic.py) with a planted FM (8 categorical fields, vocabulary
 200 per field, Zipf 1.2, no numeric columns, seed 11): ``--ctr-rows`` training rows and 10,000 test rows, hashed
 into 64-bit ids by ``hash_fields``. Every worker regenerates the same rows (same seed) and trains on rows
 ``rank::workers``. Two models:
@@ -29,9 +29,9 @@ LOCAL_OPTIONS = {"dist_model_average": {"interval_steps": 4}, "dist_easgd": {"co
 
 def ctr_data(rows):
     """(train ids, train labels, test ids, test labels, planted test AUC): hashed uint64 ids (rows, FIELDS)."""
-    from sparkps.train.io.hashing import hash_fields
-    from sparkps.train.io.synthetic_ctr import planted_ctr
-    from sparkps.train.metric_ctr import binary_auc
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.synthetic import planted_ctr
+    from sparkps.metric.ctr import binary_auc
     data = planted_ctr(rows + TEST_ROWS, num_fields=FIELDS, num_numeric=0, vocab=VOCAB, zipf=1.2, deep_scale=0.0,
                        seed=SEED)
     ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(FIELDS)])
@@ -55,7 +55,7 @@ def dense_fm():
 def model_inputs(kind, ids):
     """(network, named inputs of ``ids``, label name) of model ``kind`` ('sparse' or 'dense')."""
     import sparkps.nets as nets
-    from sparkps.nets.features import LABEL
+    from sparkps.ctr.features import LABEL
     if kind == "dense":
         return dense_fm(), {"buckets": (ids % np.uint64(BUCKETS)).astype(np.float32)}, "ctr_label"
     spec = nets.FeatureSpec(categorical=["c%d" % f for f in range(FIELDS)], embedding_dim=FACTORS)
@@ -65,10 +65,10 @@ def model_inputs(kind, ids):
 def ctr_worker_main(job, results):
     """One worker process: train its shard and put what rank 0 saw on ``results``."""
     from sparkps import kvstore
+    from sparkps.io.iterators import NDArrayIter
+    from sparkps.metric.ctr import binary_auc
     from sparkps.nets.blocks import ctr_initializer
     from sparkps.train.feedforward import FeedForward
-    from sparkps.train.io.iterators import NDArrayIter
-    from sparkps.train.metric_ctr import binary_auc
     kv = kvstore.create(job["kvtype"], scheduler_uri=job["uri"], secret=job["secret"], **job["options"])
     rank, workers = kv.rank, kv.num_workers
     train_ids, train_labels, test_ids, test_labels, _ = ctr_data(job["rows"])

@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
-from sparkps.spark.job_flags import add_strategy_flags, trainer_settings
-from sparkps.train.io.formats import FORMATS
+from sparkps.io.formats import FORMATS
+from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
 
 LOG = logging.getLogger("train_classifier")
 
@@ -103,7 +103,7 @@ def spark_session(master=None, log_level="FATAL"):
 def fit_workers(spark, workers, servers):
     """``(workers, servers)`` the master can run: fewer workers, with a warning, when it has fewer task
     slots than ``--workers`` (the worker count never changes the master)."""
-    from sparkps.spark import checks
+    from sparkps.spark.driver import checks
     sc = spark.sparkContext
     slots = checks.count_task_slots(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism)
     if slots < 1:
@@ -142,8 +142,8 @@ def export_digits(folder):
 
 
 def read_frame(spark, args, path=None, table=None):
-    """A DataFrame (features Vector, label) from ``path`` or ``table`` (see sparkps.spark.inputs)."""
-    from sparkps.spark.inputs import read_input
+    """A DataFrame (features Vector, label) from ``path`` or ``table`` (see sparkps.spark.submit.inputs)."""
+    from sparkps.spark.submit.inputs import read_input
     features_cols = [c.strip() for c in args.features_cols.split(",") if c.strip()] if args.features_cols else None
     return read_input(spark, path=path, table=table, fmt=args.format, num_features=args.num_features,
                       label_col=args.label_col, features_cols=features_cols)
@@ -162,7 +162,7 @@ def demo_frames(spark):
 
 def network(args):
     """(symbol JSON, input shape) from --symbol or --layers."""
-    from sparkps.spark.networks import mlp_symbol, parse_layers
+    from sparkps.nets.mlp import mlp_symbol, parse_layers
     if args.symbol:
         if not args.num_features:
             raise ConfigError("--symbol needs --num-features")
@@ -276,8 +276,8 @@ def run(args):
 def main(argv=None):
     """Run the job; returns its exit code.  Under spark-submit the JVM copies this process's output and exits
     with it, so every line is written as printed and the output is drained before returning (see
-    sparkps.spark.submit_output: the final message is never cut off)."""
-    from sparkps.spark.submit_output import drain_output, line_buffered_output
+    sparkps.spark.submit.output: the final message is never cut off)."""
+    from sparkps.spark.submit.output import drain_output, line_buffered_output
     line_buffered_output()
     try:
         return _main(argv)
@@ -303,7 +303,7 @@ def with_input_line(message, args):
     """``message`` with the file line of its ``row N:`` when the training input is one local text file."""
     import re
 
-    from sparkps.train.io.formats import detect_format, input_line
+    from sparkps.io.formats import detect_format, input_line
     found = re.match(r"row (\d+): ", message)
     if not found or not args.train or args.input_table:
         return message

@@ -24,7 +24,7 @@ import os
 import sys
 
 from sparkps.errors import SparkpsError
-from sparkps.spark.job_flags import add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
 
 FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
@@ -87,7 +87,7 @@ def spark_session(master):
 def criteo_frame(spark, path):
     from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
-    from sparkps.train.io.ctr_files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
+    from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
     fields = [StructField("label", DoubleType())] + [StructField(c, DoubleType()) for c in CRITEO_NUMERIC] + \
         [StructField(c, StringType()) for c in CRITEO_CATEGORICAL]
     return spark.read.csv(path, sep="\t", schema=StructType(fields), header=False, mode="FAILFAST")
@@ -96,13 +96,13 @@ def criteo_frame(spark, path):
 def local_rows_frame(spark, path, fmt):
     """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line): (DataFrame,
     single-valued columns, multi-valued columns)."""
-    from sparkps.train.io.ctr_files import SparseRows, read_dummy, read_libffm
+    from sparkps.ctr.files import SparseRows, read_dummy, read_libffm
     if fmt == "libffm":
         return ffm_frame(spark, read_libffm(path))
     if fmt == "dummy":
         rows = read_dummy(path)
     else:
-        from sparkps.train.io.readers import read_libsvm
+        from sparkps.io.readers import read_libsvm
         X, y = read_libsvm(path, zero_based="auto", sparse=True)
         rows = SparseRows(y, None, X.indices, X.data, X.indptr, list(range(1, len(y) + 1)))
     counts = {int(c) for c in (rows.indptr[1:] - rows.indptr[:-1])}
@@ -142,15 +142,15 @@ def read(spark, args, path):
     if args.format == "csv":
         return spark.read.csv(path, header=True, inferSchema=True), None, [], []
     if args.format == "criteo":
-        from sparkps.train.io.ctr_files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
+        from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
         return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
     frame, names, multi = local_rows_frame(spark, path, args.format)
     return frame, names, [], multi
 
 
 def demo_files(folder, rows):
-    """Criteo-shaped TSV files of planted DeepFM clicks (sparkps.train.io.synthetic_ctr) in ``folder``."""
-    from sparkps.train.io.synthetic_ctr import planted_ctr, write_criteo_tsv
+    """Criteo-shaped TSV files of planted DeepFM clicks (sparkps.ctr.synthetic) in ``folder``."""
+    from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
     os.makedirs(folder, exist_ok=True)
     data = planted_ctr(rows + rows // 3, vocab=30, zipf=1.2, linear_scale=0.3, fm_scale=0.15, deep_scale=0.5,
                        seed=11)
@@ -162,7 +162,7 @@ def demo_files(folder, rows):
 
 
 def estimator(args, categorical, numeric, multi=()):
-    from sparkps.spark.ml import SparkpsCTRClassifier
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
     settings = dict(labelCol=args.label_col, categoricalCols=categorical, numericCols=numeric, model=args.model,
                     embeddingDim=args.embedding_dim, numBuckets=args.num_buckets,
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,

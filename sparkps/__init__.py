@@ -11,10 +11,10 @@ import importlib
 
 __version__ = '0.1.0'
 
-_SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.train.optimizer',
-               'initializer': 'sparkps.train.initializer', 'metric': 'sparkps.train.mx_metric',
-               'io': 'sparkps.train.io', 'kvstore': 'sparkps.kvstore', 'lr_scheduler': 'sparkps.train.lr_scheduler',
-               'callback': 'sparkps.train.callback', 'model': 'sparkps.train.feedforward',
+_SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.optimizer',
+               'initializer': 'sparkps.initializer', 'metric': 'sparkps.metric',
+               'io': 'sparkps.io', 'kvstore': 'sparkps.kvstore', 'lr_scheduler': 'sparkps.lr_scheduler',
+               'callback': 'sparkps.callback', 'model': 'sparkps.model', 'nd': 'sparkps.nd',
                'backend': 'sparkps.backend', 'errors': 'sparkps.errors'}
 _ALIASES = {'sym': 'symbol', 'init': 'initializer', 'kv': 'kvstore', 'opt': 'optimizer'}
 _NAMES = {'FeedForward': 'sparkps.train.feedforward', 'cpu': 'sparkps.backend', 'gpu': 'sparkps.backend',

@@ -12,9 +12,9 @@ import sys
 import click
 import numpy as np
 
+from sparkps.comm import settings
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.kvstore.strategies import STRATEGIES
-from sparkps.ps import settings
 
 ENV_HELP = "Environment: SPARKPS_SCHEDULER_URI (or SPARKPS_SCHEDULER_PORT), SPARKPS_SECRET, SPARKPS_RANK."
 
@@ -37,7 +37,7 @@ def timeout_options(function):
 
 
 def make_timeouts(kw):
-    from sparkps.ps.comm.timeouts import Timeouts
+    from sparkps.comm.timeouts import Timeouts
     return Timeouts(register=kw.pop("register_timeout"), request=kw.pop("request_timeout"),
                     heartbeat_interval=kw.pop("heartbeat_interval"), heartbeat_timeout=kw.pop("heartbeat_timeout"))
 
@@ -114,7 +114,7 @@ def scheduler(num_servers, num_workers, host, port, secret, curve, uri_file, **k
     Prints its URI (and the secret when it made one up), waits for NUM_SERVERS servers and NUM_WORKERS
     workers, and exits 0 when every worker finished or 1 with the error that ended the job.
     """
-    from sparkps.ps.scheduler import Scheduler
+    from sparkps.scheduler import Scheduler
     sched = Scheduler(num_servers, num_workers, host=host, port=port, secret=secret, timeouts=make_timeouts(kw),
                       curve=curve)
     try:
@@ -143,7 +143,7 @@ def server(scheduler_uri, secret, rank, curve, host, **kw):
 
     Exits 0 after an orderly end, 1 with a message naming the node at fault when the job fails.
     """
-    from sparkps.ps.server import run_server
+    from sparkps.server import run_server
     run_server(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret), rank=rank, host=host,
                timeouts=make_timeouts(kw), curve=curve)
 
@@ -165,7 +165,7 @@ def worker():
 @click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
               help="Training data; each worker reads shard RANK of NUM_WORKERS.")
 @click.option("--format", "data_format", type=click.Choice(["auto", "libsvm", "csv"]), default="auto",
-              show_default=True, help="Data format (auto: from the content; see sparkps.train.io.formats).")
+              show_default=True, help="Data format (auto: from the content; see sparkps.io.formats).")
 @click.option("--num-features", type=click.IntRange(min=1), help="LibSVM feature count (default: largest index).")
 @click.option("--label-column", type=int, default=0, show_default=True, help="CSV column holding the label.")
 @click.option("--eval-data", type=click.Path(exists=True, dir_okay=False), help="Validation data scored each epoch.")
@@ -198,7 +198,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
     Any failure is reported to the scheduler, which stops the whole job with it.
     """
     from sparkps.kvstore.strategies import check_strategy, parse_options
-    from sparkps.runtime import worker as train_worker
+    from sparkps.worker import command as train_worker
     if compression == "2bit":
         compression = {"type": "2bit", "threshold": compression_threshold}
     strategy = check_strategy(kvstore, parse_options(kvstore_params), compression)
@@ -227,7 +227,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
 @reports_errors("status")
 def status(scheduler_uri, secret, curve, as_json, timeout):
     """Print the job's state, nodes, per-worker progress and errors."""
-    from sparkps.ps.scheduler import fetch_status, format_status
+    from sparkps.scheduler import fetch_status, format_status
     result = fetch_status(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret),
                           timeout=timeout, curve=curve)
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
@@ -248,7 +248,7 @@ def compact_checkpoint(directory, tables, num_files):
     deltas it replaces, which are removed once the manifest names the new files.  Run it while no job saves
     into DIRECTORY; a running job can ask its servers instead (DistKVStore.compact_checkpoint).
     """
-    from sparkps.ps.server.tables.sparse_checkpoint import compact_checkpoint as compact
+    from sparkps.server.tables.sparse_checkpoint import compact_checkpoint as compact
     report = compact(directory, tables=list(tables) or None, num_files=num_files)
     if not report:
         click.echo("%s: every table is one base already" % directory)
@@ -374,8 +374,8 @@ def predict(model_prefix, mxnet_prefix, epoch, data, data_format, num_features, 
 
 
 def _read_rows(path, data_format, num_features, label_column):
-    from sparkps.train.io.formats import detect_format
-    from sparkps.train.io.readers import read_csv, read_libsvm
+    from sparkps.io.formats import detect_format
+    from sparkps.io.readers import read_csv, read_libsvm
     kind = detect_format(path, data_format)
     if kind == "csv":
         return read_csv(path, label_column=label_column)

@@ -19,9 +19,9 @@ import threading
 import zmq
 
 from sparkps import kvstore
-from sparkps.ps.comm import Postoffice, Timeouts
-from sparkps.ps.scheduler import Scheduler
-from sparkps.ps.server import run_server
+from sparkps.comm import Postoffice, Timeouts
+from sparkps.scheduler import Scheduler
+from sparkps.server import run_server
 
 # Generous on purpose: the suite runs on loaded 2-core machines. A node is declared dead only after 3 s
 # without a heartbeat; tests of dead-node detection pass their own, shorter, setting.
@@ -130,7 +130,7 @@ class NodeCluster:
 class PSCluster:
     """Scheduler + KVServers (threads) + DistKVStore workers, over ``inproc://`` or ``tcp://127.0.0.1``.
 
-    Servers run ``sparkps.ps.server.run_server`` on threads; workers are created concurrently by
+    Servers run ``sparkps.server.run_server`` on threads; workers are created concurrently by
     ``start_workers`` (registration blocks until every node arrived). ``close`` closes the workers,
     waits for the scheduler to stop the servers, joins every thread and terminates the zmq context
     (which only returns once every socket is closed: a leaked socket makes the tear-down fail).

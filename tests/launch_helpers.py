@@ -125,8 +125,8 @@ def alive(pid):
 
 
 def digits_accuracy(prefix, epoch, test_path):
+    from sparkps.io.readers import read_libsvm
     from sparkps.train.feedforward import FeedForward
-    from sparkps.train.io.readers import read_libsvm
     model = FeedForward.load(prefix, epoch)
     X, y = read_libsvm(test_path, num_features=64)
     return float(model.score(X, y))

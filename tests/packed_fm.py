@@ -5,12 +5,12 @@ is an FM (tables ``embedding_weight`` and ``linear_embedding_weight``) trained o
 """
 import numpy as np
 
-from sparkps.nets.features import FeatureSpec
+from sparkps.ctr.features import FeatureSpec
+from sparkps.ctr.hashing import hash_column
+from sparkps.ctr.synthetic import planted_ctr
 from sparkps.nets.training import fit_ctr
 from sparkps.nets.zoo import build
-from sparkps.spark.spark_model import SparkModel
-from sparkps.train.io.hashing import hash_column
-from sparkps.train.io.synthetic_ctr import planted_ctr
+from sparkps.spark.model.spark_model import SparkModel
 
 SPEC = FeatureSpec(categorical=("a", "b", "c"), embedding_dim=4)
 TABLES = ("embedding_weight", "linear_embedding_weight")

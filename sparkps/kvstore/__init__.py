@@ -9,6 +9,8 @@ MXNet's type names are accepted and ``kv.type`` returns the name asked for; a ty
 dist types (``dist.py``, over the parameter server's ``KVWorker``) are imported only when asked for, so local
 training never loads the parameter-server code. A new store type is one :func:`register` call.
 """
+import importlib
+
 from sparkps.errors import ConfigError
 from sparkps.kvstore.base import KNOWN_CAPABILITIES, KVStoreBase, key_value_lists
 from sparkps.kvstore.local import LocalKVStore
@@ -31,8 +33,8 @@ def create(name='local', **kwargs):
     """Return a KVStore of type ``name`` (a KVStoreBase instance is returned as it is).
 
     ``'local'``, ``'device'``, ``'local_allreduce_cpu'``, ... -> LocalKVStore (no options). ``'dist_sync'``,
-    ``'dist_async'`` and their ``_device`` forms -> ``sparkps.kvstore.dist.create_dist_kvstore`` (which blocks until
-    the worker registered with the scheduler, up to its register timeout; options ``scheduler_uri``,
+    ``'dist_async'`` and their ``_device`` forms -> ``sparkps.worker.dist_kvstore.create_dist_kvstore`` (which
+    blocks until the worker registered with the scheduler, up to its register timeout; options ``scheduler_uri``,
     ``secret``, ``rank``, ``timeouts``, ``compression``, ...). Unknown types -> ConfigError listing the known.
     """
     if isinstance(name, KVStoreBase):
@@ -51,9 +53,15 @@ def _local(name, **kwargs):
     return LocalKVStore(name)
 
 
+DIST_FACTORY = 'sparkps.worker.dist_kvstore:create_dist_kvstore'
+
+
 def _dist(name, **kwargs):
-    from sparkps.kvstore.dist import create_dist_kvstore  # imported on demand: local training never loads it
-    return create_dist_kvstore(name, **kwargs)
+    """The dist types live in the worker package, a layer above this one (docs/architecture.md): the registry
+    names their factory by its import path and loads it on first use, so local training never loads the
+    parameter-server code and no import here runs up a layer."""
+    module, _, function = DIST_FACTORY.partition(':')
+    return getattr(importlib.import_module(module), function)(name, **kwargs)
 
 
 for _name in ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device'):

@@ -2,11 +2,11 @@
 
     kv = sparkps.kvstore.create('local')
     kv.init([0, 1], [w0, w1])
-    kv.set_optimizer(sparkps.train.optimizer.create('sgd', learning_rate=0.1))
+    kv.set_optimizer(sparkps.optimizer.create('sgd', learning_rate=0.1))
     kv.push([0, 1], [g0, g1])            # applies the optimizer to the stored weights
     kv.pull([0, 1], out=[w0, w1])        # copies the stored weights into w0, w1
 
-Row-sparse keys (sparse embedding tables) are initialised with a ``sparkps.sparse.RowSparse`` (all rows of a
+Row-sparse keys (sparse embedding tables) are initialised with a ``sparkps.rows.values.RowSparse`` (all rows of a
 bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updated by pushing RowSparse gradients:
 
     kv.init('emb', RowSparse.from_dense(table))
@@ -15,9 +15,9 @@ bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updat
 """
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, KVStoreBase, key_value_lists
-from sparkps.sparse import RowSparse
-from sparkps.train.optimizer import get_updater
-from sparkps.train.row_table import RowSparseKeys, RowTable
+from sparkps.kvstore.local_rows import RowSparseKeys, RowTable
+from sparkps.optimizer import get_updater
+from sparkps.rows.values import RowSparse
 
 
 def _as_list(value):

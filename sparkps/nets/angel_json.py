@@ -19,10 +19,10 @@ layer.
 import json
 import math
 
+from sparkps.ctr.features import IDS
 from sparkps.errors import ConfigError
+from sparkps.lr_scheduler import SCHEDULERS, LRScheduler
 from sparkps.nets.angel_layers import LAYER_TYPES, LayerError
-from sparkps.nets.features import IDS
-from sparkps.train.lr_scheduler import SCHEDULERS, LRScheduler
 
 SECTIONS = {"data", "model", "train", "default_optimizer", "default_transfunc", "default_lossfunc", "layers"}
 # Angel optimizer -> (sparkps optimizer, {angel key: sparkps key}, fixed arguments)
@@ -177,7 +177,7 @@ class AngelNetwork:
 
     def _table_optimizer(self, optimizer, where):
         """The config of a table's own optimizer (the train section's lr, the layer's arguments)."""
-        from sparkps.train.optimizer import create
+        from sparkps.optimizer import create
         name, args, reg2 = optimizer
         try:
             return create(name, learning_rate=float(self.train.get("lr", 0.01)), wd=reg2, **args).to_config()

@@ -84,7 +84,7 @@ class Layer:
 def table_rows(layer, width):
     """(batch, fields, width) rows of the layer's sparse table ``<name>_weight`` (``indexrange`` rows, pulled per
     batch; its own optimizer, when the layer names one, served by the parameter server's table)."""
-    from sparkps.table_options import table_attr
+    from sparkps.rows.config import table_attr
     own = getattr(layer, "table_optimizer", None)
     weight = sym.Variable(layer.name + "_weight", attr=table_attr(optimizer=own) if own else None)
     return sym.Embedding(layer.network.ids, weight=weight, input_dim=layer.network.index_range, output_dim=width,

@@ -4,8 +4,8 @@ tower and the click head. Each returns a Symbol; names are fixed so that saved p
 The tables are ``contrib.HashEmbedding`` reads of 64-bit ids (see ``features``): in training each step pulls the
 rows of its batch's unique ids from the kvstore and pushes their gradients back, never the whole table."""
 import sparkps.symbol as sym
-from sparkps.nets.features import DENSE, PADDING_ID
-from sparkps.table_options import table_attr
+from sparkps.ctr.features import DENSE, PADDING_ID
+from sparkps.rows.config import table_attr
 
 
 class Inputs:
@@ -83,6 +83,6 @@ def click_head(logits, name="ctr"):
 def ctr_initializer(embedding_sigma=0.2):
     """Embedding rows and cross-layer vectors from N(0, embedding_sigma^2), every other weight by Xavier (biases
     zero): small tables at the start, MLP layers that pass a signal."""
-    from sparkps.train import initializer as init
+    from sparkps import initializer as init
     small = init.Normal(embedding_sigma)
     return init.Mixed([".*embedding.*", r".*cross\d+_weight$", ".*"], [small, small, init.Xavier()])

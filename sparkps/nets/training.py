@@ -8,11 +8,11 @@ and the benchmarks' single-process baseline use.
 """
 import numpy as np
 
+from sparkps.ctr.features import LABEL
 from sparkps.errors import DataError
+from sparkps.io.iterators import NDArrayIter
 from sparkps.nets.blocks import ctr_initializer
-from sparkps.nets.features import LABEL
 from sparkps.train.feedforward import FeedForward
-from sparkps.train.io.iterators import NDArrayIter
 
 
 def _check_labels(labels, rows):

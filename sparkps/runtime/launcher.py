@@ -13,9 +13,9 @@ import tempfile
 import threading
 import time
 
+from sparkps.comm.security import generate_secret
+from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.ps.comm.security import generate_secret
-from sparkps.ps.comm.timeouts import Timeouts
 from sparkps.runtime.supervisor import describe_exit, spawn, stop_all
 
 __all__ = ["LocalCluster", "describe_exit"]

@@ -2,7 +2,7 @@
 
 A job with a checkpoint folder ``D`` keeps one sub-folder per checkpoint: ``epoch-0003`` after epoch 3 and
 ``step-00000120`` every ``checkpoint_steps`` steps (worker 0's steps since the job started). Each is a
-kvstore checkpoint (:mod:`sparkps.ps.manifest`) whose manifest also records where training stood::
+kvstore checkpoint (:mod:`sparkps.comm.manifest`) whose manifest also records where training stood::
 
     "resume": {"epoch": 2, "nbatch": 10, "step": 120, "steps_per_epoch": 55,
                "steps": {"0": 120, "1": 120}, "history": [{"epoch": 0, "accuracy": 0.71}, ...]}
@@ -28,9 +28,9 @@ import re
 import shutil
 from typing import NamedTuple
 
+from sparkps.comm.manifest import MANIFEST, read_manifest
 from sparkps.errors import ConfigError, DataError
-from sparkps.ps.manifest import MANIFEST, read_manifest
-from sparkps.train.io import DataIter
+from sparkps.io import DataIter
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(epoch-\d{4,}|step-\d{8,})$")

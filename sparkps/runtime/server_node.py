@@ -1,4 +1,4 @@
-"""A parameter-server node as a supervised subprocess (``python -m sparkps.ps.server``), as Spark tasks and the
+"""A parameter-server node as a supervised subprocess (``python -m sparkps.server``), as Spark tasks and the
 benchmarks start it.
 
 >>> # server = spawn_server(scheduler.uri, scheduler.secret, rank=0)
@@ -12,7 +12,7 @@ from sparkps.runtime.supervisor import spawn
 
 
 def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1"):
-    """Start ``python -m sparkps.ps.server`` as a supervised subprocess; returns its
+    """Start ``python -m sparkps.server`` as a supervised subprocess; returns its
     :class:`~sparkps.runtime.supervisor.Child` (Popen's interface, plus ``stop(grace)``). Never blocks.
 
     ``host`` is the address the server binds and advertises (an address other nodes can reach). The secret
@@ -20,7 +20,7 @@ def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stde
     """
     child_env = dict(os.environ if env is None else env)
     child_env["SPARKPS_SECRET"] = secret
-    command = [sys.executable, "-m", "sparkps.ps.server", "--scheduler", scheduler_uri, "--host", host]
+    command = [sys.executable, "-m", "sparkps.server", "--scheduler", scheduler_uri, "--host", host]
     if rank is not None:
         command += ["--rank", str(int(rank))]
     if timeouts is not None:

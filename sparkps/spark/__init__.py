@@ -3,13 +3,17 @@
     from sparkps.spark import SparkTrainer, SparkModel
     model = SparkTrainer(net, input_shape=(64,), num_workers=2, num_servers=1).fit(rdd)
 
-``SparkpsClassifier`` / ``SparkpsClassificationModel`` (pyspark.ml) live in ``sparkps.spark.ml``.
+Sub-packages by where their code runs: ``driver/`` (the trainer, the stage it watches, checks, progress,
+restarts), ``task/`` (the barrier task and what it reads), ``model/`` (SparkModel, the predictor, table rows),
+``ml/`` (the pyspark.ml estimators over shared Params), ``submit/`` (what spark-submit jobs share). Modules
+at this level (``batches``, ``row_places``, ``sparse_inputs``) are used by more than one of them.
 Names are imported on first use, so ``import sparkps.spark`` does not start a JVM or import pyspark.
 """
 import importlib
 
-_NAMES = {"SparkTrainer": "trainer", "SparkModel": "spark_model", "SparkpsClassifier": "ml",
-          "SparkpsClassificationModel": "ml", "mlp_symbol": "networks"}
+_NAMES = {"SparkTrainer": "driver.trainer", "SparkModel": "model.spark_model",
+          "SparkpsClassifier": "ml.classifier", "SparkpsClassificationModel": "ml.classifier",
+          "SparkpsCTRClassifier": "ml.ctr_classifier", "SparkpsCTRModel": "ml.ctr_classifier"}
 
 __all__ = list(_NAMES)
 

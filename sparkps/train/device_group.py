@@ -17,7 +17,7 @@ executor manager does when it copies them out. Nothing here blocks or waits.
 import numpy as np
 
 from sparkps.errors import ConfigError
-from sparkps.train.io.validate import copy_into, host
+from sparkps.io.validate import copy_into, host
 
 
 def slice_sizes(batch_size, num_devices):

@@ -18,15 +18,15 @@ import time
 
 import numpy as np
 
+from sparkps import initializer as init_mod
+from sparkps import metric as metric_mod
+from sparkps import optimizer as opt_mod
+from sparkps.callback import BatchEndParam
 from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.io import DataIter, NDArrayIter
+from sparkps.io.validate import check_labels_fit, checked_arrays, copy_into, host, named_inputs
+from sparkps.model import load_checkpoint, save_checkpoint
 from sparkps.param_group import bound_arrays
-from sparkps.train import initializer as init_mod
-from sparkps.train import mx_metric as metric_mod
-from sparkps.train import optimizer as opt_mod
-from sparkps.train.callback import BatchEndParam
-from sparkps.train.io import DataIter, NDArrayIter
-from sparkps.train.io.validate import check_labels_fit, checked_arrays, copy_into, host, named_inputs
-from sparkps.train.model_file import load_checkpoint, save_checkpoint
 from sparkps.train.sparse_batch import QueuedStep, SparseBatch, with_sparse_push
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']

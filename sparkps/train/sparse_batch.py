@@ -21,7 +21,7 @@ import numpy as np
 from sparkps import backend
 from sparkps.errors import ConfigError, DataError
 from sparkps.param_group import bound_arrays
-from sparkps.sparse import RowSparse
+from sparkps.rows.values import RowSparse
 
 
 def _size(shape):
@@ -80,7 +80,7 @@ class SparseBatch:
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
-        empty, its rows created on first pull from ``sparkps.sparse.initial_rows``; a table with options goes
+        empty, its rows created on first pull from ``sparkps.rows.values.initial_rows``; a table with options goes
         through ``kv.init_table`` (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
         for name in self.tables:

@@ -2,7 +2,7 @@
 ``FeedForward.load(..., from_mxnet=True)`` and ``sparkps predict --from-mxnet PREFIX --epoch N``.
 
 Checkpoints are written by the test in MXNet's layout: the symbol JSON of ``tests/train/mxnet_mlp-symbol.json``
-(as ``mx.model.save_checkpoint`` writes it) and the params through ``sparkps.train.mxnet_params``'s writer, whose
+(as ``mx.model.save_checkpoint`` writes it) and the params through ``sparkps.nd``'s writer, whose
 bytes ``tests/train/test_mxnet_params.py`` checks against the layout of MXNet's ``src/ndarray/ndarray.cc``.
 Expected outputs are the MLP computed with numpy.
 """
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import sparkps as sp
 from sparkps.cli import main
 from sparkps.errors import ConfigError, DataError
-from sparkps.train.mxnet_params import write_ndarray_file
+from sparkps.nd import write_ndarray_file
 
 SYMBOL = os.path.join(os.path.dirname(__file__), os.pardir, 'train', 'mxnet_mlp-symbol.json')
 
@@ -50,7 +50,7 @@ def sparkps_checkpoint(tmp_path, epoch=4):
 
 
 def test_spark_model_from_mxnet_predicts_what_mxnet_computes(tmp_path):
-    from sparkps.spark.spark_model import SparkModel
+    from sparkps.spark.model.spark_model import SparkModel
     prefix, forward = mxnet_checkpoint(tmp_path)
     X = np.random.default_rng(3).normal(size=(6, 5)).astype(np.float32)
     for model in (SparkModel.from_mxnet(prefix, 4, input_shape=(5,)),
@@ -60,7 +60,7 @@ def test_spark_model_from_mxnet_predicts_what_mxnet_computes(tmp_path):
 
 
 def test_from_mxnet_refuses_sparkps_params_naming_the_file(tmp_path):
-    from sparkps.spark.spark_model import SparkModel
+    from sparkps.spark.model.spark_model import SparkModel
     ours = sparkps_checkpoint(tmp_path)
     assert SparkModel.load(ours, epoch=4, input_shape=(5,)).epoch == 4        # detection still reads it
     with pytest.raises(DataError, match=r"ours-0004.params is not an MXNet params file .*zip archive"):
@@ -70,7 +70,7 @@ def test_from_mxnet_refuses_sparkps_params_naming_the_file(tmp_path):
 
 
 def test_from_mxnet_names_a_missing_symbol_or_params_file(tmp_path):
-    from sparkps.spark.spark_model import SparkModel
+    from sparkps.spark.model.spark_model import SparkModel
     prefix, _ = mxnet_checkpoint(tmp_path)
     with pytest.raises(DataError, match=r"cannot read params file .*mlp-0009.params"):
         SparkModel.from_mxnet(prefix, 9, input_shape=(5,))
@@ -88,7 +88,7 @@ def test_from_mxnet_refuses_a_symbol_file_that_is_not_one(tmp_path):
 
 
 def test_spark_model_load_from_mxnet_needs_the_epoch(tmp_path):
-    from sparkps.spark.spark_model import SparkModel
+    from sparkps.spark.model.spark_model import SparkModel
     with pytest.raises(ConfigError, match="needs the epoch"):
         SparkModel.load(str(tmp_path / 'mlp'), from_mxnet=True, input_shape=(5,))
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import sparkps as sp
-from sparkps.train import lr_scheduler, optimizer
+from sparkps import lr_scheduler, optimizer
 
 from .kernels import REFERENCES
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import sparkps as sp
-from sparkps.sparse import RowSparse
-from sparkps.train import optimizer
+from sparkps import optimizer
+from sparkps.rows.values import RowSparse
 
 from .kernels import REFERENCES
 

@@ -10,8 +10,8 @@ import pytest
 
 from cluster import cluster_timeouts, start_all
 from launch_helpers import FAST_CLUSTER, Sparkps, alive, lines_matching, recorded_pids, write_digits
+from sparkps.comm import Postoffice
 from sparkps.errors import NodeDied
-from sparkps.ps.comm import Postoffice
 
 pytestmark = pytest.mark.slow
 

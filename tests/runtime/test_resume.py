@@ -9,10 +9,10 @@ import pytest
 
 import sparkps.runtime.resume as resume_mod
 from sparkps.errors import ConfigError
+from sparkps.io import NDArrayIter
 from sparkps.kvstore.strategies import STRATEGIES
+from sparkps.optimizer import SGD
 from sparkps.runtime.resume import Checkpointer, SkippedIter, check_resumable, checkpoints, latest_checkpoint
-from sparkps.train.io import NDArrayIter
-from sparkps.train.optimizer import SGD
 
 SHAPE = (4, 3)
 

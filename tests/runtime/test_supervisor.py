@@ -11,8 +11,8 @@ import pytest
 from cluster import PSCluster, cluster_timeouts, run_in_threads
 from sparkps import kvstore
 from sparkps.errors import ClusterError
-from sparkps.runtime.lifecycle import run_worker
 from sparkps.runtime.supervisor import ExitWatch, describe_exit, spawn, stop_all
+from sparkps.worker.lifecycle import run_worker
 
 STUBBORN = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); "
             "time.sleep(60)")

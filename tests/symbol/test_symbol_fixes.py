@@ -143,7 +143,7 @@ def test_op_level_lr_mult_reaches_the_weights_it_creates():
 
 
 def test_op_level_multipliers_are_read_by_the_optimizer():
-    import sparkps.train.optimizer as opt
+    import sparkps.optimizer as opt
     net = sym.FullyConnected(X, num_hidden=3, name="fc", lr_mult=0.1, wd_mult=0.0)
     net = sym.FullyConnected(net, num_hidden=2, name="out")
     names = net.list_arguments()[1:]

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
+from sparkps import initializer as init
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.train import initializer as init
 
 
 @pytest.mark.parametrize('name,value', [('fc1_bias', 0.0), ('bn_beta', 0.0), ('bn_moving_mean', 0.0),

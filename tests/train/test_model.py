@@ -7,9 +7,8 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import sparkps as sp
-from sparkps import kvstore
+from sparkps import callback, io, kvstore
 from sparkps.errors import ConfigError, DataError
-from sparkps.train import callback, io
 
 
 @pytest.fixture(scope='module')

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import sparkps as sp
+from sparkps import nd as mxnet_params
 from sparkps.errors import DataError
-from sparkps.train import mxnet_params
-from sparkps.train.model_file import load_params
+from sparkps.model import load_params
 
 HERE = os.path.dirname(__file__)
 V1, V2, V3 = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -139,7 +139,7 @@ def test_feedforward_load_of_an_mxnet_checkpoint_predicts_what_mxnet_computes(tm
 
 
 def test_spark_model_loads_an_mxnet_checkpoint(tmp_path):
-    from sparkps.spark.spark_model import SparkModel
+    from sparkps.spark.model.spark_model import SparkModel
     prefix, forward = mxnet_mlp_files(tmp_path, epoch=3)
     model = SparkModel.load(prefix, epoch=3, input_shape=(5,))
     X = np.random.default_rng(2).normal(size=(4, 5)).astype(np.float32)

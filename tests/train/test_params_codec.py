@@ -4,9 +4,9 @@ import io
 import numpy as np
 import pytest
 
+from sparkps import model as model_file
 from sparkps.errors import DataError
-from sparkps.spark import predictor
-from sparkps.train import model_file
+from sparkps.spark.model import predictor
 
 
 def test_model_file_and_spark_bytes_are_one_codec(tmp_path):

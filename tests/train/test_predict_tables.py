@@ -1,6 +1,6 @@
 """Prediction with sparse tables: a broadcast CTR model builds the lookup store of its tables once and keeps it
 for every later call, whatever the calls' sizes; an id no table holds reads the row it would be created with
-(``sparkps.sparse.initial_rows``) without being stored, so scoring a stream of unseen ids keeps the store at the
+(``sparkps.rows.values.initial_rows``) without being stored, so scoring a stream of unseen ids keeps the store at the
 model's size.
 
 Model and data: ``packed_fm`` (tests/packed_fm.py); the unseen ids are 64-bit values drawn from numpy Generator
@@ -11,9 +11,9 @@ import pytest
 
 from packed_fm import SPEC, TABLES, packed_fm
 from sparkps.errors import ConfigError
-from sparkps.spark.predictor import Predictor
-from sparkps.spark.spark_model import _predict_rows
-from sparkps.sparse import RowSparse, initial_rows
+from sparkps.rows.values import RowSparse, initial_rows
+from sparkps.spark.model.predictor import Predictor
+from sparkps.spark.model.spark_model import _predict_rows
 from sparkps.train.feedforward import FeedForward
 
 

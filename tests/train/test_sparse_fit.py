@@ -9,9 +9,9 @@ import pytest
 
 import sparkps.symbol as sym
 from sparkps.errors import DataError
-from sparkps.sparse import RowSparse, initial_rows
+from sparkps.io import NDArrayIter
+from sparkps.rows.values import RowSparse, initial_rows
 from sparkps.train.feedforward import FeedForward
-from sparkps.train.io import NDArrayIter
 
 VOCAB, DIM, FIELDS = 20, 4, 3
 RNG = np.random.default_rng(0)

@@ -21,8 +21,8 @@ import numpy as np
 
 from ... import backend
 from ...errors import ConfigError, DataError
-from ...table_options import ATTR as TABLE_OPTIONS_ATTR
-from ...table_options import table_options
+from ...rows.config import ATTR as TABLE_OPTIONS_ATTR
+from ...rows.config import table_options
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_bool, to_dtype, to_int
@@ -38,7 +38,7 @@ TableSpec = namedtuple("TableSpec", ["name", "dim", "input_dim", "fields", "padd
                        defaults=(None,))
 TableSpec.__doc__ = """A table a symbol reads: weight variable ``name``, row width ``dim``, ``input_dim`` (None
 when hashed), the data variables holding its ids (``fields``), the id meaning 'absent' (or None) and the table
-options its weight Variable declares (attribute ``__table_options__``, see sparkps/table_options.py)."""
+options its weight Variable declares (attribute ``__table_options__``, see sparkps/rows/config.py)."""
 
 
 def local_weight_shape(known, full):

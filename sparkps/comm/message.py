@@ -1,0 +1,151 @@
+"""The wire format: one authenticated msgpack header frame, then one raw frame per array.
+
+Header frame = ``MAC(32 bytes) || msgpack(header)`` where header is a map with keys
+``cmd`` (str), ``sender`` (node id, -1 before registration), ``rid`` (request id), ``reply`` (bool),
+``meta`` (map), ``arrays`` (list of ``[dtype, shape]``, one per array frame) and ``err`` (text of an
+ERROR reply or nil).  Arrays travel without a copy on send (contiguous buffers handed to zmq) and
+are read-only ``np.frombuffer`` views of the received frames.  Nothing is ever unpickled.
+
+>>> frames = encode(Message("PUSH", sender=5, rid=7, arrays=[np.arange(3.0)]), b"k")
+>>> decode(frames, b"k").arrays[0].tolist()
+[0.0, 1.0, 2.0]
+"""
+import hmac
+from dataclasses import dataclass, field
+
+import msgpack
+import numpy as np
+import zmq
+
+from sparkps.comm import security
+from sparkps.errors import AuthError, MalformedMessage
+
+COMMANDS = frozenset("""ABORT REGISTER NODES BARRIER RELEASE HEARTBEAT STATUS PROGRESS REPORT_ERROR FINISH
+    TERMINATE INIT PUSH PULL PUSHPULL SET_OPTIMIZER COMMAND LEAVE ERROR""".split())
+DTYPES = frozenset("""bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
+    float16 float32 float64""".split())
+MAX_HEADER_BYTES = 4 * 1024 * 1024
+MAX_ARRAYS = 4096
+MAX_NDIM = 32
+_DTYPE_NAMES = {np.dtype(name): name for name in DTYPES}
+_DTYPES_BY_NAME = {name: np.dtype(name) for name in DTYPES}
+_HEADER_KEYS = {"cmd": str, "sender": int, "rid": int, "reply": bool, "meta": dict, "arrays": list}
+
+
+@dataclass
+class Message:
+    """One request or reply.  ``arrays`` are numpy arrays; ``meta`` holds plain msgpack values."""
+
+    cmd: str
+    sender: int = -1
+    rid: int = 0
+    reply: bool = False
+    meta: dict = field(default_factory=dict)
+    arrays: list = field(default_factory=list)
+    err: str = None
+
+
+def _plain(value):
+    """msgpack hook: numpy scalars become Python numbers; anything else is refused."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    raise TypeError("cannot send a %s in a message header (only plain numbers, strings, lists, dicts)"
+                    % type(value).__name__)
+
+
+def encode(msg, key):
+    """Frames for ``msg`` signed with ``key`` (bytes).  Arrays are sent as contiguous buffers."""
+    if msg.cmd not in COMMANDS:
+        raise MalformedMessage("unknown command %r" % (msg.cmd,))
+    buffers, specs = [], []
+    for array in msg.arrays:
+        array = np.asarray(array)
+        if not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
+        dtype_name = _DTYPE_NAMES.get(array.dtype)
+        if dtype_name is None:
+            raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
+        specs.append([dtype_name, list(array.shape)])
+        buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
+    header = {"cmd": msg.cmd, "sender": int(msg.sender), "rid": int(msg.rid), "reply": bool(msg.reply),
+              "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
+    body = msgpack.packb(header, default=_plain, use_bin_type=True)
+    if len(body) > MAX_HEADER_BYTES:
+        raise MalformedMessage("header of %s is %d bytes, above the %d-byte limit"
+                               % (msg.cmd, len(body), MAX_HEADER_BYTES))
+    return [security.sign(key, body) + body] + buffers
+
+
+def _raw(frame):
+    """The bytes-like content of a zmq Frame, bytes or memoryview."""
+    return frame.buffer if type(frame) is zmq.Frame else frame
+
+
+def _unpack_header(raw, key):
+    size = len(raw)
+    if size <= security.MAC_SIZE:
+        raise MalformedMessage("header frame of %d bytes is too short" % size)
+    if size > security.MAC_SIZE + MAX_HEADER_BYTES:
+        raise MalformedMessage("header frame of %d bytes is above the limit" % size)
+    raw = memoryview(raw)
+    body = raw[security.MAC_SIZE:]
+    if not hmac.compare_digest(raw[:security.MAC_SIZE], security.sign(key, body)):
+        raise AuthError("message authentication failed (wrong or missing job secret)")
+    try:
+        header = msgpack.unpackb(body, raw=False, strict_map_key=False, use_list=True,
+                                 max_array_len=1 << 20, max_map_len=1 << 20)
+    except Exception as exc:  # msgpack raises several unrelated classes on garbage
+        raise MalformedMessage("header is not valid msgpack: %s" % exc) from None
+    if type(header) is not dict:
+        raise MalformedMessage("header is a %s, not a map" % type(header).__name__)
+    for name, kind in _HEADER_KEYS.items():
+        if type(header.get(name)) is not kind:  # exact types: msgpack gives no subclasses (bool is not int)
+            raise MalformedMessage("header field %r is missing or not a %s" % (name, kind.__name__))
+    if header["cmd"] not in COMMANDS:
+        raise MalformedMessage("unknown command %r" % header["cmd"][:40])
+    err = header.get("err")
+    if err is not None and type(err) is not str:
+        raise MalformedMessage("header field 'err' is not text")
+    return header
+
+
+def _array(spec, frame, index):
+    dtype = _DTYPES_BY_NAME.get(spec[0]) if type(spec) is list and len(spec) == 2 and type(spec[0]) is str else None
+    shape = spec[1] if dtype is not None else None
+    if (type(shape) is not list or len(shape) > MAX_NDIM
+            or not all(type(d) is int and d >= 0 for d in shape)):
+        raise MalformedMessage("array %d has a bad description %r" % (index, str(spec)[:80]))
+    count = 1
+    for dim in shape:
+        count *= dim
+    data = memoryview(_raw(frame))
+    if count * dtype.itemsize != data.nbytes:
+        raise MalformedMessage("array %d: %s%s needs %d bytes, frame has %d"
+                               % (index, spec[0], tuple(shape), count * dtype.itemsize, data.nbytes))
+    if not count:
+        array = np.zeros(shape, dtype)
+    else:
+        array = np.frombuffer(data, dtype=dtype)
+        if len(shape) != 1:
+            array = array.reshape(shape)
+    array.flags.writeable = False
+    return array
+
+
+def decode(frames, key):
+    """The Message in ``frames`` (zmq Frames or bytes), checked against ``key``.
+
+    Raises AuthError for a bad MAC and MalformedMessage for anything else that does not decode.
+    """
+    if not frames:
+        raise MalformedMessage("empty message")
+    header = _unpack_header(_raw(frames[0]), key)
+    specs = header["arrays"]
+    if len(specs) != len(frames) - 1 or len(specs) > MAX_ARRAYS:
+        raise MalformedMessage("header announces %d arrays, message has %d array frames"
+                               % (len(specs), len(frames) - 1))
+    arrays = [_array(spec, frames[i + 1], i) for i, spec in enumerate(specs)]
+    return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
+                   arrays, header.get("err"))

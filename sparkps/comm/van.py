@@ -1,0 +1,260 @@
+"""The ZeroMQ transport of one node.
+
+One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go
+out through a DEALER connected to the peer's ROUTER and the reply comes back on that DEALER.  ZeroMQ
+sockets are not thread-safe, so a single I/O thread owns the ROUTER and its own DEALERs: other threads
+either put frames in its outbox and wake it through a pipe, or send on a Channel of their own and poll
+it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Frames that do
+not decode or fail authentication are logged and dropped.
+"""
+import collections
+import logging
+import os
+import tempfile
+import threading
+import uuid
+
+import zmq
+
+from sparkps.comm import message as wire
+from sparkps.comm.channel import ChannelBook, readable, recv_frames, send_frames
+from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
+
+log = logging.getLogger(__name__)
+TRANSPORTS = ("tcp", "ipc", "inproc")
+_POLL_MS = 500
+_BURST = 256
+
+
+def bind_address(transport, host="127.0.0.1", port=0):
+    """The address a ROUTER binds: port 0 lets the OS choose; ipc/inproc get a unique name."""
+    if transport == "tcp":
+        return "tcp://%s:%s" % (host, port or "*")
+    if transport == "ipc":
+        return "ipc://%s" % os.path.join(tempfile.gettempdir(), "sparkps-%s.ipc" % uuid.uuid4().hex)
+    if transport == "inproc":
+        return "inproc://sparkps-%s" % uuid.uuid4().hex
+    raise ConfigError("unknown transport %r; use one of %s" % (transport, ", ".join(TRANSPORTS)))
+
+
+class Van:
+    """Sockets and the I/O thread of one node.
+
+    ``on_request(msg, route)`` and ``on_reply(msg)`` run on the I/O thread and must not block;
+    ``route`` is what ``send_reply`` needs to answer.  ``send_request``/``send_reply`` are thread-safe
+    and never block.  ``zmq_context`` must be shared by every node of an ``inproc://`` cluster.
+    """
+
+    def __init__(self, key, on_request, on_reply, transport="tcp", host="127.0.0.1", port=0,
+                 zmq_context=None, curve=None, name="node"):
+        self._key, self._on_request, self._on_reply = key, on_request, on_reply
+        self._bind = bind_address(transport, host, port)
+        if zmq_context is None and transport == "inproc":
+            zmq_context = zmq.Context.instance()  # inproc peers must share one context
+        self._owns_context = zmq_context is None
+        self._context = zmq_context or zmq.Context()
+        self._curve, self.name = curve, name
+        self._outbox = collections.deque()
+        self._lock = threading.Lock()
+        self._wake_pending = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._stopping = False
+        self._channels = ChannelBook(self._new_dealer)
+        self._thread = None
+        self._router = None
+        self.address = None
+        self.dropped = 0
+
+    def start(self):
+        """Bind the ROUTER and start the I/O thread; returns the real address (port 0 resolved)."""
+        router = self._socket(zmq.ROUTER)
+        if self._curve is not None:
+            self._curve.configure_server(router)
+        try:
+            router.bind(self._bind)
+        except zmq.ZMQError as exc:
+            router.close(0)
+            raise ClusterError("%s cannot bind %s: %s" % (self.name, self._bind, exc)) from None
+        self._router = router
+        self.address = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._thread = threading.Thread(target=self._run, name="sparkps-van-%s" % self.name, daemon=True)
+        self._thread.start()
+        return self.address
+
+    def _socket(self, kind):
+        sock = self._context.socket(kind)
+        sock.linger = 0
+        sock.sndhwm = sock.rcvhwm = 0
+        return sock
+
+    def send_request(self, address, frames):
+        """Queue ``frames`` for the peer whose ROUTER is at ``address`` (non-blocking, thread-safe)."""
+        self._post(("dealer", address, frames))
+
+    def send_direct(self, address, frames):
+        """Send a request on the calling thread's Channel; returns it (for ``pump``), None if stopped."""
+        channel = self._channels.mine()
+        if channel is None:
+            return None
+        with channel.lock:
+            if channel.closed or self._stopping:
+                return None
+            channel.send(address, frames)
+            if channel.sends % 64 == 0:  # replies nobody waits for must not pile up
+                channel.poll(0, self._reply_frames)
+        return channel
+
+    def pump(self, channel, event, remaining):
+        """Wait up to ``remaining`` s (in slices) for replies on ``channel`` until ``event`` is set."""
+        if channel.lock.acquire(blocking=False):
+            try:
+                closed = channel.closed
+                if not closed and not event.is_set():
+                    channel.poll(min(remaining, 0.1), self._reply_frames)
+                    return
+            finally:
+                channel.lock.release()
+            event.wait(min(remaining, 0.05))
+        else:  # another thread is polling this channel and will dispatch our reply too
+            event.wait(min(remaining, 0.002))
+
+    def _reply_frames(self, frames):
+        self._handle_frames(frames, routed=False)
+
+    def send_reply(self, route, frames):
+        """Queue ``frames`` as the answer to the request that arrived with ``route``."""
+        self._post(("router", route, frames))
+
+    @property
+    def on_io_thread(self):
+        """True when called from this Van's I/O thread (a handler running inline)."""
+        return threading.current_thread() is self._thread
+
+    def _post(self, item):
+        if self.on_io_thread and not self._stopping:  # already on the socket-owning thread: send now
+            self._deliver(*item)
+            return
+        with self._lock:
+            if self._stopping:
+                return
+            self._outbox.append(item)
+            if not self._wake_pending:
+                self._wake_pending = True
+                os.write(self._wake_w, b"x")
+
+    def stop(self, timeout=5.0):
+        """Close every socket and end the I/O thread (waits at most ``timeout`` s); idempotent."""
+        with self._lock:
+            already, self._stopping = self._stopping, True
+            if not already:
+                os.write(self._wake_w, b"x")
+        if already:
+            return
+        if self.on_io_thread:  # stopped from a handler: the I/O loop closes its sockets when it returns
+            return
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.error("%s: I/O thread did not stop within %g s", self.name, timeout)
+        elif self._router is not None:
+            self._router.close(0)
+        self._channels.close_all()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+        if self._bind.startswith("ipc://"):
+            try:
+                os.unlink(self._bind[len("ipc://"):])
+            except OSError:
+                pass
+        if self._owns_context:
+            self._context.term()
+
+    def _run(self):
+        self._dealers, self._poller = {}, zmq.Poller()
+        dealers, poller = self._dealers, self._poller
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
+        try:
+            while not self._stopping:
+                for sock, _ in poller.poll(_POLL_MS):
+                    if sock is self._router:
+                        self._drain(sock, routed=True)
+                    elif sock == self._wake_r:
+                        self._clear_wake()
+                    else:
+                        self._drain(sock, routed=False)
+                self._flush()
+        except Exception:  # never expected; logged so a broken node says why
+            log.exception("%s: I/O thread failed", self.name)
+        finally:
+            try:  # answers queued before stop (a TERMINATE acknowledgement) still go out
+                self._flush()
+            except Exception:
+                log.debug("%s: final flush failed", self.name, exc_info=True)
+            for sock in [self._router, *dealers.values()]:
+                sock.close(0)
+
+    def _clear_wake(self):
+        try:
+            os.read(self._wake_r, 4096)
+        except BlockingIOError:
+            pass
+
+    def _flush(self):
+        with self._lock:
+            items = list(self._outbox)
+            self._outbox.clear()
+            self._wake_pending = False
+        for item in items:
+            self._deliver(*item)
+
+    def _deliver(self, kind, target, frames):
+        """Send on the I/O thread: a reply through the ROUTER, a request through the peer's DEALER."""
+        if kind == "router":
+            self._send(self._router, [target] + frames, target)
+        else:
+            self._send(self._dealers.get(target) or self._connect(target), frames, target)
+
+    def _new_dealer(self, address):
+        sock = self._socket(zmq.DEALER)
+        if self._curve is not None:
+            self._curve.configure_client(sock)
+        sock.connect(address)
+        return sock
+
+    def _connect(self, address):
+        sock = self._dealers[address] = self._new_dealer(address)
+        self._poller.register(sock, zmq.POLLIN)
+        return sock
+
+    def _send(self, sock, frames, target):
+        try:
+            send_frames(sock, frames)
+        except zmq.ZMQError as exc:
+            self.dropped += 1
+            log.warning("%s: could not send to %r: %s", self.name, target, exc)
+
+    def _drain(self, sock, routed):
+        for _ in range(_BURST):  # EVENTS instead of catching zmq.Again: an exception per drain is slow
+            if not readable(sock):
+                return
+            self._handle_frames(recv_frames(sock), routed)
+
+    def _handle_frames(self, frames, routed):
+        route = frames.pop(0).bytes if routed and frames else None
+        try:
+            msg = wire.decode(frames, self._key)
+        except (MalformedMessage, AuthError) as exc:
+            self.dropped += 1
+            if self.dropped <= 10 or self.dropped % 1000 == 0:  # garbage floods must not flood the log
+                log.warning("%s: dropped a message (%d so far): %s", self.name, self.dropped, exc)
+            return
+        try:
+            if routed:
+                self._on_request(msg, route)
+            else:
+                self._on_reply(msg)
+        except Exception:
+            log.exception("%s: failed to dispatch %s", self.name, msg.cmd)

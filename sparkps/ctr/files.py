@@ -1,0 +1,178 @@
+"""Readers for the file formats of click-through-rate data, whole or one shard (lines
+``i % num_parts == part_index``, counted from 0 over every physical line, as the other readers).
+
+* Criteo's TSV: label, 13 integer columns, 26 hexadecimal categorical columns; any cell but the label may be
+  empty (a missing integer reads as NaN, a missing categorical as the field's "missing" id).
+* libffm: ``label field:feature:value ...``.
+* Angel's ``dummy``: ``label index index ...``, the indices of the features equal to 1; labels -1/1 or 0/1.
+
+    table = read_criteo('day_0.tsv')           # CTRTable: labels, ids (n, 26) uint64, numeric (n, 13)
+    rows = read_libffm('train.ffm')            # SparseRows: labels, fields, ids, values, indptr
+
+Categorical values become ids by ``hashing.hash_column`` (field and value together); Angel's dummy indices
+are ids already and stay as they are. Every bad line raises DataError naming ``file:line``.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from sparkps.ctr.hashing import hash_column, hash_fields
+from sparkps.errors import ConfigError, DataError
+
+CRITEO_NUMERIC = tuple("I%d" % i for i in range(1, 14))
+CRITEO_CATEGORICAL = tuple("C%d" % i for i in range(1, 27))
+
+
+class CTRTable(namedtuple("CTRTable", ["labels", "ids", "numeric", "fields", "numeric_names", "lines"])):
+    """One row per example: ``ids`` (rows, fields) uint64, ``numeric`` (rows, columns) float32 with NaN
+    where a cell was empty, ``labels`` float32 0/1, ``lines`` the 1-based file line of each row."""
+
+
+class SparseRows(namedtuple("SparseRows", ["labels", "fields", "ids", "values", "indptr", "lines"])):
+    """Variable-length rows: row r holds features ``[indptr[r], indptr[r+1])`` with ids (uint64 or int64),
+    field numbers (int32, the position in the row where a format has no fields) and values (float32)."""
+
+    def per_field(self, num_fields, path="<rows>"):
+        """(ids, values), each (rows, num_fields), for rows holding exactly one feature per field, given in
+        field order; DataError naming the first row that does not."""
+        counts = np.diff(self.indptr)
+        bad = np.flatnonzero(counts != num_fields)
+        if bad.size:
+            r = bad[0]
+            raise DataError("%s:%d: expected %d features (one per field), got %d"
+                            % (path, self.lines[r], num_fields, counts[r]))
+        shape = (len(self.labels), num_fields)
+        return self.ids.reshape(shape), self.values.reshape(shape)
+
+    def by_field(self):
+        """{field: (ids of that field in row order, count per row)} in field order: a field that occurs more than
+        once in a row (or not at all) is multi-valued, as libffm allows."""
+        rows = np.repeat(np.arange(len(self.labels)), np.diff(self.indptr))
+        out = {}
+        for field in np.unique(self.fields):
+            at = self.fields == field
+            out[int(field)] = (self.ids[at], np.bincount(rows[at], minlength=len(self.labels)))
+        return out
+
+
+def _check_shard(part_index, num_parts):
+    if not (isinstance(num_parts, int) and num_parts >= 1 and isinstance(part_index, int)
+            and 0 <= part_index < num_parts):
+        raise ConfigError("need 0 <= part_index < num_parts, got part_index=%r, num_parts=%r"
+                          % (part_index, num_parts))
+
+
+def shard_lines(path, part_index=0, num_parts=1):
+    """Yield (1-based line number, line without its end of line) of this shard's non-blank lines. Unlike
+    ``strip()``, trailing tabs stay: they are empty cells."""
+    _check_shard(part_index, num_parts)
+    with open(path, encoding="utf-8") as handle:
+        for i, line in enumerate(handle):
+            if i % num_parts == part_index:
+                text = line.rstrip("\r\n")
+                if text.strip():
+                    yield i + 1, text
+
+
+def parse_label(where, text):
+    """A click label: 0/1, or -1/1 (Angel) read as 0/1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise DataError("%s: label %r is not a number" % (where, text)) from None
+    if value not in (0.0, 1.0, -1.0):
+        raise DataError("%s: label %r must be 0 or 1 (or -1 for a negative)" % (where, text))
+    return 1.0 if value == 1.0 else 0.0
+
+
+def _criteo_numeric(where, cells):
+    out = []
+    for name, cell in zip(CRITEO_NUMERIC, cells):
+        if cell == "":
+            out.append(np.nan)
+            continue
+        try:
+            out.append(float(int(cell)))
+        except ValueError:
+            raise DataError("%s: column %s holds %r, expected an integer or an empty cell"
+                            % (where, name, cell)) from None
+    return out
+
+
+def read_criteo(path, part_index=0, num_parts=1):
+    """Read Criteo's TSV (40 tab-separated columns) into a CTRTable."""
+    labels, numeric, categorical, lines = [], [], [], []
+    width = 1 + len(CRITEO_NUMERIC) + len(CRITEO_CATEGORICAL)
+    for lineno, text in shard_lines(path, part_index, num_parts):
+        where = "%s:%d" % (path, lineno)
+        cells = text.split("\t")
+        if len(cells) != width:
+            raise DataError("%s: expected %d tab-separated columns (label, I1-I13, C1-C26), got %d"
+                            % (where, width, len(cells)))
+        labels.append(parse_label(where, cells[0]))
+        numeric.append(_criteo_numeric(where, cells[1:14]))
+        categorical.append(cells[14:])
+        lines.append(lineno)
+    columns = [[row[j] for row in categorical] for j in range(len(CRITEO_CATEGORICAL))]
+    ids = hash_fields(CRITEO_CATEGORICAL, columns) if categorical else np.zeros((0, 26), np.uint64)
+    return CTRTable(np.asarray(labels, np.float32), ids,
+                    np.asarray(numeric, np.float32).reshape(len(labels), len(CRITEO_NUMERIC)),
+                    CRITEO_CATEGORICAL, CRITEO_NUMERIC, np.asarray(lines, np.int64))
+
+
+def _ffm_token(where, token):
+    parts = token.split(":")
+    if len(parts) != 3 or not parts[1]:
+        raise DataError("%s: malformed feature %r (expected field:feature:value)" % (where, token))
+    try:
+        return int(parts[0]), parts[1], float(parts[2])
+    except ValueError:
+        raise DataError("%s: malformed feature %r (field must be an integer, value a number)"
+                        % (where, token)) from None
+
+
+def read_libffm(path, part_index=0, num_parts=1):
+    """Read libffm (``label field:feature:value ...``) into SparseRows; each id hashes (field, feature)."""
+    labels, fields, features, values, indptr, lines = [], [], [], [], [0], []
+    for lineno, text in shard_lines(path, part_index, num_parts):
+        where = "%s:%d" % (path, lineno)
+        tokens = text.split()
+        labels.append(parse_label(where, tokens[0]))
+        for token in tokens[1:]:
+            field, feature, value = _ffm_token(where, token)
+            fields.append(field)
+            features.append(feature)
+            values.append(value)
+        indptr.append(len(features))
+        lines.append(lineno)
+    fields = np.asarray(fields, np.int32)
+    ids = np.zeros(len(features), np.uint64)
+    features = np.asarray(features, dtype=object)
+    for field in np.unique(fields):
+        at = fields == field
+        ids[at] = hash_column(str(field), features[at])
+    return SparseRows(np.asarray(labels, np.float32), fields, ids, np.asarray(values, np.float32),
+                      np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
+
+
+def read_dummy(path, part_index=0, num_parts=1, index_range=None):
+    """Read Angel's dummy format into SparseRows (values 1, field = position in the row). With
+    ``index_range`` every index must lie in [0, index_range)."""
+    labels, ids, positions, indptr, lines = [], [], [], [0], []
+    for lineno, text in shard_lines(path, part_index, num_parts):
+        where = "%s:%d" % (path, lineno)
+        tokens = text.replace(",", " ").split()
+        labels.append(parse_label(where, tokens[0]))
+        for position, token in enumerate(tokens[1:]):
+            try:
+                index = int(token)
+            except ValueError:
+                raise DataError("%s: feature index %r is not an integer" % (where, token)) from None
+            if index < 0 or (index_range is not None and index >= index_range):
+                raise DataError("%s: feature index %d outside [0, %s)" % (where, index, index_range or "2**63"))
+            ids.append(index)
+            positions.append(position)
+        indptr.append(len(ids))
+        lines.append(lineno)
+    return SparseRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
+                      np.ones(len(ids), np.float32), np.asarray(indptr, np.int64), np.asarray(lines, np.int64))

@@ -1,0 +1,220 @@
+"""Optimizers with per-element adaptive steps: Adam, AdaGrad, RMSProp, AdaDelta, FTRL (MXNet 1.x numerics)."""
+import math
+
+import numpy as np
+
+from sparkps.optimizer.base import Optimizer, _check_number, register
+
+
+@register
+class Adam(Optimizer):
+    """Adam with bias correction folded into the step size, MXNet 1.x's ``adam_update``
+    (``g = clip(rescale_grad * grad + wd * weight)``: clipped after adding weight decay)::
+
+        m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2
+        weight -= lr * sqrt(1-beta2^t) / (1-beta1^t) * m / (sqrt(v) + epsilon)
+    """
+    name = 'adam'
+    hyper_params = ('beta1', 'beta2', 'epsilon')
+    grad_decay = 'before_clip'
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = _check_number('beta1', beta1, 0.0)
+        self.beta2 = _check_number('beta2', beta2, 0.0)
+        self.epsilon = _check_number('epsilon', epsilon, 0.0)
+
+    def create_state(self, index, weight):
+        return self._zeros_state(weight, 2)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
+        mean, var = state
+        lr_t = lr * math.sqrt(1.0 - self.beta2 ** count) / (1.0 - self.beta1 ** count)
+        mean *= self.beta1
+        np.multiply(g, 1.0 - self.beta1, out=tmp)
+        mean += tmp
+        var *= self.beta2
+        np.multiply(g, g, out=tmp)
+        tmp *= 1.0 - self.beta2
+        var += tmp
+        np.sqrt(var, out=tmp)
+        tmp += self.epsilon
+        np.divide(mean, tmp, out=tmp)
+        tmp *= lr_t
+        weight -= tmp
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad, MXNet 1.x's update (``g = clip(rescale_grad * grad)``, the constant inside the root)::
+
+        h += g^2;  weight -= lr * (g / sqrt(h + eps) + wd * weight)
+
+    ``epsilon`` is accepted as the older name of ``eps``.
+    """
+    name = 'adagrad'
+    hyper_params = ('eps',)
+    aliases = ('epsilon',)
+    grad_decay = 'none'
+
+    def __init__(self, eps=1e-7, epsilon=None, **kwargs):
+        super().__init__(**kwargs)
+        self.eps = _check_number('eps', eps if epsilon is None else epsilon, 0.0)
+
+    @property
+    def float_stable_eps(self):
+        """MXNet's attribute name for ``eps``."""
+        return self.eps
+
+    def create_state(self, index, weight):
+        return self._zeros_state(weight, 1)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
+        history, = state
+        np.multiply(g, g, out=tmp)
+        history += tmp
+        np.add(history, self.eps, out=tmp)
+        np.sqrt(tmp, out=tmp)
+        g /= tmp
+        if wd:
+            np.multiply(weight, wd, out=tmp)
+            g += tmp
+        g *= lr
+        weight -= g
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp (Tieleman & Hinton), or Graves' centered form with ``centered=True``; MXNet 1.x's
+    ``rmsprop_update``/``rmspropalex_update`` (``g = clip(rescale_grad * grad + wd * weight)``, weights
+    clipped to ``clip_weights`` after the step)::
+
+        n = gamma1 n + (1-gamma1) g^2;  weight -= lr * g / sqrt(n + epsilon)
+        centered: a = gamma1 a + (1-gamma1) g;
+                  delta = gamma2 delta - lr * g / sqrt(n - a^2 + epsilon);  weight += delta
+    """
+    name = 'rmsprop'
+    hyper_params = ('gamma1', 'gamma2', 'epsilon', 'centered')
+    grad_decay = 'before_clip'
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=False, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = _check_number('gamma1', gamma1, 0.0)
+        self.gamma2 = _check_number('gamma2', gamma2, 0.0)
+        self.epsilon = _check_number('epsilon', epsilon, 0.0)
+        self.centered = bool(centered)
+
+    def create_state(self, index, weight):
+        return self._zeros_state(weight, 3 if self.centered else 1)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
+        n = state[0]
+        n *= self.gamma1
+        np.multiply(g, g, out=tmp)
+        tmp *= 1.0 - self.gamma1
+        n += tmp
+        if not self.centered:
+            np.add(n, self.epsilon, out=tmp)
+            np.sqrt(tmp, out=tmp)
+            np.divide(g, tmp, out=tmp)
+            tmp *= lr
+            weight -= tmp
+            return
+        _, avg, delta = state
+        avg *= self.gamma1
+        np.multiply(g, 1.0 - self.gamma1, out=tmp)
+        avg += tmp
+        np.multiply(avg, avg, out=tmp)
+        np.subtract(n, tmp, out=tmp)
+        tmp += self.epsilon
+        np.sqrt(tmp, out=tmp)
+        np.divide(g, tmp, out=tmp)
+        tmp *= lr
+        delta *= self.gamma2
+        delta -= tmp
+        weight += delta
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (Zeiler), MXNet 1.x's update: no learning rate (as MXNet, ``learning_rate`` is ignored)::
+
+        acc_g = rho acc_g + (1-rho) g^2;  d = sqrt(acc_d + eps) / sqrt(acc_g + eps) * g
+        acc_d = rho acc_d + (1-rho) d^2;  weight -= d + wd * weight
+    """
+    name = 'adadelta'
+    hyper_params = ('rho', 'epsilon')
+    grad_decay = 'none'
+
+    def __init__(self, rho=0.9, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = _check_number('rho', rho, 0.0)
+        self.epsilon = _check_number('epsilon', epsilon, 0.0)
+
+    def create_state(self, index, weight):
+        return self._zeros_state(weight, 2)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
+        acc_g, acc_delta = state
+        acc_g *= self.rho
+        np.multiply(g, g, out=tmp)
+        tmp *= 1.0 - self.rho
+        acc_g += tmp
+        np.add(acc_delta, self.epsilon, out=tmp)
+        np.sqrt(tmp, out=tmp)
+        g *= tmp                                  # g now holds sqrt(acc_d + eps) * g
+        np.add(acc_g, self.epsilon, out=tmp)
+        np.sqrt(tmp, out=tmp)
+        g /= tmp                                  # g now holds the step d
+        acc_delta *= self.rho
+        np.multiply(g, g, out=tmp)
+        tmp *= 1.0 - self.rho
+        acc_delta += tmp
+        if wd:
+            np.multiply(weight, wd, out=tmp)
+            g += tmp
+        weight -= g
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-Proximal (McMahan et al.); ``wd`` is the L2 term of the closed form, not added to g::
+
+        z += g - (sqrt(n + g^2) - sqrt(n)) * weight / lr;  n += g^2
+        weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)   where |z| > lamda1, else 0
+    """
+    name = 'ftrl'
+    hyper_params = ('lamda1', 'beta')
+    grad_decay = 'none'
+
+    def __init__(self, learning_rate=0.1, lamda1=0.01, beta=1.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1 = _check_number('lamda1', lamda1, 0.0)
+        self.beta = _check_number('beta', beta, 0.0)
+
+    def create_state(self, index, weight):
+        return self._zeros_state(weight, 2)
+
+    def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
+        z, n = state
+        z += g
+        np.sqrt(n, out=tmp)
+        tmp *= weight
+        tmp /= lr
+        z += tmp                                 # + sqrt(n) * w / lr
+        g *= g
+        n += g                                   # n = n + g^2
+        np.sqrt(n, out=tmp)
+        tmp *= weight
+        tmp /= lr
+        z -= tmp                                 # - sqrt(n + g^2) * w / lr
+        np.sqrt(n, out=tmp)
+        tmp += self.beta
+        tmp /= lr
+        tmp += wd
+        np.sign(z, out=g)
+        g *= self.lamda1
+        g -= z
+        np.divide(g, tmp, out=weight)
+        np.abs(z, out=tmp)
+        weight *= tmp > self.lamda1

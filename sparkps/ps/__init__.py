@@ -1,1 +1,0 @@
-"""The parameter server: transport and message codec (comm), scheduler, servers and workers."""

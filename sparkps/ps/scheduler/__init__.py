@@ -1,5 +1,0 @@
-"""The scheduler: registration, deterministic ranks, barriers, heartbeats, progress and status."""
-from sparkps.ps.scheduler.client import fetch_status, format_status
-from sparkps.ps.scheduler.node import Scheduler
-
-__all__ = ["Scheduler", "fetch_status", "format_status"]

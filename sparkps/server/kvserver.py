@@ -1,0 +1,221 @@
+"""KVServer: the request handler of one server node; it routes data requests to tables and consults a round policy.
+
+It runs on the node's handler thread (one request at a time). Every request is parsed by
+:func:`sparkps.comm.protocol.parse_request` (the one place requests are validated); data requests go to the
+table their ``table`` field names (:mod:`sparkps.server.tables`), and pushes go through the round policy
+INIT chose (:mod:`sparkps.server.policy`: ``sync`` rounds or ``async``). A pull for a round not yet
+applied is parked with its responder and answered when the round completes. Bad requests are answered with an
+ERROR naming what was wrong; nothing a peer sends can stop the server.
+
+>>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
+"""
+import collections
+import logging
+
+import numpy as np
+
+from sparkps.comm import protocol
+from sparkps.comm.buffers import BufferPool
+from sparkps.comm.manifest import read_manifest
+from sparkps.errors import ConfigError, MalformedMessage
+from sparkps.server.policy import create_policy
+from sparkps.server.tables import create_table
+
+log = logging.getLogger(__name__)
+_EMPTY = np.zeros(0, np.float32)
+
+
+class KVServer:
+    """Serves the tables of one server node; ``handle(msg, responder)`` is the node's handler."""
+
+    def __init__(self, postoffice):
+        self.postoffice = postoffice
+        self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
+        self.served = collections.Counter()  # requests served, by (command, sender node id)
+        self.steps = collections.Counter()   # steps pushed, by sender node id (a checkpoint's data positions)
+        self.optimizer_config = None
+        self._policy_name = "async"
+        self._policy_options = {}
+        self._policy = None
+        self._buffers = BufferPool()
+        self._handlers = {protocol.Init: self._init, protocol.Push: self._push, protocol.Pull: self._pull,
+                          protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
+                          protocol.Command: self._command, protocol.Leave: self._leave}
+        self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
+                          "compact": self._compact}
+
+    @property
+    def policy(self):
+        """The round policy (created on first use: the worker ids are known after start)."""
+        if self._policy is None:
+            self._policy = create_policy(self._policy_name, self.postoffice.worker_ids, self._policy_options)
+        return self._policy
+
+    @property
+    def dense(self):
+        """The dense table (every server has one)."""
+        return self.tables[protocol.DEFAULT_TABLE]
+
+    def handle(self, msg, responder):
+        """Serve one request; raises (-> ERROR reply) on a malformed or impossible request."""
+        request = protocol.parse_request(msg)
+        self.served[msg.cmd, msg.sender] += 1
+        self._handlers[type(request)](request, msg.sender, responder)
+
+    def _table(self, name):
+        table = self.tables.get(name)
+        if table is None:
+            raise ConfigError("this server holds no table %r (tables: %s; INIT it first)"
+                              % (name, ", ".join(sorted(self.tables))))
+        return table
+
+    # ---- data -------------------------------------------------------------------------------------
+    def _init(self, request, sender, responder):
+        if request.table not in self.tables:
+            self.tables[request.table] = table = create_table(request.kind or request.table)
+            if self.optimizer_config is not None:
+                table.set_optimizer(self.optimizer_config)
+        self.tables[request.table].init(request)
+        if request.policy is not None:
+            options = {k: v for k, v in request.policy.items() if k != "name"}
+            if (request.policy["name"], options) != (self._policy_name, self._policy_options):
+                self._policy_name, self._policy_options, self._policy = request.policy["name"], options, None
+            _ = self.policy  # an unknown policy or option is an error of this INIT
+        elif request.sync is not None:
+            name = "sync" if request.sync else "async"
+            if name != self._policy_name:
+                self._policy_name, self._policy_options, self._policy = name, {}, None
+        responder.reply()
+
+    def _round(self, request):
+        if request.round is None and self.policy.needs_round:
+            raise MalformedMessage("request field 'round' must be an int, got None")
+        return request.round or 0
+
+    def _push(self, request, sender, responder, reply=True):
+        """Hand the update to the round policy; returns whether the policy dropped it as stale."""
+        update = self._table(request.table).gradient(request)
+        round_ = self._round(request)
+        if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
+            self.steps[sender] += 1
+        stale = self.policy.answers_round and self.policy.is_stale(round_)
+        self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
+        if reply:
+            responder.reply(meta={"stale": True} if stale else None)
+        return stale
+
+    def _pull(self, request, sender, responder, stale=False):
+        self._table(request.table)
+        if self.policy.wait_pull(request.round or 0, (responder, request)):
+            self._answer_pull(responder, request, stale)
+
+    def _pushpull(self, request, sender, responder):
+        if request.tables is not None:
+            return self._step(request, sender, responder)
+        stale = self._push(request.as_push(), sender, responder, reply=False)
+        self._pull(request.as_pull(), sender, responder, stale)
+
+    def _step(self, request, sender, responder):
+        """A step: the dense push and every table's row push are one round; the pull waits for it."""
+        round_ = self._round(request)
+        self.steps[sender] += 1
+        updates = {}
+        if request.keys:
+            updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
+        for part in request.tables:
+            table = self._table(part.name)
+            if part.push_ids is not None:
+                updates[part.name] = table.gradient(protocol.Push([], round_, part.name, part.push_ids, part.grads))
+        self._apply_rounds(self.policy.push(sender, round_, updates))
+        if self.policy.wait_pull(round_, (responder, request)):
+            self._answer_pull(responder, request)
+
+    def _answer_pull(self, responder, request, stale=False):
+        meta = None
+        if self.policy.answers_round:  # the worker's next push is tagged this round + 1
+            meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
+        if getattr(request, "tables", None) is not None:
+            dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
+            rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
+                    for t in request.tables if t.pull_ids is not None]
+            responder.reply(meta=meta, arrays=[dense] + rows)
+            return
+        responder.reply(meta=meta, arrays=[self._snapshot(self.tables[request.table].read(request))])
+
+    def _snapshot(self, values):
+        # The reply is sent without a copy and later rounds change the weights in place: send a snapshot,
+        # in a buffer reused once its last reply went out (values a table never changes go as they are).
+        if values.flags.writeable and values.size:
+            snapshot = self._buffers.take(values.size)
+            snapshot[:] = values.reshape(-1)
+            values = snapshot
+        return values
+
+    def _apply_rounds(self, completed):
+        for done in completed:
+            for name, update in done.updates.items():
+                self.tables[name].apply(update, scale=done.scale)
+            for responder, request in self.policy.mark_applied(done.round):
+                self._answer_pull(responder, request)
+
+    def _leave(self, request, sender, responder):
+        self._apply_rounds(self.policy.leave(sender))
+        responder.reply()
+
+    # ---- optimizer and commands -------------------------------------------------------------------
+    def _set_optimizer(self, request, sender, responder):
+        for table in self.tables.values():
+            table.set_optimizer(request.config)
+        self.optimizer_config = request.config
+        responder.reply()
+
+    def _command(self, request, sender, responder):
+        responder.reply(meta=self._commands[request.name](request) or {})
+
+    def _stats(self, request):
+        # every table but the dense one holds rows and reports their statistics (SparseRows.stats); the round
+        # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
+        status = getattr(self.policy, "status", None)
+        return {"tables": {name: table.stats() for name, table in self.tables.items()
+                           if name != protocol.DEFAULT_TABLE},
+                "policy": status() if status is not None else {"policy": self._policy_name}}
+
+    def _set_lr(self, request):
+        for table in self.tables.values():
+            table.set_learning_rate(request.lr)
+
+    def _save(self, request):
+        reply = {"pieces": [], "optimizer": None, "tables": []}
+        for table in self.tables.values():
+            saved = table.save(request.path)
+            reply["pieces"].extend(saved.pop("pieces", []))
+            reply["tables"].extend(saved.pop("tables", []))
+            reply["optimizer"] = reply["optimizer"] or saved.pop("optimizer", None)
+            reply.update(saved)
+        reply["steps"] = self.applied_steps()
+        return reply
+
+    def applied_steps(self):
+        """``{worker node id: steps}``: how many steps of each worker the weights hold now (pushed and applied,
+        or dropped as stale); saved with a checkpoint, it is where each worker resumes in its data."""
+        return {str(node): self.steps[node] - self.policy.unapplied(node) for node in self.postoffice.worker_ids}
+
+    def _compact(self, request):
+        # each table merges its base and deltas into a new base of this server's shard (SparseRows.compact); the
+        # worker that asked writes the manifest from the replies, then removes the replaced files
+        manifest = read_manifest(request.path)
+        return {"tables": [d for table in self.tables.values()
+                           for d in table.compact(request.path, manifest).get("tables", [])]}
+
+    def _load(self, request):
+        manifest = read_manifest(request.path)
+        for table in self.tables.values():
+            table.load(request.path, manifest)
+        if manifest.get("optimizer") is not None:
+            self.optimizer_config = manifest["optimizer"]
+
+    def close(self, reason="the server stopped"):
+        """Answer every parked pull with an ERROR (the server is going down)."""
+        if self._policy is not None:
+            for responder, _ in self._policy.parked():
+                responder.error(reason)

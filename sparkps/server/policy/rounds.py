@@ -1,0 +1,168 @@
+"""The ``sync`` and ``async`` round policies of one server (see :mod:`sparkps.server.policy`).
+
+``sync`` (``dist_sync``) keeps explicit rounds: who pushed which round, when a round is complete.
+
+Every worker numbers its pushes (its *round*, 1, 2, ...). A round is complete when every *active* worker
+pushed it; the server then applies the summed gradient once. Rounds are applied in increasing order, and a
+pull for round ``r`` is answered only once every round up to ``r`` has been applied.
+
+Uneven data: a worker that has no more batches sends LEAVE and is no longer waited for; later rounds
+complete with the workers still active. The gradients are *summed* and the workers scale them by
+``1 / (batch * num_workers)`` (MXNet's rescale_grad), so a round that only ``k`` of ``W`` workers
+contribute to is scaled by ``W / k`` (:attr:`CompletedRound.scale`): the applied step stays the mean
+gradient of the contributors, as large as in a full round.
+
+``async`` (``dist_async``) applies every push at once and answers every pull at once.
+
+No sockets here: the server feeds events in and acts on what comes back. Updates are whatever a table's
+``gradient`` returns; the policy only sums them with ``update.add``.
+
+>>> import numpy as np
+>>> from sparkps.server.tables.dense import DenseGradient
+>>> rounds = SyncRounds(worker_ids=[3, 4])
+>>> rounds.push(3, 1, {"dense": DenseGradient([0], [2], np.ones(2, np.float32))})
+[]
+>>> [(c.round, c.scale, c.updates["dense"].flat.tolist())
+...  for c in rounds.push(4, 1, {"dense": DenseGradient([0], [2], np.ones(2, np.float32))})]
+[(1, 1.0, [2.0, 2.0])]
+"""
+from typing import NamedTuple
+
+from sparkps.errors import ClusterError
+
+
+class CompletedRound(NamedTuple):
+    """A round ready to apply: the summed update per table name and the factor to multiply it by."""
+    round: int
+    updates: dict
+    scale: float
+    contributors: int
+
+
+class RoundSum:
+    """The sum so far of one round's updates, per table, and the workers that contributed."""
+
+    def __init__(self):
+        self.contributors = set()
+        self.updates = {}
+
+    def add(self, updates):
+        for table, update in updates.items():
+            known = self.updates.get(table)
+            self.updates[table] = update if known is None else known.add(update)
+
+
+class AsyncUpdates:
+    """Policy ``async``: every push is applied at once, every pull answered at once."""
+    needs_round = False
+    answers_round = False
+
+    def __init__(self, worker_ids):
+        self.worker_ids = set(worker_ids)
+
+    def push(self, worker, round_, updates):
+        return [CompletedRound(0, updates, 1.0, 1)]
+
+    def leave(self, worker):
+        return []
+
+    def wait_pull(self, round_, token):
+        return True
+
+    def mark_applied(self, round_):
+        return []
+
+    def parked(self):
+        return []
+
+    def unapplied(self, worker):
+        """Pushes of ``worker`` received but not applied yet: none, every push is applied on arrival."""
+        return 0
+
+
+class ParkedPulls:
+    """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
+    until then. A round policy sets both in its ``__init__``."""
+
+    answers_round = False
+
+    def wait_pull(self, round_, token):
+        """True if round ``round_`` is applied; otherwise park ``token`` for :meth:`mark_applied`."""
+        if round_ <= self.applied:
+            return True
+        self._parked.append((round_, token))
+        return False
+
+    def mark_applied(self, round_):
+        """Note that ``round_`` was applied; returns the parked tokens whose round is now applied."""
+        self.applied = max(self.applied, round_)
+        ready = [t for r, t in self._parked if r <= self.applied]
+        self._parked = [(r, t) for r, t in self._parked if r > self.applied]
+        return ready
+
+    def parked(self):
+        """Tokens still waiting for a round (answered with an error when the server stops)."""
+        return [t for _, t in self._parked]
+
+    def unapplied(self, worker):
+        """Pushes of ``worker`` waiting in rounds not applied yet (a checkpoint taken now does not hold them)."""
+        return sum(1 for pending in self._pending.values() if worker in pending.contributors)
+
+
+class SyncRounds(ParkedPulls):
+    """Policy ``sync``: round bookkeeping for one server.
+
+    ``push(worker, round, updates)`` and ``leave(worker)`` return the rounds that became complete, in order;
+    ``wait_pull(round, token)`` either says the round is applied (True) or parks ``token`` until it is;
+    ``mark_applied(round)`` returns the parked tokens that may now be answered.
+    """
+
+    needs_round = True
+
+    def __init__(self, worker_ids):
+        self.num_workers = len(worker_ids)
+        self.active = set(worker_ids)
+        self.left = set()
+        self.applied = 0
+        self.last_pushed = {w: 0 for w in worker_ids}
+        self._pending = {}
+        self._parked = []
+
+    def push(self, worker, round_, updates):
+        """Record ``worker``'s updates ``{table name: update}`` for ``round_``; returns completed rounds."""
+        self._check_push(worker, round_)
+        self.last_pushed[worker] = round_
+        self._pending.setdefault(round_, RoundSum())
+        self._pending[round_].contributors.add(worker)
+        self._pending[round_].add(updates)
+        return self._complete()
+
+    def leave(self, worker):
+        """``worker`` pushes no more; rounds waiting only for it complete now. Idempotent."""
+        if worker not in self.last_pushed:
+            raise ClusterError("LEAVE from node %s, which is not a worker of this cluster" % worker,
+                               node=worker)
+        self.active.discard(worker)
+        self.left.add(worker)
+        return self._complete()
+
+    def _check_push(self, worker, round_):
+        if worker not in self.last_pushed:
+            raise ClusterError("PUSH from node %s, which is not a worker of this cluster" % worker, node=worker)
+        if worker in self.left:
+            raise ClusterError("PUSH for round %d from worker node %s after it left the sync rounds"
+                               % (round_, worker), node=worker)
+        if round_ <= self.last_pushed[worker] or round_ <= self.applied:
+            raise ClusterError("worker node %s pushed round %d again (its last round was %d, applied up to %d)"
+                               % (worker, round_, self.last_pushed[worker], self.applied), node=worker)
+
+    def _complete(self):
+        done = []
+        for round_ in sorted(self._pending):
+            pending = self._pending[round_]
+            if not self.active <= pending.contributors:
+                break
+            del self._pending[round_]
+            count = len(pending.contributors)
+            done.append(CompletedRound(round_, pending.updates, self.num_workers / count, count))
+        return done

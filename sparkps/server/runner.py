@@ -1,0 +1,74 @@
+"""Run a server node: in this process (``run_server``) or from the shell (a subprocess:
+:func:`sparkps.runtime.server_node.spawn_server`).
+
+``python -m sparkps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``) registers
+with the scheduler, serves until the scheduler sends TERMINATE, and exits 0; it exits 1 with a message
+naming the peer when the job fails (a dead node, a lost scheduler).
+"""
+import argparse
+import json
+import logging
+import sys
+import threading
+
+from sparkps.comm.postoffice import Postoffice
+from sparkps.comm.settings import NodeSettings
+from sparkps.comm.timeouts import Timeouts
+from sparkps.errors import SparkpsError
+from sparkps.server.kvserver import KVServer
+
+log = logging.getLogger(__name__)
+
+
+def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", transport="tcp",
+               zmq_context=None, timeouts=None, curve=False, on_started=None):
+    """Register a server node and serve until the scheduler ends the job.
+
+    Blocks until TERMINATE (returns None) or a job failure (raises NodeDied / ClusterError naming the
+    node at fault); registration waits at most ``timeouts.register`` seconds. ``on_started(server)``
+    is called with the KVServer once the node is registered (tests use it to inspect the server).
+    """
+    scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
+    postoffice = Postoffice("server", scheduler_uri, secret, rank=rank, host=host, transport=transport,
+                            zmq_context=zmq_context, timeouts=timeouts, curve=curve)
+    server = KVServer(postoffice)
+    postoffice.start(server.handle)
+    try:
+        if on_started is not None:
+            on_started(server)
+        postoffice.wait_for_termination()
+    finally:
+        server.close("%s is stopping" % postoffice.name)
+        postoffice.stop()
+
+
+def main(argv=None):
+    """Entry point of ``python -m sparkps.server``; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m sparkps.server",
+                                     description="Run one sparkps parameter-server node until the job ends.")
+    parser.add_argument("--scheduler", help="scheduler URI (default: $SPARKPS_SCHEDULER_URI)")
+    parser.add_argument("--rank", type=int, help="requested server rank (default: $SPARKPS_RANK or any)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--timeouts", help="JSON object of Timeouts fields, e.g. '{\"request\": 30}'")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    threading.Thread(target=_warm_tables, name="sparkps-warm-tables", daemon=True).start()
+    try:
+        timeouts = Timeouts(**json.loads(args.timeouts)) if args.timeouts else None
+        run_server(args.scheduler, None, args.rank, host=args.host, timeouts=timeouts)
+    except (SparkpsError, ValueError, TypeError) as exc:
+        print("sparkps server: %s" % exc, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _warm_tables():
+    """Import the sparse tables and load their compiled id index while the node registers (see row_index.warm)."""
+    try:
+        from sparkps.server.tables import sparse_served  # noqa: F401 - the import is the warm-up
+        from sparkps.server.tables.row_index import warm
+        warm()
+    except Exception:     # a warm-up only: the first real use reports any problem
+        logging.getLogger(__name__).debug("warming the sparse tables failed", exc_info=True)

@@ -1,0 +1,322 @@
+"""A sparse embedding table on one server: rows keyed by 64-bit ids, created on first pull, lazily updated.
+
+The socket-free core of sparse training (the server's handlers call it; tests call it directly)::
+
+    table = SparseTable('user', dim=16, optimizer={'name': 'adagrad', 'params': {'learning_rate': 0.1}})
+    rows = table.pull(ids)              # (len(ids), 16): new ids get their (table, id)-seeded first value
+    table.push(ids, grads)              # grads (len(ids), 16) summed per id, applied to those rows only
+    table.tick()                        # one step later: expiry by ttl / decayed count runs every sweep_every
+    table.stats()                       # {'rows', 'bytes', 'admitted', 'evicted', ...}
+
+Options: ``input_dim`` bounds the ids (``Embedding(input_dim=...)``); ``min_count`` admits an id as a row
+only once it was named that often (until then it reads as zeros, is not stored and its gradients are
+dropped); ``ttl`` evicts rows unseen for more than that many steps; ``decay`` + ``min_decayed`` evict rows
+whose decayed occurrence count fell under the threshold (both checked every ``sweep_every`` steps, by
+default ttl/8, so a row goes at most ttl/8 steps late); ``capacity`` bounds the rows this server holds and
+``on_full`` says what happens at the bound: ``'evict'`` the least recently seen rows, or ``'fail'`` with an
+error. An occurrence is one naming of the id by a pull (``counts=`` may say how often a batch used each id).
+
+Every bad input raises DataError naming the table and the field. Not thread-safe: one server thread.
+"""
+import numpy as np
+
+from sparkps.errors import ConfigError, DataError
+from sparkps.optimizer.rowwise import RowOptimizer
+from sparkps.rows.ids import name_seed, row_ids
+from sparkps.rows.init import RowInitializer
+from sparkps.server.tables import admission
+from sparkps.server.tables.row_index import HashRowIndex
+from sparkps.server.tables.row_store import RowStore
+
+_OPTIONS = ('input_dim', 'min_count', 'ttl', 'decay', 'min_decayed', 'capacity', 'on_full', 'sweep_every')
+_DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
+
+
+def _positive_int(table, field, value, allow_none=True):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigError(f"table {table!r}: option {field!r} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def sum_rows(ids, grads):
+    """Sum the rows of ``grads`` that share an id: returns (distinct ids, summed grads)."""
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    if uniq.size == ids.size:
+        order = np.argsort(ids)
+        return ids[order], grads[order]
+    order = np.argsort(inverse, kind='stable')
+    starts = np.searchsorted(inverse[order], np.arange(uniq.size))
+    return uniq, np.add.reduceat(grads[order], starts, axis=0)
+
+
+class SparseTable:
+    """One table's rows on one server; see the module docstring. ``kind`` is ``'sparse'``."""
+    kind = 'sparse'
+
+    def __init__(self, name, dim, init=None, optimizer=None, input_dim=None, min_count=1, ttl=None,
+                 decay=None, min_decayed=None, capacity=None, on_full='evict', sweep_every=None):
+        self.name = str(name)
+        self.dim = _positive_int(self.name, 'dim', dim, allow_none=False)
+        self.seed = name_seed(self.name)
+        self.init = init if isinstance(init, RowInitializer) else RowInitializer.from_config(init)
+        self.optimizer = RowOptimizer(optimizer if optimizer is not None else _DEFAULT_OPTIMIZER, table=self.name)
+        self.input_dim = _positive_int(self.name, 'input_dim', input_dim)
+        self.min_count = _positive_int(self.name, 'min_count', min_count, allow_none=False)
+        self.ttl = _positive_int(self.name, 'ttl', ttl)
+        self.capacity = _positive_int(self.name, 'capacity', capacity)
+        self.sweep_every = _positive_int(self.name, 'sweep_every', sweep_every) or max(1, (self.ttl or 1) // 8)
+        if decay is not None and not 0.0 < float(decay) <= 1.0:
+            raise ConfigError(f"table {self.name!r}: option 'decay' must be in (0, 1], got {decay!r}")
+        self.decay = None if decay is None else float(decay)
+        self.min_decayed = None if min_decayed is None else float(min_decayed)
+        if on_full not in ('evict', 'fail'):
+            raise ConfigError(f"table {self.name!r}: option 'on_full' must be 'evict' or 'fail', got {on_full!r}")
+        self.on_full = on_full
+        self.store = RowStore(self.dim, self.optimizer.num_states)
+        self.index = HashRowIndex()
+        self.sketch = admission.OccurrenceSketch() if self.min_count > 1 else None
+        self.step = 0
+        self.counters = {'admitted': 0, 'evicted_ttl': 0, 'evicted_decay': 0, 'evicted_lru': 0}
+        self.removed = []          # ids evicted since the last save (for incremental checkpoints)
+
+    # ---- description --------------------------------------------------------------------------------
+    def options(self):
+        """The table's options as plain JSON (what the manifest records and ``from_options`` takes)."""
+        opts = {k: getattr(self, k) for k in _OPTIONS}
+        return {'name': self.name, 'dim': self.dim, 'init': self.init.config(),
+                'optimizer': self.optimizer.config(), **opts}
+
+    @classmethod
+    def from_options(cls, options):
+        """Build an empty table from ``options()`` output (unknown keys -> ConfigError naming them)."""
+        options = dict(options)
+        unknown = set(options) - set(_OPTIONS) - {'name', 'dim', 'init', 'optimizer'}
+        if unknown:
+            raise ConfigError(f"table {options.get('name')!r}: unknown option(s) {sorted(unknown)}")
+        return cls(**options)
+
+    def stats(self):
+        """``{'rows', 'bytes', 'admitted', 'evicted', 'evicted_ttl', 'evicted_decay', 'evicted_lru', 'step',
+        'capacity'}`` for status reports (bytes: rows, state, counters, index and sketch)."""
+        evicted = self.counters['evicted_ttl'] + self.counters['evicted_decay'] + self.counters['evicted_lru']
+        size = self.store.nbytes + self.index.nbytes + (self.sketch.nbytes if self.sketch is not None else 0)
+        return {'rows': self.store.rows, 'bytes': int(size), 'evicted': evicted, 'step': self.step,
+                'capacity': self.capacity, **self.counters}
+
+    # ---- pull -----------------------------------------------------------------------------------------
+    def ids(self, ids):
+        """``ids`` checked and taken as uint64 (DataError naming this table and 'ids')."""
+        return row_ids(ids, self.name, self.input_dim)
+
+    def pull(self, ids, counts=None):
+        """Rows of ``ids`` (float32, (len(ids), dim)); creates admitted rows the first time they are named.
+
+        Counts one occurrence per naming (or ``counts[i]``) and marks the rows seen at the current step.
+        Raises DataError for bad ids and, with ``on_full='fail'``, when new rows do not fit the capacity.
+        """
+        ids = self.ids(ids)
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
+        slots = self.index.lookup(uniq)
+        held = slots >= 0
+        self._see(slots[held], occurrences[held])
+        new = ~held
+        if new.any():
+            slots[new] = self._admit(uniq[new], occurrences[new])
+        out = np.zeros((uniq.size, self.dim), np.float32)
+        present = slots >= 0
+        out[present] = self.store.values[slots[present]]
+        return out[inverse]
+
+    def _counts(self, counts, n):
+        if counts is None:
+            return np.ones(n)
+        counts = np.asarray(counts)
+        if counts.shape != (n,) or counts.dtype.kind not in 'iu' or (counts < 0).any():
+            raise DataError(f"table {self.name!r}: field 'counts' must be {n} non-negative integers, got "
+                            f"{counts.dtype} of shape {counts.shape}")
+        return counts.astype(np.float64)
+
+    def _see(self, slots, occurrences):
+        store = self.store
+        seen = admission.decayed(store.seen[slots], store.last_seen[slots], self.step, self.decay)
+        store.seen[slots] = seen + occurrences
+        store.last_seen[slots] = self.step
+        store.changed[slots] = True        # its counters changed: an incremental save keeps them exact
+
+    def _admit(self, ids, occurrences):
+        """Create the rows of new ``ids`` that pass admission; returns their slots (-1: not admitted)."""
+        slots = np.full(ids.size, -1, np.int32)
+        admit = np.ones(ids.size, bool)
+        if self.sketch is not None:
+            self.sketch.add(ids, occurrences)
+            seen = self.sketch.estimate(ids)
+            admit = seen >= self.min_count
+            occurrences = np.where(admit, seen, occurrences)
+        count = int(np.count_nonzero(admit))
+        if count == 0:
+            return slots
+        self._make_room(count)
+        new_ids, made = ids[admit], self.store.allocate(count)
+        store = self.store
+        store.ids[made] = new_ids
+        store.values[made] = self.init(self.seed, new_ids, self.dim)
+        store.seen[made] = occurrences[admit]
+        store.last_seen[made] = self.step
+        store.changed[made] = True
+        self.index.insert(new_ids, made)
+        self.counters['admitted'] += count
+        slots[admit] = made
+        return slots
+
+    def _make_room(self, count):
+        if self.capacity is None or self.store.rows + count <= self.capacity:
+            return
+        over = self.store.rows + count - self.capacity
+        if self.on_full == 'fail':
+            raise DataError(f"table {self.name!r}: field 'capacity' ({self.capacity} rows on this server) is "
+                            f"full: {self.store.rows} rows held, {count} new ids named "
+                            f"(on_full='fail'; raise capacity or choose on_full='evict')")
+        live = self.store.live_slots()
+        batch = max(over, self.capacity // 16)           # evict in batches: the scan runs rarely
+        victims = live[admission.least_recent(self.store.last_seen[live], batch, self.step)]
+        if victims.size < over:
+            raise DataError(f"table {self.name!r}: field 'capacity' ({self.capacity} rows on this server) "
+                            f"is smaller than the {count + self.store.rows - victims.size} rows in use at "
+                            f"step {self.step}")
+        self._evict(victims, 'evicted_lru')
+
+    def _evict(self, slots, reason):
+        ids = self.store.ids[slots].copy()
+        self.index.remove(ids)
+        self.store.release(slots)
+        self.removed.append(ids)
+        self.counters[reason] += int(slots.size)
+
+    # ---- push -----------------------------------------------------------------------------------------
+    def push(self, ids, grads):
+        """Apply ``grads`` ((len(ids), dim) float) to the rows of ``ids`` at once: summed per id, then one
+        optimizer update per row. Rows not held (not admitted yet, or evicted) ignore their gradient."""
+        ids, grads = self.checked_grads(ids, grads)
+        ids, grads = sum_rows(ids, grads)
+        slots = self.index.lookup(ids)
+        held = slots >= 0
+        slots, grads = slots[held], grads[held]
+        if not slots.size:
+            return
+        store = self.store
+        weights = store.values[slots]
+        states = [s[slots] for s in store.states]
+        updates = store.updates[slots].astype(np.int64)
+        self.optimizer.update(weights, grads, states, updates)
+        store.values[slots] = weights
+        for target, state in zip(store.states, states):
+            target[slots] = state
+        store.updates[slots] = updates
+        store.changed[slots] = True
+
+    def checked_grads(self, ids, grads):
+        """``(uint64 ids, float32 grads)`` after checking ids and the gradient's shape against ``dim``."""
+        ids = self.ids(ids)
+        grads = np.asarray(grads)
+        if grads.dtype.kind != 'f':
+            raise DataError(f"table {self.name!r}: field 'grads' must be floats, got {grads.dtype}")
+        if grads.ndim != 2 or grads.shape[1] != self.dim:
+            raise DataError(f"table {self.name!r}: field 'grads' has shape {grads.shape}, rows of width "
+                            f"dim={self.dim} expected")
+        if grads.shape[0] != ids.size:
+            raise DataError(f"table {self.name!r}: field 'grads' has {grads.shape[0]} rows for {ids.size} ids")
+        return ids, grads.astype(np.float32, copy=False)
+
+    def set_learning_rate(self, lr):
+        """Set the table optimizer's base learning rate."""
+        self.optimizer.set_learning_rate(lr)
+
+    # ---- time and expiry ----------------------------------------------------------------------------
+    def tick(self, steps=1):
+        """Advance the table's step by ``steps`` (the server calls it once per applied round or push);
+        every ``sweep_every`` steps, expire rows. Returns how many rows the sweep evicted (0 if none ran)."""
+        before = self.step
+        self.step += int(steps)
+        if self.step // self.sweep_every != before // self.sweep_every:
+            return self.sweep()
+        return 0
+
+    def sweep(self):
+        """Evict rows unseen for more than ``ttl`` steps, then rows whose decayed count is under
+        ``min_decayed``; returns how many rows went."""
+        if self.ttl is None and self.min_decayed is None:
+            return 0
+        live = self.store.live_slots()
+        seen, last = self.store.seen[live], self.store.last_seen[live]
+        stale = admission.expired(seen, last, self.step, ttl=self.ttl)
+        faded = admission.expired(seen, last, self.step, decay=self.decay, min_decayed=self.min_decayed) & ~stale
+        if stale.any():
+            self._evict(live[stale], 'evicted_ttl')
+        if faded.any():
+            self._evict(live[faded], 'evicted_decay')
+        return int(np.count_nonzero(stale) + np.count_nonzero(faded))
+
+    # ---- checkpoints ------------------------------------------------------------------------------------
+    def export_rows(self, changed_only=False):
+        """Arrays of the rows held (or only those changed since ``mark_saved``): ``ids``, ``values``,
+        ``state0``..., ``updates``, ``seen``, ``last_seen``, plus ``removed`` (ids evicted since the last
+        save), ``step``, ``optimizer_updates`` and, with admission by count, the occurrence ``sketch``."""
+        store = self.store
+        if changed_only:
+            slots = store.live_slots()
+            slots = slots[store.changed[slots]]
+        else:   # every slot in use: slices, so a full save copies nothing
+            slots = slice(0, store.rows) if store.rows == store.high_water else store.live_slots()
+        arrays = {'ids': store.ids[slots], 'values': store.values[slots], 'updates': store.updates[slots],
+                  'seen': store.seen[slots], 'last_seen': store.last_seen[slots],
+                  'removed': np.concatenate(self.removed) if self.removed else np.zeros(0, np.uint64),
+                  'step': np.array(self.step, np.int64),
+                  'optimizer_updates': np.array(self.optimizer.optimizer.num_update, np.int64)}
+        for k, state in enumerate(store.states):
+            arrays[f'state{k}'] = state[slots]
+        if self.sketch is not None:
+            arrays['sketch'] = self.sketch.counts
+        return arrays
+
+    def mark_saved(self):
+        """Forget what changed: the next incremental save holds only rows changed after this call."""
+        self.store.changed[:] = False
+        self.removed = []
+
+    def load_rows(self, arrays):
+        """Insert or overwrite the rows in ``arrays`` (``export_rows`` form, ``removed`` ignored)."""
+        ids = np.asarray(arrays['ids'], np.uint64)
+        missing = [f'state{k}' for k in range(len(self.store.states)) if f'state{k}' not in arrays]
+        if missing or np.shape(arrays['values'])[1:] != (self.dim,):
+            raise DataError(f"table {self.name!r}: checkpoint rows lack {missing or 'values of width dim'}")
+        slots = self.index.lookup(ids)
+        new = slots < 0
+        if new.any():
+            self.store.reserve(self.store.rows + int(np.count_nonzero(new)))
+            slots[new] = self.store.allocate(int(np.count_nonzero(new)))
+            self.index.insert(ids[new], slots[new])
+        store = self.store
+        if slots.size and slots[0] + slots.size - 1 == slots[-1] and (np.diff(slots) == 1).all():
+            slots = slice(int(slots[0]), int(slots[-1]) + 1)       # a fresh table: copy, do not scatter
+        store.ids[slots] = ids
+        store.values[slots] = arrays['values']
+        for k, state in enumerate(store.states):
+            state[slots] = arrays[f'state{k}']
+        for column in ('updates', 'seen', 'last_seen'):
+            getattr(store, column)[slots] = arrays[column]
+        store.changed[slots] = False
+
+    def drop(self, ids):
+        """Remove the rows of ``ids`` that are held (the next incremental save records them as removed);
+        returns how many went."""
+        ids = np.asarray(ids, np.uint64)
+        slots = self.index.lookup(ids)
+        slots = slots[slots >= 0]
+        gone = self.store.ids[slots].copy()
+        self.index.remove(gone)
+        self.store.release(slots)
+        self.removed.append(gone)
+        return int(slots.size)

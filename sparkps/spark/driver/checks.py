@@ -1,0 +1,134 @@
+"""Checks made on the driver before the barrier stage starts, so a bad setup fails at once with advice.
+
+The slot arithmetic is a pure function of the master string and a few config values, tested without Spark.
+"""
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from sparkps.errors import ConfigError
+
+_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+_LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
+
+
+def count_task_slots(master, conf, default_parallelism, cpu_count=None):
+    """How many tasks of one stage can run at once.
+
+    ``conf`` maps Spark config keys to strings (missing keys absent).  Local masters are counted from their
+    brackets; clusters from ``spark.executor.instances`` x (``spark.executor.cores`` // ``spark.task.cpus``),
+    falling back to ``default_parallelism`` (the cores Spark has registered) // ``spark.task.cpus``.
+    """
+    task_cpus = max(1, int(conf.get("spark.task.cpus", "1")))
+    match = _LOCAL.match(master)
+    if match:
+        threads = match.group(1)
+        if threads is None:
+            return 1
+        cores = (cpu_count or os.cpu_count() or 1) if threads == "*" else int(threads)
+        return max(cores // task_cpus, 0)
+    match = _LOCAL_CLUSTER.match(master)
+    if match:
+        return int(match.group(1)) * (int(match.group(2)) // task_cpus)
+    instances, cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
+    if instances and cores:
+        return int(instances) * (int(cores) // task_cpus)
+    return max(int(default_parallelism) // task_cpus, 0)
+
+
+def check_roles(num_workers, num_servers):
+    """Raise ConfigError unless 1 <= num_servers <= num_workers (servers start beside the first workers)."""
+    if int(num_workers) < 1:
+        raise ConfigError("num_workers must be >= 1, got %r" % (num_workers,))
+    if int(num_servers) < 1:
+        raise ConfigError("num_servers must be >= 1, got %r" % (num_servers,))
+    if int(num_servers) > int(num_workers):
+        raise ConfigError("num_servers=%d > num_workers=%d: each server starts beside one worker task, "
+                          "so use num_servers <= num_workers" % (num_servers, num_workers))
+
+
+def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None):
+    """Raise ConfigError when the barrier stage of ``num_workers`` tasks cannot be scheduled."""
+    if str(conf.get("spark.dynamicAllocation.enabled", "false")).lower() == "true":
+        raise ConfigError("SparkTrainer runs a barrier stage, which Spark refuses under dynamic allocation: "
+                          "set spark.dynamicAllocation.enabled=false")
+    slots = count_task_slots(master, conf, default_parallelism, cpu_count)
+    if slots < num_workers:
+        raise ConfigError(
+            "SparkTrainer needs %d task slots for %d workers but %s has %d: use num_workers <= %d or more "
+            "executor cores (spark.executor.cores / spark.executor.instances, or a larger local[N])"
+            % (num_workers, num_workers, master, slots, max(slots, 1)))
+    return slots
+
+
+def choose_worker_python(sc):
+    """Make Spark's Python workers able to import sparkps: on a local master (every Python worker on this
+    machine) with neither PYSPARK_PYTHON nor spark.pyspark.python set, a worker Python that lacks sparkps is
+    replaced by this interpreter (``sc.pythonExec``, read when a stage's functions are wrapped); otherwise
+    ``check_worker_python`` decides.  Returns the Python the workers will run."""
+    conf = spark_conf_dict(sc)
+    chosen = os.environ.get("PYSPARK_PYTHON") or conf.get("spark.pyspark.python")
+    if not chosen and (_LOCAL.match(sc.master) or _LOCAL_CLUSTER.match(sc.master)):
+        resolved = shutil.which(sc.pythonExec) or sc.pythonExec
+        if os.path.abspath(resolved) != os.path.abspath(sys.executable) and _import_problem(resolved):
+            sc.pythonExec = sys.executable
+        return sc.pythonExec
+    check_worker_python(sc.pythonExec, sc.master)
+    return sc.pythonExec
+
+
+def check_worker_python(python_exec, master):
+    """On masters whose executors run on this machine (local, local-cluster), make sure Spark's Python
+    workers (``python_exec``, from PYSPARK_PYTHON) can import sparkps; raise ConfigError saying how to fix it
+    otherwise.  Blocks for one short interpreter start (at most 60 s), once per interpreter."""
+    if not (_LOCAL.match(master) or _LOCAL_CLUSTER.match(master)):
+        return
+    resolved = shutil.which(python_exec) or python_exec
+    if os.path.abspath(resolved) == os.path.abspath(sys.executable):   # not realpath: venvs link the base
+        return
+    problem = _import_problem(resolved)
+    if problem:
+        raise ConfigError(
+            "Spark's Python workers run %r (PYSPARK_PYTHON), which cannot import sparkps: %s. Set "
+            "PYSPARK_PYTHON=%s (the Python that has sparkps installed) before the SparkSession is created"
+            % (python_exec, problem, sys.executable))
+
+
+@functools.lru_cache(maxsize=8)
+def _import_problem(python_exec):
+    """The last line of the error ``python_exec`` gives when importing sparkps's dependencies, or ''."""
+    probe = "import numpy, zmq, msgpack, sparkps.train.feedforward, sparkps.worker"
+    try:
+        done = subprocess.run([python_exec, "-c", probe], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    lines = done.stderr.strip().splitlines()
+    return (lines[-1] if lines else "exit code %d" % done.returncode) if done.returncode else ""
+
+
+def is_local(master):
+    """True for local[...] masters: every role runs on this machine and binds 127.0.0.1."""
+    return bool(_LOCAL.match(master))
+
+
+def scheduler_host(master, conf):
+    """Where the driver's scheduler binds: 127.0.0.1 for local masters, else the address executors already
+    use to reach the driver (``spark.driver.host``), resolved to an IP."""
+    if is_local(master):
+        return "127.0.0.1"
+    host = conf.get("spark.driver.host") or "127.0.0.1"
+    import socket
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        raise ConfigError("cannot resolve the driver address %r (spark.driver.host); set it to an IP the "
+                          "executors can reach" % host) from None
+
+
+def spark_conf_dict(sc):
+    """The SparkContext's config as a plain dict of strings (for the checks above)."""
+    return dict(sc.getConf().getAll())

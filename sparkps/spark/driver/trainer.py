@@ -1,0 +1,462 @@
+"""SparkTrainer: fit a Symbol on an RDD or DataFrame with the parameter server inside one Spark job.
+
+    trainer = SparkTrainer(net, input_shape=(64,), batch_size=64, num_epoch=10,
+                           num_workers=2, num_servers=1, optimizer='sgd',
+                           optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+    model = trainer.fit(rdd)              # rdd of (features, label) or LabeledPoint; or a DataFrame
+    model.transform(test_df).show()
+
+The driver starts the scheduler (port 0), then one barrier stage of ``num_workers`` tasks trains; tasks
+0..num_servers-1 also run a server process each.  So the job needs exactly ``num_workers`` task slots.
+"""
+import numpy as np
+
+from sparkps.errors import ClusterError, ConfigError, DataError
+from sparkps.kvstore.strategies import STRATEGIES, check_strategy, check_tables
+from sparkps.optimizer import create as create_optimizer
+from sparkps.spark.common.row_places import in_input, tag_rows
+from sparkps.spark.driver import checks
+from sparkps.spark.driver.console import spark_progress_paused
+from sparkps.spark.driver.progress import ProgressView
+from sparkps.spark.driver.stage import StageFailed, run_stage
+from sparkps.spark.driver.tracking import log_fit
+from sparkps.spark.model.spark_model import SparkModel
+from sparkps.spark.task.barrier_task import make_train_task
+
+KVSTORES = STRATEGIES
+REGISTER_SECONDS = 600.0
+
+
+class SparkTrainer:
+    """Distributed training of one network on Spark data.
+
+    ``data_name`` and ``label_name`` are the symbol's input names.  ``timeout`` bounds the whole ``fit``
+    (None: no limit); ``timeouts`` (dict of
+    ``sparkps.comm.timeouts.Timeouts`` fields: register, request, barrier, heartbeat_interval,
+    heartbeat_timeout) bounds each wait of the parameter-server nodes.  ``progress``: True for a bar,
+    False for log lines, None to pick a bar on a terminal.  ``checkpoint_dir`` (a path every server can
+    write, e.g. a shared mount) gets the servers' weights, optimizer state, sparse tables and each worker's
+    position in its data after every epoch and every ``checkpoint_steps`` steps (None: epoch ends only); with
+    it, a fit whose worker task or server process dies restarts the stage from the newest complete checkpoint,
+    up to ``max_restarts`` times (:mod:`sparkps.spark.driver.restarts`, :mod:`sparkps.runtime.resume`).
+    ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
+    (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
+    is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
+    """
+
+    def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
+                 kvstore="dist_sync", optimizer="sgd", optimizer_params=None, initializer=None, ctx="cpu",
+                 label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
+                 timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
+                 kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
+                 input_layout=None):
+        from sparkps.comm.codec import create_codec
+        self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
+        create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
+        self.gradient_compression = gradient_compression
+        checks.check_roles(num_workers, num_servers)
+        if int(batch_size) < 1 or int(num_epoch) < 1:
+            raise ConfigError("batch_size and num_epoch must be >= 1, got %r and %r" % (batch_size, num_epoch))
+        self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
+        self.input_shape = tuple(int(d) for d in (input_shape if hasattr(input_shape, "__len__")
+                                                  else (input_shape,)))
+        self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
+        self.num_workers, self.num_servers = int(num_workers), int(num_servers)
+        self.kvstore, self.optimizer = kvstore, optimizer
+        self.optimizer_params = dict(optimizer_params or {})
+        # unknown names / keys fail here, not in a task; lr/wd multipliers may name the network's parameters
+        names = dict(enumerate(_argument_names(self.symbol_json)))
+        create_optimizer(optimizer, **{"param_idx2name": names, **self.optimizer_params})
+        self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
+        self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
+        self.checkpoint_steps, self.max_restarts = _checked_restarts(checkpoint_steps, max_restarts)
+        self.fault = None             # a test hook: plan["fault"] of sparkps.spark.task.barrier_task.fault_hook
+        self.timeout, self.timeouts = timeout, dict(timeouts or {})
+        # the barrier stage may queue behind the stages that read and shuffle its input (and executors start
+        # Python workers first): registration waits that long; a failed task still ends the fit at once
+        self.timeouts.setdefault("register", REGISTER_SECONDS)
+        self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
+        self.patience = int(patience)
+        # a PackedLayout (sparkps.ctr.packed): each feature vector holds several named inputs, e.g. a
+        # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
+        self.input_layout = input_layout
+        self._check_network()
+        self.model_name = name or _network_name(self.symbol_json)
+        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
+        self.last_fit = None          # the last fit's rows per worker and seconds spent in training
+        self._scheduler = None
+
+    def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
+            resume=False):
+        """Train on ``data`` and return a SparkModel holding the servers' final weights.
+
+        ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
+        (``features_col``, ``label_col``).  ``validation`` (same kind, small: it is collected and shipped to
+        every task) turns on early stopping: every worker scores it after each epoch and training stops once
+        the validation cross-entropy has not improved for ``patience`` epochs; the model holds the weights
+        of the best epoch (``model.best_epoch``), not the last.  ``weight_col`` (a DataFrame's column of
+        positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.driver.input_rows)
+        scales each row's gradient by its weight (sparkps.spark.task.row_weights).  ``resume``: continue a stopped
+        job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
+
+        Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
+        DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
+        until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
+        cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
+        server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
+        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']``
+        and marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
+        """
+        from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
+        from sparkps.spark.driver.restarts import ProgressLog, Restarts
+        if resume:
+            check_resumable(self.kvstore)
+        point = self._resume_point(resume)
+        # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
+        restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
+        sc = _context_of(data)
+        if weight_col and not _is_frame(data):
+            raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
+        checks.choose_worker_python(sc)
+        workers, servers = self._checked_data(data, features_col, label_col)
+        checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
+        self._local_master = checks.is_local(sc.master)
+        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
+                                           weight_col), workers, tag=not _is_frame(data))
+        extra = {"row_places": places, "row_weights": bool(weight_col)}
+        if weight_col:
+            from sparkps.spark.task.row_weights import weighted_symbol
+            weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
+        if validation is not None:
+            extra["validation"] = _validation_arrays(validation, features_col, label_col,
+                                                     int(np.prod(self.input_shape)))
+        view = ProgressView(self.num_epoch, workers, bar=self.progress)
+        restarts = Restarts(self.max_restarts if restartable else 0)
+        progress = ProgressLog(view, restarts)
+        results = None
+        try:
+            with spark_progress_paused(sc):       # one progress display at a time: ours
+                while results is None:
+                    try:
+                        results = self._run_once(sc, rdd, workers, servers, dict(extra, resume=point),
+                                                 progress, restarts)
+                    except ClusterError as exc:
+                        if not restarts.allowed(exc):
+                            self.last_fit = {"restarts": restarts.entries}
+                            if not restarts.count:
+                                _raise_in_input(exc, data, places)
+                            raise restarts.give_up(exc) from exc
+                        point = latest_checkpoint(self.checkpoint_dir)
+                        view.note(restarts.describe(restarts.record(exc, point, progress)))
+                        progress.forget()
+        finally:
+            view.close(finished=results is not None)
+            self._scheduler = None
+        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
+        model = self._model(results, point, restarts.entries)
+        log_fit(self.tracked_params(workers, servers), model.history)
+        return model
+
+    def _resume_point(self, resume):
+        """The checkpoint ``fit(resume=True)`` continues from (None without ``resume``)."""
+        if not resume:
+            return None
+        from sparkps.runtime.resume import latest_checkpoint
+        if not self.checkpoint_dir:
+            raise ConfigError("fit(resume=True) needs checkpoint_dir (the folder of the stopped job's checkpoints)")
+        point = latest_checkpoint(self.checkpoint_dir)
+        if point is None:
+            raise ConfigError("fit(resume=True): no complete checkpoint in %s to resume from" % self.checkpoint_dir)
+        return point
+
+    def _run_once(self, sc, rdd, workers, servers, extra, progress, restarts):
+        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None),
+        its status shown through ``progress`` (a ProgressLog); returns the tasks' results or raises as run_stage
+        does."""
+        from sparkps.comm.timeouts import Timeouts
+        from sparkps.scheduler import Scheduler
+        conf = checks.spark_conf_dict(sc)
+        scheduler = Scheduler(servers, workers, host=checks.scheduler_host(sc.master, conf),
+                              timeouts=Timeouts(**self.timeouts))
+        scheduler.start()
+        self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
+        try:
+            plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
+            point = extra.pop("resume", None)
+            plan.update(extra, resume=point.as_plan() if point else None, attempt=restarts.count)
+            task = make_train_task(plan)
+        except BaseException:
+            scheduler.stop()
+            raise
+        return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
+                         local=self._local_master)
+
+    def tracked_params(self, workers, servers):
+        """The settings of a fit as MLflow params."""
+        return dict({"model": self.model_name, "input_shape": self.input_shape, "batch_size": self.batch_size,
+                     "num_epoch": self.num_epoch, "num_workers": workers, "num_servers": servers,
+                     "kvstore": self.kvstore, "optimizer": self.optimizer}, **self.optimizer_params)
+
+    def _check_network(self):
+        """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
+        from sparkps import symbol as sym
+        from sparkps.errors import ShapeError
+        from sparkps.symbol.ops.embedding import sparse_tables
+        net = sym.load_json(self.symbol_json)
+        check_tables(self.kvstore, sparse_tables(net))
+        if self.input_layout is not None:
+            return self._check_layout(net)
+        missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]
+        if missing:
+            raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
+                              "label_name)" % (missing, net.list_arguments()))
+        try:
+            _, out_shapes, _ = net.infer_shape(**{self.data_name: (self.batch_size,) + self.input_shape})
+        except ShapeError as exc:
+            raise ConfigError("input_shape %s does not fit the network: %s" % (self.input_shape, exc)) from None
+        first = tuple(out_shapes[0]) if out_shapes else ()
+        classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
+        self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
+        from sparkps.spark.common.sparse_inputs import data_dtype
+        self.data_dtype = data_dtype(net, self.data_name).name     # int64: the ids of a hashed table
+
+    def _check_layout(self, net):
+        """The layout's inputs and the label are the network's; the packed width is ``input_shape``."""
+        from sparkps.errors import ShapeError
+        from sparkps.symbol.ops.embedding import sparse_tables
+        shapes = self.input_layout.shapes(self.batch_size)
+        missing = [n for n in list(shapes) + [self.label_name] if n not in net.list_arguments()]
+        if missing or self.input_shape != (self.input_layout.width,):
+            raise ConfigError("input_layout %s and input_shape %s do not fit the network's arguments %s"
+                              % (self.input_layout.to_list(), self.input_shape, net.list_arguments()))
+        tables = sparse_tables(net)
+        try:
+            net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
+        except ShapeError as exc:
+            raise ConfigError("input_layout %s does not fit the network: %s" % (self.input_layout.to_list(), exc)) \
+                from None
+        self.num_classes = None
+        self.data_dtype = "float32"     # packed rows: ids travel as exact float planes (train/io/ctr_packed.py)
+
+    def status(self):
+        """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
+
+        For another thread of the driver; never blocks."""
+        scheduler = self._scheduler
+        return scheduler.status() if scheduler is not None else None
+
+    def describe(self, workers, servers):
+        """The Spark job description of a fit (shown in the Spark UI): model, epochs and roles."""
+        return "sparkps: training %s for %d epochs (%d workers, %d servers)" % (
+            self.model_name, self.num_epoch, workers, servers)
+
+    def _checked_data(self, data, features_col, label_col):
+        """Driver-side checks before any task starts; returns ``(workers, servers)`` for this fit.
+
+        A DataFrame: schema (label numeric, features a vector or numeric array), then one aggregation over
+        the label column (no rows, nulls, NaN, fractions, labels out of the network's classes, named by
+        input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
+        from sparkps.spark.driver import schema
+        if _is_frame(data):
+            if self.data_dtype != "float32":
+                raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's "
+                                  "float features cannot carry; fit an RDD of (int64 ids, label) rows" % self.data_name)
+            schema.check_schema(data, features_col, label_col)
+            classes = self._classes_of(data, label_col)
+            try:
+                width = int(np.prod(self.input_shape))
+                facts = schema.scan_labels(data, label_col, features_col, width)
+            except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
+                from sparkps.spark.driver.stage import describe_stage_error
+                cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
+                raise DataError("reading the training data failed: %s" % cause) from None
+            schema.check_labels(facts, classes,
+                                where=lambda key: schema.first_bad_label(data, label_col, key, classes))
+            schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
+            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
+            rows = facts["rows"]
+        else:
+            if not hasattr(data, "mapPartitions"):
+                raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+            rows = len(data.take(self.num_workers))
+            if not rows:
+                raise DataError("the training data has no rows")
+        return schema.checked_workers(rows, self.num_workers, self.num_servers)
+
+    def _classes_of(self, df, label_col):
+        """The network's class count, checked against StringIndexer's label metadata when present."""
+        from sparkps.spark.driver.schema import classes_from_metadata
+        indexed = classes_from_metadata(df, label_col)
+        if indexed is not None and self.num_classes is not None and indexed != self.num_classes:
+            raise ConfigError("column %s has %d classes (its StringIndexer metadata) but the network predicts %d;"
+                              " make the last layer %d wide" % (label_col, indexed, self.num_classes, indexed))
+        return self.num_classes
+
+    def _plan(self, scheduler_uri, secret, num_workers, num_servers):
+        """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
+        return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": num_servers,
+                "num_workers": num_workers, "kvstore": self.kvstore, "symbol": self.symbol_json,
+                "kvstore_params": dict(self.kvstore_params), "compression": self.gradient_compression,
+                "input_shape": list(self.input_shape), "num_features": int(np.prod(self.input_shape)),
+                "batch_size": self.batch_size, "num_epoch": self.num_epoch, "optimizer": self.optimizer,
+                "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
+                "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
+                "eval_metric": self.eval_metric, "data_dtype": self.data_dtype,
+                "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
+                "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
+                "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
+                "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
+                "bind_executor_host": not getattr(self, "_local_master", True)}
+
+    def _model(self, results, point=None, restarts=()):
+        from sparkps.spark.driver.restarts import history_with_restarts
+        final = [r for r in results if r.get("params") is not None]
+        if not final:
+            raise ClusterError("training finished but worker 0 returned no weights")
+        history = merge_histories(results)
+        if point is not None:    # epochs before the checkpoint this run resumed from: worker 0's record of them
+            newer = {h["epoch"] for h in history}
+            history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
+        history = history_with_restarts(history, restarts)
+        epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
+        model = SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
+                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
+                                      epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
+                                      input_layout=self.input_layout)
+        if self.input_layout is not None:   # every worker's table rows, and how often each id was seen
+            from sparkps.spark.model.table_rows import merge_worker_tables
+            model.table_counts = merge_worker_tables(model.arg_params, results)
+        return model
+
+
+def _raise_in_input(exc, data, places):
+    """Raise ``exc``; a failed stage that names a row of one input partition is raised naming the row of the
+    whole input instead (see sparkps.spark.common.row_places)."""
+    if isinstance(exc, StageFailed) and places:
+        message = in_input(str(exc), data)
+        if message != str(exc):
+            raise StageFailed(message, node=exc.node) from None
+    raise exc
+
+
+def _checked_restarts(checkpoint_steps, max_restarts):
+    """``(checkpoint_steps, max_restarts)`` as ints; ConfigError naming the bad one."""
+    if checkpoint_steps is not None and (isinstance(checkpoint_steps, bool) or int(checkpoint_steps) < 1):
+        raise ConfigError("checkpoint_steps must be an int >= 1 (or None: epoch ends only), got %r"
+                          % (checkpoint_steps,))
+    if isinstance(max_restarts, bool) or int(max_restarts) < 0:
+        raise ConfigError("max_restarts must be an int >= 0, got %r" % (max_restarts,))
+    return (None if checkpoint_steps is None else int(checkpoint_steps)), int(max_restarts)
+
+
+def fit_stats(results, batch_size):
+    """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
+    batches after each worker's first, times batch_size, over the span from the earliest first batch end
+    to the latest last batch end (so start-up and registration are left out)."""
+    ordered = sorted(results, key=lambda r: r["rank"])
+    stats = {"rows": [r.get("rows", 0) for r in ordered],
+             "fit_seconds": max(r.get("fit_seconds", 0.0) for r in ordered)}
+    timed = [r for r in ordered if r.get("first_batch_end") is not None]
+    if timed:
+        span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
+        batches = sum(r["batches"] - 1 for r in timed)
+        stats["steady_seconds"] = span
+        stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
+        stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
+    return stats
+
+
+def merge_histories(results):
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
+    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
+    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
+    sums, weights = {}, {}
+    for result in results:
+        rows = max(int(result.get("rows", 0)), 0)
+        for entry in result.get("history", []):
+            epoch = int(entry["epoch"])
+            for name, value in entry.items():
+                if name.startswith("validation-") and result.get("rank") != 0:
+                    continue
+                if name != "epoch" and rows:
+                    sums.setdefault(epoch, {}).setdefault(name, 0.0)
+                    sums[epoch][name] += float(value) * rows
+                    weights.setdefault(epoch, {}).setdefault(name, 0)
+                    weights[epoch][name] += rows
+    return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
+            for epoch in sorted(sums)]
+
+
+def _network_name(symbol_json):
+    """A short name for the Spark UI: the output node's name, e.g. 'softmax'."""
+    from sparkps import symbol as sym
+    outputs = sym.load_json(symbol_json).list_outputs()
+    return outputs[0].rsplit("_output", 1)[0] if outputs else "network"
+
+
+def _validation_arrays(data, features_col, label_col, num_features):
+    """``(X float32, y float32)`` of a small validation DataFrame or RDD, collected on the driver."""
+    from sparkps.spark.common.batches import is_block, iter_batches
+    from sparkps.spark.task.early_stopping import check_size
+    if _is_frame(data):
+        from sparkps.spark.driver.schema import check_schema
+        check_schema(data, features_col, label_col)
+        rows = data.select(features_col, label_col).collect()
+    else:
+        rows = data.collect()
+    if not rows:
+        raise DataError("the validation data has no rows")
+    pairs = [(row[0], row[1]) for row in rows]
+    size = sum(len(row[1]) if is_block(row[0]) else 1 for row in pairs)     # an RDD of blocks holds many rows
+    X, y = next(iter_batches(iter(pairs), size, num_features))
+    check_size(X)
+    return X, y
+
+
+def _is_frame(data):
+    return hasattr(data, "rdd") and hasattr(data, "select")
+
+
+def _context_of(data):
+    if _is_frame(data):
+        return data.sparkSession.sparkContext
+    if not hasattr(data, "mapPartitions"):
+        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+    return data.context
+
+
+def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
+    """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
+    blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
+    row's weight follows its features as one more column."""
+    if hasattr(data, "rdd") and hasattr(data, "select"):
+        from sparkps.spark.model.frames import blocks_fit, frame_to_blocks
+        if blocks_fit(data, num_features + (1 if weight_col else 0)):
+            return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
+        missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]
+        if missing:
+            raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
+        if weight_col:
+            from sparkps.spark.task.row_weights import with_weight
+            return data.select(features_col, label_col, weight_col).rdd.map(with_weight)
+        return data.select(features_col, label_col).rdd
+    if not hasattr(data, "mapPartitions"):
+        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
+    return data
+
+
+def _partitioned(rdd, num_workers, tag=False):
+    """``(rdd, row_places)``: exactly ``num_workers`` partitions (a shuffle when the count differs: Spark
+    refuses a barrier stage over a coalesced RDD).  With ``tag`` the tasks can name a row by its place in
+    ``rdd`` (row_places 'partition': task p reads input partition p; 'tagged': elements were tagged with
+    their place before the shuffle, see sparkps.spark.common.row_places); else row_places is None."""
+    if rdd.getNumPartitions() != num_workers:
+        if tag:
+            return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
+        return rdd.repartition(num_workers), None
+    return rdd, "partition" if tag else None
+
+
+def _argument_names(symbol_json):
+    from sparkps import symbol as sym
+    return sym.load_json(symbol_json).list_arguments()

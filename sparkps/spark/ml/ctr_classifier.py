@@ -1,0 +1,259 @@
+"""pyspark.ml click-through-rate classifier: categorical and numeric columns in, a zoo model (or an Angel
+JSON network) trained by SparkTrainer, ``rawPrediction`` / ``probability`` [1-p, p] / ``prediction`` out.
+
+    clf = SparkpsCTRClassifier(labelCol='click', categoricalCols=['site', 'app'], numericCols=['hour'],
+                               model='deepfm')
+    model = clf.fit(train_df)                       # blocks until training ends (see SparkTrainer.fit)
+    BinaryClassificationEvaluator(labelCol='click').evaluate(model.transform(test_df))
+
+The numeric statistics are computed once on the training data and kept in the model's params (so a saved
+Pipeline standardises test data exactly as it did the training data); the weights go to ``<path>/weights``.
+"""
+import json
+
+from pyspark import keyword_only
+from pyspark.ml import Estimator, Model
+from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param.shared import HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol
+from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
+
+from sparkps.ctr.numeric import NumericStats
+from sparkps.errors import ConfigError
+from sparkps.spark.driver.input_rows import held_out
+from sparkps.spark.driver.trainer import SparkTrainer
+from sparkps.spark.ml.ctr_features import CTRFeaturizer
+from sparkps.spark.ml.params import (
+    HasCheckpoints,
+    HasStrategyOptions,
+    checkpoint_settings,
+    strategy_settings,
+)
+from sparkps.spark.ml.persistence import ModelReader, ModelWriter
+
+FEATURES_TMP = "__sparkps_ctr_features"
+SCORE_TMP = "__sparkps_ctr_score"
+OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult")   # wd_mult: each layer's reg2
+# a server's first use of its sparse tables compiles their id index (numba), which can hold its interpreter, and so
+# its heartbeats, for many seconds on a loaded machine: a CTR fit waits a minute before calling a node dead
+CTR_TIMEOUTS = {"heartbeat_timeout": 60.0}
+
+
+def _param(name, doc, converter):
+    return Param(Params._dummy(), name, doc, typeConverter=converter)
+
+
+class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasStrategyOptions,
+                 HasCheckpoints):
+    categoricalCols = _param("categoricalCols", "categorical columns (strings or integers), hashed with their name",
+                             TypeConverters.toListString)
+    numericCols = _param("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
+                         TypeConverters.toListString)
+    multiValueCols = _param("multiValueCols", "multi-valued columns: arrays, or strings joined by multiValueSeparator; "
+                            "their ids are pooled into one embedding (pooling)", TypeConverters.toListString)
+    multiValueSeparator = _param("multiValueSeparator", "separator of multi-valued string cells",
+                                 TypeConverters.toString)
+    pooling = _param("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
+    tables = _param("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
+    validationFraction = _param("validationFraction", "rows held out and scored after every epoch (AUC, logloss, "
+                                "COPC over all of them, in the history); 0: none", TypeConverters.toFloat)
+    model = _param("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
+    network = _param("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
+    embeddingDim = _param("embeddingDim", "embedding width per field", TypeConverters.toInt)
+    hiddenUnits = _param("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
+    numBuckets = _param("numBuckets", "reduce ids to this many table rows (0: 64-bit ids, no reduction)",
+                        TypeConverters.toInt)
+    hashIds = _param("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
+                     TypeConverters.toBoolean)
+    numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
+    batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
+    numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
+    numServers = _param("numServers", "parameter servers", TypeConverters.toInt)
+    kvstore = _param("kvstore", "strategy: dist_sync, dist_async or dist_sync_replicas (the sparse tables train on "
+                     "the servers; dist_model_average and dist_easgd train on the workers and refuse them)",
+                     TypeConverters.toString)
+    optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
+    learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
+    seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+    maxBroadcastMB = _param("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
+                            "to shrink it); 0: no limit", TypeConverters.toFloat)
+    numericStats = _param("numericStats", "training statistics of the numeric columns and the widths of the "
+                          "multi-valued ones (JSON; set by fit)",
+                          TypeConverters.toString)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
+                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0,
+                         numEpochs=5,
+                         batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
+                         learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
+                         rawPredictionCol="rawPrediction", predictionCol="prediction", multiValueSeparator=",",
+                         pooling="mean", tables="shared", validationFraction=0.0, maxBroadcastMB=1024.0)
+
+    def _featurizer(self):
+        get = self.getOrDefault
+        if get("network") and get("multiValueCols"):
+            raise ConfigError("network %s: Angel networks read one feature index per field; multiValueCols must be "
+                              "empty" % get("network"))
+        return CTRFeaturizer(get("categoricalCols"), get("numericCols"), self._index_range(),
+                             hash_ids=get("hashIds"), multi_value_cols=get("multiValueCols"),
+                             separator=get("multiValueSeparator"))
+
+    def _index_range(self):
+        if self.getOrDefault("network"):
+            return self._angel().index_range
+        return self.getOrDefault("numBuckets") or None
+
+    def feature_spec(self, stats):
+        """The FeatureSpec of the configured columns and model (Angel networks: their ids input only)."""
+        get = self.getOrDefault
+        if get("network"):       # hashed ids reduced to the network's indexrange; feature indices as they are
+            return self._featurizer().spec(stats, num_buckets=self._index_range() if get("hashIds") else None)
+        return self._featurizer().spec(stats, embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
+                                       num_buckets=self._index_range(), pooling=get("pooling"), tables=get("tables"))
+
+    def _angel(self):
+        from sparkps.nets import angel_json
+        net = angel_json.load(self.getOrDefault("network"))
+        if self.getOrDefault("numericCols"):
+            raise ConfigError("network %s: Angel networks read feature indices only; numericCols must be empty"
+                              % self.getOrDefault("network"))
+        fields = len(self.getOrDefault("categoricalCols"))
+        if net.num_fields != fields:
+            raise ConfigError("network %s: data.numfield is %s but categoricalCols has %d columns"
+                              % (self.getOrDefault("network"), net.num_fields, fields))
+        return net
+
+
+class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit)."""
+
+    @keyword_only
+    def __init__(self, *, labelCol=None, categoricalCols=None, numericCols=None, multiValueCols=None, model=None,
+                 network=None, hashIds=None, embeddingDim=None, hiddenUnits=None, numBuckets=None,
+                 numEpochs=None,
+                 batchSize=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
+                 learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None,
+                 multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
+                 gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
+                 maxRestarts=None):
+        super().__init__()
+        self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    @keyword_only
+    def setParams(self, **kwargs):
+        """Set any of the constructor's params."""
+        return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def network_symbol(self, spec):
+        """(symbol, training settings) of the configured model or Angel network for FeatureSpec ``spec``. An Angel
+        network's own train section and default optimizer apply where a param was not set explicitly."""
+        get = self.getOrDefault
+        settings = {k: get(k) for k in ("numEpochs", "batchSize", "optimizer", "learningRate")}
+        if get("network"):
+            net = self._angel()
+            args = net.fit_args()
+            own = {"numEpochs": args["num_epoch"], "batchSize": args["batch_size"], "optimizer": args["optimizer"],
+                   "learningRate": args["learning_rate"]}
+            settings.update({k: v for k, v in own.items() if not self.isSet(k)})
+            settings["optimizer_args"] = {k: v for k, v in args.items() if k in OPTIMIZER_ARGS} \
+                if settings["optimizer"] == args["optimizer"] else {}
+            return net.symbol, settings
+        from sparkps.nets import build
+        return build(get("model"), spec), dict(settings, optimizer_args={})
+
+    def _fit(self, dataset):
+        from sparkps.nets.blocks import ctr_initializer
+        get = self.getOrDefault
+        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
+        featurizer = self._featurizer()
+        featurizer.check_columns(dataset, get("labelCol"))
+        train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
+        stats = featurizer.fit_stats(train, get("labelCol"))      # one pass: statistics and label counts
+        spec = self.feature_spec(stats)
+        symbol, settings = self.network_symbol(spec)
+        featurizer.check_labels(train, get("labelCol"), stats.label_facts)
+        if train.rdd.getNumPartitions() != get("numWorkers"):     # one partition a worker, rows dealt evenly
+            train = train.repartition(get("numWorkers"))
+        rows = featurizer.blocks(train, stats, get("labelCol"), spec)    # no per-row objects: Arrow batches
+        if validation is not None:
+            featurizer.check_labels(validation, get("labelCol"))
+            validation = featurizer.blocks(validation, stats, get("labelCol"), spec)
+        optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
+        layout = spec.layout()
+        trainer = SparkTrainer(symbol, (layout.width,), batch_size=settings["batchSize"],
+                               num_epoch=settings["numEpochs"], num_workers=get("numWorkers"),
+                               num_servers=get("numServers"), optimizer=settings["optimizer"],
+                               optimizer_params=optimizer_params, initializer=ctr_initializer(),
+                               label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
+                               seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
+                               input_layout=layout, timeouts=dict(CTR_TIMEOUTS), **strategy,
+                               **checkpoint_settings(self))
+        spark_model = trainer.fit(rows, validation=validation)
+        model = SparkpsCTRModel(spark_model)
+        model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
+        self._copyValues(model)
+        model._set(numericStats=stats_to_json(stats))
+        return model
+
+
+class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
+    """Adds ``rawPredictionCol`` [-logit, logit], ``probabilityCol`` [1-p, p] (Vectors) and ``predictionCol``
+    (p > 0.5) to a DataFrame of the training columns. Lazy."""
+
+    def __init__(self, spark_model=None):
+        super().__init__()
+        self.spark_model = spark_model
+        self.fit_stats = None
+
+    @property
+    def history(self):
+        """Per-epoch training metrics of the fit (logloss, averaged over workers by rows: exact)."""
+        return self.spark_model.history if self.spark_model is not None else []
+
+    def _transform(self, dataset):
+        from pyspark.ml.functions import array_to_vector, vector_to_array
+        from pyspark.sql import functions as F
+        if self.spark_model is None:
+            raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
+        get = self.getOrDefault
+        featurizer = self._featurizer()
+        stats = stats_from_json(get("numericStats"))
+        rows = featurizer.transform(dataset, stats, FEATURES_TMP, self.feature_spec(stats))
+        limit = get("maxBroadcastMB")
+        self.spark_model.max_broadcast_bytes = int(limit * 2**20) if limit > 0 else None
+        scored = self.spark_model.transform(rows, featuresCol=FEATURES_TMP, predictionCol=SCORE_TMP + "_unused",
+                                            probabilityCol=SCORE_TMP)
+        p = F.least(F.greatest(vector_to_array(F.col(SCORE_TMP))[0].cast("double"), F.lit(1e-15)),
+                    F.lit(1 - 1e-15))
+        logit = F.log(p / (1 - p))
+        return (scored.withColumn(get("rawPredictionCol"), array_to_vector(F.array(-logit, logit)))
+                .withColumn(get("probabilityCol"), array_to_vector(F.array(1 - p, p)))
+                .withColumn(get("predictionCol"), (p > 0.5).cast("double"))
+                .drop(FEATURES_TMP, SCORE_TMP, SCORE_TMP + "_unused"))
+
+    def shrink(self, min_count):
+        """A copy whose tables keep only the rows of ids seen at least ``min_count`` times in training (smaller to
+        broadcast and save; a dropped id reads as an unseen one). ConfigError when the model has no counts."""
+        small = self.copy()
+        small.spark_model = self.spark_model.shrink(min_count)
+        return small
+
+    def write(self):
+        return ModelWriter(self)
+
+    @classmethod
+    def read(cls):
+        return ModelReader(cls)
+
+
+def stats_to_json(stats):
+    """The numeric statistics and multi-valued widths as the ``numericStats`` param's JSON."""
+    return json.dumps(dict(stats.to_dict(), widths=getattr(stats, "widths", {})))
+
+
+def stats_from_json(text):
+    saved = json.loads(text)
+    stats = NumericStats.from_dict(saved)
+    stats.widths = dict(saved.get("widths", {}))
+    return stats

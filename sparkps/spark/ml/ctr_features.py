@@ -1,0 +1,202 @@
+"""CTR DataFrames to feature rows: categorical columns hashed with their field into 64-bit ids (see
+``sparkps.ctr.hashing``), multi-valued columns (arrays, or strings joined by ``separator``) hashed value by
+value, numeric columns standardised, all side by side in one float array per row (the FeatureSpec's
+``layout()``: each id as three exact float planes, see ``sparkps.ctr.packed``).
+
+    featurizer = CTRFeaturizer(['C1', 'C2'], ['I1'], multi_value_cols=['tags'])
+    stats = featurizer.fit_stats(train_df)              # one aggregation: numeric statistics, multi-valued widths
+    rows = featurizer.transform(train_df, stats, 'features')
+    featurizer.spec(stats, embedding_dim=8)             # the FeatureSpec whose layout the rows have
+
+    blocks = featurizer.blocks(train_df, stats, 'click')   # the training input: float32 blocks, one per Arrow batch
+
+Hashing runs in the executors (Arrow over the feature columns only, ``sparkps.spark.task.ctr_columns``: an Arrow UDF
+for ``transform``, ``mapInArrow`` for ``blocks``); nothing is collected but the statistics. A categorical
+column may hold strings or integers (the id of ``7`` is the id of ``"7"``); a null is the field's "missing" value;
+an empty multi-valued cell holds no id (its pooled embedding is zeros). With ``hash_ids=False`` the categorical
+cells are table rows already (Angel's dummy format) in [0, index_range).
+Column errors name the column.
+"""
+import numpy as np
+
+from sparkps.ctr.numeric import NumericStats
+from sparkps.errors import ConfigError, DataError
+
+MAX_VALUES = 64       # widest multi-valued field: a row's ids past it are dropped
+
+
+class CTRFeaturizer:
+    """Which columns are categorical, multi-valued and numeric. Plain values only, so a task closure can capture
+    it."""
+
+    def __init__(self, categorical_cols, numeric_cols=(), index_range=None, log_numeric=True, hash_ids=True,
+                 multi_value_cols=(), separator=","):
+        self.hash_ids = bool(hash_ids)
+        self.categorical_cols = list(categorical_cols)
+        self.numeric_cols = list(numeric_cols)
+        self.multi_value_cols = list(multi_value_cols)
+        self.index_range, self.log_numeric, self.separator = index_range, bool(log_numeric), str(separator)
+        if not self.categorical_cols and not self.multi_value_cols:
+            raise ConfigError("categoricalCols: a CTR model needs at least one categorical column")
+        named = self.categorical_cols + self.numeric_cols + self.multi_value_cols
+        repeated = sorted({c for c in named if named.count(c) > 1})
+        if repeated:
+            raise ConfigError("column(s) %s are named twice among categorical, numeric and multi-valued columns"
+                              % repeated)
+        if not self.hash_ids and (self.multi_value_cols or not index_range):
+            raise ConfigError("hash_ids=False (feature indices) needs index_range and no multi-valued columns")
+
+    def check_columns(self, df, label_col=None):
+        """DataError naming the first column the DataFrame lacks, or a numeric column that is not numeric."""
+        from pyspark.sql.types import NumericType
+        wanted = self.categorical_cols + self.numeric_cols + self.multi_value_cols + ([label_col] if label_col else [])
+        missing = [c for c in wanted if c not in df.columns]
+        if missing:
+            raise DataError("DataFrame has no column(s) %s; columns are %s" % (missing, df.columns))
+        for name in self.numeric_cols:
+            if not isinstance(df.schema[name].dataType, NumericType):
+                raise DataError("numeric column %r has type %s" % (name, df.schema[name].dataType.simpleString()))
+
+    def _value_count(self, df, name):
+        """A Spark expression: the number of values in multi-valued column ``name`` (array or joined string)."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, StringType
+        kind = df.schema[name].dataType
+        if isinstance(kind, ArrayType):
+            return F.coalesce(F.size(F.col(name)), F.lit(0))
+        if not isinstance(kind, StringType):
+            raise DataError("multi-valued column %r must be an array or a string joined by %r, got %s"
+                            % (name, self.separator, kind.simpleString()))
+        parts = F.split(F.col(name), _regex_quote(self.separator))
+        return F.coalesce(F.size(F.filter(parts, lambda x: x != "")), F.lit(0))
+
+    def fit_stats(self, df, label_col=None):
+        """NumericStats of the numeric columns over ``df``, with the width of each multi-valued column (its most
+        values in a row, at most MAX_VALUES) in ``.widths`` (one Spark aggregation; nulls and NaN count as
+        missing). With ``label_col`` the same aggregation counts the rows and the null and non-finite labels
+        (``.label_facts``, for ``check_labels``)."""
+        from pyspark.sql import functions as F
+        self.check_columns(df, label_col)
+        exprs = _label_facts(label_col) if label_col else []
+        for name in self.numeric_cols:
+            value = F.col(name).cast("double")
+            value = F.when(F.isnan(value), None).otherwise(value)
+            if self.log_numeric:
+                value = F.signum(value) * F.log1p(F.abs(value))
+            exprs += [F.count(value), F.sum(value), F.sum(value * value)]
+        exprs += [F.max(self._value_count(df, name)) for name in self.multi_value_cols]
+        row = df.agg(*exprs).collect()[0] if exprs else []
+        facts = dict(zip(("rows", "nulls", "non_finite"), [int(v or 0) for v in row[:3]])) if label_col else None
+        cells = [0.0 if v is None else float(v) for v in row[3 if label_col else 0:]]
+        numeric = cells[:3 * len(self.numeric_cols)]
+        infinite = [c for j, c in enumerate(self.numeric_cols) if not np.isfinite(numeric[3 * j + 1:3 * j + 3]).all()]
+        if infinite:
+            raise DataError("numeric column(s) %s hold an infinite value (or sums past the float range); replace it "
+                            "or drop the column" % infinite)
+        stats = NumericStats(self.numeric_cols, numeric[0::3], numeric[1::3], numeric[2::3], self.log_numeric)
+        counts = cells[3 * len(self.numeric_cols):]
+        stats.widths = {name: int(min(max(c, 1), MAX_VALUES)) for name, c in zip(self.multi_value_cols, counts)}
+        stats.label_facts = facts
+        return stats
+
+    def spec(self, stats, **network):
+        """The FeatureSpec of these columns (multi-valued widths from ``stats``); ``network``: its other fields
+        (embedding_dim, hidden_units, pooling, tables, ...)."""
+        from sparkps.ctr.features import FeatureSpec
+        widths = dict(getattr(stats, "widths", {}) or {})
+        missing = [c for c in self.multi_value_cols if c not in widths]
+        if missing:
+            raise ConfigError("no width for multi-valued column(s) %s: compute the statistics with fit_stats"
+                              % missing)
+        return FeatureSpec(categorical=self.categorical_cols, numeric=self.numeric_cols,
+                           multi_valued={c: widths[c] for c in self.multi_value_cols}, **network)
+
+    def columns(self, stats, spec=None):
+        """The ColumnFeaturizer that packs these columns (in the order ``feature_columns`` selects them)."""
+        from sparkps.spark.task.ctr_columns import ColumnFeaturizer
+        return ColumnFeaturizer(self.categorical_cols, self.multi_value_cols, len(self.numeric_cols),
+                                stats.to_dict(), spec or self.spec(stats), hash_ids=self.hash_ids,
+                                index_range=self.index_range, separator=self.separator)
+
+    def feature_columns(self):
+        """Spark columns the featurizer reads: categorical, multi-valued, then numeric ones cast to double."""
+        from pyspark.sql import functions as F
+        return [F.col(c) for c in self.categorical_cols + self.multi_value_cols] + \
+            [F.col(c).cast("double").alias(c) for c in self.numeric_cols]
+
+    def transform(self, df, stats, output_col, spec=None):
+        """``df`` plus ``output_col``: array<float> in the layout of ``spec`` (default ``self.spec(stats)``).
+        Lazy. An Arrow UDF: record batches in, one list array out, no Python object per row."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, FloatType
+        self.check_columns(df)
+        if output_col in df.columns:
+            raise DataError("output column %r already exists in the DataFrame" % output_col)
+        columns = self.columns(stats, spec)
+        width = columns.spec.layout().width
+
+        def featurize(*arrays):
+            packed = columns.pack(arrays)
+            offsets = np.arange(0, packed.size + 1, width, dtype=np.int32)
+            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(packed.reshape(-1), pa.float32()))
+
+        udf = F.arrow_udf(featurize, ArrayType(FloatType()))
+        return df.withColumn(output_col, udf(*self.feature_columns()))
+
+    def blocks(self, df, stats, label_col, spec=None):
+        """An RDD of ``(X float32 (n, width), y float32 (n,))`` blocks, one per Arrow batch of ``df`` (its
+        partitions kept): the training input of a CTR fit, read column by column (``mapInArrow``), so no row
+        becomes a Python object and no per-row array column is built. Lazy; labels are checked by
+        ``check_labels``."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+        self.check_columns(df, label_col)
+        columns = self.columns(stats, spec)
+        width = columns.spec.layout().width
+        label_index = columns.width
+        schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
+                             StructField("rows", IntegerType())])
+
+        def encode(batches):
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                X, y = columns.block(batch, label_index)
+                yield pa.RecordBatch.from_arrays([pa.array([X.tobytes()], pa.binary()),
+                                                  pa.array([y.tobytes()], pa.binary()),
+                                                  pa.array([len(y)], pa.int32())], names=["X", "y", "rows"])
+
+        def decode(row):
+            return np.frombuffer(row.X, np.float32).reshape(row.rows, width), np.frombuffer(row.y, np.float32)
+
+        selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
+        return selected.mapInArrow(encode, schema).rdd.map(decode)
+
+    def check_labels(self, df, label_col, facts=None):
+        """DataError for no rows, or naming the first row whose label is null or not finite. ``facts``: the
+        ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
+        path finds the row."""
+        from sparkps.spark.driver import schema
+        facts = facts if facts is not None else schema.scan_labels(df, label_col)
+        schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(df, label_col, key))
+        return facts["rows"]
+
+    def to_dict(self):
+        return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,
+                "multi_value_cols": self.multi_value_cols, "index_range": self.index_range,
+                "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
+
+
+def _label_facts(label_col):
+    """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads)."""
+    from pyspark.sql import functions as F
+    y = F.col(label_col).cast("double")
+    return [F.count(F.lit(1)), F.sum(F.when(y.isNull(), 1).otherwise(0)),
+            F.sum(F.when(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf"))), 1).otherwise(0))]
+
+
+def _regex_quote(text):
+    import re
+    return re.escape(text)

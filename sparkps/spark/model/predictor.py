@@ -1,0 +1,158 @@
+"""Batched prediction with a bound executor, the part of SparkModel that runs inside Spark's Python workers.
+
+A ``ModelPayload`` is the broadcast form of a model (symbol JSON + params as .npz bytes, no pickled objects);
+``PredictorCache`` keeps one bound Predictor per model id in each Python worker so later partitions and
+later tasks skip the bind.
+"""
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from sparkps.backend import asnumpy
+from sparkps.errors import ConfigError
+from sparkps.model import params_from_bytes, params_to_bytes
+from sparkps.spark.common.sparse_inputs import data_dtype, has_tables
+
+__all__ = ["Predictor", "PredictorCache", "data_input_name", "params_from_bytes", "params_to_bytes", "predictor_for"]
+
+
+def data_input_name(symbol, arg_params, label_name):
+    """The one argument of ``symbol`` that is neither a parameter nor the label (usually 'data')."""
+    names = [n for n in symbol.list_arguments() if n not in arg_params and n != label_name]
+    if len(names) != 1:
+        raise ConfigError("the symbol must have exactly one data input besides its parameters and label "
+                          "%r; it has %s" % (label_name, names))
+    return names[0]
+
+
+class Predictor:
+    """A symbol bound once for inference on ``batch_size`` rows of ``input_shape``.
+
+    ``predict(X)`` runs any number of rows (padding the last batch) and returns the first output as numpy.
+    A network with sparse embedding tables predicts through a FeedForward holding the tables' rows (each batch
+    reads its unique ids' rows, as in training); ``dtype`` is the dtype its rows travel in (int64 for the ids of
+    a hashed table, see :mod:`sparkps.spark.common.sparse_inputs`). Not thread-safe (one executor); does not block on
+    anything but computation.
+    """
+
+    def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
+                 ctx="cpu", layout=None):
+        from sparkps import symbol as sym
+        self.symbol = sym.load_json(symbol_json)
+        self.arg_params, self.aux_params = params_from_bytes(params_bytes)
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.num_features = int(np.prod(self.input_shape))
+        self.batch_size = int(batch_size)
+        self.lock = threading.Lock()
+        self.layout = layout
+        self.calls = 0            # predict calls served (a broadcast model is bound once for many of them)
+        if layout is not None:    # named inputs and sparse tables: FeedForward's prediction reads the table rows
+            self.dtype = np.float32       # packed rows: ids travel as exact float planes (ctr_packed)
+            from sparkps.train.feedforward import FeedForward
+            self.model = FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
+                                     numpy_batch_size=self.batch_size)
+            return
+        self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
+        self.dtype = data_dtype(self.symbol, self.data_name)
+        self.lock = threading.Lock()
+        self._feedforward = None
+        if has_tables(self.symbol):
+            from sparkps.train.feedforward import FeedForward
+            self._feedforward = FeedForward(self.symbol, ctx=ctx, arg_params=self.arg_params,
+                                            aux_params=self.aux_params, numpy_batch_size=self.batch_size)
+            return
+        shapes = {self.data_name: (self.batch_size,) + self.input_shape}
+        if label_name in self.symbol.list_arguments():
+            shapes[label_name] = (self.batch_size,)
+        self.executor = self.symbol.simple_bind(ctx=ctx, grad_req="null", **shapes)
+        self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
+
+    def predict(self, X):
+        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
+        self.calls += 1
+        if self.layout is not None:
+            X = np.asarray(X).reshape(-1, self.num_features)
+            if not len(X):
+                return np.empty((0, 1), np.float32)
+            with self.lock:
+                return np.asarray(self.model.predict(self.layout.split(X)), np.float32).reshape(len(X), -1)
+        X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
+        if self._feedforward is not None:
+            return self._predict_with_tables(X)
+        outputs = []
+        with self.lock:
+            for start in range(0, len(X), self.batch_size):
+                chunk = X[start:start + self.batch_size]
+                n = len(chunk)
+                if n < self.batch_size:
+                    chunk = np.concatenate([chunk, np.zeros((self.batch_size - n, self.num_features),
+                                                            np.float32)])
+                out = self.executor.forward(is_train=False, **{
+                    self.data_name: chunk.reshape((self.batch_size,) + self.input_shape)})
+                outputs.append(np.array(asnumpy(out[0])[:n]))
+        if not outputs:
+            return np.empty((0,) + self._output_tail(), np.float32)
+        return np.concatenate(outputs)
+
+    def _predict_with_tables(self, X):
+        if not len(X):
+            return np.empty((0,) + self._output_tail(), np.float32)
+        with self.lock:
+            out = self._feedforward.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
+        return out[0] if isinstance(out, list) else out
+
+    @property
+    def table_stores_built(self):
+        """How often this predictor built the lookup store of its sparse tables (1 once it predicted: the store
+        is kept for every later call; 0 without tables)."""
+        model = getattr(self, "model", None) or self._feedforward
+        return model.table_stores_built if model is not None else 0
+
+    def _output_tail(self):
+        _, out_shapes, _ = self.symbol.infer_shape(**{self.data_name: (1,) + self.input_shape})
+        return tuple(out_shapes[0][1:])
+
+
+class PredictorCache:
+    """At most ``capacity`` Predictors per Python worker, keyed by model id (least recently used evicted)."""
+
+    def __init__(self, capacity=4):
+        self.capacity = capacity
+        self._items = OrderedDict()
+        self._lock = threading.Lock()
+
+    def cached(self, model_id):
+        """The Predictor cached for ``model_id``, or None (nothing is built)."""
+        with self._lock:
+            return self._items.get(model_id)
+
+    def get(self, model_id, make):
+        """The cached Predictor for ``model_id``, built with ``make()`` on first use."""
+        with self._lock:
+            if model_id in self._items:
+                self._items.move_to_end(model_id)
+                return self._items[model_id]
+        predictor = make()
+        with self._lock:
+            self._items[model_id] = predictor
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return predictor
+
+
+# One cache per Python worker process: Spark reuses its Python workers across tasks, so a model broadcast
+# once is bound once per worker.  Only prediction uses it; nothing here holds cluster state.
+WORKER_PREDICTORS = PredictorCache()
+
+
+def predictor_for(payload):
+    """The Python worker's Predictor for a broadcast payload dict (see SparkModel.payload)."""
+    return WORKER_PREDICTORS.get(payload["id"], lambda: Predictor(
+        payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
+        payload["label_name"], payload.get("ctx", "cpu"), _layout(payload)))
+
+
+def _layout(payload):
+    from sparkps.ctr.packed import PackedLayout
+    return PackedLayout.from_list(payload.get("input_layout"))

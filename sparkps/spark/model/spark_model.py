@@ -1,0 +1,250 @@
+"""SparkModel: a trained network that predicts on RDDs and DataFrames and saves in FeedForward's format.
+
+    model = trainer.fit(rdd)                       # or SparkModel.load('/models/digits')
+    probs = model.predict(features_rdd)            # RDD of output arrays, input order
+    scored = model.transform(df)                   # + 'prediction' and 'probability' columns
+    model.save('/models/digits')                   # model-symbol.json, model-NNNN.params, metadata.json
+    ff = sparkps.FeedForward.load('/models/digits/model', model.epoch)
+"""
+import json
+import os
+import uuid
+
+import numpy as np
+
+from sparkps.errors import ConfigError
+from sparkps.spark.common.batches import iter_batches
+from sparkps.spark.model.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
+
+PREFIX = "model"
+METADATA = "metadata.json"
+TABLE_COUNTS = "table-counts.npz"
+MAX_BROADCAST_BYTES = 1 << 30
+
+
+class SparkModel:
+    """A symbol with its trained parameters plus what prediction needs (input shape, label name).
+
+    ``history`` holds per-epoch training metrics, e.g. ``[{'epoch': 0, 'accuracy': 0.9, ...}, ...]``;
+    ``best_epoch`` (counted from 0, None without early stopping) is the epoch whose weights the model holds
+    when a validation set chose them.
+    """
+
+    def __init__(self, symbol, arg_params, aux_params=None, input_shape=None, label_name="softmax_label",
+                 batch_size=256, epoch=0, history=None, ctx="cpu", best_epoch=None, input_layout=None):
+        self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
+        self.arg_params = dict(arg_params)
+        self.aux_params = dict(aux_params or {})
+        if input_shape is None:
+            raise ConfigError("SparkModel needs input_shape, e.g. (784,)")
+        self.input_shape = tuple(int(d) for d in input_shape)
+        self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
+        self.epoch, self.history = int(epoch), list(history or [])
+        self.best_epoch = None if best_epoch is None else int(best_epoch)
+        self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
+        self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
+        self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
+        self.model_id = uuid.uuid4().hex
+        self._local = None
+        self._broadcasts = {}
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(_local=None, _broadcasts={})    # bound executors and broadcasts stay with their owner
+        return state
+
+    @property
+    def symbol(self):
+        """The network as a Symbol."""
+        from sparkps import symbol as sym
+        return sym.load_json(self.symbol_json)
+
+    def payload(self, batch_size=None):
+        """The broadcast form: plain strings, numbers and .npz bytes."""
+        return {"id": self.model_id, "symbol": self.symbol_json,
+                "params": params_to_bytes(self.arg_params, self.aux_params),
+                "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
+                "label_name": self.label_name, "ctx": "cpu", "input_layout": self._layout_list()}
+
+    def _layout_list(self):
+        return None if self.input_layout is None else self.input_layout.to_list()
+
+    def broadcast(self, sc, batch_size=None):
+        """The payload broadcast on ``sc`` (made once per context and batch size, reused after)."""
+        from sparkps.spark.model.table_rows import check_broadcast_size
+        key = (id(sc), int(batch_size or self.batch_size))
+        if key not in self._broadcasts:
+            payload = self.payload(batch_size)
+            check_broadcast_size(len(payload["params"]), self.max_broadcast_bytes, self.arg_params)
+            self._broadcasts[key] = sc.broadcast(payload)
+            self._broadcast_bytes = len(payload["params"])
+        check_broadcast_size(self._broadcast_bytes, self.max_broadcast_bytes, self.arg_params)  # the limit may change
+        return self._broadcasts[key]
+
+    def shrink(self, min_count):
+        """A copy without the table rows of ids seen fewer than ``min_count`` times in training (a smaller model to
+        broadcast and save; such ids then read as unseen ids do). ConfigError when the model has no counts."""
+        from sparkps.spark.model.table_rows import shrunk_params
+        small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
+                           self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
+                           self.history, self.ctx, best_epoch=self.best_epoch, input_layout=self.input_layout)
+        small.table_counts, small.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
+        return small
+
+    def unpersist(self):
+        """Drop this model's broadcasts from the executors (later predictions broadcast again)."""
+        for broadcast in self._broadcasts.values():
+            broadcast.unpersist()
+        self._broadcasts = {}
+
+    def predict_numpy(self, X):
+        """Outputs for the rows of a numpy array, on the driver (no Spark)."""
+        if self._local is None:
+            payload = self.payload()
+            self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
+                                    self.label_name, layout=self.input_layout)
+        return self._local.predict(X)
+
+    def predict(self, rdd, batch_size=None):
+        """RDD of output arrays (e.g. class probabilities), one per input row, in input order.
+
+        Rows are features (array, list, Vector), ``(features, label)`` pairs or LabeledPoints; a 2-D numpy
+        block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
+        Lazy: nothing runs until an action.
+        """
+        broadcast = self.broadcast(rdd.context, batch_size)
+        num_features = int(np.prod(self.input_shape))
+
+        def predict_partition(rows):
+            predictor = predictor_for(broadcast.value)
+            block_rows = []
+            for row in rows:
+                block_rows.append(row)
+                if len(block_rows) == predictor.batch_size:
+                    yield from _predict_rows(predictor, block_rows, num_features)
+                    block_rows = []
+            if block_rows:
+                yield from _predict_rows(predictor, block_rows, num_features)
+
+        return rdd.mapPartitions(predict_partition, preservesPartitioning=True)
+
+    def transform(self, df, featuresCol="features", predictionCol="prediction", probabilityCol="probability",
+                  batch_size=None, rawPredictionCol=None):
+        """``df`` plus a double ``predictionCol`` (arg-max class), a Vector ``probabilityCol`` and, when named,
+        a Vector ``rawPredictionCol`` of log-probabilities (pyspark.ml's rawPrediction).
+
+        Vectorised with a pandas UDF: features go to Arrow as float32 arrays, each Arrow batch is predicted
+        in executor batches with the worker's cached Predictor.  Lazy.
+        """
+        from sparkps.spark.common.sparse_inputs import data_dtype
+        from sparkps.spark.model.frames import add_predictions
+        data_name = None if self.input_layout is not None else \
+            data_input_name(self.symbol, self.arg_params, self.label_name)
+        if data_name is not None and data_dtype(self.symbol, data_name) != np.float32:   # (a layout: float planes)
+            raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
+                              "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
+                              % data_name)
+        broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
+        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
+
+    def save(self, path):
+        """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
+        ``path/metadata.json``.  ``path`` is a local (or mounted) directory."""
+        os.makedirs(path, exist_ok=True)
+        feedforward = self.to_feedforward()
+        feedforward.save(os.path.join(path, PREFIX), self.epoch)
+        meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
+                "input_shape": list(self.input_shape), "label_name": self.label_name,
+                "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch}
+        if self.input_layout is not None:
+            meta["input_layout"] = self._layout_list()
+        if self.table_counts:
+            np.savez(os.path.join(path, TABLE_COUNTS), **{"%s:%s" % (part, name): array
+                                                          for name, pair in self.table_counts.items()
+                                                          for part, array in zip(("ids", "counts"), pair)})
+        with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1)
+
+    @classmethod
+    def load(cls, path, epoch=None, from_mxnet=False, **meta):
+        """Read a model written by ``save``; or, with ``epoch``, the checkpoint ``path-symbol.json`` +
+        ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's ``mx.model.save_checkpoint`` (the params
+        format is chosen by content), with ``meta`` (``input_shape``, ``label_name``, ...) as ``save`` would
+        have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts MXNet's params format only, so a
+        file of another kind is a DataError naming it rather than a silent guess."""
+        if from_mxnet and epoch is None:
+            raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
+                              "(PREFIX-%04d.params)")
+        if epoch is not None:
+            from sparkps.model import load_checkpoint
+            symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
+            return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
+        meta_path = os.path.join(path, METADATA)
+        if not os.path.exists(meta_path):
+            raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        from sparkps.train.feedforward import FeedForward
+        feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
+        model = cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
+                    input_shape=meta["input_shape"], label_name=meta["label_name"],
+                    batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
+                    best_epoch=meta.get("best_epoch"), input_layout=_layout_of(meta))
+        counts = os.path.join(path, TABLE_COUNTS)
+        if os.path.exists(counts):
+            with np.load(counts, allow_pickle=False) as saved:
+                names = {key.split(":", 1)[1] for key in saved.files}
+                model.table_counts = {n: (saved["ids:" + n], saved["counts:" + n]) for n in names}
+        return model
+
+    @classmethod
+    def from_mxnet(cls, prefix, epoch, input_shape, **meta):
+        """The model of MXNet's checkpoint ``prefix-symbol.json`` + ``prefix-%04d.params`` (what
+        ``mx.model.save_checkpoint(prefix, epoch, ...)`` wrote), ready to predict on rows of ``input_shape``.
+
+            model = SparkModel.from_mxnet('/models/resnet', 10, input_shape=(3, 224, 224))
+        """
+        return cls.load(prefix, epoch=epoch, from_mxnet=True, input_shape=input_shape, **meta)
+
+    def to_feedforward(self):
+        """This model as a single-machine ``sparkps.FeedForward``."""
+        from sparkps.train.feedforward import FeedForward
+        return FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
+                           num_epoch=self.epoch)
+
+    @classmethod
+    def from_bytes(cls, symbol_json, params_bytes, **meta):
+        """A model from the symbol JSON and the .npz bytes a training task returned."""
+        arg_params, aux_params = params_from_bytes(params_bytes)
+        return cls(symbol_json, arg_params, aux_params, **meta)
+
+
+def _layout_of(meta):
+    from sparkps.ctr.packed import PackedLayout
+    return PackedLayout.from_list(meta.get("input_layout"))
+
+
+def _predict_rows(predictor, rows, num_features):
+    """Predict a list of rows; blocks (2-D arrays) come back as blocks, rows as single arrays."""
+    if any(_row_is_block(row) for row in rows):
+        for row in rows:
+            if _row_is_block(row):
+                yield predictor.predict(_block_features(row))
+            else:
+                yield from predictor.predict(_features_matrix([row], num_features, predictor.dtype))
+        return
+    yield from predictor.predict(_features_matrix(rows, num_features, predictor.dtype))
+
+
+def _row_is_block(row):
+    features = row[0] if isinstance(row, tuple) and len(row) == 2 and not np.isscalar(row[0]) else row
+    return isinstance(features, np.ndarray) and features.ndim == 2
+
+
+def _block_features(row):
+    return row[0] if isinstance(row, tuple) else row
+
+
+def _features_matrix(rows, num_features, dtype=np.float32):
+    return np.concatenate([X for X, _ in iter_batches(iter(rows), max(len(rows), 1), num_features,
+                                                      with_label=False, dtype=dtype)])

@@ -1,0 +1,291 @@
+"""The task of the single barrier stage: one per partition, each a worker; the first ``num_servers`` tasks
+also start a parameter server beside them as a subprocess.
+
+The closure captures one plain dict (the plan) and nothing of the driver.  A task returns one small dict:
+its rank, rows and per-epoch metrics; rank 0 adds the final weights (pulled from the servers) as .npz bytes.
+"""
+import contextlib
+import os
+import time
+
+from sparkps.errors import SparkpsError
+from sparkps.spark.common.row_places import RowPlaces
+from sparkps.spark.task.early_stopping import EarlyStopping, epoch_end_callback
+from sparkps.spark.task.local_copy import PartitionBatches
+from sparkps.spark.task.partition_iter import PartitionIter
+from sparkps.spark.task.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
+
+SERVER_EXIT_SECONDS = 30
+
+
+class WorkerFailed(SparkpsError, RuntimeError):
+    """Raised by a training task; its message starts with ``sparkps worker N failed:`` for the driver."""
+
+
+def make_train_task(plan):
+    """The function given to ``rdd.barrier().mapPartitions``; ``plan`` is a dict of plain values."""
+    def train_partition(rows):
+        from pyspark import BarrierTaskContext
+        context = BarrierTaskContext.get()
+        host = task_host(context) if plan.get("bind_executor_host") else "127.0.0.1"
+        yield run_worker(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context), host)
+    return train_partition
+
+
+def task_host(context):
+    """The IP of this task's executor (as Spark's barrier coordinator knows it), for nodes to bind."""
+    address = context.getTaskInfos()[context.partitionId()].address
+    host = address.rsplit(":", 1)[0].strip("[]")
+    import socket
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        return host
+
+
+def task_device(ctx, context):
+    """'gpu(N)' from the task's Spark GPU resource when training on GPU; 'cpu' otherwise."""
+    if not str(ctx).startswith("gpu"):
+        return "cpu"
+    resources = context.resources() if hasattr(context, "resources") else {}
+    if "gpu" in resources and resources["gpu"].addresses:
+        return "gpu(%s)" % resources["gpu"].addresses[0]
+    return str(ctx) if "(" in str(ctx) else "gpu(0)"
+
+
+def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
+    """Train on ``rows`` as worker ``rank`` (starting server ``rank`` first when rank < num_servers).
+
+    Blocks until every worker finished (the servers end then).  Any exception is reported to the
+    scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
+    """
+    from sparkps import kvstore
+    from sparkps.worker.lifecycle import failure_text
+    from sparkps.worker.lifecycle import run_worker as run_life
+    server = batches = None
+    timeline = {"task_start": time.time()}
+
+    def register():
+        with _ServerStartWatch(server, plan, rank):
+            kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
+                                rank=rank, timeouts=plan.get("timeouts"), host=host,
+                                compression=plan.get("compression"), **plan.get("kvstore_params", {}))
+        timeline["registered"] = time.time()
+        return kv
+
+    def fit(kv):
+        nonlocal batches
+        width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
+        batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
+                                   dtype=plan.get("data_dtype", "float32"))
+        with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
+            result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
+        timeline["fit_end"] = time.time()
+        return result
+
+    def explain(exc):
+        message = failure_text(exc)
+        if server is not None and server.poll() not in (None, 0):
+            message += " (the server %d process beside it exited with code %s)" % (rank, server.returncode)
+        return message
+
+    try:
+        with _blas_threads(plan.get("blas_threads")):
+            if rank < plan["num_servers"]:
+                server = _start_server(plan, rank, host)
+            result = run_life(register, fit, explain)
+            if server is not None:
+                server.wait_exit(SERVER_EXIT_SECONDS)
+            timeline["task_end"] = time.time()
+            result["timeline"] = timeline
+            return result
+    except BaseException as exc:
+        raise WorkerFailed("sparkps worker %d failed: %s" % (rank, explain(exc))) from exc
+    finally:
+        if server is not None:
+            server.stop(5)
+        if batches is not None:
+            batches.close()
+
+
+def _fit(plan, kv, batches, rank, ctx, fault=None):
+    from sparkps import symbol as sym
+    from sparkps.runtime.resume import Checkpointer, ResumePoint, SkippedIter
+    from sparkps.spark.model.predictor import params_to_bytes
+    from sparkps.train.feedforward import FeedForward
+    from sparkps.worker.lifecycle import default_initializer
+    history = EpochHistory(plan["batch_size"])
+    initializer = plan.get("initializer") or default_initializer()
+    weighted = bool(plan.get("row_weights"))
+    from sparkps.ctr.packed import PackedLayout
+    data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
+                         weight_name=ROW_WEIGHT if weighted else None,
+                         layout=PackedLayout.from_list(plan.get("input_layout")))
+    point, train_data = ResumePoint.from_plan(plan.get("resume")), data
+    if point is not None:    # continue from the checkpoint: its weights, and this worker's place in its data
+        train_data = SkippedIter(data, point.steps_of(rank))
+        kv.resume_from(point.path)
+    network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
+    model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
+                        optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
+                        seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
+                        **plan.get("optimizer_params", {}))
+    stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
+    if stopper is not None and data.layout is not None:   # CTR validation reads every worker's rows of its ids
+        model.keep_rows_for(dict(stopper.inputs))
+    scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
+    validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
+    on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]
+    if plan.get("checkpoint_dir"):
+        saver = Checkpointer(kv, plan["checkpoint_dir"], plan.get("checkpoint_steps"), rank,
+                             start_step=point.steps_of(rank) if point else 0,
+                             history=lambda: _with_earlier(point, history.epochs()))
+        saver.steps_per_epoch = point.steps_per_epoch if point else None
+        on_batch, on_epoch = on_batch + [saver.on_batch], on_epoch + [saver.on_epoch]
+    if fault is not None:
+        on_batch.append(fault)
+    started = time.perf_counter()
+    model.fit(train_data, eval_metric=plan.get("eval_metric", "acc"), kvstore=kv, batch_end_callback=on_batch,
+              epoch_end_callback=on_epoch)
+    result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
+              "stopped_after": None if stopper is None else stopper.stopped_after,
+              "best_epoch": None if stopper is None else stopper.best_epoch,
+              "fit_seconds": time.perf_counter() - started, "batches": history.batches,
+              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
+    if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
+        best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
+        result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
+    if data.layout is not None:       # sparse tables: this worker's rows and id counts (see spark/ctr_tables.py)
+        from sparkps.spark.model.table_rows import worker_tables
+        result.update(worker_tables(model, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
+    return result
+
+
+def _with_earlier(point, epochs):
+    """Worker 0's per-epoch metrics: the checkpoint's for the epochs before this run, then this run's."""
+    if point is None:
+        return epochs
+    newer = {int(e["epoch"]) for e in epochs}
+    return [e for e in point.history if int(e["epoch"]) not in newer] + epochs
+
+
+def fault_hook(plan, rank, server):
+    """A test hook (``plan["fault"]``): at this worker's step ``at_step`` of the first ``attempts`` runs of the
+    stage, SIGKILL the server process beside it (``kill: 'server'``) or this task's own Python process
+    (``kill: 'worker'``), as a crash would; with ``record`` (a path) it first appends the wall-clock time of the
+    kill there (benchmarks time the restart from it). None when the plan names no fault for this worker."""
+    fault = plan.get("fault")
+    if not fault or int(fault.get("rank", 0)) != rank or plan.get("attempt", 0) >= int(fault.get("attempts", 1)):
+        return None
+    import signal
+    target = server.pid if fault["kill"] == "server" else os.getpid()
+    steps = [0]
+
+    def kill(param):
+        steps[0] += 1
+        if steps[0] == int(fault["at_step"]):
+            if fault.get("record"):
+                with open(fault["record"], "a", encoding="utf-8") as handle:
+                    handle.write("%.6f\n" % time.time())
+            os.kill(target, signal.SIGKILL)
+    return kill
+
+
+def _row_places(plan, rank):
+    """Where this task's rows sit in the fit's input (see sparkps.spark.common.row_places), for error messages."""
+    kind = plan.get("row_places")
+    return RowPlaces(tagged=True) if kind == "tagged" else RowPlaces(rank if kind == "partition" else None)
+
+
+def _early_stopping(plan, keep_best=False, rank=0):
+    """An EarlyStopping over the plan's validation rows, or None when the plan has none. A network fed through an
+    input layout (CTR) gets worker 0's exact AUC/logloss/COPC over every validation row instead (ctr_validation)."""
+    if plan.get("validation") is None:
+        return None
+    X, y = plan["validation"]
+    if plan.get("input_layout") is not None:
+        from sparkps.ctr.packed import PackedLayout
+        from sparkps.spark.task.validation import CTRValidation
+        return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"])) if rank == 0 else None
+    return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
+
+
+class EpochHistory:
+    """The last metric values seen in each epoch (FeedForward's metrics accumulate over an epoch)."""
+
+    def __init__(self, batch_size):
+        self.batch_size = batch_size
+        self._last, self._epoch_batches = {}, {}
+        self.batches = 0
+        self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
+
+    def on_batch(self, param):
+        now = time.time()
+        self.first_batch_end = self.first_batch_end or now
+        self.last_batch_end, self.batches = now, self.batches + 1
+        self._epoch_batches[int(param.epoch)] = int(param.nbatch)
+        metric = getattr(param, "eval_metric", None)
+        if metric is None:
+            return
+        names, values = metric.get()
+        if not isinstance(names, (list, tuple)):
+            names, values = [names], [values]
+        self._last[int(param.epoch)] = {str(n): float(v) for n, v in zip(names, values)}
+
+    def add(self, epoch, metrics):
+        """Record more metrics of ``epoch`` (e.g. validation scores) beside the training ones."""
+        self._last.setdefault(int(epoch), {}).update(metrics)
+
+    def epoch_done(self, kv):
+        """Epoch-end callback: report the finished epoch's metrics at once (progress is otherwise sent at
+        most once a second, so short epochs would not show on the driver)."""
+        def report(epoch, *_):
+            epoch = int(epoch)
+            batches = self._epoch_batches.get(epoch, 0)
+            kv.report_progress(force=True, epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
+                               metrics=dict(self._last.get(epoch, {})))
+        return report
+
+    def epochs(self):
+        return [dict(values, epoch=epoch) for epoch, values in sorted(self._last.items())]
+
+
+def _start_server(plan, rank, host):
+    from sparkps.comm.timeouts import Timeouts
+    from sparkps.runtime.server_node import spawn_server
+    env = dict(os.environ)
+    threads = str(plan.get("blas_threads") or 1)
+    env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
+
+
+def _ServerStartWatch(process, plan, rank):
+    """While this task registers and trains, watch the server process it started: if that process ends, tell
+    the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
+    registration or heartbeat timeout."""
+    from sparkps.runtime.supervisor import ExitWatch, describe_exit
+
+    def abort(code):
+        from sparkps.scheduler.client import report_abort
+        with contextlib.suppress(SparkpsError):
+            report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
+                         "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
+                                                                    else "was " + describe_exit(code)))
+    return ExitWatch(process, abort)
+
+
+@contextlib.contextmanager
+def _blas_threads(limit):
+    """Cap BLAS threads in this Python worker so workers and servers sharing cores do not oversubscribe."""
+    if not limit:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=int(limit)):
+        yield

@@ -1,0 +1,170 @@
+"""What ``sparkps worker train`` runs: one worker of a distributed job.
+
+It registers with the scheduler (through ``sparkps.kvstore.create('dist_sync'|'dist_async')``), reads
+shard ``rank`` of ``num_workers`` of a LibSVM or CSV file, trains the symbol with
+``FeedForward.fit(..., kvstore=kv)`` and, with ``save_prefix``, rank 0 writes ``PREFIX-symbol.json`` and
+``PREFIX-%04d.params`` holding the final weights pulled from the servers (``FeedForward.load(PREFIX, E)``).
+"""
+import logging
+import os
+from dataclasses import dataclass, field
+
+from sparkps.errors import ConfigError, DataError
+from sparkps.worker.lifecycle import default_initializer, run_worker
+
+log = logging.getLogger(__name__)
+INITIALIZERS = ("xavier", "uniform", "normal")
+
+
+@dataclass
+class TrainConfig:
+    """Everything one training worker needs; the CLI fills it from its options."""
+
+    symbol: str
+    data: str
+    data_format: str = "auto"
+    num_features: int = None
+    label_column: int = 0
+    batch_size: int = 64
+    epochs: int = 10
+    optimizer: str = "sgd"
+    lr: float = 0.1
+    momentum: float = None
+    wd: float = None
+    initializer: str = "xavier"
+    seed: int = None
+    save_prefix: str = None
+    eval_data: str = None
+    compression: object = None   # None, 'fp16' or {'type': '2bit', 'threshold': t}
+    optimizer_params: dict = field(default_factory=dict)
+    checkpoint_dir: str = None   # worker 0 has the servers save here (sparkps.runtime.resume)
+    checkpoint_steps: int = None  # every N steps too (None: at epoch ends only)
+    resume_from: str = None      # a checkpoint folder to continue from (every worker gets the same)
+
+    def format_of(self, path):
+        """The format of ``path`` by the rule the Spark job uses too (sparkps.io.formats); the CLI
+        reads files line by line, so only libsvm and CSV."""
+        from sparkps.io.formats import detect_format
+        kind = detect_format(path, self.data_format)
+        if kind not in ("libsvm", "csv"):
+            raise DataError("%s is %s; the CLI reads libsvm and CSV files (the Spark job, "
+                            "jobs/train_classifier.py, reads %s too)" % (path, kind, kind))
+        return kind
+
+
+def read_shard(config, path, part_index, num_parts):
+    """(X, y) of shard ``part_index`` of ``num_parts`` of ``path``; an empty shard is a DataError."""
+    from sparkps.io.readers import read_csv, read_libsvm
+    if not os.path.exists(path):
+        raise DataError("data file %s does not exist" % path)
+    if config.format_of(path) == "csv":
+        X, y = read_csv(path, label_column=config.label_column, part_index=part_index, num_parts=num_parts)
+    else:
+        X, y = read_libsvm(path, num_features=config.num_features, part_index=part_index, num_parts=num_parts)
+    if len(y) == 0:
+        raise DataError("%s: shard %d of %d holds no rows" % (path, part_index, num_parts))
+    return X, y
+
+
+def load_symbol(path):
+    """The network saved as JSON at ``path``."""
+    from sparkps.symbol import load_json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return load_json(handle.read())
+    except OSError as exc:
+        raise ConfigError("cannot read the symbol file %s: %s" % (path, exc)) from None
+
+
+def make_initializer(name, seed):
+    from sparkps import initializer
+    if name not in INITIALIZERS:
+        raise ConfigError("unknown initializer %r (use %s)" % (name, ", ".join(INITIALIZERS)))
+    if name == "xavier":
+        return default_initializer()
+    return initializer.Uniform(0.07) if name == "uniform" else initializer.Normal(0.01)
+
+
+def build_model(config, symbol):
+    from sparkps.train.feedforward import FeedForward
+    params = dict(config.optimizer_params, learning_rate=config.lr)
+    if config.momentum is not None:
+        params["momentum"] = config.momentum
+    if config.wd is not None:
+        params["wd"] = config.wd
+    return FeedForward(symbol, num_epoch=config.epochs, optimizer=config.optimizer, numpy_batch_size=config.batch_size,
+                       initializer=make_initializer(config.initializer, config.seed), seed=config.seed, **params)
+
+
+def epoch_logger(rank):
+    """The logger ``fit`` reports epochs on: worker 0's lines (metrics, samples/s) reach stderr even at the
+    default log level, so a launched job shows its progress; other workers follow the root level."""
+    logger = logging.getLogger("sparkps.train.worker%d" % rank)
+    if rank == 0 and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
+        logger.propagate = False
+    return logger
+
+
+def train(config, kv):
+    """Train on ``kv``'s shard of the data; returns the fitted model.  Blocks on the kvstore's waits."""
+    symbol = load_symbol(config.symbol)
+    X, y = read_shard(config, config.data, kv.rank, kv.num_workers)
+    eval_data = None
+    if config.eval_data:
+        eval_data = read_shard(config, config.eval_data, 0, 1)
+    log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
+    model = build_model(config, symbol)
+    X, y, callbacks = checkpointing(config, kv, model, X, y)
+    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **callbacks)
+    if config.save_prefix and kv.rank == 0:
+        directory = os.path.dirname(os.path.abspath(config.save_prefix))
+        os.makedirs(directory, exist_ok=True)
+        model.save(config.save_prefix, config.epochs)
+        log.info("worker 0: saved %s-symbol.json and %s-%04d.params", config.save_prefix, config.save_prefix,
+                 config.epochs)
+    return model
+
+
+def checkpointing(config, kv, model, X, y):
+    """``(X, y, fit callbacks)`` of a worker with checkpoints and/or a checkpoint to resume from.
+
+    Resuming: the rows become a DataIter fast-forwarded past the steps the checkpoint holds for this worker
+    (the same shuffles as the uninterrupted run when ``seed`` is set), training starts in its epoch, and the
+    kvstore loads the checkpoint once the optimizer is set. Checkpoints: worker 0 saves every
+    ``checkpoint_steps`` steps and at each epoch end."""
+    from sparkps.io import NDArrayIter
+    from sparkps.runtime.resume import Checkpointer, SkippedIter, read_point
+    point = read_point(config.resume_from) if config.resume_from else None
+    start = point.steps_of(kv.rank) if point else 0
+    if point is not None:
+        rows = NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True, last_batch_handle="roll_over",
+                           seed=config.seed)     # as FeedForward.fit iterates numpy rows
+        X, y = SkippedIter(rows, start), None
+        model.begin_epoch = X.begin_epoch
+        kv.resume_from(point.path)
+        log.info("worker %d: resuming from %s at step %d (epoch %d)", kv.rank, point.path, start, X.begin_epoch)
+    if not config.checkpoint_dir:
+        return X, y, {}
+    saver = Checkpointer(kv, config.checkpoint_dir, config.checkpoint_steps, kv.rank, start_step=start)
+    saver.steps_per_epoch = point.steps_per_epoch if point else None
+    return X, y, {"batch_end_callback": saver.on_batch, "epoch_end_callback": saver.on_epoch}
+
+
+def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False,
+        kvstore_params=None):
+    """Register, train and finish one worker (:func:`sparkps.worker.lifecycle.run_worker`).  Any error is
+    reported to the scheduler (so the whole job stops at once with it) and re-raised.  Blocks at most the
+    registration timeout to register.  ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies`,
+    ``kvstore_params`` its options."""
+    from sparkps import kvstore as kvstore_mod
+    from sparkps.kvstore.strategies import check_strategy
+    strategy = check_strategy(kvstore, kvstore_params, config.compression)
+
+    def register():
+        return kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
+                                  compression=config.compression, curve=curve, **strategy)
+    return run_worker(register, lambda kv: train(config, kv))

@@ -1,0 +1,420 @@
+"""KVWorker: non-blocking push / pull / pushpull of dense parameters, one request per server.
+
+Every call sends its requests and returns a request id at once; ``wait(rid, timeout)`` blocks until every
+server involved answered (filling the pull's output arrays) or raises an error naming the server. Keys and
+their shapes are declared once (``declare``); a request for server ``s`` carries the pieces of the keys that
+``s`` holds, concatenated in sorted key order (see :mod:`sparkps.comm.layout`); requests are the classes of
+:mod:`sparkps.comm.protocol`.
+
+Values and outputs are lists of arrays, or a :class:`~sparkps.param_group.ParameterGroup` (as ``simple_bind``
+lays parameters and gradients out): then a server's share is one slice of the group's flat buffer, sent or
+filled without assembling it piece by piece.
+
+In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
+pushed to it, so it returns the weights after that round was applied by every worker. ``rounds="server"``
+(``dist_sync_replicas``) tags a push with the round after the one its weights came from (a pull's reply names
+it), so a worker whose push was stale continues from the server's current round. Pushed gradients go
+through a codec (:mod:`sparkps.comm.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped.
+
+>>> # worker = KVWorker(postoffice, sync=True)
+>>> # worker.declare({0: (3, 2)}); rid = worker.push([0], [grad]); worker.wait(rid, timeout=60)
+"""
+import itertools
+import threading
+import time
+
+import numpy as np
+
+from sparkps.backend import asnumpy, copy_into
+from sparkps.comm import protocol
+from sparkps.comm.buffers import BufferPool
+from sparkps.comm.codec import create_codec
+from sparkps.comm.layout import KeyLayout, check_key
+from sparkps.errors import ConfigError, ShapeError
+from sparkps.param_group import ParameterGroup
+
+ROUND_MODES = (None, "own", "server")
+
+
+def host_value(value):
+    """``value`` (numpy, CuPy or a list of per-device arrays, summed) as a numpy array."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ConfigError("an empty list of arrays was given as one kvstore value")
+        arrays = [host_value(v) for v in value]
+        return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
+    return asnumpy(value)
+
+
+def _ranges(pieces):
+    return [(p.key, p.lo, p.hi) for p in pieces]
+
+
+class Staged:
+    """A push whose gradients were already copied into one payload per server (``KVWorker.stage``)."""
+
+    def __init__(self, keys, payloads):
+        self.keys = keys          # sorted keys
+        self.payloads = payloads  # {server rank: flat array in that server's piece order}
+
+
+class _Values:
+    """The checked values of one call: ``{key: flat float32 host array}`` and their host group (or None)."""
+
+    def __init__(self, flat, group=None):
+        self.flat, self.group = flat, group
+
+    def payload(self, pieces, dtype, zero_copy):
+        """The values of ``pieces`` as one flat array: a slice of the group when they lie end to end in it
+        (not over inproc://, where the server would hold a view of the caller's memory)."""
+        span = self.group.span(_ranges(pieces)) if self.group is not None and zero_copy else None
+        if span is not None and span.dtype == dtype:
+            return span
+        parts = [self.flat[p.key][p.lo:p.hi] for p in pieces]
+        if len(parts) > 1:
+            return np.concatenate(parts, dtype=dtype)
+        return parts[0].astype(dtype, copy=False)
+
+
+class _Outs:
+    """Where a pull's answers go: ``{key: out array}``, a host group to fill in one slice per server, and host
+    staging arrays for outputs that are not host arrays (copied over when the pull completes)."""
+
+    def __init__(self, outs, group=None):
+        self.outs = outs
+        self.device_group = None
+        self.group = None
+        self.staging = {}
+        if group is not None:
+            if isinstance(group.flat, np.ndarray) and group.flat.dtype == np.float32:
+                self.group = group
+            else:
+                self.group, self.device_group = group.empty_host_like(), group
+
+    def scatter(self, pieces, payload, size_of):
+        span = self.group.span(_ranges(pieces)) if self.group is not None else None
+        if span is not None:  # weights bound as one flat buffer: one copy
+            span[...] = payload
+            return
+        offset = 0
+        for p in pieces:
+            self._target(p.key, size_of)[p.lo:p.hi] = payload[offset:offset + p.size]
+            offset += p.size
+
+    def _target(self, key, size_of):
+        if self.group is not None:
+            return self.group.array_of(key).reshape(-1)
+        out = self.outs[key]
+        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
+            return out.reshape(-1)
+        return self.staging.setdefault(key, np.empty(size_of(key), np.float32))
+
+    def finish(self):
+        """Copy staged host values into outputs that live elsewhere (CuPy arrays, non-contiguous views)."""
+        if self.device_group is not None:
+            copy_into(self.device_group.flat, self.group.flat)
+        for key, staged in self.staging.items():
+            copy_into(self.outs[key], staged.reshape(self.outs[key].shape))
+
+
+class _Request:
+    """Server requests behind one KVWorker request id, and where a pull's answers go."""
+
+    def __init__(self, parts, outs=None):
+        self.parts = parts  # [(server rank, postoffice rid, pieces)]
+        self.outs = outs
+
+
+def _group_of(keys, values):
+    """``values`` when it is a ParameterGroup laid out under exactly ``keys``; else None."""
+    if isinstance(values, ParameterGroup) and list(values.keys) == list(keys):
+        return values
+    return None
+
+
+class KVWorker:
+    """The worker side of the parameter server for one node. Thread-safe for concurrent requests.
+
+    ``push``/``pull``/``pushpull``/``init``/``command`` never block; ``wait`` blocks at most ``timeout``
+    seconds (default ``postoffice.timeouts.request``).
+    """
+
+    def __init__(self, postoffice, sync=False, compression=None, timeout=None, rounds=None, policy=None):
+        self.postoffice = postoffice
+        self.sync = bool(sync)
+        self.rounds = ("own" if self.sync else None) if rounds is None and policy is None else rounds
+        if self.rounds not in ROUND_MODES:
+            raise ConfigError("KVWorker rounds must be one of %s, got %r" % (ROUND_MODES, rounds))
+        self.policy = policy  # sent with INIT: the servers' round policy and its options
+        self.codec = create_codec(compression)
+        self.push_dtype = self.codec.dtype
+        self.bytes_pushed = self.pushes = self.stale_pushes = 0
+        self.timeout = timeout
+        self.layout = KeyLayout(postoffice.num_servers)
+        self.round = 0
+        self._last_round = {}
+        self._server_round = {}  # rounds="server": the round the last pulled weights of each server are of
+        self._requests = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._buffers = BufferPool()
+        self._zero_copy = postoffice.transport != "inproc"
+
+    # ---- keys -----------------------------------------------------------------------------------
+    def declare(self, shapes):
+        """Register ``{key: shape}`` as one group of the layout (every worker declares the same)."""
+        self.layout.add(shapes)
+
+    def _values(self, keys, values):
+        """Check ``keys``/``values``; returns their :class:`_Values` (flat float32 host views or copies)."""
+        if len(keys) != len(values):
+            raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(values)))
+        group = _group_of(keys, values)
+        if group is not None:
+            group = group.on_host()
+            if group.flat.dtype != np.float32:
+                group = None
+            else:
+                values = group
+        shapes, flat = self.layout.shapes, {}
+        for key, value in zip(keys, values):
+            if type(key) is not int or key not in shapes:  # the checks below name what is wrong
+                key = check_key(key)
+                self.layout.check_known([key])
+            if key in flat:
+                raise ConfigError("kvstore key %d appears twice in one call" % key)
+            array = value if type(value) is np.ndarray else host_value(value)
+            if array.shape != shapes[key]:
+                raise ShapeError("kvstore key %d has shape %s, the value given has shape %s"
+                                 % (key, shapes[key], tuple(array.shape)))
+            if array.dtype != np.float32 or not array.flags.c_contiguous:
+                array = np.ascontiguousarray(array, dtype=np.float32)
+            flat[key] = array.reshape(-1)
+        return _Values(flat, group)
+
+    def stage(self, keys, values):
+        """Check gradients and copy them now into one payload per server (for ``push_staged``).
+
+        Returns a :class:`Staged` push; ``values`` may change as soon as this returns.
+        """
+        checked = self._values(keys, values)
+        keys = sorted(checked.flat)
+        payloads = {}
+        for s in self.layout.servers_for(keys):
+            pieces = self.layout.pieces_on(s, keys)
+            payloads[s] = self._buffers.take(sum(p.size for p in pieces), self.push_dtype)
+            span = checked.group.span(_ranges(pieces)) if checked.group is not None else None
+            if span is not None:
+                payloads[s][:] = span
+                continue
+            offset = 0
+            for p in pieces:
+                payloads[s][offset:offset + p.size] = checked.flat[p.key][p.lo:p.hi]
+                offset += p.size
+        return Staged(keys, payloads)
+
+    def _payloads(self, keys, checked, dtype):
+        return {s: checked.payload(self.layout.pieces_on(s, keys), dtype, self._zero_copy)
+                for s in self.layout.servers_for(keys)}
+
+    # ---- requests -------------------------------------------------------------------------------
+    def init(self, keys, values=None):
+        """Send the initial ``values`` (zeros if None) of declared ``keys`` to their servers; returns a rid.
+
+        One worker (rank 0) does this for every worker.
+        """
+        checked = self._values(keys, values) if values is not None else None
+        keys = sorted(checked.flat) if checked is not None else self.layout.check_known(keys)
+        payloads = self._payloads(keys, checked, np.float32) if checked is not None else None
+
+        def meta_of(server):
+            meta = self.layout.to_meta(server, keys)
+            return protocol.Init(meta["pieces"], meta["shapes"], sync=self.sync, policy=self.policy).meta()
+        return self._send("INIT", keys, payloads, meta_of=meta_of)
+
+    def push(self, keys, values, copy=True):
+        """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
+
+        With ``copy=False`` the values may travel without a copy: leave them unchanged until ``wait``.
+        """
+        if copy:
+            return self.push_staged(self.stage(keys, values))
+        checked = self._values(keys, values)
+        keys = sorted(checked.flat)
+        return self._send("PUSH", keys, self._payloads(keys, checked, self.push_dtype), new_round=bool(self.rounds))
+
+    def push_staged(self, staged):
+        """Send a push prepared by ``stage``; returns a request id."""
+        return self._send("PUSH", staged.keys, staged.payloads, new_round=bool(self.rounds))
+
+    def pull(self, keys, outs):
+        """Ask for the weights of ``keys``; ``wait`` fills ``outs`` (arrays or a ParameterGroup) in place.
+
+        Returns a request id.
+        """
+        keys = [check_key(k) for k in keys]
+        return self._send("PULL", self._out_keys(keys, outs), None,
+                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
+
+    def pushpull(self, keys, values, outs):
+        """Push ``values`` and pull the resulting weights into ``outs`` in one request per server.
+
+        The values travel without a copy: leave them unchanged until ``wait`` returned.
+        """
+        checked = self._values(keys, values)
+        self._out_keys(list(checked.flat), outs)
+        keys = sorted(checked.flat)
+        return self._send("PUSHPULL", keys, self._payloads(keys, checked, self.push_dtype), new_round=bool(self.rounds),
+                          outs=_Outs(dict(zip(checked.flat, outs)), _group_of(list(checked.flat), outs)))
+
+    def pushpull_staged(self, staged, keys, outs):
+        """Send a push prepared by ``stage`` and pull the weights of its ``keys`` into ``outs`` (arrays or a
+        ParameterGroup, in the order of ``keys``)."""
+        self._out_keys(list(keys), outs)
+        if sorted(keys) != staged.keys:
+            raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(keys)))
+        return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=bool(self.rounds),
+                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
+
+    def command(self, request, servers=None):
+        """Send the protocol ``request`` (SetOptimizer, Command, Leave) to ``servers`` (ranks, default all);
+        returns a request id."""
+        servers = range(self.postoffice.num_servers) if servers is None else servers
+        return self._send(protocol.command_of(request), None, None, servers=list(servers),
+                          meta_of=lambda s: request.meta())
+
+    def init_table(self, table, kind, options_of):
+        """INIT table ``table`` of ``kind`` on every server, server ``s`` with ``options_of(s)``; returns a rid."""
+        return self._send("INIT", None, None, servers=list(range(self.postoffice.num_servers)),
+                          meta_of=lambda s: protocol.Init([], [], sync=self.sync, table=table, kind=kind,
+                                                          options=options_of(s)).meta())
+
+    def rows(self, cmd, table, arrays, new_round=False):
+        """Send ``cmd`` (PULL or PUSH) for rows of sparse ``table`` to each server in ``arrays`` ({server rank:
+        [uint64 ids] or [ids, float32 grads]}); ``wait`` returns the replies in server order. Returns a rid."""
+        def meta_of(s):
+            round_ = self._last_round.get(s, 0) if self.rounds else None
+            return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
+        return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
+
+    def step(self, staged, keys, outs, tables):
+        """One PUSHPULL per server carrying a whole step: the dense push ``staged`` (from ``stage``, or None),
+        the pull of the dense ``keys`` into ``outs`` and ``tables`` ({server rank: [TableStep]}) of row pushes
+        and pulls; in sync mode one new round on every server. ``wait`` returns the replies in server order
+        (arrays after the first: the rows of each table that pulls). Returns a rid."""
+        given = [check_key(k) for k in keys]
+        keys = self._out_keys(given, outs)
+        if staged is not None and staged.keys != keys:
+            raise ConfigError("a step must pull the keys it pushes (%s), got %s" % (staged.keys, keys))
+        holders = set(self.layout.servers_for(keys)) if keys else set()
+        with self._lock:
+            if self.rounds:     # a round per step, as for a dense push (server rounds: from the last pull's reply)
+                self.round += 1
+            parts = []
+            for s in range(self.postoffice.num_servers):
+                if not self.sync and s not in holders and s not in tables:
+                    continue
+                if self.rounds:
+                    self._last_round[s] = self._next_round(s)
+                own = keys if s in holders else []
+                dense = staged.payloads[s] if staged is not None and s in holders else np.zeros(0, self.push_dtype)
+                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.rounds else None,
+                                            tables=tuple(tables.get(s, ())))
+                arrays = [dense] + [a for part in request.tables for a in part.arrays()]
+                rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
+                parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
+            rid = next(self._ids)
+            self._requests[rid] = _Request(parts, _Outs(dict(zip(given, outs)), _group_of(given, outs)))
+            return rid
+
+    def leave(self):
+        """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
+        return self.command(protocol.Leave(self.round))
+
+    def _out_keys(self, keys, outs):
+        if len(keys) != len(outs):
+            raise ConfigError("%d kvstore keys but %d output arrays" % (len(keys), len(outs)))
+        for key, out in zip(keys, outs):
+            self.layout.check_known([key])
+            if tuple(out.shape) != self.layout.shapes[key]:
+                raise ShapeError("kvstore key %d has shape %s, the output array has shape %s"
+                                 % (key, self.layout.shapes[key], tuple(out.shape)))
+        if len(set(keys)) != len(keys):
+            raise ConfigError("a kvstore key appears twice in one pull")
+        return sorted(keys)
+
+    def _send(self, cmd, keys, payloads, new_round=False, outs=None, servers=None, meta_of=None):
+        """One request per server; ``payloads`` ({server: array} or None) are sent without a copy."""
+        with self._lock:
+            if servers is None:
+                servers = self.layout.servers_for(keys)
+            if new_round:
+                self.round += 1
+            parts = []
+            for s in servers:
+                pieces = self.layout.pieces_on(s, keys) if keys is not None and outs is not None else None
+                if new_round:
+                    self._last_round[s] = self._next_round(s)
+                if meta_of is not None:
+                    meta = meta_of(s)
+                else:
+                    meta = protocol.Push(keys, self._last_round.get(s, 0) if self.rounds else None).meta()
+                payload = payloads[s] if payloads is not None else []
+                arrays = list(payload) if isinstance(payload, list) else [payload]
+                if keys is not None and arrays and cmd in ("PUSH", "PUSHPULL"):  # a dense gradient: encode it
+                    arrays, header = self.codec.encode(arrays[0], slot=(s, tuple(keys)))
+                    if header is not None:
+                        meta["codec"] = header
+                    self.bytes_pushed += sum(a.nbytes for a in arrays)
+                rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
+                parts.append((s, rid, pieces))
+            if cmd in ("PUSH", "PUSHPULL"):
+                self.pushes += 1
+            rid = next(self._ids)
+            self._requests[rid] = _Request(parts, outs)
+            return rid
+
+    def _next_round(self, server):
+        """The round a new push to ``server`` is tagged with."""
+        if self.rounds == "server":
+            return max(self._last_round.get(server, 0), self._server_round.get(server, 0)) + 1
+        return self.round
+
+    # ---- completion -----------------------------------------------------------------------------
+    def wait(self, rid, timeout=None):
+        """Block until every server answered request ``rid``; returns the replies (Messages).
+
+        Fills a pull's output arrays. Raises PeerTimeout / RemoteError / NodeDied naming the server;
+        waits at most ``timeout`` s in all (default: the postoffice's request timeout).
+        """
+        with self._lock:
+            request = self._requests.pop(rid)
+        timeout = timeout or self.timeout or self.postoffice.timeouts.request
+        deadline = time.monotonic() + timeout
+        replies = []
+        try:
+            for server, server_rid, pieces in request.parts:
+                reply = self.postoffice.wait(server_rid, max(deadline - time.monotonic(), 1e-3))
+                if request.outs is not None:
+                    self._scatter(pieces, reply, request.outs)
+                if isinstance(reply.meta.get("round"), int):
+                    self._server_round[server] = max(self._server_round.get(server, 0), reply.meta["round"])
+                replies.append(reply)
+        except BaseException:  # the part that failed is parts[len(replies)]: discard the ones after it
+            for _, server_rid, _ in request.parts[len(replies) + 1:]:
+                self.postoffice.discard(server_rid)
+            raise
+        if request.outs is not None:
+            request.outs.finish()
+        if any(r.meta.get("stale") for r in replies):
+            self.stale_pushes += 1
+        return replies
+
+    def _scatter(self, pieces, reply, outs):
+        if not pieces and not (reply.arrays and reply.arrays[0].size):
+            return  # a step to a server holding no dense piece
+        payload = reply.arrays[0].reshape(-1) if reply.arrays else np.zeros(0, np.float32)
+        expected = sum(p.size for p in pieces)
+        if payload.size != expected:
+            raise ConfigError("server answered %d values for pieces of %d elements" % (payload.size, expected))
+        outs.scatter(pieces, payload, self.layout.size)

@@ -1,0 +1,189 @@
+"""A job secret guards every node; strangers and garbage are dropped and the job still finishes."""
+import select
+import socket
+import threading
+
+import numpy as np
+import pytest
+import zmq
+
+from cluster import NodeCluster, cluster_timeouts, start_all
+from sparkps.comm import Endpoint, Message, Postoffice, encode
+from sparkps.comm.security import curve_available
+from sparkps.errors import ConfigError, PeerTimeout
+from sparkps.scheduler import Scheduler
+
+
+def echo(msg, responder):
+    responder.reply(arrays=msg.arrays)
+
+
+def assert_job_works(cluster):
+    worker = cluster.workers[0]
+    reply = worker.wait(worker.request(1, "PULL", arrays=[np.arange(4.0)]), timeout=5)
+    np.testing.assert_array_equal(reply.arrays[0], np.arange(4.0))
+    cluster.finish()
+    assert cluster.scheduler.status()["state"] == "finished"
+
+
+def test_a_node_without_the_secret_cannot_register_and_the_job_still_finishes():
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Postoffice("worker", c.scheduler.uri, "guessed-secret", timeouts=cluster_timeouts(register=0.3))
+    try:
+        with pytest.raises(PeerTimeout, match="is the job secret the same"):
+            stranger.start()
+        assert c.scheduler.status()["dropped_messages"] >= 1
+        assert_job_works(c)
+    finally:
+        stranger.stop()
+        c.stop()
+
+
+def test_a_stranger_cannot_push_or_pull_on_a_server():
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    stranger = Endpoint("stranger", "guessed-secret")
+    stranger.start()
+    try:
+        rid = stranger.request(c.servers[0].address, "server 0", "PULL", {"keys": [0]})
+        with pytest.raises(PeerTimeout):
+            stranger.wait(rid, 0.3)
+        assert c.servers[0].dropped_messages >= 1
+        assert_job_works(c)
+    finally:
+        stranger.stop()
+        c.stop()
+
+
+def tcp_port(address):
+    return int(address.rsplit(":", 1)[1])
+
+
+def test_random_bytes_on_every_port_crash_nothing():
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    rng = np.random.default_rng(1)
+    addresses = [c.scheduler.uri] + [po.address for po in c.servers + c.workers]
+    context = zmq.Context()
+    try:
+        for address in addresses:
+            for size in (1, 10, 64, 4096):  # raw TCP garbage: not even a ZMTP greeting
+                with socket.create_connection(("127.0.0.1", tcp_port(address)), timeout=2) as raw:
+                    raw.sendall(rng.bytes(size))
+            dealer = context.socket(zmq.DEALER)
+            dealer.linger = 0
+            dealer.connect(address)
+            for n in range(1, 5):  # well-formed ZeroMQ messages with garbage frames
+                dealer.send_multipart([rng.bytes(int(rng.integers(0, 300))) for _ in range(n)])
+            dealer.send_multipart(encode(Message("PUSH", arrays=[np.ones(3)]), b"wrong key"))
+            dealer.send_multipart([b""])
+            dealer.close(0)
+        assert_job_works(c)
+        assert c.scheduler.status()["dropped_messages"] > 0
+    finally:
+        context.term()
+        c.stop()
+
+
+def test_a_secret_is_required_and_generated_when_not_given():
+    with pytest.raises(ConfigError, match="secret is required"):
+        Postoffice("worker", "tcp://127.0.0.1:1", "")
+    sched = Scheduler(1, 1)
+    assert len(sched.secret) == 64 and sched.secret != Scheduler(1, 1).secret
+    sched.stop()
+
+
+@pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
+def test_curve_encrypted_cluster_trains_and_plain_nodes_cannot_join():
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo}, curve=True)
+    plain = Endpoint("plain", c.scheduler.secret)  # right secret, no CURVE: the handshake fails
+    plain.start()
+    try:
+        rid = plain.request(c.servers[0].address, "server 0", "PULL")
+        with pytest.raises(PeerTimeout):
+            plain.wait(rid, 0.3)
+        assert_job_works(c)
+    finally:
+        plain.stop()
+        c.stop()
+
+
+class WireTap:
+    """A TCP relay on 127.0.0.1 in front of ``upstream`` (``tcp://host:port``) that keeps every byte it
+    forwards, both ways. ``uri`` is where peers connect instead; ``close()`` ends it (idempotent)."""
+
+    def __init__(self, upstream):
+        host, port = upstream.rsplit("/", 1)[-1].rsplit(":", 1)
+        self.upstream, self.captured, self._lock = (host, int(port)), bytearray(), threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.uri = f"tcp://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._sockets, self._closed = [self._listener], False
+        self._thread = threading.Thread(target=self._pump, daemon=True, name="wire-tap")
+        self._thread.start()
+
+    def _pump(self):
+        peers = {}
+        while not self._closed:
+            readable, _, _ = select.select(list(peers) + [self._listener], [], [], 0.05)
+            for sock in readable:
+                if sock is self._listener:
+                    client, _ = self._listener.accept()
+                    server = socket.create_connection(self.upstream)
+                    peers[client], peers[server] = server, client
+                    self._sockets += [client, server]
+                    continue
+                try:
+                    data = sock.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    other = peers.pop(sock, None)
+                    peers.pop(other, None)
+                    continue
+                with self._lock:
+                    self.captured += data
+                peers[sock].sendall(data)
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            self._thread.join(5)
+            for sock in self._sockets:
+                sock.close()
+
+    def seen(self, text):
+        with self._lock:
+            return text in self.captured
+
+
+def exchange_marked_traffic(curve):
+    """A worker that reaches the scheduler through a WireTap sends a marked progress report and a marked
+    array; returns the tap (closed) once the job finished cleanly."""
+    timeouts = cluster_timeouts()
+    sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts, curve=curve).start()
+    tap = WireTap(sched.uri)
+    server = Postoffice("server", sched.uri, sched.secret, timeouts=timeouts, curve=curve)
+    worker = Postoffice("worker", tap.uri, sched.secret, timeouts=timeouts, curve=curve)
+    try:
+        assert start_all([server, worker]) == [None, None]
+        worker.report_progress({"epoch": 0, "nbatch": 1, "samples": 1, "metrics": {"MARKER-metric-4711": 0.5}})
+        marked = np.frombuffer(b"MARKER-array-0815" * 4, np.uint8)
+        status = worker.wait(worker.request(0, "STATUS", arrays=[marked]), 5).meta["status"]
+        assert "MARKER-metric-4711" in status["progress"][0]["metrics"]  # it crossed the tap
+        worker.finish()
+        sched.wait(10)
+        server.wait_for_termination(10)
+    finally:
+        worker.stop()
+        server.stop()
+        sched.stop()
+        tap.close()
+    return tap
+
+
+@pytest.mark.skipif(not curve_available(), reason="libzmq without CURVE")
+def test_curve_traffic_on_the_wire_carries_no_plaintext():
+    plain = exchange_marked_traffic(curve=False)   # the tap does see plaintext when CURVE is off
+    assert plain.seen(b"MARKER-metric-4711") and plain.seen(b"MARKER-array-0815") and plain.seen(b"PROGRESS")
+    tapped = exchange_marked_traffic(curve=True)
+    assert len(tapped.captured) > 1000
+    for text in (b"MARKER-metric-4711", b"MARKER-array-0815", b"PROGRESS", b"REGISTER", b"worker"):
+        assert not tapped.seen(text), text

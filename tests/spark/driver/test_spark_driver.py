@@ -1,0 +1,57 @@
+"""The driver's pure parts: progress summaries from scheduler status, and naming the failed role."""
+import io
+
+from sparkps.spark.driver.progress import ProgressView, format_summary, summarize
+from sparkps.spark.driver.stage import describe_stage_error
+from sparkps.spark.driver.trainer import fit_stats, merge_histories
+
+
+def status(*entries):
+    return {"progress": {rank: dict(zip(("epoch", "nbatch", "samples", "metrics"), entry))
+                         for rank, entry in enumerate(entries)}}
+
+
+def test_summary_takes_the_slowest_epoch_and_averages_metrics():
+    summary = summarize(status((3, 10, 320, {"accuracy": 0.9}), (2, 12, 384, {"accuracy": 0.7}))["progress"], 2)
+    assert summary == {"epoch": 2, "step": 22, "samples": 704, "metrics": {"accuracy": 0.8}, "workers": 2}
+    assert format_summary(summary, 5, 1234.4) == "epoch 3/5 step 22 accuracy=0.8000 1234 samples/s"
+    assert summarize({0: {"epoch": 4}}, 2)["epoch"] == 0          # a worker that has not reported yet
+
+
+def test_log_lines_count_samples_across_epochs_skipped_between_snapshots():
+    out = io.StringIO()
+    now = [100.0]
+    view = ProgressView(num_epoch=10, num_workers=1, bar=False, log_every=0, stream=out, clock=lambda: now[0])
+    view.update(status((0, 5, 500, {"accuracy": 0.5})))
+    now[0] += 1.0                                         # one second passes
+    view.update(status((3, 2, 200, {"accuracy": 0.9})))   # epochs 1 and 2 finished meanwhile
+    assert view.samples_per_s == 1200.0                   # 2 * 500 + 200 samples in 1 s
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("sparkps: epoch 1/10 step 5 accuracy=0.5000")
+    assert lines[1].startswith("sparkps: epoch 4/10 step 2 accuracy=0.9000") and "samples/s" in lines[1]
+
+
+def test_the_failed_role_is_dug_out_of_spark_errors():
+    scheduler_status = {"errors": [{"node": "server 0 (node 1)",
+                                    "message": "server 0 (node 1) stopped sending heartbeats"}]}
+    assert describe_stage_error(RuntimeError("x"), scheduler_status) == \
+        "server 0 (node 1) stopped sending heartbeats"
+    spark_text = ("An error occurred while calling collectAndServe.\n"
+                  "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+                  "sparkps.spark.task.barrier_task.WorkerFailed: sparkps worker 1 failed: ValueError: bad row\n")
+    assert describe_stage_error(RuntimeError(spark_text)) == "worker 1 failed: ValueError: bad row"
+    java_text = ("An error occurred while calling o1.collect.\n"
+                 ": org.apache.spark.SparkException: Job aborted due to stage failure: lost executor\n")
+    assert describe_stage_error(RuntimeError(java_text)) == \
+        "a Spark task failed: SparkException: Job aborted due to stage failure: lost executor"
+
+
+def test_histories_are_averaged_by_rows_and_rates_leave_out_start_up():
+    results = [{"rank": 0, "rows": 300, "history": [{"epoch": 0, "accuracy": 0.9}], "batches": 11,
+                "first_batch_end": 10.0, "last_batch_end": 12.0},
+               {"rank": 1, "rows": 100, "history": [{"epoch": 0, "accuracy": 0.5}], "batches": 5,
+                "first_batch_end": 10.5, "last_batch_end": 11.0}]
+    assert merge_histories(results) == [{"epoch": 0, "accuracy": 0.8}]
+    stats = fit_stats(results, batch_size=32)
+    assert stats["rows"] == [300, 100] and stats["steady_seconds"] == 2.0
+    assert stats["steady_samples_per_s"] == (10 + 4) * 32 / 2.0

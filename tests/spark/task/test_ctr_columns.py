@@ -1,0 +1,93 @@
+"""The CTR fit's input path: Arrow columns packed into float rows with no Python object per row
+(sparkps.spark.task.ctr_columns), equal, id for id, to hashing the values one by one; and, in a real local[2] Spark, the
+training blocks of ``CTRFeaturizer.blocks`` equal to the rows ``transform`` gives, with labels checked in the
+statistics' own aggregation."""
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import sparkps.nets as nets
+from sparkps.ctr.hashing import hash_column, hash_fields, hash_value
+from sparkps.ctr.numeric import NumericStats
+from sparkps.errors import DataError
+from sparkps.spark.task.ctr_columns import ColumnFeaturizer, hashed
+
+
+@pytest.mark.parametrize("values", [["68fd1e64", None, "", "68fd1e64", "7"], [7, None, 3, 7, -2],
+                                    [7.0, float("nan"), None, 2.5, 7.0], [True, False, None, True]])
+def test_arrow_ids_equal_the_ids_of_each_value(values):
+    column = pa.array(values)
+    expected = np.array([hash_value("C1", v) for v in values], np.uint64)
+    assert (hashed("C1", column) == expected).all()
+    assert (hashed("C1", pa.chunked_array([column[:2], column[2:]])) == expected).all()
+
+
+def test_ids_kept_between_batches_are_the_ids_of_each_batch():
+    known = {}
+    first, second = pa.array(["a", "b", None, "a"]), pa.array(["c", "a", "", None, "c"])
+    for column in (first, second, first):
+        assert (hashed("site", column, known) == hash_column("site", column.to_pylist())).all()
+    assert set(known) == {"a", "b", "c", ""}      # a null is the missing value, never looked up
+    assert hashed("site", pa.array([7]))[0] == hashed("site", pa.array(["7"]))[0]      # the text decides
+
+
+def test_packed_rows_equal_the_numpy_path_with_multi_valued_columns():
+    rng = np.random.default_rng(3)
+    cats = rng.choice(["x", "y", "z", None], size=(50, 2))
+    counts = np.where(rng.random((50, 1)) < 0.2, np.nan, rng.integers(0, 9, (50, 1)).astype(float))
+    tags = [["t1", "t2"], [], None, ["t3"]] * 12 + [["t1"], ["t2", "t2", "t4"]]
+    joined = [",".join(t) if t else ("" if t == [] else None) for t in tags]
+    stats = NumericStats.fit(counts, ["I1"], log=True)
+    spec = nets.FeatureSpec(categorical=["C1", "C2"], numeric=["I1"], multi_valued={"tags": 3, "joined": 3},
+                            embedding_dim=4)
+    columns = ColumnFeaturizer(["C1", "C2"], ["tags", "joined"], 1, stats.to_dict(), spec)
+    packed = columns.pack([pa.array(cats[:, 0]), pa.array(cats[:, 1]), pa.array(tags, pa.list_(pa.string())),
+                           pa.array(joined), pa.array(counts[:, 0])])
+    from sparkps.ctr.features import pad_lists
+    from sparkps.ctr.hashing import split_multi
+    lists = {}
+    for name, cells in (("tags", tags), ("joined", joined)):
+        flat, offsets = split_multi(cells, ",")
+        lists[name] = pad_lists(hash_column(name, flat), offsets, 3)
+    ids = hash_fields(["C1", "C2"], [cats[:, 0], cats[:, 1]])
+    expected = spec.layout().pack(spec.inputs(ids, stats.transform(counts), multi=lists))
+    np.testing.assert_array_equal(packed, expected)
+
+
+def test_feature_indices_out_of_range_name_the_column():
+    spec = nets.FeatureSpec(categorical=["f0"], num_buckets=10)
+    columns = ColumnFeaturizer(["f0"], [], 0, NumericStats([], [], [], [], True).to_dict(), spec, hash_ids=False,
+                               index_range=10)
+    assert columns.pack([pa.array([0, 9, 3])]).shape == (3, spec.layout().width)
+    with pytest.raises(DataError, match=r"column 'f0' must hold feature indices in \[0, 10\)"):
+        columns.pack([pa.array([0, 10])])
+    with pytest.raises(DataError, match=r"column 'f0' must hold feature indices"):
+        columns.pack([pa.array(["a"])])
+
+
+@pytest.mark.spark
+def test_training_blocks_equal_the_transformed_rows_and_labels_are_checked(spark):
+    from sparkps.spark.ml.ctr_features import CTRFeaturizer
+    rows = [(float(i % 2), "s%d" % (i % 7), i % 5 if i % 11 else None, float(i % 13) if i % 3 else None)
+            for i in range(300)]
+    frame = spark.createDataFrame(rows, "click double, site string, hour int, count double").repartition(2)
+    featurizer = CTRFeaturizer(["site", "hour"], ["count"])
+    stats = featurizer.fit_stats(frame, "click")
+    assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0}
+    assert featurizer.check_labels(frame, "click", stats.label_facts) == 300
+    blocks = featurizer.blocks(frame, stats, "click").collect()
+    X = np.concatenate([b[0] for b in blocks])
+    y = np.concatenate([b[1] for b in blocks])
+    rows_out = featurizer.transform(frame, stats, "features").select("features", "click").collect()
+    assert len(X) == 300 and X.dtype == np.float32
+    order = np.lexsort(X.T[::-1])            # both sides hold the same rows; compare them in one order
+    expected = np.array([r[0] for r in rows_out], np.float32)
+    np.testing.assert_array_equal(X[order], expected[np.lexsort(expected.T[::-1])])
+    assert sorted(y.tolist()) == sorted(r[1] for r in rows_out)
+    bad = spark.createDataFrame([(1.0, "a"), (None, "b")], "click double, site string")
+    with pytest.raises(DataError, match=r"row 1: label None is null"):
+        CTRFeaturizer(["site"]).check_labels(bad, "click", CTRFeaturizer(["site"]).fit_stats(bad, "click")
+                                             .label_facts)
+    infinite = spark.createDataFrame([(1.0, "a", 2.0), (0.0, "b", float("inf"))], "click double, site string, n double")
+    with pytest.raises(DataError, match=r"numeric column\(s\) \['n'\] hold an infinite value"):
+        CTRFeaturizer(["site"], ["n"]).fit_stats(infinite, "click")
