@@ -13,6 +13,10 @@ capability             meaning
 ``'checkpoint'``       ``save_checkpoint`` / ``load_checkpoint`` write and read the store's weights and
                        optimizer state
 ``'row_sparse'``       ``row_sparse_pull`` of selected rows, ``push`` of RowSparse gradients (sparse embeddings)
+``'table_options'``    ``init_table(key, value, options)``: a sparse table with options of its own (its optimizer,
+                       admission, eviction; see :mod:`sparkps.rows.config`)
+``'pull_step'``        ``pull_step(keys, out, rows)``: the pushes of a step ride with the next batch's pull, one
+                       request per server a step (the parameter server's sparse step)
 =====================  ======================================================================================
 
 A subclass lists its capabilities in ``CAPABILITIES``; ``is_capable`` of a name outside the table above is a
@@ -32,7 +36,8 @@ from sparkps.errors import ConfigError
 from sparkps.param_group import ParameterGroup
 
 OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE = 'optimizer', 'sync', 'progress', 'checkpoint', 'row_sparse'
-KNOWN_CAPABILITIES = (OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE)
+TABLE_OPTIONS, PULL_STEP = 'table_options', 'pull_step'
+KNOWN_CAPABILITIES = (OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE, TABLE_OPTIONS, PULL_STEP)
 
 
 def key_value_lists(keys, values, what, values_name='values'):
@@ -58,6 +63,7 @@ class KVStoreBase:
     """
     CAPABILITIES = frozenset()
     OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE = OPTIMIZER, SYNC, PROGRESS, CHECKPOINT, ROW_SPARSE
+    TABLE_OPTIONS, PULL_STEP = TABLE_OPTIONS, PULL_STEP
 
     def __init__(self, type_name):
         self._type = type_name

@@ -14,7 +14,7 @@ bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updat
     kv.push('emb', RowSparse(ids, grad_rows, table.shape))   # lazy update of those rows only
 """
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, TABLE_OPTIONS, KVStoreBase, key_value_lists
 from sparkps.kvstore.local_rows import RowSparseKeys, RowTable
 from sparkps.optimizer import get_updater
 from sparkps.rows.values import RowSparse
@@ -31,7 +31,7 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
     with an optimizer set, applies ``optimizer.update`` to the stored weight; without one it stores the sum.
     Stored arrays stay on the backend (numpy or CuPy) of the values given to ``init``.
     """
-    CAPABILITIES = frozenset((OPTIMIZER, ROW_SPARSE))
+    CAPABILITIES = frozenset((OPTIMIZER, ROW_SPARSE, TABLE_OPTIONS))
 
     def __init__(self, type_name='local'):
         super().__init__(type_name)

@@ -175,10 +175,9 @@ class KVServer:
     def _stats(self, request):
         # every table but the dense one holds rows and reports their statistics (SparseRows.stats); the round
         # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
-        status = getattr(self.policy, "status", None)
         return {"tables": {name: table.stats() for name, table in self.tables.items()
                            if name != protocol.DEFAULT_TABLE},
-                "policy": status() if status is not None else {"policy": self._policy_name}}
+                "policy": {"policy": self._policy_name, **self.policy.status()}}
 
     def _set_lr(self, request):
         for table in self.tables.values():

@@ -256,7 +256,7 @@ class FeedForward:
         opt = self._make_optimizer(data.batch_size, kv, param_names)
         step = self._make_step(exe, param_names, kv, opt)
         exchange = None
-        if sparse is not None and hasattr(kv, 'pull_step'):  # the step's pushes ride with the next batch's pull
+        if sparse is not None and kv.is_capable('pull_step'):  # the step's pushes ride with the next batch's pull
             step = exchange = QueuedStep(exe, param_names, sparse, kv)
         elif sparse is not None:
             step = with_sparse_push(step, sparse, kv)

@@ -94,7 +94,7 @@ class SparseBatch:
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
-            elif hasattr(kv, 'init_table'):
+            elif kv.is_capable('table_options'):
                 kv.init_table(name, value, options)
             else:
                 raise ConfigError(f"table {name!r}: its table options {sorted(options)} are served by the parameter "

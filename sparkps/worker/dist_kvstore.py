@@ -45,7 +45,17 @@ from sparkps.comm.postoffice import Postoffice
 from sparkps.comm.settings import NodeSettings
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.kvstore.base import CHECKPOINT, OPTIMIZER, PROGRESS, ROW_SPARSE, SYNC, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import (
+    CHECKPOINT,
+    OPTIMIZER,
+    PROGRESS,
+    PULL_STEP,
+    ROW_SPARSE,
+    SYNC,
+    TABLE_OPTIONS,
+    KVStoreBase,
+    key_value_lists,
+)
 from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
 from sparkps.param_group import ParameterGroup
 from sparkps.rows.values import RowSparse
@@ -96,7 +106,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
         self._local_push = None
         # model averaging and EASGD train on the workers' own weights: no sparse tables (strategies.check_tables)
-        rows = (ROW_SPARSE,) if self._local is None else ()
+        rows = (ROW_SPARSE, TABLE_OPTIONS, PULL_STEP) if self._local is None else ()
         self.CAPABILITIES = frozenset((OPTIMIZER, PROGRESS, CHECKPOINT) + rows + ((SYNC,) if sync else ()))
         self.postoffice = postoffice
         self.worker = KVWorker(postoffice, sync=sync, compression=compression, rounds=rounds, policy=policy)

@@ -13,6 +13,8 @@ def test_mxnet_local_type_names_give_a_local_store_that_keeps_the_name(name):
     kv = kvstore.create(name)
     assert isinstance(kv, LocalKVStore) and kv.type == name
     assert kv.is_capable('optimizer') and not kv.is_capable('sync') and kv.is_capable('row_sparse')
+    # a local store holds tables with options of their own, but has no pull_step (no step rides with a pull)
+    assert kv.is_capable('table_options') and not kv.is_capable('pull_step')
 
 
 @pytest.mark.parametrize('name,reason', [('nccl', 'no GPU collective'), ('horovod', 'parameter server')])
@@ -59,3 +61,20 @@ def test_base_store_defaults_pushpull_and_refuses_what_it_lacks():
     assert kvstore.create(kv) is kv
     with pytest.raises(ConfigError, match="does not support init"):
         KVStoreBase('custom').init(0, np.zeros(1))
+
+
+def test_a_store_without_table_options_refuses_a_table_with_options_by_capability():
+    """FeedForward asks the store (``is_capable('table_options')``) instead of probing for ``init_table``: a
+    store that declares no such capability gets the ConfigError even if it happens to have the method."""
+    import sparkps as sp
+
+    class PlainStore(LocalKVStore):
+        CAPABILITIES = frozenset(('optimizer', 'row_sparse'))
+
+    from sparkps.rows.config import table_attr
+    weight = sp.sym.Variable('emb_weight', attr=table_attr(init_scale=0.1))
+    net = sp.sym.contrib.HashEmbedding(sp.sym.Variable('data'), output_dim=2, weight=weight, name='emb')
+    net = sp.sym.SoftmaxOutput(sp.sym.FullyConnected(sp.sym.Flatten(net), num_hidden=2, name='fc'), name='softmax')
+    model = sp.FeedForward(net, num_epoch=1, optimizer='sgd', learning_rate=0.1, numpy_batch_size=4)
+    with pytest.raises(ConfigError, match="table 'emb_weight': its table options .* does not hold them"):
+        model.fit(np.arange(8, dtype=np.int64).reshape(8, 1), np.zeros(8, np.float32), kvstore=PlainStore('local'))

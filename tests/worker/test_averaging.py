@@ -124,7 +124,7 @@ def test_a_sparse_table_is_refused_before_the_first_step(kvtype, ps_cluster):
     with ps_cluster(num_servers=1, num_workers=1, kvtype=kvtype) as cluster:
         start(cluster)
         kv = cluster.kvstores[0]
-        assert not kv.is_capable(kv.ROW_SPARSE)
+        assert not kv.is_capable(kv.ROW_SPARSE) and not kv.is_capable(kv.PULL_STEP)
         model = FeedForward(net, num_epoch=1, optimizer="sgd", learning_rate=0.1, numpy_batch_size=4)
         with pytest.raises(ConfigError, match="kvstore '%s' cannot hold sparse embedding tables .* dist_sync" % kvtype):
             model.fit(np.arange(8, dtype=np.int64).reshape(8, 1), np.zeros(8, np.float32), kvstore=kv)

@@ -81,7 +81,7 @@ def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
     ids = np.array([2 ** 63 + 5, 7, 123456789, 7], dtype=np.uint64).view(np.int64)
 
     def work(kv):
-        assert kv.is_capable('row_sparse')
+        assert kv.is_capable('row_sparse') and kv.is_capable('table_options') and kv.is_capable('pull_step')
         kv.init('user', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)))
         kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0))
         before = np.empty((4, DIM), np.float32)

@@ -29,7 +29,7 @@ The server feeds each policy events and acts on what comes back (no sockets here
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
 ``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
-also have ``status()`` (counters for the cluster status).
+have ``status()`` (counters for the cluster status; :class:`RoundPolicy` gives none).
 
 >>> sorted(ROUND_POLICIES)
 ['async', 'average', 'ssp', 'sync', 'sync_replicas']

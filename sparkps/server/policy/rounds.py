@@ -52,7 +52,15 @@ class RoundSum:
             self.updates[table] = update if known is None else known.add(update)
 
 
-class AsyncUpdates:
+class RoundPolicy:
+    """What every round policy has (the contract in :mod:`sparkps.server.policy`): ``status()``, the policy's
+    counters for the cluster status (none by default; the server adds the policy's name)."""
+
+    def status(self):
+        return {}
+
+
+class AsyncUpdates(RoundPolicy):
     """Policy ``async``: every push is applied at once, every pull answered at once."""
     needs_round = False
     answers_round = False
@@ -80,7 +88,7 @@ class AsyncUpdates:
         return 0
 
 
-class ParkedPulls:
+class ParkedPulls(RoundPolicy):
     """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
     until then. A round policy sets both in its ``__init__``."""
 
