@@ -18,10 +18,11 @@ from functools import partial
 import numpy as np
 
 from .. import backend
-from ..errors import ConfigError, DataError, ShapeError
+from ..errors import ConfigError, ShapeError
 from .autodiff import build_gradients
 from .dtypes import plan_entry_types
 from .graph import argument_names, aux_state_names, output_names, topo_order
+from .input_checks import InputChecks, host_finite
 from .memory import MemoryPlan
 from .shape import complete, infer_graph_shapes
 
@@ -48,7 +49,7 @@ class Runtime:
         return array
 
 
-class Executor:
+class Executor(InputChecks):
     """A graph (its output entries ``heads``) bound to arrays on one context. Made by
     ``Symbol.simple_bind`` / ``Symbol.bind``."""
 
@@ -181,50 +182,6 @@ class Executor:
             aux.append(self.xp.zeros(shape, dtype=dtype or self._types.get((node, 0), self._dtype)))
         return op.compile(self._rt, ins, outs, aux)
 
-    def _inputs_checked_downstream(self):
-        """Inputs whose NaN/inf check can run on a smaller output instead: every forward reader
-        propagates a non-finite input element into its output (FullyConnected's data: one NaN or inf
-        in a row makes that whole output row non-finite). Returns {name: [reader nodes]}."""
-        readers = {}
-        for node in self.forward_nodes:
-            for pos, (src, _) in enumerate(node.inputs):
-                if src.op is None:
-                    readers.setdefault(src.name, []).append((node, pos))
-        return {name: [n for n, _ in uses] for name, uses in readers.items()
-                if all(pos in getattr(n.op, "propagates_nonfinite", ()) for n, pos in uses)}
-
-    def _downstream_checks(self, node):
-        checks = []
-        for name, readers in self._deferred_checks.items():
-            if node in readers:
-                output = self._arrays[(node, 0)].reshape(-1)
-                checks.append(partial(self._check_downstream, name, partial(self.xp.dot, output, output)))
-        return checks
-
-    def _check_downstream(self, name, square_sum):
-        if name in self._rt.host_inputs:     # checked on its host copy as it was fed
-            return
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.xp.isfinite(square_sum()):
-                return
-        if not bool(self.xp.isfinite(self.arg_dict[name]).all()):
-            self._raise_nonfinite(name)
-
-    def _raise_nonfinite(self, name, values=None):
-        """DataError naming input ``name`` and its first NaN/inf (in ``values``, default its bound array)."""
-        values = backend.asnumpy(self.arg_dict[name] if values is None else values)
-        bad = np.flatnonzero(~np.isfinite(values))[0]
-        raise DataError("forward: input '%s' holds NaN or inf (first at flat index %d)" % (name, int(bad)))
-
-    def _inputs_read_by_forward(self):
-        """Arguments some forward op reads (labels of loss heads are read only by backward)."""
-        read = set()
-        for node in self.forward_nodes:
-            for pos, (src, _) in enumerate(node.inputs):
-                if src.op is None and pos not in node.op.label_inputs:
-                    read.add(src.name)
-        return read
-
     # ---- running -----------------------------------------------------------------------------
     def forward(self, is_train=False, **inputs):
         """Copy ``inputs`` into arg_dict (shapes must match exactly; NaN/inf raise DataError), run
@@ -292,7 +249,7 @@ class Executor:
         elif type(value) is np.ndarray:
             # A host batch bound for the device: checked here, on the host, so that the step never waits for the
             # device to answer whether its input was finite (a wait per step serialises the host and the device).
-            if value.dtype.kind == "f" and not _host_finite(value):
+            if value.dtype.kind == "f" and not host_finite(value):
                 self._raise_nonfinite(name, value)
             backend.copy_into(target, value)
             self._rt.host_inputs[name] = value
@@ -303,33 +260,6 @@ class Executor:
         if name not in self._deferred_checks and not self._finite(name):
             self._raise_nonfinite(name)
         self._unverified.discard(name)
-
-    def _finite(self, name):
-        """False when the argument holds NaN or inf. Quick test: the sum of squares (one BLAS dot of
-        the array with itself, no second operand to stream through the cache) is finite; only when
-        it is not (NaN, inf, or a harmless overflow) do we look element by element."""
-        check = self._finite_checks.get(name)
-        if check is None:
-            array = self.arg_dict[name]
-            if array.dtype.kind != "f":
-                check = float  # float() is 0.0: integer arrays are always finite
-            else:
-                flat = array.reshape(-1)
-                check = partial(self.xp.dot, flat, flat)
-            self._finite_checks[name] = check
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.xp.isfinite(check()):
-                return True
-        return bool(self.xp.isfinite(self.arg_dict[name]).all())
-
-    def _check_given(self, is_train):
-        for name in sorted(self._unverified):
-            if not is_train and name not in self._forward_inputs:
-                continue
-            if not self._finite(name):
-                raise DataError("forward: input '%s' was never given; pass forward(%s=...) or fill "
-                                "exe.arg_dict['%s']" % (name, name, name))
-            self._unverified.discard(name)
 
     # ---- MXNet accessors ---------------------------------------------------------------------
     @property
@@ -419,13 +349,3 @@ class Executor:
         lines = ["forward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.forward_nodes]
         lines += ["backward:"] + ["  %s %s" % (n.op.name, n.name) for n in self.backward_nodes]
         return "\n".join(lines)
-
-
-def _host_finite(array):
-    """True when a host array holds no NaN or inf: the sum of squares first (one BLAS dot), element by element only
-    when that is not finite (NaN, inf, or a harmless overflow)."""
-    flat = array.reshape(-1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.dot(flat, flat)):
-            return True
-    return bool(np.isfinite(flat).all())

@@ -61,7 +61,8 @@ from sparkps.param_group import ParameterGroup
 from sparkps.rows.values import RowSparse
 from sparkps.worker.averaging import STRATEGIES
 from sparkps.worker.dist_rows import DistRowSparseKeys
-from sparkps.worker.kvworker import KVWorker, host_value
+from sparkps.worker.kvworker import KVWorker
+from sparkps.worker.payloads import host_value
 
 SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
                 "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,

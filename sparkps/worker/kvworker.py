@@ -25,111 +25,14 @@ import time
 
 import numpy as np
 
-from sparkps.backend import asnumpy, copy_into
 from sparkps.comm import protocol
 from sparkps.comm.buffers import BufferPool
 from sparkps.comm.codec import create_codec
 from sparkps.comm.layout import KeyLayout, check_key
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.param_group import ParameterGroup
+from sparkps.worker.payloads import Outputs, PendingRequest, Staged, Values, group_of, host_value, piece_ranges
 
 ROUND_MODES = (None, "own", "server")
-
-
-def host_value(value):
-    """``value`` (numpy, CuPy or a list of per-device arrays, summed) as a numpy array."""
-    if isinstance(value, (list, tuple)):
-        if not value:
-            raise ConfigError("an empty list of arrays was given as one kvstore value")
-        arrays = [host_value(v) for v in value]
-        return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
-    return asnumpy(value)
-
-
-def _ranges(pieces):
-    return [(p.key, p.lo, p.hi) for p in pieces]
-
-
-class Staged:
-    """A push whose gradients were already copied into one payload per server (``KVWorker.stage``)."""
-
-    def __init__(self, keys, payloads):
-        self.keys = keys          # sorted keys
-        self.payloads = payloads  # {server rank: flat array in that server's piece order}
-
-
-class _Values:
-    """The checked values of one call: ``{key: flat float32 host array}`` and their host group (or None)."""
-
-    def __init__(self, flat, group=None):
-        self.flat, self.group = flat, group
-
-    def payload(self, pieces, dtype, zero_copy):
-        """The values of ``pieces`` as one flat array: a slice of the group when they lie end to end in it
-        (not over inproc://, where the server would hold a view of the caller's memory)."""
-        span = self.group.span(_ranges(pieces)) if self.group is not None and zero_copy else None
-        if span is not None and span.dtype == dtype:
-            return span
-        parts = [self.flat[p.key][p.lo:p.hi] for p in pieces]
-        if len(parts) > 1:
-            return np.concatenate(parts, dtype=dtype)
-        return parts[0].astype(dtype, copy=False)
-
-
-class _Outs:
-    """Where a pull's answers go: ``{key: out array}``, a host group to fill in one slice per server, and host
-    staging arrays for outputs that are not host arrays (copied over when the pull completes)."""
-
-    def __init__(self, outs, group=None):
-        self.outs = outs
-        self.device_group = None
-        self.group = None
-        self.staging = {}
-        if group is not None:
-            if isinstance(group.flat, np.ndarray) and group.flat.dtype == np.float32:
-                self.group = group
-            else:
-                self.group, self.device_group = group.empty_host_like(), group
-
-    def scatter(self, pieces, payload, size_of):
-        span = self.group.span(_ranges(pieces)) if self.group is not None else None
-        if span is not None:  # weights bound as one flat buffer: one copy
-            span[...] = payload
-            return
-        offset = 0
-        for p in pieces:
-            self._target(p.key, size_of)[p.lo:p.hi] = payload[offset:offset + p.size]
-            offset += p.size
-
-    def _target(self, key, size_of):
-        if self.group is not None:
-            return self.group.array_of(key).reshape(-1)
-        out = self.outs[key]
-        if isinstance(out, np.ndarray) and out.flags.c_contiguous:
-            return out.reshape(-1)
-        return self.staging.setdefault(key, np.empty(size_of(key), np.float32))
-
-    def finish(self):
-        """Copy staged host values into outputs that live elsewhere (CuPy arrays, non-contiguous views)."""
-        if self.device_group is not None:
-            copy_into(self.device_group.flat, self.group.flat)
-        for key, staged in self.staging.items():
-            copy_into(self.outs[key], staged.reshape(self.outs[key].shape))
-
-
-class _Request:
-    """Server requests behind one KVWorker request id, and where a pull's answers go."""
-
-    def __init__(self, parts, outs=None):
-        self.parts = parts  # [(server rank, postoffice rid, pieces)]
-        self.outs = outs
-
-
-def _group_of(keys, values):
-    """``values`` when it is a ParameterGroup laid out under exactly ``keys``; else None."""
-    if isinstance(values, ParameterGroup) and list(values.keys) == list(keys):
-        return values
-    return None
 
 
 class KVWorker:
@@ -166,10 +69,10 @@ class KVWorker:
         self.layout.add(shapes)
 
     def _values(self, keys, values):
-        """Check ``keys``/``values``; returns their :class:`_Values` (flat float32 host views or copies)."""
+        """Check ``keys``/``values``; returns their :class:`Values` (flat float32 host views or copies)."""
         if len(keys) != len(values):
             raise ConfigError("%d kvstore keys but %d values" % (len(keys), len(values)))
-        group = _group_of(keys, values)
+        group = group_of(keys, values)
         if group is not None:
             group = group.on_host()
             if group.flat.dtype != np.float32:
@@ -190,7 +93,7 @@ class KVWorker:
             if array.dtype != np.float32 or not array.flags.c_contiguous:
                 array = np.ascontiguousarray(array, dtype=np.float32)
             flat[key] = array.reshape(-1)
-        return _Values(flat, group)
+        return Values(flat, group)
 
     def stage(self, keys, values):
         """Check gradients and copy them now into one payload per server (for ``push_staged``).
@@ -203,7 +106,7 @@ class KVWorker:
         for s in self.layout.servers_for(keys):
             pieces = self.layout.pieces_on(s, keys)
             payloads[s] = self._buffers.take(sum(p.size for p in pieces), self.push_dtype)
-            span = checked.group.span(_ranges(pieces)) if checked.group is not None else None
+            span = checked.group.span(piece_ranges(pieces)) if checked.group is not None else None
             if span is not None:
                 payloads[s][:] = span
                 continue
@@ -254,7 +157,7 @@ class KVWorker:
         """
         keys = [check_key(k) for k in keys]
         return self._send("PULL", self._out_keys(keys, outs), None,
-                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
+                          outs=Outputs(dict(zip(keys, outs)), group_of(keys, outs)))
 
     def pushpull(self, keys, values, outs):
         """Push ``values`` and pull the resulting weights into ``outs`` in one request per server.
@@ -265,7 +168,7 @@ class KVWorker:
         self._out_keys(list(checked.flat), outs)
         keys = sorted(checked.flat)
         return self._send("PUSHPULL", keys, self._payloads(keys, checked, self.push_dtype), new_round=bool(self.rounds),
-                          outs=_Outs(dict(zip(checked.flat, outs)), _group_of(list(checked.flat), outs)))
+                          outs=Outputs(dict(zip(checked.flat, outs)), group_of(list(checked.flat), outs)))
 
     def pushpull_staged(self, staged, keys, outs):
         """Send a push prepared by ``stage`` and pull the weights of its ``keys`` into ``outs`` (arrays or a
@@ -274,7 +177,7 @@ class KVWorker:
         if sorted(keys) != staged.keys:
             raise ConfigError("a pushpull must pull the keys it pushes (%s), got %s" % (staged.keys, sorted(keys)))
         return self._send("PUSHPULL", staged.keys, staged.payloads, new_round=bool(self.rounds),
-                          outs=_Outs(dict(zip(keys, outs)), _group_of(keys, outs)))
+                          outs=Outputs(dict(zip(keys, outs)), group_of(keys, outs)))
 
     def command(self, request, servers=None):
         """Send the protocol ``request`` (SetOptimizer, Command, Leave) to ``servers`` (ranks, default all);
@@ -324,7 +227,7 @@ class KVWorker:
                 rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
                 parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
             rid = next(self._ids)
-            self._requests[rid] = _Request(parts, _Outs(dict(zip(given, outs)), _group_of(given, outs)))
+            self._requests[rid] = PendingRequest(parts, Outputs(dict(zip(given, outs)), group_of(given, outs)))
             return rid
 
     def leave(self):
@@ -371,7 +274,7 @@ class KVWorker:
             if cmd in ("PUSH", "PUSHPULL"):
                 self.pushes += 1
             rid = next(self._ids)
-            self._requests[rid] = _Request(parts, outs)
+            self._requests[rid] = PendingRequest(parts, outs)
             return rid
 
     def _next_round(self, server):
