@@ -7,6 +7,7 @@ is one slice of its flat buffer. Nothing here sends or waits: :class:`sparkps.wo
 import numpy as np
 
 from sparkps.backend import asnumpy, copy_into
+from sparkps.errors import ConfigError
 from sparkps.param_group import ParameterGroup
 
 
