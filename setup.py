@@ -24,7 +24,7 @@ setup(
         "numba>=0.59",  # the sparse tables' id index (benchmarks/bench_sparse.py: numpy searchsorted is slower)
     ],
     extras_require={
-        "gpu": ["cupy-cuda12x>=12"],
+        "gpu": ["cupy-cuda12x>=13"],
         "demo": ["scikit-learn>=1.2"],
         "test": ["pytest>=7", "pytest-timeout>=2", "scikit-learn>=1.2", "ruff>=0.6"],
     },

@@ -156,8 +156,8 @@ def scatter_add(out, index, rows):
     if isinstance(out, np.ndarray):
         np.add.at(out, index, rows)
     else:
-        import cupyx  # present whenever a CuPy array exists
-        cupyx.scatter_add(out, index, rows)
+        import cupy  # present whenever a CuPy array exists; ufunc.at needs CuPy 13 (cupyx.scatter_add is deprecated)
+        cupy.add.at(out, index, rows)
 
 
 def subtract_one_hot(out, prob, label, scale=1.0):
