@@ -113,7 +113,6 @@ SHAPES = {0: (6, 5), 1: (5,), 2: (5, 3), 3: (3,)}
 def kvstore_checkpoint(out, expected):
     """Adam on 2 servers, 3 steps, saved; then one more push+pull, whose answer a resumed store must repeat."""
     from cluster import PSCluster
-
     from sparkps.train import optimizer
     rng = np.random.default_rng(42)
     weights = {k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()}
