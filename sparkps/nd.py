@@ -191,7 +191,7 @@ def save(path, arrays):
 
 
 def _array_bytes(array, dtypes, where):
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order='C')             # (np.ascontiguousarray would make a 0-d array 1-d)
     code = CODES.get(array.dtype)
     if code not in dtypes:
         accepted = ', '.join(ALL_DTYPES[c].name for c in sorted(dtypes))
