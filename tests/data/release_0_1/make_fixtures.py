@@ -7,9 +7,10 @@
 
 Writes, under the output folder: ``feedforward/`` (a FeedForward checkpoint of a tiny MLP), ``spark_model/``
 (``SparkModel.save``), ``classifier_pipeline/`` and ``ctr_pipeline/`` (fitted pyspark.ml PipelineModels of
-``SparkpsClassifier`` and ``SparkpsCTRClassifier``), ``kvstore_checkpoint/`` (a parameter-server checkpoint saved
-by 2 servers) and ``expected.json``: the inputs of a few rows and what 0.1.0 computed for them. Spark's
-``.crc`` and ``_SUCCESS`` files are removed (Spark reads the folders without them).
+``SparkpsClassifier`` and ``SparkpsCTRClassifier``), ``classifier_estimator_pipeline/`` and
+``ctr_estimator_pipeline/`` (the same Pipelines before fitting), ``kvstore_checkpoint/`` (a parameter-server
+checkpoint saved by 2 servers) and ``expected.json``: the inputs of a few rows and what 0.1.0 computed for them.
+Spark's ``.crc`` and ``_SUCCESS`` files are removed (Spark reads the folders without them).
 """
 import json
 import os
@@ -75,6 +76,7 @@ def classifier_pipeline(spark, out, expected):
     train = spark.createDataFrame([(Vectors.dense(x), float(t)) for x, t in zip(X, y)], ['features', 'label'])
     classifier = SparkpsClassifier(layers=[64, 16, 10], numEpochs=1, batchSize=32, learningRate=0.1,
                                    numWorkers=2, numServers=1, seed=3)
+    Pipeline(stages=[classifier]).write().overwrite().save(os.path.join(out, 'classifier_estimator_pipeline'))
     model = Pipeline(stages=[classifier]).fit(train.repartition(2))
     model.write().overwrite().save(os.path.join(out, 'classifier_pipeline'))
     rows = model.transform(spark.createDataFrame([(Vectors.dense(x),) for x in probe], ['features'])) \
@@ -98,6 +100,7 @@ def ctr_pipeline(spark, out, expected):
     classifier = SparkpsCTRClassifier(labelCol='click', categoricalCols=['site', 'app', 'hour'],
                                       numericCols=['count'], model='fm', embeddingDim=4, numEpochs=1,
                                       batchSize=64, learningRate=0.05, numWorkers=2, numServers=1, seed=3)
+    Pipeline(stages=[classifier]).write().overwrite().save(os.path.join(out, 'ctr_estimator_pipeline'))
     model = Pipeline(stages=[classifier]).fit(train)
     model.write().overwrite().save(os.path.join(out, 'ctr_pipeline'))
     probe = rows[400:]
@@ -151,7 +154,8 @@ def drop_spark_extras(out):
 
 def main(out):
     assert sparkps.__version__ == '0.1.0', 'run this against release 0.1.0 (commit d29f080)'
-    for name in ('feedforward', 'spark_model', 'classifier_pipeline', 'ctr_pipeline', 'kvstore_checkpoint'):
+    for name in ('feedforward', 'spark_model', 'classifier_pipeline', 'ctr_pipeline', 'kvstore_checkpoint',
+                 'classifier_estimator_pipeline', 'ctr_estimator_pipeline'):
         shutil.rmtree(os.path.join(out, name), ignore_errors=True)
     expected = {'sparkps_version': sparkps.__version__}
     feedforward_and_spark_model(out, expected)

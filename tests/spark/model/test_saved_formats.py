@@ -135,3 +135,25 @@ def test_a_ctr_pipeline_of_0_1_predicts_as_0_1_did(spark, expected, tmp_path):
     assert meta['sparkpsFormat'] == 2 and meta['class'] == 'sparkps.spark.ml.ctr_classifier.SparkpsCTRModel'
     probability_again, _ = probability_rows(PipelineModel.load(again).transform(frame))
     np.testing.assert_allclose(probability_again, probability, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.spark
+def test_pipelines_of_0_1_estimators_load_with_their_params(spark, tmp_path):
+    """Unfitted Pipelines saved by 0.1.0 record ``sparkps.spark.ml.SparkpsClassifier`` and
+    ``sparkps.spark.ctr.SparkpsCTRClassifier``: both load, with the Params 0.1.0 set."""
+    from pyspark.ml import Pipeline
+
+    from sparkps.spark.ml import SparkpsClassifier, SparkpsCTRClassifier
+    path = copy_of('classifier_estimator_pipeline', tmp_path)
+    assert stage_metadata(path)[1]['class'] == 'sparkps.spark.ml.SparkpsClassifier'
+    (classifier,) = Pipeline.load(path).getStages()
+    assert isinstance(classifier, SparkpsClassifier)
+    assert classifier.getOrDefault('layers') == [64, 16, 10] and classifier.getOrDefault('numEpochs') == 1
+    assert classifier.getOrDefault('seed') == 3
+
+    path = copy_of('ctr_estimator_pipeline', tmp_path)
+    assert stage_metadata(path)[1]['class'] == 'sparkps.spark.ctr.SparkpsCTRClassifier'
+    (ctr,) = Pipeline.load(path).getStages()
+    assert isinstance(ctr, SparkpsCTRClassifier)
+    assert ctr.getOrDefault('categoricalCols') == ['site', 'app', 'hour'] and ctr.getOrDefault('model') == 'fm'
+    assert ctr.getOrDefault('numericCols') == ['count'] and ctr.getOrDefault('labelCol') == 'click'
