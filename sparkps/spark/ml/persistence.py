@@ -27,7 +27,8 @@ class ModelWriter(DefaultParamsWriter):
     ``<path>/weights``."""
 
     def saveImpl(self, path):
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession, extraMetadata={FORMAT_FIELD: FORMAT})
+        # self.sc, not self.sparkSession: pyspark 3.5 takes a SparkContext here, 4.x either
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc, extraMetadata={FORMAT_FIELD: FORMAT})
         self.instance.spark_model.save(os.path.join(local_path(path), WEIGHTS_DIR))
 
 
@@ -35,7 +36,7 @@ class ModelReader(DefaultParamsReader):
     """Reads what ModelWriter wrote, in this version's format or an earlier one."""
 
     def load(self, path):
-        check_format(path, DefaultParamsReader.loadMetadata(path, self.sparkSession))
+        check_format(path, DefaultParamsReader.loadMetadata(path, self.sc))
         model = super().load(path)
         model.spark_model = SparkModel.load(os.path.join(local_path(path), WEIGHTS_DIR))
         return model
