@@ -5,7 +5,12 @@
     model = sp.FeedForward(net, num_epoch=10, optimizer='sgd', learning_rate=0.1)
     model.fit(X, y)
 
-Subpackages are imported on first use, so ``import sparkps`` stays cheap.
+MXNet's module names are modules here, so a script's imports change only in the package name
+(``import sparkps.optimizer as opt``, ``from sparkps.model import FeedForward, load_checkpoint``,
+``from sparkps.io import NDArrayIter``, ``sparkps.nd.load(path)``; see docs/mxnet.md).
+
+Subpackages are imported on first use, so ``import sparkps`` stays cheap: it imports none of them, nor numpy,
+pyspark, ZeroMQ or numba (tests/mxnet_compat/test_import_habits.py).
 """
 import importlib
 

@@ -10,6 +10,14 @@ trained in MXNet loads with ``FeedForward.load(prefix, epoch)`` as it is. A spar
 ``sparkps.rows.values.RowSparse``) is stored as ``rsp:NAME:ids``, ``rsp:NAME:rows`` and ``rsp:NAME:shape`` (-1 for a
 hashed table's unbounded row count) and read back as a RowSparse argument.
 
+The ``.npz`` layout is versioned (:data:`PARAMS_FORMAT`), see docs/saved_models.md:
+
+* format 1 (sparkps 0.1.0): ``arg:``, ``aux:`` and ``rsp:`` entries only;
+* format 2: the same entries plus ``meta:format``, an int64 scalar holding 2.
+
+A file without ``meta:format`` is format 1; a format newer than this code reads is a DataError naming the file
+and both versions. MXNet's binary params files carry no sparkps version (they are MXNet's format).
+
 >>> arg, aux = params_from_bytes(params_to_bytes({'w': np.ones(2)}, {'m': np.zeros(1)}))
 >>> sorted(arg), sorted(aux)
 (['w'], ['m'])
@@ -22,6 +30,9 @@ from sparkps.backend import asnumpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.nd import is_ndarray_file, read_ndarray_file
 from sparkps.rows.values import RowSparse
+
+PARAMS_FORMAT = 2           # the .npz layout written; every earlier one is read (see _LAYOUTS)
+FORMAT_KEY = 'meta:format'
 
 
 def params_path(prefix, epoch):
@@ -39,6 +50,7 @@ def write_params(handle, arg_params, aux_params=None):
         else:
             arrays[f'arg:{name}'] = asnumpy(value)
     arrays.update({f'aux:{name}': asnumpy(value) for name, value in (aux_params or {}).items()})
+    arrays[FORMAT_KEY] = np.array(PARAMS_FORMAT, dtype=np.int64)
     np.savez(handle, **arrays)
 
 
@@ -52,7 +64,7 @@ def read_params(source, what):
     except (OSError, ValueError, EOFError) as exc:
         raise DataError(f"{what} is not a sparkps params file: {exc}") from None
     with archive:
-        return _split_entries(what, ((key, archive[key]) for key in archive.files))
+        return _read_archive(what, archive)
 
 
 def params_to_bytes(arg_params, aux_params=None):
@@ -97,7 +109,42 @@ def load_params(path, from_mxnet=False):
     except (OSError, ValueError) as exc:
         raise DataError(f"{path} is neither a sparkps (.npz) nor an MXNet params file: {exc}") from None
     with archive:
-        return _split_entries(path, ((key, archive[key]) for key in archive.files))
+        return _read_archive(path, archive)
+
+
+def params_format(what, entries):
+    """The format version of a params archive's ``entries`` ({key: array}): 1 without ``meta:format``. A version
+    that is not a positive integer, or newer than :data:`PARAMS_FORMAT`, is a DataError naming ``what``."""
+    if FORMAT_KEY not in entries:
+        return 1
+    value = np.asarray(entries[FORMAT_KEY])
+    if value.shape != () or value.dtype.kind not in 'iu' or int(value) < 1:
+        raise DataError(f"{what}: {FORMAT_KEY} must be a positive integer scalar, got {value!r}")
+    version = int(value)
+    if version > PARAMS_FORMAT:
+        raise DataError(f"{what} is a sparkps params file of format {version}; this version of sparkps reads "
+                        f"formats 1 to {PARAMS_FORMAT} (a newer sparkps wrote it: upgrade sparkps to load it)")
+    return version
+
+
+def _read_archive(what, archive):
+    """(arg_params, aux_params) of an open ``.npz`` archive, by the loader of its format version."""
+    entries = {key: archive[key] for key in archive.files}
+    return _LAYOUTS[params_format(what, entries)](what, entries)
+
+
+def _read_format_1(what, entries):
+    """sparkps 0.1.0's layout: ``arg:``/``aux:``/``rsp:`` entries, nothing else."""
+    return _split_entries(what, entries.items())
+
+
+def _read_format_2(what, entries):
+    """Format 1's entries plus ``meta:format`` (checked by :func:`params_format`); any other ``meta:`` entry
+    is unknown to format 2."""
+    return _split_entries(what, ((k, v) for k, v in entries.items() if k != FORMAT_KEY))
+
+
+_LAYOUTS = {1: _read_format_1, 2: _read_format_2}
 
 
 def _split_entries(what, entries):

@@ -13,6 +13,11 @@ asked merges the answers into ``manifest.json`` (:func:`write_manifest`). On loa
 manifest (:func:`read_manifest`) and copies the parts of the saved pieces that overlap its own pieces, so a
 checkpoint written by 2 servers loads onto 3. JSON only: nothing is unpickled.
 
+``"format"`` names the kind of file and ``"version"`` its layout (see docs/saved_models.md). Version 1 is the
+layout above, what sparkps 0.1.0 wrote and what is written now; a manifest without ``"version"`` is version 1.
+:func:`read_manifest` reads every version up to :data:`VERSION` (one loader each, :data:`LOADERS`) and refuses a
+newer one with a DataError naming the file and both versions.
+
 >>> # manifest = write_manifest(directory, described_by_every_server, optimizer.to_config())
 >>> # key_shapes(read_manifest(directory))  -> {0: (784, 128), 1: (128,), ...}
 """
@@ -74,17 +79,34 @@ def save_manifest(directory, manifest):
 
 
 def read_manifest(directory):
-    """The manifest of the checkpoint in ``directory``; raises DataError when it is missing or foreign."""
+    """The manifest of the checkpoint in ``directory``, in this version's layout whichever version wrote it;
+    raises DataError when it is missing, foreign, or of a version newer than :data:`VERSION`."""
     path = os.path.join(directory, MANIFEST)
     try:
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
     except (OSError, ValueError) as exc:
         raise DataError("cannot read kvstore checkpoint %s: %s" % (path, exc)) from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise DataError("%s is not a sparkps kvstore checkpoint (format %s version %s)"
-                        % (path, FORMAT, VERSION))
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise DataError("%s is not a sparkps kvstore checkpoint (\"format\": %r expected)" % (path, FORMAT))
+    version = manifest.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DataError("%s: \"version\" must be a positive integer, got %r" % (path, version))
+    if version > VERSION:
+        raise DataError("%s is a kvstore checkpoint of format version %d, written by a newer sparkps; this version "
+                        "reads versions 1 to %d (upgrade sparkps to load it)" % (path, version, VERSION))
+    return LOADERS[version](path, manifest)
+
+
+def _manifest_v1(path, manifest):
+    """Version 1 (sparkps 0.1.0 and now): the layout of the module docstring; ``keys`` must be there."""
+    if not isinstance(manifest.get("keys"), dict):
+        raise DataError("%s: a kvstore checkpoint manifest needs a \"keys\" object" % path)
+    manifest["version"] = VERSION
     return manifest
+
+
+LOADERS = {1: _manifest_v1}
 
 
 def key_shapes(manifest):

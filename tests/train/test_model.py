@@ -85,7 +85,8 @@ def test_save_load_round_trip_predicts_identically(digits, tmp_path):
     trained.save(prefix)
     assert (tmp_path / 'digits-symbol.json').exists() and (tmp_path / 'digits-0002.params').exists()
     with np.load(prefix + '-0002.params', allow_pickle=False) as archive:
-        assert sorted(archive.files) == ['arg:fc1_bias', 'arg:fc1_weight', 'arg:fc2_bias', 'arg:fc2_weight']
+        assert sorted(archive.files) == ['arg:fc1_bias', 'arg:fc1_weight', 'arg:fc2_bias', 'arg:fc2_weight',
+                                         'meta:format']
     loaded = sp.FeedForward.load(prefix, 2, numpy_batch_size=32)
     assert loaded.begin_epoch == 2
     np.testing.assert_array_equal(loaded.predict(X_test), trained.predict(X_test))

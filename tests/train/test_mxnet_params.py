@@ -144,3 +144,113 @@ def test_spark_model_loads_an_mxnet_checkpoint(tmp_path):
     model = SparkModel.load(prefix, epoch=3, input_shape=(5,))
     X = np.random.default_rng(2).normal(size=(4, 5)).astype(np.float32)
     np.testing.assert_allclose(model.to_feedforward().predict(X), forward(X), rtol=1e-5, atol=1e-6)
+
+
+# ---- sparkps.nd.load / save: MXNet's mx.nd.load / mx.nd.save over numpy arrays -------------------------------
+
+CODES = {'float32': 0, 'float64': 1, 'float16': 2, 'uint8': 3, 'int32': 4, 'int8': 5, 'int64': 6, 'bool': 7,
+         'int16': 8, 'uint16': 9, 'uint32': 10, 'uint64': 11}
+
+
+def sample(dtype, shape=(2, 3)):
+    values = np.arange(int(np.prod(shape))).reshape(shape) - 2
+    return (values % 2 == 0) if dtype == 'bool' else values.astype(dtype)
+
+
+def test_nd_save_and_load_round_trip_a_list_and_a_dict(tmp_path):
+    rng = np.random.default_rng(3)
+    arrays = [rng.normal(size=(4, 3)).astype(np.float32), np.arange(5, dtype=np.int64), rng.normal(size=2),
+              rng.normal(size=(3, 4)).T]                # not C-contiguous
+    sp.nd.save(tmp_path / 'list.nd', arrays)
+    got = sp.nd.load(tmp_path / 'list.nd')
+    assert isinstance(got, list) and len(got) == 4
+    for value, want in zip(got, arrays):
+        assert value.dtype == want.dtype and value.shape == want.shape
+        np.testing.assert_array_equal(value, want)
+
+    named = {'arg:fc_weight': arrays[0], 'ids': arrays[1], 'naïve name': arrays[2]}
+    sp.nd.save(str(tmp_path / 'dict.nd'), named)
+    got = sp.nd.load(str(tmp_path / 'dict.nd'))
+    assert isinstance(got, dict) and list(got) == list(named)
+    for name, want in named.items():
+        np.testing.assert_array_equal(got[name], want)
+        assert got[name].dtype == want.dtype and got[name].flags.writeable
+
+
+def test_nd_save_of_one_array_loads_as_a_list_of_one(tmp_path):
+    sp.nd.save(tmp_path / 'one.nd', np.eye(3, dtype=np.float16))
+    (got,) = sp.nd.load(tmp_path / 'one.nd')
+    np.testing.assert_array_equal(got, np.eye(3, dtype=np.float16))
+
+
+@pytest.mark.parametrize('dtype', sorted(CODES))
+def test_nd_round_trips_every_dtype_with_its_mxnet_type_code(tmp_path, dtype):
+    array = sample(dtype)
+    sp.nd.save(tmp_path / 'a.nd', {'x': array})
+    data = (tmp_path / 'a.nd').read_bytes()
+    assert data == ndarray_file([dense(array, code=CODES[dtype], dev=(1, 0))], ['x'])
+    got = sp.nd.load(tmp_path / 'a.nd')['x']
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, array)
+
+
+def test_nd_save_writes_the_documented_bytes(tmp_path):
+    """The layout of ndarray.cc, spelled out: list magic, reserved, count, one V2 record, names."""
+    w = np.array([[1.5, -2.0]], np.float32)
+    sp.nd.save(tmp_path / 'w.nd', {'w': w})
+    expected = (struct.pack('<QQQ', 0x112, 0, 1)
+                + struct.pack('<I', 0xF993FAC9) + struct.pack('<i', 0)       # V2 magic, dense storage
+                + struct.pack('<iqq', 2, 1, 2)                                # ndim, dims (int64)
+                + struct.pack('<ii', 1, 0) + struct.pack('<i', 0)            # cpu(0), float32
+                + struct.pack('<ff', 1.5, -2.0)
+                + struct.pack('<Q', 1) + struct.pack('<Q', 1) + b'w')
+    assert (tmp_path / 'w.nd').read_bytes() == expected
+    sp.nd.save(tmp_path / 'l.nd', [w])
+    assert (tmp_path / 'l.nd').read_bytes() == expected[:-len(struct.pack('<QQ', 1, 1) + b'w')] + struct.pack('<Q', 0)
+
+
+def test_nd_scalars_and_empty_arrays_use_numpy_shape_records(tmp_path):
+    scalar, empty = np.array(3.5, np.float64), np.zeros((0, 4), np.float32)
+    sp.nd.save(tmp_path / 's.nd', [scalar, empty])
+    assert (tmp_path / 's.nd').read_bytes() == ndarray_file([dense(scalar, V3, FLOAT64), dense(empty, V3)])
+    got = sp.nd.load(tmp_path / 's.nd')
+    assert got[0].shape == () and got[0] == 3.5 and got[1].shape == (0, 4)
+
+
+def test_nd_load_reads_files_written_by_mxnet_in_every_record_version(tmp_path):
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    b = np.arange(4, dtype=np.uint8)
+    empty_v2 = struct.pack('<Iii', V2, 0, 0)                       # MXNet's shape-less NDArray
+    path = write(tmp_path / 'm.nd', ndarray_file([dense(a, V1, INT32), dense(b, 1, 3), empty_v2], ['a', 'b', 'c']))
+    got = sp.nd.load(path)
+    np.testing.assert_array_equal(got['a'], a)
+    np.testing.assert_array_equal(got['b'], b)
+    assert got['c'] is None
+
+
+def test_nd_errors_name_the_file(tmp_path):
+    with pytest.raises(DataError, match=r"cannot read the NDArray file .*missing\.nd"):
+        sp.nd.load(tmp_path / 'missing.nd')
+    with pytest.raises(DataError, match=r"npz\.nd is not an MXNet NDArray file"):
+        np.savez(tmp_path / 'npz', w=np.ones(2))
+        os.rename(tmp_path / 'npz.npz', tmp_path / 'npz.nd')
+        sp.nd.load(tmp_path / 'npz.nd')
+    bfloat16 = dense(np.zeros(2, np.uint16), code=12)
+    with pytest.raises(DataError, match=r"bf\.nd: array 0 has dtype bfloat16; only float32, .* can be read"):
+        sp.nd.load(write(tmp_path / 'bf.nd', ndarray_file([bfloat16])))
+    with pytest.raises(DataError, match=r"sparse\.nd: array 0 has row_sparse storage"):
+        sp.nd.load(write(tmp_path / 'sparse.nd', ndarray_file([row_sparse(np.ones((2, 3)), np.array([0, 4]), 5)])))
+    with pytest.raises(DataError, match=r"c\.nd: 'z': dtype complex128 has no place in an MXNet NDArray file"):
+        sp.nd.save(tmp_path / 'c.nd', {'w': np.ones(2), 'z': np.ones(2, complex)})
+    assert not (tmp_path / 'c.nd').exists()
+    with pytest.raises(DataError, match=r"k\.nd: array names must be strings, got 3"):
+        sp.nd.save(tmp_path / 'k.nd', {3: np.ones(2)})
+
+
+def test_nd_files_of_float_arrays_are_params_files(tmp_path):
+    """What ``nd.save`` writes with arg:/aux: names is an MXNet checkpoint's params file."""
+    w, mean = np.ones((2, 2), np.float32), np.zeros(2, np.float32)
+    sp.nd.save(tmp_path / 'm-0001.params', {'arg:w': w, 'aux:mean': mean})
+    arg, aux = load_params(str(tmp_path / 'm-0001.params'), from_mxnet=True)
+    np.testing.assert_array_equal(arg['w'], w)
+    np.testing.assert_array_equal(aux['mean'], mean)

@@ -12,7 +12,7 @@ import uuid
 
 import numpy as np
 
-from sparkps.errors import ConfigError
+from sparkps.errors import ConfigError, DataError
 from sparkps.spark.common.batches import iter_batches
 from sparkps.spark.model.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
 
@@ -149,11 +149,12 @@ class SparkModel:
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
-        ``path/metadata.json``.  ``path`` is a local (or mounted) directory."""
+        ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/2``, see docs/saved_models.md).
+        ``path`` is a local (or mounted) directory."""
         os.makedirs(path, exist_ok=True)
         feedforward = self.to_feedforward()
         feedforward.save(os.path.join(path, PREFIX), self.epoch)
-        meta = {"format": "sparkps.SparkModel/1", "prefix": PREFIX, "epoch": self.epoch,
+        meta = {"format": "%s/%d" % (FORMAT_NAME, FORMAT), "prefix": PREFIX, "epoch": self.epoch,
                 "input_shape": list(self.input_shape), "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch}
         if self.input_layout is not None:
@@ -167,11 +168,13 @@ class SparkModel:
 
     @classmethod
     def load(cls, path, epoch=None, from_mxnet=False, **meta):
-        """Read a model written by ``save``; or, with ``epoch``, the checkpoint ``path-symbol.json`` +
-        ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's ``mx.model.save_checkpoint`` (the params
-        format is chosen by content), with ``meta`` (``input_shape``, ``label_name``, ...) as ``save`` would
-        have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts MXNet's params format only, so a
-        file of another kind is a DataError naming it rather than a silent guess."""
+        """Read a model written by ``save`` (by this version or an earlier one); or, with ``epoch``, the
+        checkpoint ``path-symbol.json`` + ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's
+        ``mx.model.save_checkpoint`` (the params format is chosen by content), with ``meta`` (``input_shape``,
+        ``label_name``, ...) as ``save`` would have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts
+        MXNet's params format only, so a file of another kind is a DataError naming it rather than a silent
+        guess.  A model saved by a newer sparkps (a ``format`` version above this one's) is a DataError naming
+        ``metadata.json`` and both versions."""
         if from_mxnet and epoch is None:
             raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
                               "(PREFIX-%04d.params)")
@@ -182,8 +185,12 @@ class SparkModel:
         meta_path = os.path.join(path, METADATA)
         if not os.path.exists(meta_path):
             raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
-        with open(meta_path, encoding="utf-8") as f:
-            meta = json.load(f)
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise DataError("cannot read %s: %s" % (meta_path, exc)) from None
+        meta = _METADATA_LOADERS[saved_format(meta_path, meta)](meta_path, meta)
         from sparkps.train.feedforward import FeedForward
         feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
         model = cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
@@ -217,6 +224,38 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
+
+
+FORMAT_NAME, FORMAT = "sparkps.SparkModel", 2
+
+
+def saved_format(meta_path, meta):
+    """The format version of a SparkModel's ``metadata.json`` (``"format": "sparkps.SparkModel/N"``).
+
+    1: sparkps 0.1.0 (params file of params format 1); 2: the params file carries its own format
+    (``meta:format``, :mod:`sparkps.model`). Metadata without ``format`` is version 1. A newer version, or a
+    foreign format, is a DataError naming the file."""
+    if not isinstance(meta, dict):
+        raise DataError("%s is not SparkModel metadata (a JSON object expected)" % meta_path)
+    text = meta.get("format", "%s/1" % FORMAT_NAME)
+    name, _, version = str(text).rpartition("/")
+    if name != FORMAT_NAME or not version.isdigit() or int(version) < 1:
+        raise DataError("%s: format %r is not a sparkps SparkModel (%s/N expected)" % (meta_path, text, FORMAT_NAME))
+    if int(version) > FORMAT:
+        raise DataError("%s: the model was saved in SparkModel format %d by a newer sparkps; this version reads "
+                        "formats 1 to %d (upgrade sparkps to load it)" % (meta_path, int(version), FORMAT))
+    return int(version)
+
+
+def _metadata_v1(meta_path, meta):
+    """0.1.0's metadata: every field ``load`` reads is there (the params file's own format says how to read it)."""
+    missing = [k for k in ("prefix", "epoch", "input_shape", "label_name", "batch_size") if k not in meta]
+    if missing:
+        raise DataError("%s misses %s" % (meta_path, ", ".join(missing)))
+    return meta
+
+
+_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1}     # 2 changed the params file only
 
 
 def _layout_of(meta):
