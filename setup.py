@@ -1,9 +1,13 @@
 """sparkps: MXNet-style networks trained by a parameter server that lives inside Apache Spark."""
+import re
+
 from setuptools import find_packages, setup
+
+VERSION = re.search(r"__version__ = '([^']+)'", open("sparkps/__init__.py", encoding="utf-8").read()).group(1)
 
 setup(
     name="sparkps",
-    version="0.1.0",
+    version=VERSION,  # one home: sparkps/__init__.py
     description="Distributed training inside Apache Spark: a Symbol API, a ZeroMQ parameter server, "
                 "fit on RDDs and DataFrames.",
     long_description=open("README.md", encoding="utf-8").read(),

@@ -14,7 +14,7 @@ pyspark, ZeroMQ or numba (tests/mxnet_compat/test_import_habits.py).
 """
 import importlib
 
-__version__ = '0.1.0'
+__version__ = '0.2.0'  # 0.2: the role packages and saved-model format 2 (docs/saved_models.md)
 
 _SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.optimizer',
                'initializer': 'sparkps.initializer', 'metric': 'sparkps.metric',
