@@ -212,7 +212,7 @@ class RowSparseKeys:
         ``optimizer``; admission, eviction and capacity belong to the parameter server's tables: ConfigError naming
         them (and naming unknown options)."""
         config = table_config(key, options)
-        server_only = sorted(set(config.options()) - {'init', 'optimizer'})
+        server_only = sorted(set(config.options) - {'init', 'optimizer'})
         if server_only:
             raise ConfigError(f"table {key!r}: the local kvstore does not implement table option(s) {server_only} "
                               f"(the parameter server's tables do: kvstore 'dist_sync' or 'dist_async')")
@@ -233,9 +233,9 @@ class RowSparseKeys:
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
             raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
                               f"key with a RowSparse value and push RowSparse gradients to it")
-        ids = [g.ids for g in grads]
-        rows = [g.rows for g in grads]
-        merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
+        merged = grads[0]
+        for grad in grads[1:]:
+            merged = merged.add(grad)
         if table.own_optimizer is not None:
             if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
                 follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)

@@ -21,7 +21,7 @@ class Inputs:
     def table(self, config):
         """The weight Variable of the table ``config`` (a TableConfig) names, declaring its options."""
         if config.name not in self._tables:
-            options = config.options()
+            options = config.options
             self._tables[config.name] = sym.Variable(config.name, attr=table_attr(**options) if options else None)
         return self._tables[config.name]
 

@@ -23,7 +23,7 @@ The options a user declares (docs/sparse_tables.md), checked on the worker befor
 ``optimizer``    the table's own optimizer (an Optimizer, its name or its config) instead of the job's
 ===============  ==========================================================================================
 
->>> TableConfig.from_options('user', {'min_count': 2, 'on_full': 'lru', 'init_scale': 0.1}, dim=8).options()
+>>> TableConfig.from_options('user', {'min_count': 2, 'on_full': 'lru', 'init_scale': 0.1}, dim=8).options
 {'init': {'kind': 'uniform', 'scale': 0.1}, 'min_count': 2}
 """
 import dataclasses
@@ -102,6 +102,7 @@ class TableConfig:
         option whose value is wrong."""
         return cls(name, **known, **_declared(name, options))
 
+    @property
     def options(self):
         """The options this table declares (those that differ from the defaults), as a plain map in the form
         :meth:`from_options` and the servers take: ``{}`` for a plain table."""

@@ -93,7 +93,7 @@ class SparseBatch:
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
             self._seen[name] = [value.ids]
-            options = self.tables[name].options()
+            options = self.tables[name].options
             if not options:
                 kv.init(name, value)
             elif hasattr(kv, 'init_table'):

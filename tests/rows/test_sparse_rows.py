@@ -12,6 +12,13 @@ def test_mix64_is_the_splitmix64_finaliser():
     assert int(mix64(np.array([0x9E3779B97F4A7C15], np.uint64))[0]) == 0xE220A8397B1DCDAF
 
 
+def test_the_compiled_index_buckets_by_mix64():
+    from sparkps.server.tables.row_index import _bucket
+    ids = np.array([0, 1, 2 ** 63, 2 ** 64 - 1, 0x9E3779B97F4A7C15], np.uint64)
+    mask = np.uint64(2 ** 20 - 1)
+    assert [int(_bucket(i, mask)) for i in ids] == (mix64(ids) & mask).astype(np.int64).tolist()
+
+
 def test_signed_and_unsigned_ids_are_the_same_64_bits():
     signed = row_ids(np.array([-1, -2 ** 63, 5], np.int64), table='t')
     unsigned = row_ids([2 ** 64 - 1, 2 ** 63, 5], table='t')
