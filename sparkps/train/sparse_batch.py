@@ -83,7 +83,7 @@ class SparseBatch:
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
         empty, its rows created on first pull by the table's row initializer (``sparkps.rows.init``); a table with
-        options goes through ``kv.init_table`` with its TableConfig (ConfigError if ``kv`` has none)."""
+        options goes through ``kv.init_table`` with its declared options (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
         for name in self.tables:
             value = (given or {}).get(name)
@@ -97,7 +97,7 @@ class SparseBatch:
             if not options:
                 kv.init(name, value)
             elif hasattr(kv, 'init_table'):
-                kv.init_table(name, value, self.tables[name])
+                kv.init_table(name, value, options)
             else:
                 raise ConfigError(f"table {name!r}: its table options {sorted(options)} are served by the parameter "
                                   f"server's tables (kvstore 'dist_sync' or 'dist_async'); kvstore "
