@@ -28,6 +28,7 @@ The options a user declares (docs/sparse_tables.md), checked on the worker befor
 """
 import dataclasses
 import json
+import numbers
 
 from sparkps.errors import ConfigError
 
@@ -86,8 +87,7 @@ class TableConfig:
         if self.on_full not in ("evict", "fail"):
             raise ConfigError(f"table {name!r}: option 'on_full' must be 'evict' or 'fail', got {self.on_full!r}")
         if self.init is not None:
-            from sparkps.rows.init import RowInitializer
-            set_(self, "init", RowInitializer.from_config(self.init).config())
+            set_(self, "init", _initializer(name, self.init))
         if self.optimizer is not None:
             from sparkps.optimizer.rowwise import RowOptimizer
             set_(self, "optimizer", RowOptimizer(self.optimizer, table=name).config())
@@ -162,18 +162,10 @@ def _declared(table, options):
     if unknown:
         raise ConfigError(f"table {table!r}: unknown table option(s) {unknown}; known: {list(KNOWN)}")
     checked = {}
-    for name, value in options.items():
+    for name, value in options.items():     # counts, decay and min_decayed are checked by TableConfig itself
         if value is None:
             continue
-        if name in _COUNTS:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"table {table!r}: option {name!r} must be a positive integer, got {value!r}")
-            checked[name] = value
-        elif name == "decay":
-            checked[name] = _number(table, name, value, lambda v: 0.0 < v <= 1.0, "in (0, 1]")
-        elif name == "min_decayed":
-            checked[name] = _number(table, name, value, lambda v: v >= 0.0, ">= 0")
-        elif name == "on_full":
+        if name == "on_full":
             if value not in _ON_FULL:
                 raise ConfigError(f"table {table!r}: option 'on_full' must be 'lru' or 'fail', got {value!r}")
             checked[name] = _ON_FULL[value]
@@ -184,21 +176,23 @@ def _declared(table, options):
             checked["init"] = {"kind": "uniform", "scale": scale}
         elif name == "init":
             checked[name] = _initializer(table, value)
-        else:
+        elif name == "optimizer":
             checked[name] = _optimizer(table, value)
+        else:
+            checked[name] = value
     return checked
 
 
 def _count(table, name, value):
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__") or int(value) < 1:
+    if isinstance(value, (bool, float)) or not hasattr(value, "__index__") or int(value) < 1:
         raise ConfigError(f"table {table!r}: option {name!r} must be a positive integer, got {value!r}")
     return int(value)
 
 
 def _number(table, name, value, ok, what):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(float(value)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not ok(float(value)):
         raise ConfigError(f"table {table!r}: option {name!r} must be a number {what}, got {value!r}")
     return float(value)
 
