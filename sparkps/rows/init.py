@@ -55,7 +55,9 @@ class RowInitializer:
 
     @classmethod
     def from_config(cls, config):
-        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.01)."""
+        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.01); a RowInitializer is itself."""
+        if isinstance(config, RowInitializer):
+            return config
         if config is None:
             return cls()
         if isinstance(config, str):

@@ -47,8 +47,6 @@ class SparseTable:
 
     def __init__(self, config, dim=None, **fields):
         if not isinstance(config, TableConfig):
-            if isinstance(fields.get('init'), RowInitializer):
-                fields['init'] = fields['init'].config()
             config = TableConfig(config, dim=dim, **fields)
         if config.dim is None:
             raise ConfigError(f"table {config.name!r}: option 'dim' must be a positive integer, got None")
