@@ -96,7 +96,7 @@ def criteo_frame(spark, path):
 def local_rows_frame(spark, path, fmt):
     """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line): (DataFrame,
     single-valued columns, multi-valued columns)."""
-    from sparkps.ctr.files import SparseRows, read_dummy, read_libffm
+    from sparkps.ctr.files import ParsedRows, read_dummy, read_libffm
     if fmt == "libffm":
         return ffm_frame(spark, read_libffm(path))
     if fmt == "dummy":
@@ -104,7 +104,7 @@ def local_rows_frame(spark, path, fmt):
     else:
         from sparkps.io.readers import read_libsvm
         X, y = read_libsvm(path, zero_based="auto", sparse=True)
-        rows = SparseRows(y, None, X.indices, X.data, X.indptr, list(range(1, len(y) + 1)))
+        rows = ParsedRows(y, None, X.indices, X.data, X.indptr, list(range(1, len(y) + 1)))
     counts = {int(c) for c in (rows.indptr[1:] - rows.indptr[:-1])}
     if len(counts) != 1:
         raise SparkpsError("%s: rows hold %s features; a CTR row needs one feature per field" % (path, sorted(counts)))

@@ -25,6 +25,7 @@ import numpy as np
 from sparkps.ctr.hashing import bucket, split_multi
 from sparkps.ctr.packed import PackedLayout
 from sparkps.errors import ConfigError, DataError
+from sparkps.rows.config import TableConfig
 
 IDS, DENSE, LABEL = "ids", "dense", "ctr_label"
 PADDING_ID = -1          # as int64; 2**64 - 1 as uint64: the id of an empty slot of a multi-valued field
@@ -34,19 +35,21 @@ TABLE_MODES = ("shared", "per_field")
 
 @dataclass(frozen=True)
 class IdInput:
-    """One id input of a network: its name, the fields it holds, its width, pooling and tables."""
+    """One id input of a network: its name, the fields it holds, its width, pooling and the TableConfigs of the
+    tables it reads (``sparkps.rows.config``)."""
     name: str
     fields: tuple
     width: int
-    pooling: str        # 'none' (one id per field) or the pooling of a multi-valued field
-    table: str          # the embedding table
-    linear_table: str   # the first-order (width 1) table
+    pooling: str                # 'none' (one id per field) or the pooling of a multi-valued field
+    table: TableConfig          # the embedding table
+    linear_table: TableConfig   # the first-order (width 1) table
 
 
 @dataclass(frozen=True)
 class FeatureSpec:
     """Fields and widths of a CTR network (see the module docstring). ``table_options`` maps a table kind
-    ('embedding', 'linear') to the options its tables declare (sparkps.rows.config: e.g. its own optimizer)."""
+    ('embedding', 'linear') to the options its tables declare (sparkps.rows.config: e.g. its own optimizer); the
+    tables themselves are the TableConfigs of ``id_inputs()``."""
     categorical: tuple
     numeric: tuple = ()
     embedding_dim: int = 8
@@ -90,21 +93,30 @@ class FeatureSpec:
         """Fields the network embeds (single- and multi-valued)."""
         return len(self.categorical) + len(self.multi_valued)
 
+    def table_config(self, name, kind):
+        """The TableConfig of table ``name`` of ``kind`` ('embedding': ``embedding_dim`` wide, or 'linear': one
+        wide), with the options ``table_options[kind]`` declares."""
+        dim = self.embedding_dim if kind == "embedding" else 1
+        return TableConfig.from_options(name, self.table_options.get(kind), dim=dim)
+
     def id_inputs(self):
         """The network's id inputs, in field order: single-valued fields first, then multi-valued ones."""
         out = []
+
+        def add(name, fields, width, pooling, table, linear):
+            out.append(IdInput(name, fields, width, pooling, self.table_config(table, "embedding"),
+                               self.table_config(linear, "linear")))
+
         if self.tables == "shared" and self.categorical:
-            out.append(IdInput(IDS, self.categorical, len(self.categorical), "none", "embedding_weight",
-                               "linear_embedding_weight"))
+            add(IDS, self.categorical, len(self.categorical), "none", "embedding_weight", "linear_embedding_weight")
         singles = self.categorical if self.tables == "per_field" else ()
         for name in singles:
-            out.append(IdInput("ids_" + name, (name,), 1, "none", "embedding_%s_weight" % name,
-                               "linear_%s_weight" % name))
+            add("ids_" + name, (name,), 1, "none", "embedding_%s_weight" % name, "linear_%s_weight" % name)
         for name, width in self.multi_valued.items():
             shared = self.tables == "shared"
-            out.append(IdInput("ids_" + name, (name,), width, self.pooling,
-                               "embedding_weight" if shared else "embedding_%s_weight" % name,
-                               "linear_embedding_weight" if shared else "linear_%s_weight" % name))
+            add("ids_" + name, (name,), width, self.pooling,
+                "embedding_weight" if shared else "embedding_%s_weight" % name,
+                "linear_embedding_weight" if shared else "linear_%s_weight" % name)
         return out
 
     def input_shapes(self, batch_size):

@@ -7,7 +7,7 @@
 * Angel's ``dummy``: ``label index index ...``, the indices of the features equal to 1; labels -1/1 or 0/1.
 
     table = read_criteo('day_0.tsv')           # CTRTable: labels, ids (n, 26) uint64, numeric (n, 13)
-    rows = read_libffm('train.ffm')            # SparseRows: labels, fields, ids, values, indptr
+    rows = read_libffm('train.ffm')            # ParsedRows: labels, fields, ids, values, indptr
 
 Categorical values become ids by ``hashing.hash_column`` (field and value together); Angel's dummy indices
 are ids already and stay as they are. Every bad line raises DataError naming ``file:line``.
@@ -28,7 +28,7 @@ class CTRTable(namedtuple("CTRTable", ["labels", "ids", "numeric", "fields", "nu
     where a cell was empty, ``labels`` float32 0/1, ``lines`` the 1-based file line of each row."""
 
 
-class SparseRows(namedtuple("SparseRows", ["labels", "fields", "ids", "values", "indptr", "lines"])):
+class ParsedRows(namedtuple("ParsedRows", ["labels", "fields", "ids", "values", "indptr", "lines"])):
     """Variable-length rows: row r holds features ``[indptr[r], indptr[r+1])`` with ids (uint64 or int64),
     field numbers (int32, the position in the row where a format has no fields) and values (float32)."""
 
@@ -132,7 +132,7 @@ def _ffm_token(where, token):
 
 
 def read_libffm(path, part_index=0, num_parts=1):
-    """Read libffm (``label field:feature:value ...``) into SparseRows; each id hashes (field, feature)."""
+    """Read libffm (``label field:feature:value ...``) into ParsedRows; each id hashes (field, feature)."""
     labels, fields, features, values, indptr, lines = [], [], [], [], [0], []
     for lineno, text in shard_lines(path, part_index, num_parts):
         where = "%s:%d" % (path, lineno)
@@ -151,12 +151,12 @@ def read_libffm(path, part_index=0, num_parts=1):
     for field in np.unique(fields):
         at = fields == field
         ids[at] = hash_column(str(field), features[at])
-    return SparseRows(np.asarray(labels, np.float32), fields, ids, np.asarray(values, np.float32),
+    return ParsedRows(np.asarray(labels, np.float32), fields, ids, np.asarray(values, np.float32),
                       np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
 
 
 def read_dummy(path, part_index=0, num_parts=1, index_range=None):
-    """Read Angel's dummy format into SparseRows (values 1, field = position in the row). With
+    """Read Angel's dummy format into ParsedRows (values 1, field = position in the row). With
     ``index_range`` every index must lie in [0, index_range)."""
     labels, ids, positions, indptr, lines = [], [], [], [0], []
     for lineno, text in shard_lines(path, part_index, num_parts):
@@ -174,5 +174,5 @@ def read_dummy(path, part_index=0, num_parts=1, index_range=None):
             positions.append(position)
         indptr.append(len(ids))
         lines.append(lineno)
-    return SparseRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
+    return ParsedRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
                       np.ones(len(ids), np.float32), np.asarray(indptr, np.int64), np.asarray(lines, np.int64))

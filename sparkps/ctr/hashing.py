@@ -1,6 +1,6 @@
 """Categorical values to 64-bit feature ids, with no vocabulary pass.
 
-The id of value ``v`` in field ``f`` is, by definition (DESIGN decision 14)::
+The id of value ``v`` in field ``f`` is, by definition (docs/architecture.md, decision 14)::
 
     id(f, v) = int.from_bytes(blake2b(text(v).encode('utf-8'), digest_size=8,
                                       person=FEATURE_PERSON, salt=blake2b(f)[:16]).digest(), 'little')

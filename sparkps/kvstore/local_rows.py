@@ -1,16 +1,17 @@
 """RowTable: a row-sparse key of the local kvstore — sorted 64-bit ids, their rows and optimizer state rows.
 
 A bounded table (``Embedding(input_dim=...)``) is usually initialised with all its rows; a hashed table starts
-empty and creates a row on the first pull that names it, from ``sparkps.rows.values.initial_rows(key, id)``, so the
-first value of a row depends only on (table, id). Lookups are ``searchsorted`` over the sorted ids; a batch's new
-ids are merged into that index at once, their rows appended to arrays that grow in chunks; never one Python object
-per row.
+empty and creates a row on the first pull that names it, from the one row initializer (``sparkps.rows.init``, the
+servers' too), so the first value of a row depends only on (table, id) and the table's ``init``. Lookups are
+``searchsorted`` over the sorted ids; a batch's new ids are merged into that index at once, their rows appended to
+arrays that grow in chunks; never one Python object per row.
 
 Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
 its own optimizer state rows and its own update count. They run through the per-row kernels the servers' tables
 use (``sparkps/optimizer/rowwise.py``), so adam's bias correction counts a row's own updates, not the
 table's pushes, and the optimizers a table takes are the servers' (others: ConfigError naming the table).
-Nothing here blocks.
+Ids are checked once where they enter (``row_sparse_pull``, and a pushed gradient's bounds); the table's
+methods take the checked int64 ids. Nothing here blocks.
 
     table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
     rows = table.pull(np.array([12, 99999999999]))       # created on first pull
@@ -18,26 +19,27 @@ Nothing here blocks.
 """
 import numpy as np
 
-from sparkps.errors import ConfigError, DataError, ShapeError
+from sparkps.errors import ConfigError, ShapeError
 from sparkps.optimizer.rowwise import RowOptimizer, follow_job_scaling
-from sparkps.rows.config import table_options
-from sparkps.rows.values import RowSparse, as_ids, initial_rows
+from sparkps.rows.config import TableConfig, table_config
+from sparkps.rows.ids import in_bounds, row_ids
+from sparkps.rows.init import RowInitializer
+from sparkps.rows.values import RowSparse
 
 
 class RowTable:
-    """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``init_scale`` the
-    half-width of the uniform initial rows created on first pull.
+    """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``config`` its TableConfig
+    (the initializer of the rows created on first pull, and its own optimizer, if any).
 
     Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
     the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
     (16 bytes a held row move, never the rows themselves). Each row also keeps its optimizer update count."""
 
-    def __init__(self, key, value, init_scale=0.01):
+    def __init__(self, key, value, config=None):
         merged = value.merged()
-        self.key, self.shape, self.init_scale = key, value.shape, float(init_scale)
-        self.own_optimizer = None   # a table's own optimizer (init_table), used instead of the job's
-        self.own_clip = None        # the clip_gradient it declared (else it clips as the job's optimizer)
-        self._check_bounds(merged.ids)
+        self.key, self.shape = key, value.shape
+        self.configure(config or TableConfig(key, dim=value.dim, input_dim=value.shape[0]))
+        self.checked_bounds(merged.ids)
         self._sorted_ids = merged.ids.copy()
         self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
         self._rows = np.array(merged.rows, copy=True)
@@ -47,6 +49,14 @@ class RowTable:
         self._optimizer = None     # the optimizer the state belongs to, and its per-row form
         self._rowwise = None
         self.read_only = False     # a prediction's table: unseen ids read their initial rows, never stored
+
+    def configure(self, config):
+        """Take ``config`` (a TableConfig): its row initializer and its own optimizer, used instead of the job's."""
+        from sparkps.optimizer.base import from_config
+        self.config = config
+        self.init = RowInitializer.from_config(config.init)
+        self.own_optimizer = None if config.optimizer is None else from_config(config.optimizer)
+        self.own_clip = None if self.own_optimizer is None else self.own_optimizer.clip_gradient
 
     @property
     def dim(self):
@@ -60,24 +70,18 @@ class RowTable:
     def __len__(self):
         return int(self._count)
 
-    def _check_bounds(self, ids):
-        bound = self.shape[0]
-        if bound is not None and ids.size and (int(ids.min()) < 0 or int(ids.max()) >= bound):
-            bad = ids[(ids < 0) | (ids >= bound)][0]
-            raise DataError(f"table {self.key!r}: id {int(bad)} is outside [0, {bound})")
+    def checked_bounds(self, ids):
+        """Checked int64 ``ids`` when a bounded table holds them all; DataError naming the table otherwise."""
+        return in_bounds(ids, self.shape[0], f"table {self.key!r}")
 
     def checked_ids(self, ids):
-        """``ids`` as flat int64 (uint64 taken bit for bit); DataError naming this table and the field ``'ids'``
-        for float (NaN included) or other non-integer ids, which are refused, never truncated."""
-        ids = np.asarray(ids)
-        if ids.size and ids.dtype.kind not in 'iu':
-            nan = ' (NaN among them)' if ids.dtype.kind == 'f' and np.isnan(ids).any() else ''
-            raise DataError(f"table {self.key!r}: field 'ids' must hold integers, got {ids.dtype} values{nan}")
-        return as_ids(ids)
+        """``ids`` where they enter (a pull): flat int64 (uint64 taken bit for bit); DataError naming this table and
+        the field ``'ids'`` for float (NaN included) or other non-integer ids, which are refused, never truncated,
+        and for ids outside a bounded table."""
+        return self.checked_bounds(row_ids(ids, self.key).view(np.int64))
 
     def slots(self, ids):
-        """Row slots of ``ids`` (int64, may repeat), creating the rows not held yet."""
-        ids = self.checked_ids(ids)
+        """Row slots of checked ``ids`` (int64, may repeat), creating the rows not held yet."""
         pos = np.searchsorted(self._sorted_ids, ids)
         found = pos < self._sorted_ids.size
         found[found] = self._sorted_ids[pos[found]] == ids[found]
@@ -87,10 +91,9 @@ class RowTable:
         return self._sorted_slots[pos]
 
     def _create(self, new_ids):
-        self._check_bounds(new_ids)
         first, count = self._count, new_ids.size
         self._reserve(first + count)
-        new_rows = initial_rows(self.key, new_ids, self.dim, self.init_scale, self._rows.dtype)
+        new_rows = self.init.rows(self.key, new_ids, self.dim, self._rows.dtype)
         self._rows[first:first + count] = new_rows
         for full in self.state or ():
             full[first:first + count] = 0
@@ -111,8 +114,7 @@ class RowTable:
             self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
 
     def _read(self, ids):
-        """The rows of ``ids`` without creating any: a held row, else the row the id would be created with."""
-        ids = self.checked_ids(ids)
+        """The rows of checked ``ids`` without creating any: a held row, else the row the id would be created with."""
         held = self._sorted_ids.size
         pos = np.searchsorted(self._sorted_ids, ids)
         found = pos < held
@@ -120,12 +122,11 @@ class RowTable:
         rows = np.empty((ids.size, self.dim), self._rows.dtype)
         rows[found] = self._rows[self._sorted_slots[pos[found]]]
         if not found.all():
-            self._check_bounds(ids[~found])
-            rows[~found] = initial_rows(self.key, ids[~found], self.dim, self.init_scale, self._rows.dtype)
+            rows[~found] = self.init.rows(self.key, ids[~found], self.dim, self._rows.dtype)
         return rows
 
     def pull(self, ids, out=None):
-        """The rows of ``ids`` in their order (created on first pull, unless the table is ``read_only``), copied
+        """The rows of checked ``ids`` in their order (created on first pull, unless the table is ``read_only``), copied
         into ``out`` when given."""
         if self.read_only:
             rows = self._read(ids)
@@ -159,6 +160,7 @@ class RowTable:
         grad = grad.merged()
         if grad.ids.size == 0:
             return
+        self.checked_bounds(grad.ids)
         slots = self.slots(grad.ids)
         if optimizer is None:
             self._rows[slots] = grad.rows
@@ -205,32 +207,24 @@ class RowSparseKeys:
     blocks."""
 
     def init_table(self, key, value, options=None):
-        """``init`` row-sparse ``key`` with table ``options`` (sparkps/rows/config.py). This store honours
-        ``init_scale`` and a table's own ``optimizer``; admission, eviction and capacity belong to the parameter
-        server's tables: ConfigError naming them (and naming unknown options)."""
-        checked = table_options(key, options)
-        server_only = sorted(set(checked) - {'init', 'optimizer'})
-        init = checked.get('init')
-        if init is not None and init['kind'] != 'uniform':
-            server_only.append('init')
+        """``init`` row-sparse ``key`` with table ``options`` (a map of declared options, or a TableConfig;
+        sparkps/rows/config.py). This store honours the row initializer (``init_scale``, ``init``) and a table's own
+        ``optimizer``; admission, eviction and capacity belong to the parameter server's tables: ConfigError naming
+        them (and naming unknown options)."""
+        config = table_config(key, options)
+        server_only = sorted(set(config.options) - {'init', 'optimizer'})
         if server_only:
             raise ConfigError(f"table {key!r}: the local kvstore does not implement table option(s) {server_only} "
                               f"(the parameter server's tables do: kvstore 'dist_sync' or 'dist_async')")
         if not isinstance(value, RowSparse):
             raise ConfigError(f"kvstore init_table: table {key!r} takes a RowSparse value, got {type(value).__name__}")
         self.init(key, value)
-        table = self._store[key]
-        if init is not None:
-            table.init_scale = float(init['scale'])
-        if 'optimizer' in checked:
-            from sparkps.optimizer.base import from_config
-            table.own_optimizer = from_config(checked['optimizer'])
-            table.own_clip = table.own_optimizer.clip_gradient
+        self._store[key].configure(config.replace(dim=value.dim, input_dim=value.shape[0]))
 
     def freeze_tables(self):
         """Make every row-sparse key read-only, as prediction wants: a pull of an id a table does not hold gives
-        the row it would be created with (``sparkps.rows.values.initial_rows``) without storing it, so scoring a stream
-        of unseen ids keeps the store at the model's size; a push is a ConfigError naming the table."""
+        the row it would be created with (its row initializer, ``sparkps.rows.init``) without storing it, so scoring
+        a stream of unseen ids keeps the store at the model's size; a push is a ConfigError naming the table."""
         for table in self._store.values():
             if isinstance(table, RowTable):
                 table.read_only = True
@@ -239,9 +233,9 @@ class RowSparseKeys:
         if not isinstance(table, RowTable) or not all(isinstance(g, RowSparse) for g in grads):
             raise ConfigError(f"kvstore push: key {key!r} mixes row-sparse and dense values; init a row-sparse "
                               f"key with a RowSparse value and push RowSparse gradients to it")
-        ids = [g.ids for g in grads]
-        rows = [g.rows for g in grads]
-        merged = RowSparse(np.concatenate(ids), np.concatenate(rows), grads[0].shape) if len(grads) > 1 else grads[0]
+        merged = grads[0]
+        for grad in grads[1:]:
+            merged = merged.add(grad)
         if table.own_optimizer is not None:
             if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
                 follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)
@@ -263,8 +257,9 @@ class RowSparseKeys:
             table = self._stored(k, 'row_sparse_pull')
             if not isinstance(table, RowTable):
                 raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
+            ids = table.checked_ids(ids)
             if isinstance(target, RowSparse):
-                target.ids, target.rows, target.shape = table.checked_ids(ids), table.pull(ids), table.shape
+                target.ids, target.rows, target.shape = ids, table.pull(ids), table.shape
             else:
                 table.pull(ids, out=target)
         return out

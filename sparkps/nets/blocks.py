@@ -18,19 +18,19 @@ class Inputs:
         self.dense = sym.Variable(DENSE) if spec.numeric else None
         self._tables = {}
 
-    def table(self, name, kind):
-        """The weight Variable of table ``name`` (its options from ``spec.table_options[kind]``)."""
-        if name not in self._tables:
-            options = self.spec.table_options.get(kind)
-            self._tables[name] = sym.Variable(name, attr=table_attr(**options) if options else None)
-        return self._tables[name]
+    def table(self, config):
+        """The weight Variable of the table ``config`` (a TableConfig) names, declaring its options."""
+        if config.name not in self._tables:
+            options = config.options
+            self._tables[config.name] = sym.Variable(config.name, attr=table_attr(**options) if options else None)
+        return self._tables[config.name]
 
 
 def _reads(inputs, dim, kind, name):
     """(batch, fields, dim) rows of every field, read from the ``kind`` tables ('embedding' or 'linear')."""
     parts = []
     for item in inputs.spec.id_inputs():
-        table = inputs.table(item.table if kind == "embedding" else item.linear_table, kind)
+        table = inputs.table(item.table if kind == "embedding" else item.linear_table)
         rows = sym.contrib.HashEmbedding(inputs.ids[item.name], weight=table, output_dim=dim, pooling=item.pooling,
                                          padding_id=PADDING_ID, name="%s_%s" % (name, item.name))
         if item.pooling != "none":    # one pooled row of the field: (batch, dim) -> (batch, 1, dim)

@@ -28,20 +28,29 @@ class Adam(Optimizer):
         return self._zeros_state(weight, 2)
 
     def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
-        mean, var = state
         lr_t = lr * math.sqrt(1.0 - self.beta2 ** count) / (1.0 - self.beta1 ** count)
-        mean *= self.beta1
-        np.multiply(g, 1.0 - self.beta1, out=tmp)
-        mean += tmp
-        var *= self.beta2
-        np.multiply(g, g, out=tmp)
-        tmp *= 1.0 - self.beta2
-        var += tmp
-        np.sqrt(var, out=tmp)
-        tmp += self.epsilon
-        np.divide(mean, tmp, out=tmp)
-        tmp *= lr_t
-        weight -= tmp
+        adam_step(self, weight, g, tmp, state, lr_t)
+
+
+def adam_step(opt, weight, g, tmp, state, lr_t):
+    """Adam's update, in place, with the bias-corrected rate ``lr_t`` (a number; or one per row, shaped (n, 1), for
+    the per-row counts of a sparse table, ``sparkps.optimizer.rowwise``); ``opt`` gives beta1, beta2, epsilon::
+
+        m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2;  weight -= lr_t * m / (sqrt(v) + epsilon)
+    """
+    mean, var = state
+    mean *= opt.beta1
+    np.multiply(g, 1.0 - opt.beta1, out=tmp)
+    mean += tmp
+    var *= opt.beta2
+    np.multiply(g, g, out=tmp)
+    tmp *= 1.0 - opt.beta2
+    var += tmp
+    np.sqrt(var, out=tmp)
+    tmp += opt.epsilon
+    np.divide(mean, tmp, out=tmp)
+    tmp *= lr_t
+    weight -= tmp
 
 
 @register

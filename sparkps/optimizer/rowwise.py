@@ -29,6 +29,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.lr_scheduler import scheduler_from_config
+from sparkps.optimizer.adaptive import adam_step
 from sparkps.optimizer.base import Optimizer, create, from_config
 
 LAZY = frozenset(('sgd', 'nag', 'adagrad', 'adam', 'ftrl', 'rmsprop', 'adadelta'))
@@ -123,23 +124,8 @@ def follow_job_scaling(own, job, declared_clip=None):
 
 
 def _adam_rows(opt, weight, g, tmp, state, lr, counts):
-    """Adam's dense step with the bias correction of each row's own count ``t``::
-
-        m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2
-        weight -= lr * sqrt(1-beta2^t) / (1-beta1^t) * m / (sqrt(v) + epsilon)
-    """
-    mean, var = state
+    """Adam's step (:func:`sparkps.optimizer.adaptive.adam_step`, the dense optimizer's own) with the bias
+    correction of each row's own count ``t``: ``lr_t = lr * sqrt(1-beta2^t) / (1-beta1^t)``, one per row."""
     t = counts.astype(np.float64)[:, None]
     lr_t = (lr * np.sqrt(1.0 - opt.beta2 ** t) / (1.0 - opt.beta1 ** t)).astype(weight.dtype)
-    mean *= opt.beta1
-    np.multiply(g, 1.0 - opt.beta1, out=tmp)
-    mean += tmp
-    var *= opt.beta2
-    np.multiply(g, g, out=tmp)
-    tmp *= 1.0 - opt.beta2
-    var += tmp
-    np.sqrt(var, out=tmp)
-    tmp += opt.epsilon
-    np.divide(mean, tmp, out=tmp)
-    tmp *= lr_t
-    weight -= tmp
+    adam_step(opt, weight, g, tmp, state, lr_t)

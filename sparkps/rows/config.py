@@ -1,9 +1,15 @@
-"""The options a user gives a sparse table, checked on the worker before the table's INIT is sent.
+"""A sparse table's configuration: one type, :class:`TableConfig`, from the model definition to the servers.
 
 A table is declared where its weight is: the weight Variable of ``Embedding(sparse_grad=True)``,
 ``contrib.SparseEmbedding`` or ``contrib.HashEmbedding`` carries the MXNet-style attribute ``__table_options__``
-(a JSON map; :func:`table_attr` writes it), or a program calls ``DistKVStore.init_table(key, value, options)``.
-The server tables take them as described in docs/sparse_tables.md:
+(a JSON map; :func:`table_attr` writes it), or a program calls ``kvstore.init_table(key, value, options)``.
+``sparkps.symbol.ops.embedding.sparse_tables`` reads a symbol's tables as TableConfigs (name, dim, input_dim, the
+id inputs that read it and the declared options); the local kvstore and the servers' tables take the same
+TableConfig; on the wire (an INIT's ``options``) and in checkpoint manifests it is the plain map of
+:meth:`TableConfig.to_dict`, read back by :meth:`TableConfig.from_dict` (an unknown key is a ConfigError naming it).
+Like torchrec's ``EmbeddingBagConfig``, one object says what a table is wherever it is held.
+
+The options a user declares (docs/sparse_tables.md), checked on the worker before anything is sent:
 
 ===============  ==========================================================================================
 ``min_count``    admit an id as a row after it was named this often (until then it reads as zeros)
@@ -17,10 +23,12 @@ The server tables take them as described in docs/sparse_tables.md:
 ``optimizer``    the table's own optimizer (an Optimizer, its name or its config) instead of the job's
 ===============  ==========================================================================================
 
->>> table_options('user', {'min_count': 2, 'on_full': 'lru', 'init_scale': 0.1})
-{'min_count': 2, 'on_full': 'evict', 'init': {'kind': 'uniform', 'scale': 0.1}}
+>>> TableConfig.from_options('user', {'min_count': 2, 'on_full': 'lru', 'init_scale': 0.1}, dim=8).options
+{'init': {'kind': 'uniform', 'scale': 0.1}, 'min_count': 2}
 """
+import dataclasses
 import json
+import numbers
 
 from sparkps.errors import ConfigError
 
@@ -39,11 +47,108 @@ def table_attr(**options):
     return {ATTR: json.dumps(options, sort_keys=True)}
 
 
-def table_options(table, options):
-    """``options`` (a map, its JSON text, or None) of table ``table`` in the form the server tables take.
+@dataclasses.dataclass(frozen=True)
+class TableConfig:
+    """What a sparse table is: its weight's ``name``, row width ``dim``, ``input_dim`` (None: hashed, unbounded),
+    the row initializer config ``init`` (None: uniform, scale 0.01), its own ``optimizer`` config (None: the job's),
+    admission and eviction (``min_count``, ``ttl``, ``decay``, ``min_decayed``, ``sweep_every``, ``capacity``,
+    ``on_full``: 'evict' or 'fail'), and on the model's side the data variables holding its ids (``fields``) and
+    the id meaning 'absent' (``padding_id``). Every value is checked when the config is made (ConfigError naming
+    the table and the option)."""
+    name: str
+    dim: int = None
+    input_dim: int = None
+    init: dict = None
+    optimizer: dict = None
+    min_count: int = 1
+    ttl: int = None
+    decay: float = None
+    min_decayed: float = None
+    sweep_every: int = None
+    capacity: int = None
+    on_full: str = "evict"
+    fields: tuple = ()
+    padding_id: int = None
 
-    ConfigError naming the table and the unknown keys, or the option whose value is wrong.
-    """
+    def __post_init__(self):
+        name = str(self.name)
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "dim", _count(name, "dim", self.dim))
+        set_(self, "input_dim", _count(name, "input_dim", self.input_dim))
+        for option in _COUNTS:
+            set_(self, option, _count(name, option, getattr(self, option)))
+        if self.min_count is None:
+            set_(self, "min_count", 1)
+        if self.decay is not None:
+            set_(self, "decay", _number(name, "decay", self.decay, lambda v: 0.0 < v <= 1.0, "in (0, 1]"))
+        if self.min_decayed is not None:
+            set_(self, "min_decayed", _number(name, "min_decayed", self.min_decayed, lambda v: v >= 0.0, ">= 0"))
+        if self.on_full not in ("evict", "fail"):
+            raise ConfigError(f"table {name!r}: option 'on_full' must be 'evict' or 'fail', got {self.on_full!r}")
+        if self.init is not None:
+            set_(self, "init", _initializer(name, self.init))
+        if self.optimizer is not None:
+            from sparkps.optimizer.rowwise import RowOptimizer
+            set_(self, "optimizer", RowOptimizer(self.optimizer, table=name).config())
+        set_(self, "fields", tuple(self.fields))
+
+    # ---- the forms it travels in -----------------------------------------------------------------------
+    @classmethod
+    def from_options(cls, name, options, **known):
+        """The config of table ``name`` from the options a user declares (a map, its JSON text, or None; the names
+        of the table above: ``on_full='lru'``, ``init_scale``, an Optimizer object) and ``known`` fields (``dim``,
+        ``input_dim``, ``fields``, ``padding_id``). ConfigError naming the table and the unknown options, or the
+        option whose value is wrong."""
+        return cls(name, **known, **_declared(name, options))
+
+    @property
+    def options(self):
+        """The options this table declares (those that differ from the defaults), as a plain map in the form
+        :meth:`from_options` and the servers take: ``{}`` for a plain table."""
+        return {k: v for k, v in self._table_fields().items() if v != _DEFAULTS[k]}
+
+    def to_dict(self):
+        """Every field as plain JSON (an INIT's ``options``, a manifest's table ``options``)."""
+        out = dataclasses.asdict(self)
+        out["fields"] = list(self.fields)
+        return out
+
+    @classmethod
+    def from_dict(cls, data):
+        """Rebuild from :meth:`to_dict` output (keys it lacks take their defaults); ConfigError naming unknown
+        keys."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"a table config is a map, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(_FIELDS))
+        if unknown:
+            raise ConfigError(f"table {data.get('name')!r}: unknown option(s) {unknown}")
+        return cls(**data)
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (checked as a new config)."""
+        return dataclasses.replace(self, **changes)
+
+    def _table_fields(self):
+        return {k: getattr(self, k) for k in _DEFAULTS}
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(TableConfig))
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TableConfig)
+             if f.name not in ("name", "dim", "input_dim", "fields", "padding_id")}
+
+
+def table_config(name, options=None, **known):
+    """``options`` as the TableConfig of table ``name``: a TableConfig is taken as it is (``known`` fields it lacks
+    filled in), anything else is read by :meth:`TableConfig.from_options`."""
+    if isinstance(options, TableConfig):
+        missing = {k: v for k, v in known.items() if getattr(options, k) in (None, ()) and v is not None}
+        return options.replace(**missing) if missing else options
+    return TableConfig.from_options(name, options, **known)
+
+
+def _declared(table, options):
+    """The user's ``options`` map checked and renamed into TableConfig fields."""
     if options is None:
         return {}
     if isinstance(options, str):
@@ -57,18 +162,10 @@ def table_options(table, options):
     if unknown:
         raise ConfigError(f"table {table!r}: unknown table option(s) {unknown}; known: {list(KNOWN)}")
     checked = {}
-    for name, value in options.items():
+    for name, value in options.items():     # counts, decay and min_decayed are checked by TableConfig itself
         if value is None:
             continue
-        if name in _COUNTS:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"table {table!r}: option {name!r} must be a positive integer, got {value!r}")
-            checked[name] = value
-        elif name == "decay":
-            checked[name] = _number(table, name, value, lambda v: 0.0 < v <= 1.0, "in (0, 1]")
-        elif name == "min_decayed":
-            checked[name] = _number(table, name, value, lambda v: v >= 0.0, ">= 0")
-        elif name == "on_full":
+        if name == "on_full":
             if value not in _ON_FULL:
                 raise ConfigError(f"table {table!r}: option 'on_full' must be 'lru' or 'fail', got {value!r}")
             checked[name] = _ON_FULL[value]
@@ -79,13 +176,23 @@ def table_options(table, options):
             checked["init"] = {"kind": "uniform", "scale": scale}
         elif name == "init":
             checked[name] = _initializer(table, value)
-        else:
+        elif name == "optimizer":
             checked[name] = _optimizer(table, value)
+        else:
+            checked[name] = value
     return checked
 
 
+def _count(table, name, value):
+    if value is None:
+        return None
+    if isinstance(value, (bool, float)) or not hasattr(value, "__index__") or int(value) < 1:
+        raise ConfigError(f"table {table!r}: option {name!r} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def _number(table, name, value, ok, what):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not ok(float(value)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not ok(float(value)):
         raise ConfigError(f"table {table!r}: option {name!r} must be a number {what}, got {value!r}")
     return float(value)
 

@@ -1,9 +1,21 @@
-"""Sparse row ids: validation, the stable 64-bit mix, and which server holds a row. Worker and server share it.
+"""Sparse row ids: validation where ids enter, the stable 64-bit mix, a table's seed and which server holds a row.
 
 Ids are any 64-bit integers, signed or unsigned, taken as their 64 bits (``-1`` and ``2**64 - 1`` are the same
-id). A row lives on server ``mix64(id) % num_servers``, where ``mix64`` is the splitmix64 finaliser: structured
-ids (multiples of the server count, field-prefixed hashes) spread evenly, which ``id % num_servers`` does not.
-The mix is fixed here for good: checkpoints are re-routed with it on load.
+id). They are checked once, where they enter (a kvstore's ``row_sparse_pull`` and ``push``, a training batch, a
+server's request, a ``RowSparse``), by one of the functions here, each with the message its callers have always
+given; every layer below takes the checked arrays (uint64, or their int64 view) as they are.
+
+=================  ===========================================================================================
+:func:`row_ids`    ids of a request (worker and server): uint64, ``input_dim`` bounds as ``holds N, outside ...``
+:func:`value_ids`  the ids of a ``RowSparse``: int64 (uint64 taken bit for bit)
+:func:`batch_ids`  the ids of a training batch's field: int64; floats only for a bounded table, whole numbers
+:func:`in_bounds`  a bounded table's ``[0, input_dim)`` check of checked ids, ``id N is outside [0, input_dim)``
+=================  ===========================================================================================
+
+A row lives on server ``mix64(id) % num_servers``, where ``mix64`` is the splitmix64 finaliser: structured ids
+(multiples of the server count, field-prefixed hashes) spread evenly, which ``id % num_servers`` does not. The mix
+is fixed here for good: checkpoints are re-routed with it on load, and a row's initial value
+(:mod:`sparkps.rows.init`) is drawn with it from the table's seed (:func:`table_seed`).
 
 >>> ids = row_ids([3, -1, 2**63], table='user')
 >>> ids.dtype, int(ids[1]) == 2**64 - 1
@@ -35,11 +47,13 @@ def mix64(ids):
     return z
 
 
-def name_seed(name):
-    """A stable 64-bit seed for a table name (blake2b; never Python's per-process ``hash``)."""
+def table_seed(name):
+    """A stable 64-bit seed (a Python int) for a table name: blake2b-64 of its UTF-8 bytes, little-endian (never
+    Python's per-process ``hash``). A row's initial value is drawn from it (:mod:`sparkps.rows.init`)."""
     return int.from_bytes(hashlib.blake2b(str(name).encode('utf-8'), digest_size=8).digest(), 'little')
 
 
+# ---- where ids enter ---------------------------------------------------------------------------------------
 def _from_sequence(ids, table):
     try:
         values = [int(v) if not isinstance(v, (bool, float)) else _not_integer(v, table) for v in ids]
@@ -90,6 +104,52 @@ def row_ids(ids, table='?', input_dim=None):
     return out
 
 
+def value_ids(ids):
+    """The ids of a row-sparse value as a flat int64 array: uint64 ids are reinterpreted bit for bit, other
+    integer dtypes widened; DataError for any other dtype (an empty array of any dtype is no ids)."""
+    ids = np.asarray(ids)
+    if ids.dtype == np.uint64:
+        return ids.reshape(-1).view(np.int64)
+    if ids.size == 0:
+        return ids.reshape(-1).astype(np.int64)
+    if ids.dtype.kind not in "iu":
+        raise DataError(f"ids must be integers, got dtype {ids.dtype}")
+    return ids.reshape(-1).astype(np.int64, copy=False)
+
+
+def in_bounds(ids, bound, where, note=""):
+    """``ids`` (int64, checked) when ``bound`` is None or every id lies in ``[0, bound)``; else DataError
+    ``"{where}: id N is outside [0, bound){note}"``."""
+    if bound is not None and ids.size and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+        bad = ids[(ids < 0) | (ids >= bound)][0]
+        raise DataError(f"{where}: id {int(bad)} is outside [0, {bound}){note}")
+    return ids
+
+
+def batch_ids(ids, table, field, input_dim=None):
+    """The raw ids of a training batch's ``field`` (read by ``table``) as int64; DataError naming the table and the
+    field for float ids of a hashed table, NaN or fractional ids, and ids outside [0, input_dim) of a bounded one.
+    A bounded table takes float ids that are whole numbers (a DataFrame's float columns)."""
+    ids = np.asarray(ids)
+    where = f"table {table!r}, field {field!r}"
+    if ids.dtype == np.uint64:
+        return ids.view(np.int64)
+    if ids.dtype.kind in 'iub':
+        ids = ids.astype(np.int64, copy=False)
+    elif ids.dtype.kind != 'f':
+        raise DataError(f"{where}: ids must be integers, got dtype {ids.dtype}")
+    elif input_dim is None:
+        raise DataError(f"{where}: ids of a hashed table must be an integer array (int64 or uint64), got "
+                        f"{ids.dtype} (a float cannot hold 64-bit ids)")
+    else:
+        bad = ~np.isfinite(ids) | (ids != np.round(ids))
+        if bad.any():
+            raise DataError(f"{where}: ids must be whole numbers, found {float(ids[bad][0])}")
+        ids = ids.astype(np.int64)
+    return in_bounds(ids, input_dim, where, " (input_dim)")
+
+
+# ---- which server ------------------------------------------------------------------------------------------
 def shard_of(ids, num_servers):
     """The server rank (0 .. num_servers-1) of each uint64 id: ``mix64(id) % num_servers`` (int64 array)."""
     if int(num_servers) < 1:

@@ -1,19 +1,29 @@
-"""Initial values of new sparse rows, a pure function of (table seed, id, column).
+"""The one initialiser of new sparse rows: a pure function of (table, id, column), used by the local kvstore, the
+servers' tables and prediction alike.
 
-A counter-based generator: ``bits = mix64(mix64(seed ^ mix64(id)) + column * GOLDEN)`` gives 64 random bits
-per element with no state, so a row's first value is the same whichever server creates it, in whatever
-order, and for any server count (DESIGN decision 13). It is vectorised over ids and columns; nothing loops
-per row. Uniform values take the top 53 bits; normal values use Box-Muller on two such streams.
+A counter-based generator with no state. With ``seed = table_seed(table)`` (:mod:`sparkps.rows.ids`), ``mix64``
+the splitmix64 finaliser, ``GOLDEN = 0x9E3779B97F4A7C15`` and wrapping 64-bit arithmetic, element (id, column
+``c`` in 0..dim-1) of stream ``s`` has the bits::
+
+    bits = mix64(mix64(mix64(id ^ seed) + s) + (c + 1) * GOLDEN)
+    u    = (bits >> 11) * 2**-53                       # uniform in [0, 1): the top 53 bits
+
+``'uniform'`` rows are ``(2 u - 1) * scale`` (stream 0), ``'normal'`` rows Box-Muller over streams 0 and 1:
+``sqrt(-2 log(1 - u0)) * cos(2 pi u1) * sigma``; ``'zeros'`` and ``'constant'`` draw nothing. So a row's first
+value is the same whichever process or server creates it, in whatever order, and for any server count
+(docs/architecture.md, decision 13). It is vectorised over ids and columns; nothing loops per row.
 
 >>> init = RowInitializer('uniform', scale=0.1)
->>> rows = init(1234, np.array([5, 5, 6], np.uint64), 4)
+>>> rows = init.rows('user', np.array([5, 5, 6], np.uint64), 4)
 >>> rows.shape, bool((rows[0] == rows[1]).all()), bool((abs(rows) <= 0.1).all())
 ((3, 4), True, True)
+>>> bool((initial_rows('user', [5], 4, scale=0.1) == rows[:1]).all())
+True
 """
 import numpy as np
 
 from sparkps.errors import ConfigError
-from sparkps.rows.ids import mix64
+from sparkps.rows.ids import mix64, table_seed, value_ids
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _KINDS = {'zeros': (), 'constant': ('value',), 'uniform': ('scale',), 'normal': ('sigma',)}
@@ -45,7 +55,9 @@ class RowInitializer:
 
     @classmethod
     def from_config(cls, config):
-        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.01)."""
+        """Build from ``config()`` output, a kind name, or None (uniform, scale 0.01); a RowInitializer is itself."""
+        if isinstance(config, RowInitializer):
+            return config
         if config is None:
             return cls()
         if isinstance(config, str):
@@ -59,16 +71,28 @@ class RowInitializer:
         """``{'kind': ..., **params}`` (JSON)."""
         return {'kind': self.kind, **self.params}
 
-    def __call__(self, seed, ids, dim):
-        """New rows for ``ids`` (uint64) of table ``seed``: a float32 array (len(ids), dim)."""
+    def rows(self, table, ids, dim, dtype=np.float32):
+        """New rows for ``ids`` of the table named ``table``: an array (len(ids), dim) of ``dtype``."""
+        return self(table_seed(table), ids, dim, dtype)
+
+    def __call__(self, seed, ids, dim, dtype=np.float32):
+        """New rows for checked ``ids`` (uint64, or their int64 view) of the table whose seed is ``seed``: an array
+        (len(ids), dim) of ``dtype`` (computed in float64, rounded once)."""
+        ids = ids.view(np.uint64) if ids.dtype == np.int64 else ids
         n = ids.size
         if self.kind == 'zeros':
-            return np.zeros((n, dim), np.float32)
+            return np.zeros((n, dim), dtype)
         if self.kind == 'constant':
-            return np.full((n, dim), self.params['value'], np.float32)
+            return np.full((n, dim), self.params['value'], dtype)
         u = _unit_floats(seed, ids, dim, 0)
         if self.kind == 'uniform':
-            return ((2.0 * u - 1.0) * self.params['scale']).astype(np.float32)
+            return ((2.0 * u - 1.0) * self.params['scale']).astype(dtype)
         v = _unit_floats(seed, ids, dim, 1)
         radius = np.sqrt(-2.0 * np.log1p(-u))          # 1 - u in (0, 1]: log is finite
-        return (radius * np.cos(2.0 * np.pi * v) * self.params['sigma']).astype(np.float32)
+        return (radius * np.cos(2.0 * np.pi * v) * self.params['sigma']).astype(dtype)
+
+
+def initial_rows(table, ids, dim, scale=0.01, dtype=np.float32):
+    """The initial rows of ``ids`` (any integers, as a ``RowSparse`` takes them) in ``table`` under the default
+    initialiser, uniform in [-scale, scale): ``RowInitializer('uniform', scale=scale).rows(table, ids, dim)``."""
+    return RowInitializer('uniform', scale=scale).rows(table, value_ids(ids), dim, dtype)

@@ -2,22 +2,21 @@
 
 A row-sparse gradient is what a sparse embedding produces: only the rows a batch touched, one per id
 (MXNet's ``RowSparseNDArray``). The symbol, training and parameter-server layers all pass it around, so it
-lives here, importing only numpy.
+lives here, below all of them.
 
     grad = RowSparse(ids=[7, 3], rows=np.ones((2, 4), np.float32), shape=(None, 4))   # an unbounded table
     grad = grad.merged()              # sorted unique ids, rows of repeated ids summed
     kv.push('user_emb', grad)
 
-Ids are 64-bit integers (``int64``; ``uint64`` ids are taken bit for bit). ``shape[0]`` is the table's row
+Ids are 64-bit integers (``int64``; ``uint64`` ids are taken bit for bit), checked once by
+``sparkps.rows.ids.value_ids`` when the value is made. ``shape[0]`` is the table's row
 count (``input_dim``) or None for a hashed table with no bound. Nothing here blocks.
 """
-import hashlib
-
 import numpy as np
 
-from sparkps.errors import DataError, ShapeError
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+from sparkps.errors import ShapeError
+from sparkps.rows.ids import value_ids
+from sparkps.rows.init import initial_rows  # noqa: F401 (a row's initial value, long imported from here)
 
 
 class RowSparse:
@@ -30,7 +29,7 @@ class RowSparse:
     __slots__ = ("ids", "rows", "shape")
 
     def __init__(self, ids, rows, shape):
-        self.ids = as_ids(ids)
+        self.ids = value_ids(ids)
         self.rows = rows
         self.shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
         if rows.ndim != 2 or rows.shape[0] != self.ids.size or rows.shape[1] != self.shape[1]:
@@ -53,13 +52,12 @@ class RowSparse:
         """The same value with sorted unique ids, the rows of repeated ids summed."""
         if self.ids.size < 2 or bool(np.all(self.ids[1:] > self.ids[:-1])):
             return self       # already sorted and unique (what np.unique gave the batch)
-        uniq, inverse = np.unique(self.ids, return_inverse=True)
-        if uniq.size == self.ids.size:
-            order = np.argsort(self.ids, kind="stable")
-            return RowSparse(self.ids[order], self.rows[order], self.shape)
-        rows = np.zeros((uniq.size, self.dim), dtype=self.rows.dtype)
-        np.add.at(rows, inverse.reshape(-1), self.rows)
-        return RowSparse(uniq, rows, self.shape)
+        return RowSparse(*sum_rows(self.ids, self.rows), self.shape)
+
+    def add(self, other):
+        """This value and ``other`` (of the same table) together: the ids and rows of both, repeats kept (``merged``
+        sums them). A sync round on a server sums the workers' pushes of a table with it."""
+        return RowSparse(np.concatenate([self.ids, other.ids]), np.concatenate([self.rows, other.rows]), self.shape)
 
     def to_dense(self):
         """The full (rows, dim) array, zeros where no id names a row; a bounded table only."""
@@ -73,39 +71,15 @@ class RowSparse:
         return f"RowSparse({self.ids.size} rows of shape {self.shape})"
 
 
-def as_ids(ids):
-    """``ids`` as a flat int64 array; uint64 ids are reinterpreted bit for bit, other dtypes must be integer."""
-    ids = np.asarray(ids)
-    if ids.dtype == np.uint64:
-        return ids.reshape(-1).view(np.int64)
-    if ids.size == 0:
-        return ids.reshape(-1).astype(np.int64)
-    if ids.dtype.kind not in "iu":
-        raise DataError(f"ids must be integers, got dtype {ids.dtype}")
-    return ids.reshape(-1).astype(np.int64, copy=False)
-
-
-def table_seed(table):
-    """A stable 64-bit number for a table name (blake2b; never Python's per-process ``hash()``)."""
-    digest = hashlib.blake2b(str(table).encode("utf-8"), digest_size=8).digest()
-    return np.uint64(int.from_bytes(digest, "little"))
-
-
-def _mix(z):
-    """splitmix64's finaliser over a uint64 array (wrapping arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def initial_rows(table, ids, dim, scale=0.01, dtype=np.float32):
-    """The initial rows of ``ids`` in ``table``: uniform in [-scale, scale), a function of (table, id, column)
-    only, so a row starts the same whichever process or server creates it, and in whatever order. The bits are
-    splitmix64(splitmix64(splitmix64(id ^ seed)) + column * golden), seed = blake2b-64 of the table name."""
-    ids = as_ids(ids).view(np.uint64)
-    with np.errstate(over="ignore"):
-        base = _mix(_mix(ids ^ table_seed(table)))[:, None]   # the servers' stream-0 formula (one mix per stream)
-        cols = (np.arange(1, dim + 1, dtype=np.uint64) * _GOLDEN)[None, :]
-        bits = _mix(base + cols) >> np.uint64(11)
-    unit = bits.astype(np.float64) * (1.0 / (1 << 53))
-    return ((2.0 * unit - 1.0) * scale).astype(dtype)
+def sum_rows(ids, rows):
+    """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)``. The one segment sum of
+    row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
+    ``np.add.reduceat`` over the runs of equal ids, so each id's rows are added in the order they came."""
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if uniq.size == ids.size:
+        order = np.argsort(ids, kind="stable")
+        return ids[order], rows[order]
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(uniq.size))
+    return uniq, np.add.reduceat(rows[order], starts, axis=0)

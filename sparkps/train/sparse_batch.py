@@ -4,7 +4,8 @@ For every table (``sparkps.symbol.ops.embedding.sparse_tables``) the executor's 
 small local matrix of ``capacity`` rows (the most unique ids one batch can hold: the ids of every field reading
 the table, at most ``input_dim``). Each step:
 
-1. ``pull(kv, inputs)``: checks the raw ids of each field (naming the table and the field), takes the unique ids
+1. ``pull(kv, inputs)``: checks the raw ids of each field (``sparkps.rows.ids.batch_ids``, naming the table and
+   the field; the kvstore takes the checked ids as they are), takes the unique ids
    of the batch (``np.unique``; a padding id marks absent entries), pulls those rows once with
    ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
    positions instead of the ids — 64-bit ids never reach float32 inputs;
@@ -21,6 +22,7 @@ import numpy as np
 from sparkps import backend
 from sparkps.errors import ConfigError, DataError
 from sparkps.param_group import bound_arrays
+from sparkps.rows.ids import batch_ids
 from sparkps.rows.values import RowSparse
 
 
@@ -38,7 +40,7 @@ class SparseBatch:
     """
 
     def __init__(self, tables, input_shapes):
-        self.tables = dict(tables)
+        self.tables = dict(tables)     # {name: TableConfig}
         self.table_shapes = {}
         for name, spec in self.tables.items():
             missing = [f for f in spec.fields if f not in input_shapes]
@@ -80,8 +82,8 @@ class SparseBatch:
 
     def init_tables(self, kv, given=None, dtype=np.float32):
         """``kv.init`` every table: from ``given[name]`` (a dense (input_dim, dim) array or a RowSparse), else
-        empty, its rows created on first pull from ``sparkps.rows.values.initial_rows``; a table with options goes
-        through ``kv.init_table`` (ConfigError if ``kv`` has none)."""
+        empty, its rows created on first pull by the table's row initializer (``sparkps.rows.init``); a table with
+        options goes through ``kv.init_table`` with its declared options (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
         for name in self.tables:
             value = (given or {}).get(name)
@@ -175,29 +177,10 @@ class SparseBatch:
             rows = backend.asnumpy(self._grads[name][:unique.size])
             kv.push(name, RowSparse(unique, rows, self.full_shape(name)))
 
-    def _checked_ids(self, spec, field, ids):
-        """The raw ids of ``field`` as int64; DataError naming the table and field for float ids of a hashed table,
-        NaN or fractional ids, and ids outside [0, input_dim) of a bounded one."""
-        ids = np.asarray(ids)
-        where = f"table {spec.name!r}, field {field!r}"
-        if ids.dtype == np.uint64:
-            return ids.view(np.int64)
-        if ids.dtype.kind in 'iub':
-            ids = ids.astype(np.int64, copy=False)
-        elif ids.dtype.kind != 'f':
-            raise DataError(f"{where}: ids must be integers, got dtype {ids.dtype}")
-        elif spec.input_dim is None:
-            raise DataError(f"{where}: ids of a hashed table must be an integer array (int64 or uint64), got "
-                            f"{ids.dtype} (a float cannot hold 64-bit ids)")
-        else:
-            bad = ~np.isfinite(ids) | (ids != np.round(ids))
-            if bad.any():
-                raise DataError(f"{where}: ids must be whole numbers, found {float(ids[bad][0])}")
-            ids = ids.astype(np.int64)
-        if spec.input_dim is not None and ids.size and (ids.min() < 0 or ids.max() >= spec.input_dim):
-            bad = ids[(ids < 0) | (ids >= spec.input_dim)][0]
-            raise DataError(f"{where}: id {int(bad)} is outside [0, {spec.input_dim}) (input_dim)")
-        return ids
+    @staticmethod
+    def _checked_ids(spec, field, ids):
+        """The raw ids of ``field`` checked as they enter (``sparkps.rows.ids.batch_ids``): int64."""
+        return batch_ids(ids, spec.name, field, spec.input_dim)
 
     def keep_rows_of(self, inputs):
         """Add the ids of ``inputs`` (named arrays, e.g. evaluation data's) to the rows :meth:`table_values` reads,

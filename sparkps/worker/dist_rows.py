@@ -27,7 +27,7 @@ import numpy as np
 
 from sparkps.comm import manifest, protocol
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.rows.config import table_options
+from sparkps.rows.config import table_config
 from sparkps.rows.ids import row_ids, split_by_server
 from sparkps.rows.values import RowSparse
 
@@ -44,20 +44,22 @@ class DistRowSparseKeys:
 
     def init_table(self, key, value, options=None):
         """Create sparse table ``key`` (``value``: an empty RowSparse giving ``dim`` and, for a bounded table,
-        ``input_dim``) with its ``options`` (sparkps/rows/config.py: min_count, ttl, decay, capacity, on_full,
-        init_scale, optimizer, ...); ConfigError naming unknown options before anything is sent. Collective:
-        rank 0 sends the INIT to every server, then a barrier."""
-        self._init_rows(key, value, table_options(key, options))
+        ``input_dim``) with its ``options`` (a TableConfig, or a map of declared options, sparkps/rows/config.py:
+        min_count, ttl, decay, capacity, on_full, init_scale, optimizer, ...); ConfigError naming unknown options
+        before anything is sent. Collective: rank 0 sends the INIT to every server, then a barrier."""
+        self._init_rows(key, value, table_config(key, options))
 
-    def _init_rows(self, key, value, extra=None):
-        """Create table ``key`` on every server (rank 0 sends; then a barrier). Collective."""
+    def _init_rows(self, key, value, config=None):
+        """Create table ``key`` (its TableConfig ``config``) on every server (rank 0 sends its ``to_dict`` form;
+        then a barrier). Collective."""
         if not isinstance(key, str) or not key or not isinstance(value, RowSparse):
             raise ConfigError(f"kvstore init: a sparse table is a name (a non-empty string) with a RowSparse value, "
                               f"got {key!r} with {type(value).__name__}")
         if value.ids.size:
             raise ConfigError(f"table {key!r}: a distributed table starts every row from its row initializer; "
                               f"initial rows cannot be given ({value.ids.size} were)")
-        options = {**(extra or {}), "dim": value.dim, "input_dim": value.shape[0]}
+        config = table_config(key, config).replace(dim=value.dim, input_dim=value.shape[0])
+        options = config.to_dict()
         self._row_tables()[key] = value.shape
         if self.rank == 0:
             shard = self.num_servers

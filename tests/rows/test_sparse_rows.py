@@ -1,15 +1,23 @@
-"""Row ids, the 64-bit mix, shard choice and the id -> slot indexes of sparse tables."""
+"""Row ids, the 64-bit mix, shard choice, row-sparse sums and the id -> slot indexes of sparse tables."""
 import numpy as np
 import pytest
 
 from sparkps.errors import DataError
 from sparkps.rows.ids import mix64, row_ids, shard_of, split_by_server
+from sparkps.rows.values import RowSparse, sum_rows
 from sparkps.server.tables.row_index import HashRowIndex, SortedRowIndex
 
 
 def test_mix64_is_the_splitmix64_finaliser():
     # splitmix64 seeded with 0 first outputs mix64(0x9E3779B97F4A7C15) = 0xE220A8397B1DCDAF
     assert int(mix64(np.array([0x9E3779B97F4A7C15], np.uint64))[0]) == 0xE220A8397B1DCDAF
+
+
+def test_the_compiled_index_buckets_by_mix64():
+    from sparkps.server.tables.row_index import _bucket
+    ids = np.array([0, 1, 2 ** 63, 2 ** 64 - 1, 0x9E3779B97F4A7C15], np.uint64)
+    mask = np.uint64(2 ** 20 - 1)
+    assert [int(_bucket(i, mask)) for i in ids] == (mix64(ids) & mask).astype(np.int64).tolist()
 
 
 def test_signed_and_unsigned_ids_are_the_same_64_bits():
@@ -54,6 +62,20 @@ def test_split_by_server_groups_every_id_once():
     assert sorted(order.tolist()) == list(range(100))
     for s in range(3):
         assert (shard_of(ids[order[bounds[s]:bounds[s + 1]]], 3) == s).all()
+
+
+def test_sum_rows_adds_duplicates():
+    ids, grads = sum_rows(np.array([9, 4, 9], np.uint64), np.array([[1.0], [2.0], [3.0]], np.float32))
+    assert ids.tolist() == [4, 9] and grads.ravel().tolist() == [2.0, 4.0]
+
+
+def test_row_sparse_add_keeps_repeats_until_merged():
+    a = RowSparse([7, 3], np.ones((2, 2), np.float32), (None, 2))
+    b = RowSparse(np.array([3], np.uint64), np.full((1, 2), 2.0, np.float32), (None, 2))
+    both = a.add(b)
+    assert both.ids.tolist() == [7, 3, 3] and both.shape == (None, 2)
+    merged = both.merged()
+    assert merged.ids.tolist() == [3, 7] and merged.rows.tolist() == [[3.0, 3.0], [1.0, 1.0]]
 
 
 @pytest.mark.parametrize('index_class', [HashRowIndex, SortedRowIndex])

@@ -1,16 +1,18 @@
-"""The server-facing side of a sparse table: INIT options, RowGradient sums of a sync round, apply, optimizer."""
+"""The server-facing side of a sparse table: INIT options, RowSparse sums of a sync round, apply, optimizer."""
 import numpy as np
 import pytest
 
 from sparkps.comm.manifest import add_table_generation
 from sparkps.errors import ConfigError, DataError
-from sparkps.server.tables.sparse_served import RowGradient, ServedSparseTable
+from sparkps.rows.values import RowSparse
+from sparkps.server.tables import sparse_checkpoint
+from sparkps.server.tables.sparse import SparseTable
 
 SGD = {'name': 'sgd', 'params': {'learning_rate': 0.5}}
 
 
 def served(**options):
-    return ServedSparseTable.from_init('user', {'dim': 3, **options})
+    return SparseTable.from_init('user', {'dim': 3, **options})
 
 
 def test_a_sync_round_sums_the_workers_gradients_and_applies_once():
@@ -24,7 +26,7 @@ def test_a_sync_round_sums_the_workers_gradients_and_applies_once():
     np.testing.assert_allclose(table.read_rows(ids) - start,
                                -0.5 * 0.5 * np.array([[1, 1, 1], [3, 3, 3], [2, 2, 2]]), rtol=1e-6)
     assert table.step == 1
-    alone.apply(RowGradient(ids, 0.5 * np.array([[1, 1, 1], [3, 3, 3], [2, 2, 2]], np.float32)))
+    alone.apply(RowSparse(ids, 0.5 * np.array([[1, 1, 1], [3, 3, 3], [2, 2, 2]], np.float32), (None, 3)))
     np.testing.assert_allclose(table.read_rows(ids), alone.read_rows(ids), rtol=1e-6)
 
 
@@ -43,15 +45,16 @@ def test_bad_init_and_push_name_the_table_and_field():
     with pytest.raises(ConfigError, match=r"table 'user': unknown option\(s\) \['colour'\]"):
         served(colour='red')
     with pytest.raises(DataError, match=r"table 'user': field 'options'"):
-        ServedSparseTable.from_init('user', [3])
+        SparseTable.from_init('user', [3])
     with pytest.raises(DataError, match=r"table 'user': field 'grads' has shape \(5,\)"):
         served().gradient_rows([1, 2], np.ones(5, np.float32))
 
 
-def test_a_served_table_loads_back_as_a_served_table(tmp_path):
+def test_a_served_table_loads_back_with_its_options(tmp_path):
     table = served(optimizer=SGD, min_count=1)
     table.read_rows(np.arange(20))
-    manifest = add_table_generation({}, [table.save(str(tmp_path), 0, 0)])
-    back = ServedSparseTable.load(str(tmp_path), manifest, 'user', 0, 1)
-    assert isinstance(back, ServedSparseTable) and back.stats()['rows'] == 20
+    manifest = add_table_generation({}, [sparse_checkpoint.save_table(str(tmp_path), table, 0, 0)])
+    back = sparse_checkpoint.load_table(str(tmp_path), manifest, 'user', 0, 1)
+    assert isinstance(back, SparseTable) and back.stats()['rows'] == 20
+    assert back.options() == table.options() and back.own_optimizer
     np.testing.assert_array_equal(back.read_rows(np.arange(20)), table.read_rows(np.arange(20)))

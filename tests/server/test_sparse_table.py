@@ -7,7 +7,7 @@ from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
 from sparkps.rows.ids import row_ids, shard_of
 from sparkps.rows.init import RowInitializer
-from sparkps.server.tables.sparse import SparseTable, sum_rows
+from sparkps.server.tables.sparse import SparseTable
 
 OPTIMIZERS = [('sgd', {'learning_rate': 0.1, 'momentum': 0.9}),
               ('adagrad', {'learning_rate': 0.1, 'wd': 0.01}),
@@ -49,11 +49,6 @@ def test_push_sums_gradients_per_id_and_changes_only_named_rows():
     t.push(np.array([1, 3, 1]), np.array([[1, 0], [0, 1], [2, 0]], np.float32))
     after = t.pull([1, 2, 3])
     np.testing.assert_allclose(after - before, [[-3, 0], [0, 0], [0, -1]], atol=1e-6)
-
-
-def test_sum_rows_adds_duplicates():
-    ids, grads = sum_rows(np.array([9, 4, 9], np.uint64), np.array([[1.0], [2.0], [3.0]], np.float32))
-    assert ids.tolist() == [4, 9] and grads.ravel().tolist() == [2.0, 4.0]
 
 
 @pytest.mark.parametrize('name, params', OPTIMIZERS)

@@ -9,7 +9,8 @@ import numpy as np
 from cluster import PSCluster
 from sparkps.comm import protocol
 from sparkps.rows.ids import row_ids, split_by_server
-from sparkps.server.tables.sparse_served import RowGradient, ServedSparseTable
+from sparkps.rows.values import RowSparse
+from sparkps.server.tables.sparse import SparseTable
 
 OPTIONS = {'dim': 4, 'optimizer': {'name': 'adagrad', 'params': {'learning_rate': 0.5}}}
 ROUNDS = 3
@@ -57,12 +58,12 @@ def worker_steps(kv):
 
 
 def reference():
-    table = ServedSparseTable.from_init('user', OPTIONS)
+    table = SparseTable.from_init('user', OPTIONS)
     for round_ in range(1, ROUNDS + 1):
         updates = []
         for worker in range(2):
             ids = np.unique(batch(worker, round_))
-            updates.append(RowGradient(ids, gradient(table.read_rows(ids))))
+            updates.append(RowSparse(ids, gradient(table.read_rows(ids)), (None, OPTIONS['dim'])))
         table.apply(updates[0].add(updates[1]))
     every = np.unique(np.concatenate([batch(w, r) for w in range(2) for r in range(1, ROUNDS + 1)]))
     return dict(zip(every.tolist(), table.read_rows(every).tolist()))

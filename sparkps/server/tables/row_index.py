@@ -25,6 +25,8 @@ _MAX_LOAD = 0.7
 
 @numba.njit(cache=True, inline='always')
 def _bucket(key, mask):
+    # sparkps.rows.ids.mix64 (splitmix64's finaliser) of one id, written out so numba compiles it into the probe
+    # loops; tests/rows/test_sparse_rows.py checks that it equals mix64
     z = key
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)

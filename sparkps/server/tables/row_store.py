@@ -1,6 +1,6 @@
 """The arrays of a sparse table: rows, optimizer state and per-row counters, indexed by slot.
 
-Every per-row quantity is one array with a row per slot, never an object per row (DESIGN decision 13).
+Every per-row quantity is one array with a row per slot, never an object per row (docs/architecture.md, decision 13).
 Capacity grows in chunks of ``chunk_rows`` (or 1/8 of what is held, whichever is larger) with
 ``ndarray.resize``, which large allocations on Linux extend by remapping pages rather than copying. Freed
 slots (evicted rows) are reused before the arrays grow.

@@ -2,100 +2,82 @@
 
 The socket-free core of sparse training (the server's handlers call it; tests call it directly)::
 
-    table = SparseTable('user', dim=16, optimizer={'name': 'adagrad', 'params': {'learning_rate': 0.1}})
+    table = SparseTable(TableConfig('user', dim=16, optimizer={'name': 'adagrad', 'params': {'learning_rate': 0.1}}))
+    table = SparseTable('user', dim=16, optimizer=...)     # the same: TableConfig's fields given directly
     rows = table.pull(ids)              # (len(ids), 16): new ids get their (table, id)-seeded first value
     table.push(ids, grads)              # grads (len(ids), 16) summed per id, applied to those rows only
-    table.tick()                        # one step later: expiry by ttl / decayed count runs every sweep_every
+    table.tick()                        # one step later: expiry by ttl / decay runs every sweep_every
     table.stats()                       # {'rows', 'bytes', 'admitted', 'evicted', ...}
 
-Options: ``input_dim`` bounds the ids (``Embedding(input_dim=...)``); ``min_count`` admits an id as a row
-only once it was named that often (until then it reads as zeros, is not stored and its gradients are
-dropped); ``ttl`` evicts rows unseen for more than that many steps; ``decay`` + ``min_decayed`` evict rows
-whose decayed occurrence count fell under the threshold (both checked every ``sweep_every`` steps, by
-default ttl/8, so a row goes at most ttl/8 steps late); ``capacity`` bounds the rows this server holds and
-``on_full`` says what happens at the bound: ``'evict'`` the least recently seen rows, or ``'fail'`` with an
-error. An occurrence is one naming of the id by a pull (``counts=`` may say how often a batch used each id).
+Its configuration is a :class:`~sparkps.rows.config.TableConfig`: ``input_dim`` bounds the ids
+(``Embedding(input_dim=...)``); ``min_count`` admits an id as a row only once it was named that often (until then
+it reads as zeros, is not stored and its gradients are dropped); ``ttl`` evicts rows unseen for more than that many
+steps; ``decay`` + ``min_decayed`` evict rows whose decayed occurrence count fell under the threshold (both checked
+every ``sweep_every`` steps, by default ttl/8, so a row goes at most ttl/8 steps late); ``capacity`` bounds the rows
+this server holds and ``on_full`` says what happens at the bound: ``'evict'`` the least recently seen rows, or
+``'fail'`` with an error. An occurrence is one naming of the id by a pull (``counts=`` may say how often a batch
+used each id). New rows take their value from the one row initializer (:mod:`sparkps.rows.init`).
 
-Every bad input raises DataError naming the table and the field. Not thread-safe: one server thread.
+``pull`` and ``push`` check their ids (DataError naming the table and the field); the server's handlers, which
+checked a request's ids already (:mod:`sparkps.server.tables.sparse_served`), call ``pull_checked`` and
+``push_checked``. Not thread-safe: one server thread.
 """
 import numpy as np
 
 from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
-from sparkps.rows.ids import name_seed, row_ids
+from sparkps.rows.config import TableConfig
+from sparkps.rows.ids import row_ids, table_seed
 from sparkps.rows.init import RowInitializer
+from sparkps.rows.values import RowSparse, sum_rows
 from sparkps.server.tables import admission
 from sparkps.server.tables.row_index import HashRowIndex
 from sparkps.server.tables.row_store import RowStore
 
-_OPTIONS = ('input_dim', 'min_count', 'ttl', 'decay', 'min_decayed', 'capacity', 'on_full', 'sweep_every')
 _DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
 
 
-def _positive_int(table, field, value, allow_none=True):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"table {table!r}: option {field!r} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def sum_rows(ids, grads):
-    """Sum the rows of ``grads`` that share an id: returns (distinct ids, summed grads)."""
-    uniq, inverse = np.unique(ids, return_inverse=True)
-    if uniq.size == ids.size:
-        order = np.argsort(ids)
-        return ids[order], grads[order]
-    order = np.argsort(inverse, kind='stable')
-    starts = np.searchsorted(inverse[order], np.arange(uniq.size))
-    return uniq, np.add.reduceat(grads[order], starts, axis=0)
-
-
 class SparseTable:
-    """One table's rows on one server; see the module docstring. ``kind`` is ``'sparse'``."""
+    """One table's rows on one server; see the module docstring. ``kind`` is ``'sparse'``.
+
+    ``own_optimizer``: the table keeps the optimizer its config names when the job's SET_OPTIMIZER arrives (a table
+    may use a different optimizer from the dense parameters); without one it follows the job's.
+    """
     kind = 'sparse'
 
-    def __init__(self, name, dim, init=None, optimizer=None, input_dim=None, min_count=1, ttl=None,
-                 decay=None, min_decayed=None, capacity=None, on_full='evict', sweep_every=None):
-        self.name = str(name)
-        self.dim = _positive_int(self.name, 'dim', dim, allow_none=False)
-        self.seed = name_seed(self.name)
-        self.init = init if isinstance(init, RowInitializer) else RowInitializer.from_config(init)
-        self.optimizer = RowOptimizer(optimizer if optimizer is not None else _DEFAULT_OPTIMIZER, table=self.name)
-        self.input_dim = _positive_int(self.name, 'input_dim', input_dim)
-        self.min_count = _positive_int(self.name, 'min_count', min_count, allow_none=False)
-        self.ttl = _positive_int(self.name, 'ttl', ttl)
-        self.capacity = _positive_int(self.name, 'capacity', capacity)
-        self.sweep_every = _positive_int(self.name, 'sweep_every', sweep_every) or max(1, (self.ttl or 1) // 8)
-        if decay is not None and not 0.0 < float(decay) <= 1.0:
-            raise ConfigError(f"table {self.name!r}: option 'decay' must be in (0, 1], got {decay!r}")
-        self.decay = None if decay is None else float(decay)
-        self.min_decayed = None if min_decayed is None else float(min_decayed)
-        if on_full not in ('evict', 'fail'):
-            raise ConfigError(f"table {self.name!r}: option 'on_full' must be 'evict' or 'fail', got {on_full!r}")
-        self.on_full = on_full
+    def __init__(self, config, dim=None, **fields):
+        if not isinstance(config, TableConfig):
+            config = TableConfig(config, dim=dim, **fields)
+        if config.dim is None:
+            raise ConfigError(f"table {config.name!r}: option 'dim' must be a positive integer, got None")
+        self.config = config
+        self.name, self.dim, self.input_dim = config.name, config.dim, config.input_dim
+        self.seed = table_seed(self.name)
+        self.init = RowInitializer.from_config(config.init)
+        self.optimizer = RowOptimizer(config.optimizer or _DEFAULT_OPTIMIZER, table=self.name)
+        self.min_count, self.ttl, self.capacity = config.min_count, config.ttl, config.capacity
+        self.sweep_every = config.sweep_every or max(1, (self.ttl or 1) // 8)
+        self.decay, self.min_decayed, self.on_full = config.decay, config.min_decayed, config.on_full
         self.store = RowStore(self.dim, self.optimizer.num_states)
         self.index = HashRowIndex()
         self.sketch = admission.OccurrenceSketch() if self.min_count > 1 else None
         self.step = 0
         self.counters = {'admitted': 0, 'evicted_ttl': 0, 'evicted_decay': 0, 'evicted_lru': 0}
         self.removed = []          # ids evicted since the last save (for incremental checkpoints)
+        self.own_optimizer = config.optimizer is not None
 
     # ---- description --------------------------------------------------------------------------------
     def options(self):
-        """The table's options as plain JSON (what the manifest records and ``from_options`` takes)."""
-        opts = {k: getattr(self, k) for k in _OPTIONS}
-        return {'name': self.name, 'dim': self.dim, 'init': self.init.config(),
-                'optimizer': self.optimizer.config(), **opts}
+        """The table's TableConfig as plain JSON, with the initializer, optimizer and sweep period it runs (what
+        the manifest records and ``from_options`` takes)."""
+        return self.config.replace(init=self.init.config(), optimizer=self.optimizer.config(),
+                                   sweep_every=self.sweep_every).to_dict()
 
     @classmethod
     def from_options(cls, options):
-        """Build an empty table from ``options()`` output (unknown keys -> ConfigError naming them)."""
-        options = dict(options)
-        unknown = set(options) - set(_OPTIONS) - {'name', 'dim', 'init', 'optimizer'}
-        if unknown:
-            raise ConfigError(f"table {options.get('name')!r}: unknown option(s) {sorted(unknown)}")
-        return cls(**options)
+        """Build an empty table from ``options()`` output (``TableConfig.to_dict``; unknown keys -> ConfigError
+        naming them)."""
+        return cls(TableConfig.from_dict(dict(options)))
 
     def stats(self):
         """``{'rows', 'bytes', 'admitted', 'evicted', 'evicted_ttl', 'evicted_decay', 'evicted_lru', 'step',
@@ -116,7 +98,10 @@ class SparseTable:
         Counts one occurrence per naming (or ``counts[i]``) and marks the rows seen at the current step.
         Raises DataError for bad ids and, with ``on_full='fail'``, when new rows do not fit the capacity.
         """
-        ids = self.ids(ids)
+        return self.pull_checked(self.ids(ids), counts)
+
+    def pull_checked(self, ids, counts=None):
+        """``pull`` of ids already checked by :meth:`ids` (uint64)."""
         uniq, inverse = np.unique(ids, return_inverse=True)
         occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
         slots = self.index.lookup(uniq)
@@ -199,7 +184,10 @@ class SparseTable:
     def push(self, ids, grads):
         """Apply ``grads`` ((len(ids), dim) float) to the rows of ``ids`` at once: summed per id, then one
         optimizer update per row. Rows not held (not admitted yet, or evicted) ignore their gradient."""
-        ids, grads = self.checked_grads(ids, grads)
+        self.push_checked(*self.checked_grads(self.ids(ids), grads))
+
+    def push_checked(self, ids, grads):
+        """``push`` of a gradient already checked by :meth:`checked_grads` (uint64 ids, float32 grads)."""
         ids, grads = sum_rows(ids, grads)
         slots = self.index.lookup(ids)
         held = slots >= 0
@@ -218,8 +206,8 @@ class SparseTable:
         store.changed[slots] = True
 
     def checked_grads(self, ids, grads):
-        """``(uint64 ids, float32 grads)`` after checking ids and the gradient's shape against ``dim``."""
-        ids = self.ids(ids)
+        """``(ids, float32 grads)``: checked ``ids`` (uint64, from :meth:`ids`) and ``grads`` checked against them
+        and ``dim``."""
         grads = np.asarray(grads)
         if grads.dtype.kind != 'f':
             raise DataError(f"table {self.name!r}: field 'grads' must be floats, got {grads.dtype}")
@@ -233,6 +221,49 @@ class SparseTable:
     def set_learning_rate(self, lr):
         """Set the table optimizer's base learning rate."""
         self.optimizer.set_learning_rate(lr)
+
+    # ---- the server's table interface (sparkps.server.tables) ------------------------------------------
+    @classmethod
+    def from_init(cls, name, options):
+        """Build the table an INIT describes (``options``: ``TableConfig.to_dict`` form; the name is INIT's
+        ``table`` field). Unknown options -> ConfigError naming them."""
+        if not isinstance(options, dict):
+            raise DataError(f"table {name!r}: field 'options' of INIT must be a map, got {options!r}")
+        return cls.from_options({**options, 'name': name})
+
+    def read_rows(self, ids):
+        """PULL: the rows of ``ids`` (float32, (n, dim)), created on first pull."""
+        return self.pull(ids)
+
+    def gradient_rows(self, ids, grads):
+        """PUSH: check ``ids`` and ``grads`` (a flat array is taken as (n, dim)) into a RowSparse gradient."""
+        return self.row_gradient(self.ids(ids), grads)
+
+    def row_gradient(self, ids, grads):
+        """:meth:`gradient_rows` of ids already checked by :meth:`ids`."""
+        grads = np.asarray(grads)
+        if grads.ndim == 1 and ids.size and grads.size == ids.size * self.dim:
+            grads = grads.reshape(ids.size, self.dim)
+        elif grads.ndim == 1 and grads.size == 0 and ids.size == 0:
+            grads = grads.reshape(0, self.dim)
+        ids, grads = self.checked_grads(ids, grads)
+        return RowSparse(ids, grads, (self.input_dim, self.dim))
+
+    def apply(self, update, scale=1.0):
+        """Apply a (summed) RowSparse gradient once, times ``scale``, then advance the table's step."""
+        grads = update.rows if scale == 1.0 else update.rows * np.float32(scale)
+        self.push_checked(update.ids.view(np.uint64), grads)
+        self.tick()
+
+    def set_optimizer(self, config):
+        """The job's optimizer config: taken unless the table has its own (states restart if taken), which then
+        takes the job's gradient scaling (``rescale_grad``, and ``clip_gradient`` unless it declared one)."""
+        if self.own_optimizer:
+            self.optimizer.follow(config)
+            return
+        self.optimizer = RowOptimizer(config, table=self.name)
+        self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]
+        self.store.updates[:] = 0
 
     # ---- time and expiry ----------------------------------------------------------------------------
     def tick(self, steps=1):

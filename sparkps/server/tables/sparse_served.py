@@ -1,23 +1,25 @@
-"""A sparse table as the server's request handlers see it: decoded requests in, rows and updates out.
+"""The server's ``'sparse'`` table kind: a :class:`~sparkps.server.tables.sparse.SparseTable` behind the request
+interface of :mod:`sparkps.server.tables`, holding one shard of the table's rows.
 
-The server routes a data request to the table its ``table`` field names and consults its round policy
-(:mod:`sparkps.server.tables`); this module gives :class:`SparseTable` that interface. Wire form (kept
-simple, one request per server per step carries each table's part):
+The server routes a data request to the table its ``table`` field names and consults its round policy; this module
+checks each request's ids once (as uint64, against the table's ``input_dim`` and this server's shard) and hands the
+checked arrays to the table. Wire form (kept simple, one request per server per step carries each table's part):
 
-=========  =============================================  ==================================================
-request    fields                                          arrays
-=========  =============================================  ==================================================
-INIT       ``table``, ``options`` (SparseTable.options())  —
-PULL       ``table``, ``round`` (sync)                     ids: uint64 (n,)  -> rows: float32 (n, dim)
-PUSH       ``table``, ``round`` (sync)                     ids: uint64 (n,), grads: float32 (n, dim) or flat
-=========  =============================================  ==================================================
+=========  ================================================  ===============================================
+request    fields                                            arrays
+=========  ================================================  ===============================================
+INIT       ``table``, ``options`` (``TableConfig.to_dict``)  —
+           and ``shard``: [rank, count]
+PULL       ``table``, ``round`` (sync)                       ids: uint64 (n,)  -> rows: float32 (n, dim)
+PUSH       ``table``, ``round`` (sync)                       ids: uint64 (n,), grads: float32 (n, dim) or flat
+=========  ================================================  ===============================================
 
-A push becomes a :class:`RowGradient`; a sync round sums the workers' gradients with ``add`` (concatenation:
-ids repeat across workers) and the table applies the round once, summing per id (DESIGN decision 6). In
-async mode every push is applied on arrival. The table's step advances by one per applied update, so
+A push becomes a ``RowSparse`` gradient; a sync round sums the workers' gradients with ``add`` (concatenation:
+ids repeat across workers) and the table applies the round once, summing per id (docs/architecture.md, decision
+6). In async mode every push is applied on arrival. The table's step advances by one per applied update, so
 ``ttl`` counts rounds in sync mode and pushes in async mode.
 
->>> table = ServedSparseTable('user', dim=2, optimizer={'name': 'sgd', 'params': {'learning_rate': 1.0}})
+>>> table = SparseTable('user', dim=2, optimizer={'name': 'sgd', 'params': {'learning_rate': 1.0}})
 >>> ids = np.array([4, 9], np.uint64)
 >>> rows = table.read_rows(ids)
 >>> update = table.gradient_rows(ids, np.ones((2, 2), np.float32))
@@ -31,87 +33,9 @@ import numpy as np
 
 from sparkps.comm.manifest import MANIFEST, next_table_generation, read_manifest
 from sparkps.errors import DataError
-from sparkps.optimizer.rowwise import RowOptimizer
 from sparkps.rows.ids import shard_of
 from sparkps.server.tables import sparse_checkpoint
 from sparkps.server.tables.sparse import SparseTable
-
-
-class RowGradient:
-    """A pushed row gradient: ``ids`` (uint64) and ``grads`` (float32, (n, dim)); ids may repeat."""
-    __slots__ = ('grads', 'ids')
-
-    def __init__(self, ids, grads):
-        self.ids, self.grads = ids, grads
-
-    def add(self, other):
-        """The sum of this gradient and ``other`` (rows concatenated; the table sums per id on apply)."""
-        return RowGradient(np.concatenate([self.ids, other.ids]), np.concatenate([self.grads, other.grads]))
-
-
-class ServedSparseTable(SparseTable):
-    """A :class:`SparseTable` with the server's table interface (``gradient``, ``apply``, ``read``, ...).
-
-    ``own_optimizer``: the table keeps the optimizer it was created with when the job's SET_OPTIMIZER
-    arrives (a table may use a different optimizer from the dense parameters); otherwise it follows it.
-    """
-    kind = 'sparse'
-
-    def __init__(self, name, dim, own_optimizer=None, **options):
-        super().__init__(name, dim, **options)
-        self.own_optimizer = bool(options.get('optimizer') is not None if own_optimizer is None
-                                  else own_optimizer)
-
-    @classmethod
-    def from_init(cls, name, options):
-        """Build the table an INIT describes (``options``: ``SparseTable.options()`` form; the name is
-        INIT's ``table`` field). Unknown options -> ConfigError naming them."""
-        if not isinstance(options, dict):
-            raise DataError(f"table {name!r}: field 'options' of INIT must be a map, got {options!r}")
-        return cls.from_options({**options, 'name': name})
-
-    # ---- requests ---------------------------------------------------------------------------------
-    def read_rows(self, ids):
-        """PULL: the rows of ``ids`` (float32, (n, dim)), created on first pull."""
-        return self.pull(ids)
-
-    def gradient_rows(self, ids, grads):
-        """PUSH: check ``ids`` and ``grads`` (a flat array is taken as (n, dim)) into a RowGradient."""
-        ids = self.ids(ids)
-        grads = np.asarray(grads)
-        if grads.ndim == 1 and ids.size and grads.size == ids.size * self.dim:
-            grads = grads.reshape(ids.size, self.dim)
-        elif grads.ndim == 1 and grads.size == 0 and ids.size == 0:
-            grads = grads.reshape(0, self.dim)
-        ids, grads = self.checked_grads(ids, grads)
-        return RowGradient(ids, grads)
-
-    def apply(self, update, scale=1.0):
-        """Apply a (summed) RowGradient once, times ``scale``, then advance the table's step."""
-        grads = update.grads if scale == 1.0 else update.grads * np.float32(scale)
-        self.push(update.ids, grads)
-        self.tick()
-
-    def set_optimizer(self, config):
-        """The job's optimizer config: taken unless the table has its own (states restart if taken), which then
-        takes the job's gradient scaling (``rescale_grad``, and ``clip_gradient`` unless it declared one)."""
-        if self.own_optimizer:
-            self.optimizer.follow(config)
-            return
-        self.optimizer = RowOptimizer(config, table=self.name)
-        self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]
-        self.store.updates[:] = 0
-
-    # ---- checkpoints ------------------------------------------------------------------------------
-    def save(self, directory, rank, generation, delta=False):
-        """Write this server's rows (all, or changed since the last save); returns the description the
-        manifest's ``tables`` section merges (:func:`sparkps.comm.manifest.add_table_generation`)."""
-        return sparse_checkpoint.save_table(directory, self, rank, generation, delta)
-
-    @classmethod
-    def load(cls, directory, manifest, name, rank, num_servers):
-        """The table ``name`` as server ``rank`` of ``num_servers`` holds it after loading the checkpoint."""
-        return sparse_checkpoint.load_table(directory, manifest, name, rank, num_servers, table_class=cls)
 
 
 def _shard(name, value):
@@ -123,7 +47,7 @@ def _shard(name, value):
 
 class SparseRows:
     """The server's ``'sparse'`` table kind (:mod:`sparkps.server.tables`): made empty by the registry,
-    given its :class:`ServedSparseTable` by the first INIT (``options`` + ``shard``: [rank, count]).
+    given its :class:`SparseTable` by the first INIT (``options`` + ``shard``: [rank, count]).
 
     Every request's ids are checked against the shard: an id this server does not own is refused with an
     error naming the table and the server it belongs to (a worker routing rows differently from
@@ -154,7 +78,7 @@ class SparseRows:
                                 f"({options}, {list(shard)}) than the table has ({self._options}, "
                                 f"{list(self.shard)})")
             return
-        self.table = ServedSparseTable.from_init(request.table, options)
+        self.table = SparseTable.from_init(request.table, options)
         self._options, self.shard = options, shard
         if self._job_optimizer is not None:
             self.table.set_optimizer(self._job_optimizer)
@@ -173,17 +97,17 @@ class SparseRows:
         return ids
 
     def gradient(self, request):
-        """PUSH of rows: a RowGradient of ``request.ids`` and ``request.values`` (the grads)."""
-        return self._held().gradient_rows(self._ids(request.ids), request.values)
+        """PUSH of rows: a RowSparse gradient of ``request.ids`` and ``request.values`` (the grads)."""
+        return self._held().row_gradient(self._ids(request.ids), request.values)
 
     def apply(self, update, scale=1.0):
-        """Apply a round's (or one push's) summed RowGradient once."""
+        """Apply a round's (or one push's) summed RowSparse gradient once."""
         self._held().apply(update, scale)
 
     def read(self, request):
         """PULL of rows: float32 (n, dim), rows created on first pull. The array is new and marked read-only,
         so the server sends it without another copy."""
-        rows = self._held().read_rows(self._ids(request.ids))
+        rows = self._held().pull_checked(self._ids(request.ids))
         rows.flags.writeable = False
         return rows
 
@@ -207,7 +131,7 @@ class SparseRows:
         earlier = read_manifest(directory) if os.path.exists(os.path.join(directory, MANIFEST)) else {}
         generation, may_delta = next_table_generation(earlier, table.name)
         delta = may_delta and self._saved_to == os.path.abspath(directory)
-        described = table.save(directory, self.shard[0], generation, delta)
+        described = sparse_checkpoint.save_table(directory, table, self.shard[0], generation, delta)
         self._saved_to = os.path.abspath(directory)
         return {"tables": [described]}
 
@@ -230,6 +154,6 @@ class SparseRows:
         """Replace the table by its rows in the checkpoint, re-routed to this server's shard."""
         table = self._held()
         own = table.own_optimizer
-        self.table = ServedSparseTable.load(directory, manifest, table.name, self.shard[0], self.shard[1])
+        self.table = sparse_checkpoint.load_table(directory, manifest, table.name, *self.shard)
         self.table.own_optimizer = own
         self._saved_to = None

@@ -15,14 +15,12 @@ batch's ids by their positions among its unique ids (``-1`` for absent ids), pul
 and the weight gradient the executor computes, summed per local row, is the row-sparse gradient of the unique
 ids. 64-bit ids never enter the executor and nothing of size ``input_dim x dim`` is allocated.
 """
-from collections import namedtuple
-
 import numpy as np
 
 from ... import backend
 from ...errors import ConfigError, DataError
 from ...rows.config import ATTR as TABLE_OPTIONS_ATTR
-from ...rows.config import table_options
+from ...rows.config import TableConfig
 from ..graph import topo_order
 from ..op import BackwardOp, Op, apply, grad_name, register
 from ..params import REQUIRED, choice, to_bool, to_dtype, to_int
@@ -32,13 +30,6 @@ def _optional_int(value):
     """An int, or None from None / 'None' / '' (as written back into JSON)."""
     value = value.strip() if isinstance(value, str) else value
     return None if value in (None, "None", "") else to_int(value)
-
-
-TableSpec = namedtuple("TableSpec", ["name", "dim", "input_dim", "fields", "padding_id", "options"],
-                       defaults=(None,))
-TableSpec.__doc__ = """A table a symbol reads: weight variable ``name``, row width ``dim``, ``input_dim`` (None
-when hashed), the data variables holding its ids (``fields``), the id meaning 'absent' (or None) and the table
-options its weight Variable declares (attribute ``__table_options__``, see sparkps/rows/config.py)."""
 
 
 def local_weight_shape(known, full):
@@ -188,9 +179,12 @@ def _is_sparse(op):
 
 
 def sparse_tables(symbol):
-    """{weight name: TableSpec} for every sparse embedding of ``symbol`` (in graph order). Several ops may
-    read one table (pass them the same ``weight`` Variable); they must agree on ``dim`` and ``input_dim``.
-    ConfigError when a table's weight or ids are not plain variables, or when its readers disagree."""
+    """{weight name: TableConfig} for every sparse embedding of ``symbol`` (in graph order): weight variable
+    ``name``, row width ``dim``, ``input_dim`` (None when hashed), the data variables holding its ids (``fields``),
+    the id meaning 'absent' (``padding_id``, or None) and the options its weight Variable declares (attribute
+    ``__table_options__``, see sparkps/rows/config.py). Several ops may read one table (pass them the same
+    ``weight`` Variable); they must agree on ``dim`` and ``input_dim``. ConfigError when a table's weight or ids are
+    not plain variables, or when its readers disagree."""
     tables = {}
     for node in topo_order(symbol.entries):
         if node.op is None or not _is_sparse(node.op):
@@ -203,8 +197,9 @@ def sparse_tables(symbol):
                                   f"are fed by the trainer), got the output of '{src.name}'")
         input_dim = None if isinstance(op, HashEmbedding) else op.input_dim
         padding = op.padding_id if isinstance(op, HashEmbedding) else None
-        options = table_options(weight_node.name, weight_node.attrs.get(TABLE_OPTIONS_ATTR))
-        spec = TableSpec(weight_node.name, op.output_dim, input_dim, (data_node.name,), padding, options)
+        spec = TableConfig.from_options(weight_node.name, weight_node.attrs.get(TABLE_OPTIONS_ATTR),
+                                        dim=op.output_dim, input_dim=input_dim, fields=(data_node.name,),
+                                        padding_id=padding)
         known = tables.get(spec.name)
         if known is None:
             tables[spec.name] = spec
@@ -214,7 +209,7 @@ def sparse_tables(symbol):
                               f"{(known.dim, known.input_dim, known.padding_id)} by one op and "
                               f"{(spec.dim, spec.input_dim, spec.padding_id)} by '{node.name}'")
         if data_node.name not in known.fields:
-            tables[spec.name] = known._replace(fields=known.fields + (data_node.name,))
+            tables[spec.name] = known.replace(fields=known.fields + (data_node.name,))
     return tables
 
 
