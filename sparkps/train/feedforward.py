@@ -63,7 +63,7 @@ class FeedForward(Inference):
         self._pred_exec = self._pred_store = None
         self._pred_held = []   # the table values _pred_store was made from
         self.table_stores_built = 0   # how often predict built its table store (once while arg_params' tables stay)
-        self._tables = {}   # sparse embedding tables: {weight name: TableSpec} (see sparse_batch.py)
+        self._tables = {}   # sparse embedding tables: {weight name: TableConfig} (see sparse_batch.py)
         self._kept_rows = []   # named inputs whose table rows each epoch's arg_params hold (keep_rows_for)
 
     def __getstate__(self):
