@@ -93,7 +93,8 @@ class NDArrayIter(DataIter):
 
     ``last_batch_handle``: 'pad' fills the last batch with rows from the start of the epoch (``pad`` says
     how many); 'discard' drops it; 'roll_over' carries its rows into the first batch of the next epoch.
-    With ``shuffle`` the row order is redrawn at every reset from a Generator seeded by ``seed``.
+    With ``shuffle`` the row order is redrawn at every reset from a Generator seeded by ``seed``; without a
+    ``seed``, from numpy's global generator, as MXNet's NDArrayIter does (``np.random.seed`` makes it repeat).
     """
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle='pad',
@@ -113,7 +114,7 @@ class NDArrayIter(DataIter):
                 raise DataError(f"{name!r} has {array.shape[0]} rows but {self.data[0][0]!r} has "
                                 f"{self.num_data}")
         self.shuffle, self.last_batch_handle = bool(shuffle), last_batch_handle
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(seed) if seed is not None else np.random
         self._carry = np.empty(0, dtype=np.int64)
         self.reset()
 

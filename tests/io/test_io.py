@@ -173,3 +173,17 @@ def test_csv_iter_without_header(tmp_path):
     batch = next(it)
     np.testing.assert_array_equal(batch.label[0], [1, 0])
     np.testing.assert_array_equal(batch.data[0], [[2, 3], [5, 6]])
+
+
+def test_ndarrayiter_without_a_seed_shuffles_with_numpys_global_generator_as_mxnet():
+    """MXNet scripts make a run repeat with ``np.random.seed``: NDArrayIter without ``seed`` draws its order there."""
+    X = np.arange(40, dtype=np.float32).reshape(20, 2)
+
+    def order():
+        it = io.NDArrayIter(X, np.zeros(20, np.float32), batch_size=5, shuffle=True)
+        return np.concatenate([batch.data[0][:, 0] for batch in it])
+
+    np.random.seed(7)
+    first = order()
+    np.random.seed(7)
+    assert np.array_equal(order(), first) and not np.array_equal(first, X[:, 0])
