@@ -13,8 +13,7 @@ rounds interleave the contenders; the table gives medians over rounds.
     python -m benchmarks.bench_sparse_embedding [--repeat 5] [--vocab 10000,100000,1000000] [--write-docs]
         [--json PATH]
 """
-# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow
-# (ruff E402 is off for this file).
+# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow.
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

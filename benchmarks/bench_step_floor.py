@@ -13,8 +13,7 @@ MLP 784-128-64-10, batch 128, float32, 1 BLAS thread; parameters and gradients l
 
     python -m benchmarks.bench_step_floor [--repeat 15] [--steps 50] [--write-docs] [--json PATH]
 """
-# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow
-# (ruff E402 is off for this file).
+# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow.
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

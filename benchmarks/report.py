@@ -100,8 +100,10 @@ def save_json(args, benchmark, figures):
     """Write ``figures`` ({name: :func:`figure`}) to ``args.json`` when the run was given ``--json PATH``."""
     if not args.json:
         return
+    sparkps = sys.modules.get("sparkps")
     record = {"benchmark": benchmark, "argv": sys.argv[1:], "machine": machine_line(),
-              "load": list(os.getloadavg()), "figures": figures}
+              "load": list(os.getloadavg()), "root": ROOT,
+              "sparkps": os.path.dirname(os.path.abspath(sparkps.__file__)) if sparkps else None, "figures": figures}
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
         f.write("\n")
