@@ -109,6 +109,7 @@ def run_once(python, root, name, options, scratch, tag, timeout):
     if os.path.exists(json_path):
         with open(json_path, encoding="utf-8") as f:
             record = json.load(f)
+        record["figures"]["(whole run, start-up included)"] = {"value": seconds, "unit": "s", "better": "lower"}
         used = record.get("sparkps")
         if used and not (used + os.sep).startswith(root + os.sep):
             problem = problem or "imported sparkps from %s, not from the checkout" % used
@@ -250,15 +251,16 @@ def main(argv=None):
                 if problem:
                     problems.append("%s %s run %d: %s (log %s)" % (name, side, r + 1, problem, log))
                     with open(log, errors="replace") as f:
-                        print("    " + "\n    ".join(f.read().splitlines()[-15:]), flush=True)
+                        for line in f.read().splitlines()[-15:]:
+                            print("    " + line, flush=True)
                 if record is not None:
                     records[side].append(record)
         results.append({"benchmark": name, "options": options, "runs": records})
     print()
     for result in results:
         runs = result["runs"]
-        print("%s %s (%s run(s) a side)" % (result["benchmark"], " ".join(result["options"]),
-                                            "/".join(str(len(v)) for v in runs.values())))
+        print("%s (%s run(s) a side)" % (" ".join([result["benchmark"], *result["options"]]),
+                                         "/".join(str(len(v)) for v in runs.values())))
         if not any(runs.values()):
             print("  no figures: every run failed\n")
             continue
