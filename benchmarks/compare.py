@@ -5,7 +5,8 @@
 
 BENCH is a benchmark module of benchmarks/ with its options in one argument ("bench_ps --repeat 3 --batches 128");
 a bare name takes the reduced options of ``QUICK`` below. Default: bench_executor, bench_ps, bench_sparse and a
-reduced bench_ctr (numpy and sparkps rows, no MLlib), a few minutes a round on a quiet 2-core machine.
+reduced bench_ctr (numpy and sparkps rows, no MLlib): about 2-3 minutes a run of the four on a quiet 2-core machine,
+so the default 3 repeats of both sides take 15 minutes or so.
 
 Every run is ``python -m benchmarks.NAME OPTIONS --json FILE`` in a fresh process with the checkout as its working
 directory and ``PYTHONPATH=DIR``, so it uses that checkout's benchmarks and sparkps. The two sides alternate in an
@@ -30,7 +31,8 @@ import sys
 import tempfile
 import time
 
-# Reduced options of every benchmark: each takes a few seconds to about a minute on a quiet 2-core machine.
+# Reduced options of every benchmark: each takes a few seconds to about a minute and a half on a quiet 2-core machine
+# (bench_ctr at 20,000 rows: about 80 s, most of it Spark and the fits' start-up; 50,000 rows took twice as long).
 QUICK = {
     "bench_executor": "--repeats 5 --steps 20",
     "bench_ps": "--repeat 5 --steps 20 --batches 128,512",
