@@ -7,7 +7,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: demo demo-ctr test lint bench bench-gpu clean
+.PHONY: demo demo-ctr test lint bench bench-gpu bench-quick clean
 
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,19 +24,25 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-bench: $(STAMP)
-	$(PY) benchmarks/bench_executor.py
-	$(PY) benchmarks/bench_ps.py
-	$(PY) benchmarks/bench_step_floor.py
-	$(PY) benchmarks/bench_vs_mllib.py
-	$(PY) benchmarks/bench_sparse.py
-	$(PY) benchmarks/bench_sparse_compaction.py
-	$(PY) benchmarks/bench_sparse_embedding.py
-	$(PY) benchmarks/bench_strategies.py
-	$(PY) benchmarks/bench_ctr.py
+bench: $(STAMP)  ## every CPU benchmark at its full size; each rewrites its section of docs/benchmarks.md
+	$(PY) -m benchmarks.bench_executor --write-docs
+	$(PY) -m benchmarks.bench_ps --write-docs
+	$(PY) -m benchmarks.bench_step_floor --write-docs
+	$(PY) -m benchmarks.bench_vs_mllib --write-docs
+	$(PY) -m benchmarks.bench_sparse --write-docs
+	$(PY) -m benchmarks.bench_sparse_compaction --write-docs
+	$(PY) -m benchmarks.bench_sparse_embedding --write-docs
+	$(PY) -m benchmarks.bench_strategies --write-docs
+	$(PY) -m benchmarks.bench_ctr --write-docs
 
 bench-gpu: $(STAMP)  ## needs CuPy, a CUDA device and PyTorch (the baseline)
-	$(PY) benchmarks/bench_gpu.py
+	$(PY) -m benchmarks.bench_gpu --write-docs
+
+# Reduced bench_executor, bench_ps, bench_sparse and bench_ctr, printed only (docs/ untouched); with BEFORE=DIR,
+# against the checkout DIR, alternating runs (benchmarks/compare.py): make bench-quick BEFORE=../main REPEATS=3
+REPEATS ?= 3
+bench-quick: $(STAMP)
+	$(PY) -m benchmarks.compare --after . $(if $(BEFORE),--before $(BEFORE)) --repeats $(REPEATS)
 
 clean:
 	rm -rf $(VENV) demo-output demo-ctr build *.egg-info

@@ -2,17 +2,19 @@
 pipeline) on generated Criteo-shaped data, all in one run, plus a single-process numpy baseline of the same
 FM math and dist_sync vs dist_async.
 
-    python benchmarks/bench_ctr.py --rows 1000000            # the issue's size
-    python benchmarks/bench_ctr.py --rows 20000 --epochs 2   # a reduced run on a loaded machine
+    python -m benchmarks.bench_ctr --rows 1000000 --write-docs    # the issue's size, written into docs/
+    python -m benchmarks.bench_ctr --rows 20000 --epochs 2        # a reduced run on a loaded machine, printed only
+    python -m benchmarks.bench_ctr --rows 20000 --epochs 1 --systems numpy,sparkps   # without MLlib
 
-    python benchmarks/bench_ctr.py --rows 200000 --mllib-defaults     # MLlib at its defaults as well
+    python -m benchmarks.bench_ctr --rows 200000 --mllib-defaults     # MLlib at its defaults as well
 
 Data: ``sparkps.ctr.synthetic.planted_ctr`` (13 numeric, 26 categorical fields, Zipf ids, planted
 DeepFM labels), a quarter more rows held out for the test. Spark ``local[2]``, 2 workers + 2 servers.
 MLlib's one-hot pipeline is fitted once, its output cached, and its time counted in (and shown beside) every
 MLlib row; the heads run at the reduced iteration counts ``--lr-iter``/``--fm-iter`` and, with
 ``--mllib-defaults``, at their defaults (maxIter 100; LogisticRegression stops at convergence).
-Rows are appended to docs/benchmarks.md between the ``bench_ctr`` markers (the old table is replaced).
+The table is printed; with ``--write-docs`` it replaces the one between the ``bench_ctr`` markers of
+docs/benchmarks.md, and docs/bench_ctr.png is redrawn. ``--json PATH`` writes every row's figures.
 """
 import argparse
 import json
@@ -22,8 +24,8 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = os.path.join(HERE, "..", "docs", "benchmarks.md")
+from benchmarks import report
+
 BEGIN, END = "<!-- bench_ctr begin -->", "<!-- bench_ctr end -->"
 ORDER = ["sparkps fm", "sparkps deepfm", "MLlib LogisticRegression", "MLlib FMClassifier", "one process"]
 
@@ -49,8 +51,7 @@ def parse_args(argv=None):
                    help="comma-separated rows to run: numpy, sparkps, mllib (a development run may skip some)")
     p.add_argument("--local-feedforward", action="store_true",
                    help="also time sparkps's FeedForward with the local kvstore in one process")
-    p.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    return p.parse_args(argv)
+    return report.add_output_args(p).parse_args(argv)
 
 
 def planted(args):
@@ -244,9 +245,9 @@ def numpy_fm_loop(data, args, dim=4, buckets=1 << 22, seed=0):
 def command(args):
     extra = (" --mllib-defaults %s" % args.mllib_defaults if args.mllib_defaults else "") + \
         ("" if args.systems == "numpy,sparkps,mllib" else " --systems " + args.systems)
-    return ("python benchmarks/bench_ctr.py --rows %d --epochs %d --batch-size %d --vocab %d --lr %g --lr-iter %d "
-            "--fm-iter %d%s" % (args.rows, args.epochs, args.batch_size, args.vocab, args.lr, args.lr_iter,
-                                 args.fm_iter, extra))
+    return report.command("bench_ctr", "--rows %d --epochs %d --batch-size %d --vocab %d --lr %g --lr-iter %d "
+                          "--fm-iter %d%s" % (args.rows, args.epochs, args.batch_size, args.vocab, args.lr,
+                                              args.lr_iter, args.fm_iter, extra))
 
 
 def table(results, args, planted_auc):
@@ -316,14 +317,26 @@ def plot(results, path):
     plt.close(fig)
 
 
-def write_doc(text):
-    old = open(DOC, encoding="utf-8").read() if os.path.exists(DOC) else ""
+def write_doc(text, doc=report.DOC):
+    old = open(doc, encoding="utf-8").read() if os.path.exists(doc) else ""
     if BEGIN in old and END in old:
         new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
     else:
         new = old.rstrip("\n") + "\n\n" + text + "\n"
-    with open(DOC, "w", encoding="utf-8") as f:
+    with open(doc, "w", encoding="utf-8") as f:
         f.write(new)
+
+
+def figures(results):
+    """The run's figures for ``--json``, per row: fit seconds, test AUC and samples/s."""
+    out = {}
+    for r in results:
+        key = r["system"] + (" [%s]" % r["settings"] if r["system"].startswith("MLlib") else "")
+        out.update({key + " fit": report.lower(r["fit_s"], "s"), key + " auc": report.higher(r["auc"], "auc"),
+                    key + " samples/s": report.higher(r["samples_per_s"], "samples/s")})
+        if r.get("steady_per_s"):
+            out[key + " steady samples/s"] = report.higher(r["steady_per_s"], "samples/s")
+    return out
 
 
 def main(argv=None):
@@ -366,9 +379,10 @@ def main(argv=None):
     results.sort(key=lambda r: ORDER.index(r["system"].split(" (")[0].split(",")[0]))     # stable: settings kept
     text = table(results, args, planted_auc)
     print(text)
-    if not args.no_doc:
-        plot(results, os.path.join(HERE, "..", "docs", "bench_ctr.png"))
+    if args.write_docs:
+        plot(results, os.path.join(report.ROOT, "docs", "bench_ctr.png"))
         write_doc(text)
+    report.save_json(args, "bench_ctr", figures(results))
     return 0
 
 

@@ -5,11 +5,14 @@ MLP 784-128-64-10 (relu, SoftmaxOutput), batch 128, float32. One step = forward 
 run interleaved in the same process (repeat r: numpy block, executor block), each block timing
 ``--steps`` steps; we report the median step time of each and ratio = numpy / executor (goal >= 0.9).
 
-    python benchmarks/bench_executor.py [--repeats 15] [--steps 50] [--threads 1] [--no-write]
+    python -m benchmarks.bench_executor [--repeats 15] [--steps 50] [--threads 1] [--write-docs] [--json PATH]
 """
+# The thread count is read from the command line and set before numpy is imported (numpy's BLAS reads it when it
+# loads), so the arguments are parsed first and the other imports follow (ruff E402 is off for this file).
 import argparse
 import os
-import sys
+
+from benchmarks import report
 
 
 def parse_args():
@@ -18,20 +21,18 @@ def parse_args():
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads for both contenders")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    return parser.parse_args()
+    return report.add_output_args(parser).parse_args()
 
 
 ARGS = parse_args() if __name__ == "__main__" else None
 if ARGS is not None:  # thread counts must be fixed before numpy loads its BLAS
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(ARGS.threads)
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-import statistics  # noqa: E402
-import time  # noqa: E402
+import statistics
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 LAYERS = (784, 128, 64, 10)
 LR = 0.01
@@ -140,11 +141,14 @@ def measure(args, sgd):
 
 
 def main(args):
-    rows = []
-    for label, sgd in (("forward + backward", False), ("forward + backward + SGD update", True)):
+    rows, figures = [], {}
+    for label, key, sgd in (("forward + backward", "fwd+bwd", False),
+                            ("forward + backward + SGD update", "fwd+bwd+sgd", True)):
         numpy_ms, exe_ms, ratio = measure(args, sgd)
         rows.append("| %s | %.3f | %.3f | **%.2f** |" % (label, numpy_ms, exe_ms, ratio))
         print("%-32s numpy %.3f ms  executor %.3f ms  ratio %.2f (goal >= 0.9)" % (label, numpy_ms, exe_ms, ratio))
+        figures.update({"%s numpy" % key: report.lower(numpy_ms, "ms"), "%s executor" % key: report.lower(exe_ms, "ms"),
+                        "%s ratio numpy/executor" % key: report.higher(ratio, "x")})
     text = "\n".join([
         "MLP 784-128-64-10, relu, SoftmaxOutput, batch %d, float32, %d BLAS thread(s). Median of %d interleaved "
         "repeats of %d steps each, cycling through %d distinct batches. Ratio = median over repeats of "
@@ -157,12 +161,12 @@ def main(args):
         "|---|---|---|---|",
         *rows,
         "",
-        "Command: `python benchmarks/bench_executor.py --repeats %d --steps %d --threads %d`"
-        % (args.repeats, args.steps, args.threads),
+        "Command: `%s`" % report.command("bench_executor", "--repeats %d --steps %d --threads %d"
+                                         % (args.repeats, args.steps, args.threads)),
     ])
-    if not args.no_write:
-        from benchmarks.report import write_section
-        write_section("executor", text)
+    print(text)
+    report.publish(args, "executor", text)
+    report.save_json(args, "bench_executor", figures)
 
 
 if __name__ == "__main__":

@@ -14,19 +14,18 @@ device synchronisation, medians over repeats; ratio = PyTorch time / sparkps tim
    its dense weight gradient (index_add); tables of 100,000 and 1,000,000 rows, dim 16. Same ids, the same output
    and the same gradient (checked).
 
-    python benchmarks/bench_gpu.py [--repeats 11] [--steps 50] [--no-write]
+    python -m benchmarks.bench_gpu [--repeats 11] [--steps 50] [--write-docs] [--json PATH]
 
 Needs CuPy with a CUDA device and PyTorch with CUDA; exits with a message naming the one missing.
 """
 import argparse
-import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from benchmarks import report
 
 LR = 0.01
 RING = 8          # distinct batches cycled through
@@ -36,8 +35,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    return parser.parse_args()
+    return report.add_output_args(parser).parse_args()
 
 
 def need_devices():
@@ -230,7 +228,7 @@ def main(args):
              "(sparkps checks the batch for NaN/inf and the labels' range on the host copy).", "",
              "| network | batch | batches | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
              "|---|---|---|---|---|---|"]
-    cpu_rows = []
+    cpu_rows, figures = [], {}
     for layers, batch in (((784, 128, 64, 10), 128), ((784, 2048, 2048, 10), 1024)):
         t = bench_mlp(cupy, torch, layers, batch, args, with_host=True)
         net = "-".join(map(str, layers))
@@ -238,6 +236,8 @@ def main(args):
             lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
                 net, batch, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
             print(lines[-1], flush=True)
+            figures.update(step_figures("mlp %s b%d %s" % (net, batch, where), t, torch_name, ours))
+        figures["mlp %s b%d sparkps cpu" % (net, batch)] = report.lower(ms(t["sparkps cpu"]), "ms")
         cpu_rows.append("| %s | %d | %.2f | %.3f |" % (net, batch, ms(t["sparkps cpu"]), ms(t["sparkps gpu host"])))
     lines += ["", "The same step of the sparkps executor on this machine's CPU (numpy, host batches), for scale:", "",
               "| network | batch | sparkps cpu (ms) | sparkps gpu, host batches (ms) |", "|---|---|---|---|",
@@ -253,12 +253,18 @@ def main(args):
             lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
                 f"{rows:,}", distinct, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
             print(lines[-1], flush=True)
-    lines += ["", "Command: `python benchmarks/bench_gpu.py --repeats %d --steps %d`" % (args.repeats, args.steps)]
+            figures.update(step_figures("embedding %d rows %s" % (rows, where), t, torch_name, ours))
+    lines += ["", "Command: `%s`" % report.command("bench_gpu", "--repeats %d --steps %d" % (args.repeats, args.steps))]
     text = "## GPU: the CuPy backend vs PyTorch CUDA\n\n" + "\n".join(lines)
     print(text)
-    if not args.no_write:
-        from benchmarks.report import write_section
-        write_section("gpu", text)
+    report.publish(args, "gpu", text)
+    report.save_json(args, "bench_gpu", figures)
+
+
+def step_figures(key, t, torch_name, ours):
+    """Figures for ``--json`` of one table row: both contenders' ms and the ratio PyTorch / sparkps."""
+    return {key + " torch": report.lower(ms(t[torch_name]), "ms"), key + " sparkps": report.lower(ms(t[ours]), "ms"),
+            key + " torch/sparkps": report.higher(ratio(t[torch_name], t[ours]), "x")}
 
 
 if __name__ == "__main__":

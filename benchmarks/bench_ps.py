@@ -17,10 +17,9 @@ once, in blocks of several calls, in a freshly shuffled order), so load on the m
 the calls affect all contenders alike; ratios are medians of the per-round ratios. The training step is
 bound exactly as ``FeedForward.fit`` binds it: ``grad_req`` 'null' for data and label.
 
-    python benchmarks/bench_ps.py [--repeat 15] [--batches 128,256,512,1024] [--no-write]
+    python -m benchmarks.bench_ps [--repeat 15] [--batches 128,256,512,1024] [--write-docs] [--json PATH]
 """
 import argparse
-import os
 import random
 import statistics
 import subprocess
@@ -30,19 +29,13 @@ import time
 import numpy as np
 import zmq
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-sys.path.insert(0, ROOT)
-
-from benchmarks.report import write_section  # noqa: E402
-from sparkps import (
-    kvstore,  # noqa: E402
-    optimizer,  # noqa: E402
-)
-from sparkps.comm import Postoffice  # noqa: E402
-from sparkps.comm.channel import recv_frames, send_frames  # noqa: E402
-from sparkps.comm.timeouts import Timeouts  # noqa: E402
-from sparkps.runtime.server_node import spawn_server  # noqa: E402
-from sparkps.scheduler import Scheduler  # noqa: E402
+from benchmarks import report
+from sparkps import kvstore, optimizer
+from sparkps.comm import Postoffice
+from sparkps.comm.channel import recv_frames, send_frames
+from sparkps.comm.timeouts import Timeouts
+from sparkps.runtime.server_node import spawn_server
+from sparkps.scheduler import Scheduler
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB
 RAW_PEER = """
@@ -70,8 +63,7 @@ sched.wait(); server.wait_for_termination(10); server.stop(); sched.stop()
 
 
 def child(code):
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=report.child_env())
 
 
 class Cluster:
@@ -79,8 +71,7 @@ class Cluster:
 
     def __init__(self, kvtype):
         self.scheduler = Scheduler(1, 1, timeouts=Timeouts(register=30)).start()
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
-        self.server = spawn_server(self.scheduler.uri, self.scheduler.secret, env=env)
+        self.server = spawn_server(self.scheduler.uri, self.scheduler.secret, env=report.child_env())
         self.kv = kvstore.create(kvtype, scheduler_uri=self.scheduler.uri, secret=self.scheduler.secret)
 
     def close(self):
@@ -203,14 +194,15 @@ def median_ratio(times, num, den):
     return statistics.median(a / b for a, b in zip(times[num], times[den]))
 
 
-def report(transfer, training, args):
+def report_text(transfer, training, args):
     def ms(name, times):
         return f"{statistics.median(times[name]) * 1e3:.3f}"
 
     batches = ",".join(map(str, args.batches))
+    command = report.command("bench_ps", f"--repeat {args.repeat} --steps {args.steps} --threads {args.threads} "
+                                         f"--batches {batches}")
     lines = [
-        f"Command: `python benchmarks/bench_ps.py --repeat {args.repeat} --steps {args.steps} "
-        f"--threads {args.threads} --batches {batches}`. Every peer runs in its own process over tcp://127.0.0.1: "
+        f"Command: `{command}`. Every peer runs in its own process over tcp://127.0.0.1: "
         "the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each message, both moving "
         "frames with the project's own zero-copy primitives (`send_frames` / `recv_frames` of "
         "`sparkps/comm/channel.py`); the Postoffice row is a worker Postoffice talking to a server node (child "
@@ -259,8 +251,8 @@ def report(transfer, training, args):
             f"{median_ratio(training[head], 'dist_sync', 'LocalKVStore'):.2f}×. The bytes and the server's update "
             "are the same at every batch, so the time dist_sync adds stays in a narrow band "
             f"({min(added.values()) * 1e3:.2f}–{max(added.values()) * 1e3:.2f} ms here) while the step's compute "
-            "grows with the batch, and the ratio falls; `bench_step_floor.py` measures what the round trip alone "
-            "costs on this machine.",
+            "grows with the batch, and the ratio falls; `benchmarks.bench_step_floor` measures what the round trip "
+            "alone costs on this machine.",
         ]
     return "\n".join(lines)
 
@@ -275,26 +267,44 @@ def _batch_list(text):
     return batches
 
 
+def figures(transfer, training):
+    """The run's figures for ``--json``: medians (ms) and the ratios of the tables."""
+    out = {}
+    if transfer is not None:
+        for name, times in transfer.items():
+            out["transfer %s" % name] = report.lower(statistics.median(times) * 1e3, "ms")
+        for size, rows in (("4 B", ("Postoffice", "kv.pull")), ("16 MiB", ("Postoffice", "kv.pushpull"))):
+            for row in rows:
+                out["transfer %s %s raw/ours" % (row, size)] = report.higher(
+                    median_ratio(transfer, "raw %s" % size, "%s %s" % (row, size)), "x")
+    for batch, times in (training or {}).items():
+        for name in ("local", "LocalKVStore", "dist_sync"):
+            out["training b%d %s" % (batch, name)] = report.lower(statistics.median(times[name]) * 1e3, "ms")
+        out["training b%d dist_sync added" % batch] = report.lower(
+            statistics.median(d - loc for d, loc in zip(times["dist_sync"], times["local"])) * 1e3, "ms")
+        out["training b%d dist_sync/local" % batch] = report.lower(median_ratio(times, "dist_sync", "local"), "x")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15, help="interleaved rounds (default 15)")
     parser.add_argument("--steps", type=int, default=50, help="training steps per block (default 50)")
-    parser.add_argument("--no-write", action="store_true", help="print only, do not update docs/benchmarks.md")
     parser.add_argument("--skip-training", action="store_true")
     parser.add_argument("--skip-transfer", action="store_true")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the training step (default 1)")
     parser.add_argument("--batches", type=_batch_list, default=[128, 256, 512, 1024],
                         help="comma-separated batch sizes of the training step; the first is the headline "
                              "figure (default 128,256,512,1024)")
-    args = parser.parse_args()
+    args = report.add_output_args(parser).parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(args.threads)
     transfer = None if args.skip_transfer else bench_transfer(args.repeat)
     training = None if args.skip_training else bench_training(args.repeat, args.steps, args.batches)
-    text = report(transfer, training, args)
+    text = report_text(transfer, training, args)
     print(text)
-    if not args.no_write:
-        write_section("ps", "## Parameter server\n\n" + text)
+    report.publish(args, "ps", "## Parameter server\n\n" + text)
+    report.save_json(args, "bench_ps", figures(transfer, training))
 
 
 if __name__ == "__main__":

@@ -18,22 +18,18 @@ Ids are generated as documented here: ``zipf(a) - 1`` over [0, rows), then sprea
 (feature ids are hashes), from a numpy Generator seeded by ``--seed``. Figures are medians over
 ``--repeat`` interleaved rounds.
 
-    python benchmarks/bench_sparse.py [--rows 10000000] [--repeat 15] [--tcp-only] [--no-write]
+    python -m benchmarks.bench_sparse [--rows 10000000] [--repeat 15] [--tcp-only] [--write-docs] [--json PATH]
 """
 import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-sys.path.insert(0, ROOT)
-
-from benchmarks.report import write_section
+from benchmarks import report
 from sparkps import kvstore, optimizer
 from sparkps.comm.manifest import add_table_generation
 from sparkps.comm.timeouts import Timeouts
@@ -141,9 +137,9 @@ class RowCluster:
     its own AdaGrad, ``init_table``) and one dense key, as FeedForward trains a network with an embedding."""
 
     def __init__(self, servers):
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
         self.scheduler = Scheduler(servers, 1, timeouts=Timeouts(register=60)).start()
-        self.servers = [spawn_server(self.scheduler.uri, self.scheduler.secret, env=env) for _ in range(servers)]
+        self.servers = [spawn_server(self.scheduler.uri, self.scheduler.secret, env=report.child_env())
+                        for _ in range(servers)]
         self.kv = kvstore.create('dist_async', scheduler_uri=self.scheduler.uri, secret=self.scheduler.secret)
         self.kv.init_table('bench', RowSparse(np.empty(0, np.int64), np.empty((0, DIM), np.float32), (None, DIM)),
                            {'optimizer': ADAGRAD})
@@ -225,12 +221,13 @@ def bench_memory(args):
             'save_s': save_s, 'load_s': load_s}
 
 
-def report(index, step, memory, args):
+def report_text(index, step, memory, args):
     mib = 1 << 20
     h, s = index['HashRowIndex'], index['SortedRowIndex']
+    command = f"--rows {args.rows} --repeat {args.repeat}"
     lines = [
         "## Sparse tables", "",
-        (f"`python benchmarks/bench_sparse.py --rows {args.rows} --repeat {args.repeat}` — one process, no "
+        (f"`{report.command('bench_sparse', command)}` — one process, no "
         "sockets (the same step over tcp is the next section)."), "",
         (f"**Id index**, {args.rows:,} ids; lookup of one batch's {h['lookup_ids']:,} distinct ids, "
         "insert of 50,000 new ids:"), "",
@@ -267,10 +264,10 @@ def report(index, step, memory, args):
 
 
 def report_tcp(tcp, args):
+    command = f"--rows {args.rows} --repeat {args.repeat}" + (" --tcp-only" if args.tcp_only else "")
     lines = [
         "## Sparse tables over tcp", "",
-        (f"`python benchmarks/bench_sparse.py --rows {args.rows} --repeat {args.repeat}"
-         f"{' --tcp-only' if args.tcp_only else ''}` — this process as the one worker through the kvstore API "
+        (f"`{report.command('bench_sparse', command)}` — this process as the one worker through the kvstore API "
          f"(`dist_async`, `init_table` with the table's own AdaGrad, one dense key beside it): each step takes the "
          f"batch's distinct ids and calls `kv.pull_step`, which sends the previous step's queued pushes (dense and "
          f"rows) with this step's pull of rows and of the dense key, one PUSHPULL per server, then queues this "
@@ -288,6 +285,30 @@ def report_tcp(tcp, args):
     return "\n".join(lines)
 
 
+def figures(index, step, memory, tcp):
+    """The run's figures for ``--json`` (the in-process parts are None with ``--tcp-only``)."""
+    out = {}
+    for name, r in (index or {}).items():
+        out.update({f"index {name} build": report.lower(r['build_s'], "s"),
+                    f"index {name} lookup": report.lower(r['lookup_s'] * 1e3, "ms"),
+                    f"index {name} insert": report.lower(r['insert_s'] * 1e3, "ms"),
+                    f"index {name} bytes/id": report.lower(r['bytes_per_id'], "B")})
+    if step:
+        out.update({"step numpy": report.lower(step['numpy_s'] * 1e3, "ms"),
+                    "step SparseTable": report.lower(step['table_s'] * 1e3, "ms"),
+                    "step ratio table/numpy": report.higher(step['ratio'], "x")})
+    if memory:
+        out.update({"memory table bytes/row": report.lower(memory['bytes'] / memory['rows'], "B"),
+                    "memory RSS growth/row": report.lower(memory['rss'] / memory['rows'], "B"),
+                    "checkpoint save": report.lower(memory['save_s'], "s"),
+                    "checkpoint load": report.lower(memory['load_s'], "s")})
+    for t in tcp:
+        out.update({f"tcp {t['servers']} server(s) numpy": report.lower(t['numpy_s'] * 1e3, "ms"),
+                    f"tcp {t['servers']} server(s) kvstore": report.lower(t['tcp_s'] * 1e3, "ms"),
+                    f"tcp {t['servers']} server(s) ratio": report.higher(t['ratio'], "x")})
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument('--rows', type=int, default=10_000_000)
@@ -296,22 +317,21 @@ def main():
     parser.add_argument('--repeat', type=int, default=15)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--tcp-only', action='store_true', help="only the kvstore-over-tcp step (section sparse_tcp)")
-    parser.add_argument('--no-write', action='store_true', help="print only; leave docs/benchmarks.md alone")
-    args = parser.parse_args()
+    args = report.add_output_args(parser).parse_args()
     rng = np.random.default_rng(args.seed)
+    index = step = memory = None
     if not args.tcp_only:
         memory = bench_memory(args)
         index = bench_index(args, rng)
         step = bench_step(args, rng)
-        text = report(index, step, memory, args)
+        text = report_text(index, step, memory, args)
         print(text)
-        if not args.no_write:
-            write_section('sparse', text)
+        report.publish(args, 'sparse', text)
     tcp = [bench_tcp(args, rng, servers) for servers in (1, 2)]
     text = report_tcp(tcp, args)
     print(text)
-    if not args.no_write:
-        write_section('sparse_tcp', text)
+    report.publish(args, 'sparse_tcp', text)
+    report.save_json(args, 'bench_sparse', figures(index, step, memory, tcp))
 
 
 if __name__ == '__main__':

@@ -16,22 +16,19 @@ compacted checkpoint is checked to load to the same rows, state and counters.
 Ids: ``mix64(0..rows-1)`` (hashed feature ids); the rows changed by each delta are drawn from a numpy Generator
 seeded by ``--seed``; gradients are standard normal from the same generator.
 
-    python benchmarks/bench_sparse_compaction.py [--rows 2000000] [--servers 2] [--deltas 5] [--changed 0.05]
+    python -m benchmarks.bench_sparse_compaction [--rows 2000000] [--servers 2] [--deltas 5] [--changed 0.05]
+        [--repeat 3] [--write-docs] [--json PATH]
 """
 import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-sys.path.insert(0, ROOT)
-
-from benchmarks.report import write_section
+from benchmarks import report
 from sparkps.comm import manifest as manifests
 from sparkps.rows.ids import mix64, shard_of
 from sparkps.server.tables import sparse_checkpoint
@@ -112,13 +109,13 @@ def run(args):
         replay_s = statistics.median(r[0] for r in replay)
         replay = None
         started = time.perf_counter()
-        report = sparse_checkpoint.compact_checkpoint(directory)
+        compacted_report = sparse_checkpoint.compact_checkpoint(directory)
         compact_s = time.perf_counter() - started
         files_after, bytes_after = on_disk(directory)
         compacted = [load_all(directory, args.servers) for _ in range(args.repeat)]
         got = fingerprint(compacted[-1][1])
         assert all(np.array_equal(a, b) for a, b in zip(expected, got)), "compaction changed the table"
-        assert report['bench']['generations'] == args.deltas + 1
+        assert compacted_report['bench']['generations'] == args.deltas + 1
         return {'replay_s': replay_s, 'compacted_s': statistics.median(r[0] for r in compacted),
                 'compact_s': compact_s, 'full_save_s': full_save_s, 'delta_s': statistics.median(delta_s),
                 'files': (files_before, files_after), 'bytes': (bytes_before, bytes_after)}
@@ -129,8 +126,8 @@ def run(args):
 
 def report_text(r, args):
     mib = 1 << 20
-    command = (f"python benchmarks/bench_sparse_compaction.py --rows {args.rows} --servers {args.servers} "
-               f"--deltas {args.deltas} --changed {args.changed} --repeat {args.repeat}")
+    command = report.command("bench_sparse_compaction", f"--rows {args.rows} --servers {args.servers} "
+                             f"--deltas {args.deltas} --changed {args.changed} --repeat {args.repeat}")
     return "\n".join([
         "## Sparse checkpoints: incremental saves and compaction", "",
         (f"`{command}` — a table of {args.rows:,} rows (dim {DIM}, AdaGrad) on {args.servers} servers, saved as a "
@@ -150,6 +147,15 @@ def report_text(r, args):
          "shared with other jobs).")])
 
 
+def figures(r):
+    """The run's figures for ``--json``."""
+    return {"load base + deltas": report.lower(r['replay_s'], "s"),
+            "load after compaction": report.lower(r['compacted_s'], "s"),
+            "compact": report.lower(r['compact_s'], "s"), "full save": report.lower(r['full_save_s'], "s"),
+            "delta save": report.lower(r['delta_s'], "s"),
+            "load compacted/replay": report.lower(r['compacted_s'] / r['replay_s'], "x")}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument('--rows', type=int, default=2_000_000)
@@ -158,12 +164,12 @@ def main():
     parser.add_argument('--changed', type=float, default=0.05)
     parser.add_argument('--repeat', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--no-write', action='store_true', help="print only; leave docs/benchmarks.md alone")
-    args = parser.parse_args()
-    text = report_text(run(args), args)
+    args = report.add_output_args(parser).parse_args()
+    result = run(args)
+    text = report_text(result, args)
     print(text)
-    if not args.no_write:
-        write_section('sparse_compaction', text)
+    report.publish(args, 'sparse_compaction', text)
+    report.save_json(args, 'bench_sparse_compaction', figures(result))
 
 
 if __name__ == '__main__':

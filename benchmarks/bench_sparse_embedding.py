@@ -10,23 +10,24 @@ their gradient rows to the local kvstore, whose lazy update touches only those r
 for 2 epochs of 16 steps and times the steps of the second epoch (process CPU time between batch-end callbacks);
 rounds interleave the contenders; the table gives medians over rounds.
 
-    python benchmarks/bench_sparse_embedding.py [--repeat 5] [--vocab 10000,100000,1000000] [--no-write]
+    python -m benchmarks.bench_sparse_embedding [--repeat 5] [--vocab 10000,100000,1000000] [--write-docs]
+        [--json PATH]
 """
-import argparse
+# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow.
 import os
-import sys
-import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
 
-import sparkps.symbol as sym  # noqa: E402
-from sparkps.io import NDArrayIter  # noqa: E402
-from sparkps.train.feedforward import FeedForward  # noqa: E402
+import argparse
+import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import write_section  # noqa: E402
+import numpy as np
+
+import sparkps.symbol as sym
+from benchmarks import report
+from sparkps.io import NDArrayIter
+from sparkps.train.feedforward import FeedForward
 
 BATCH, FIELDS, DIM, STEPS = 512, 8, 16, 16
 
@@ -68,7 +69,7 @@ def run(vocabs, repeat):
     return rows
 
 
-def markdown(rows, argv):
+def markdown(rows, options):
     lines = ["## Sparse embedding step vs dense Embedding (local kvstore)", "",
              "Network ids (512 x 8) -> Embedding(V, 16) -> FC(2) -> softmax, FeedForward.fit with SGD, 1 BLAS "
              "thread, Zipf(1.2) ids. Dense: `sparse_grad=False`, the whole V x 16 weight updated in place each step. "
@@ -81,20 +82,30 @@ def markdown(rows, argv):
         lines.append("| %d | %.0f | %.2f | %.2f | %.1f× |" % (vocab, unique, dense * 1e3, sparse * 1e3, dense / sparse))
     lines += ["", "The sparse step costs the same whatever V is (it depends on the batch's unique ids); the dense "
               "step grows with V because its gradient and update sweep the whole table.", "",
-              "Command: `python benchmarks/bench_sparse_embedding.py %s`" % " ".join(argv)]
+              "Command: `%s`" % report.command("bench_sparse_embedding", options)]
     return "\n".join(lines)
+
+
+def figures(rows):
+    """The run's figures for ``--json``: CPU ms of a step of each contender, and their ratio, per vocabulary."""
+    out = {}
+    for vocab, _unique, dense, sparse in rows:
+        out.update({"V=%d dense" % vocab: report.lower(dense * 1e3, "CPU ms"),
+                    "V=%d sparse" % vocab: report.lower(sparse * 1e3, "CPU ms"),
+                    "V=%d dense/sparse" % vocab: report.higher(dense / sparse, "x")})
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--vocab", default="10000,100000,1000000")
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args()
+    args = report.add_output_args(parser).parse_args()
     rows = run([int(v) for v in args.vocab.split(",")], args.repeat)
-    if not args.no_write:
-        argv = [a for a in sys.argv[1:] if a != "--no-write"]
-        write_section("sparse_embedding", markdown(rows, argv))
+    text = markdown(rows, report.argv_options())
+    print(text)
+    report.publish(args, "sparse_embedding", text)
+    report.save_json(args, "bench_sparse_embedding", figures(rows))
 
 
 if __name__ == "__main__":

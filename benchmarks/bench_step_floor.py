@@ -11,21 +11,24 @@ MLP 784-128-64-10, batch 128, float32, 1 BLAS thread; parameters and gradients l
 - tcp process: the same, with the ROUTER in a child process over tcp://127.0.0.1 (how sparkps runs a server
   beside a Spark worker).
 
-    python benchmarks/bench_step_floor.py [--repeat 15] [--steps 50] [--no-write]
+    python -m benchmarks.bench_step_floor [--repeat 15] [--steps 50] [--write-docs] [--json PATH]
 """
-import argparse
+# One BLAS thread, set before numpy is imported (numpy's BLAS reads it when it loads): the other imports follow.
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
 import subprocess
 import sys
 import threading
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
-import zmq  # noqa: E402
+import numpy as np
+import zmq
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_ps import interleaved  # noqa: E402
+from benchmarks import report
+from benchmarks.bench_ps import interleaved
 
 SHAPES = [(128, 784), (128,), (64, 128), (64,), (10, 64), (10,)]
 SIZE = sum(int(np.prod(s)) for s in SHAPES)
@@ -144,7 +147,7 @@ def measure(repeat, steps):
         context.term()
 
 
-def report(times, repeat, steps):
+def report_text(times, repeat, steps):
     median = {name: float(np.median(values)) for name, values in times.items()}
     ratio = {name: float(np.median(np.array(values) / np.array(times["local"]))) for name, values in times.items()}
     lines = ["## Floor of a dist_sync step (bare pyzmq, no sparkps)", "",
@@ -154,24 +157,33 @@ def report(times, repeat, steps):
              "step / local step." % (repeat, steps), "",
              "| step | ms | vs local |", "|---|---|---|"]
     lines += ["| %s | %.3f | %.2f× |" % (name, median[name] * 1e3, ratio[name]) for name in times]
-    lines += ["", "This is what the sparkps dist_sync step (bench_ps.py) can approach at best on this machine: "
+    lines += ["", "This is what the sparkps dist_sync step (bench_ps) can approach at best on this machine: "
               "the round trip and the thread or process hand-over cost more than the 0.3 × local step that "
-              "a 1.3× goal leaves.", "", "Command: `python benchmarks/bench_step_floor.py --repeat %d --steps %d`"
-              % (repeat, steps)]
+              "a 1.3× goal leaves.", "",
+              "Command: `%s`" % report.command("bench_step_floor", "--repeat %d --steps %d" % (repeat, steps))]
     return "\n".join(lines)
+
+
+def figures(times):
+    """The run's figures for ``--json``: the median step of each contender and its median ratio to the local step."""
+    out = {}
+    for name, values in times.items():
+        out["%s step" % name] = report.lower(np.median(values) * 1e3, "ms")
+        if name != "local":
+            out["%s/local" % name] = report.lower(np.median(np.array(values) / np.array(times["local"])), "x")
+    return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--no-write", action="store_true", help="print only, do not update docs/benchmarks.md")
-    args = parser.parse_args()
-    text = report(measure(args.repeat, args.steps), args.repeat, args.steps)
+    args = report.add_output_args(parser).parse_args()
+    times = measure(args.repeat, args.steps)
+    text = report_text(times, args.repeat, args.steps)
     print(text)
-    if not args.no_write:
-        from report import write_section
-        write_section("ps_floor", text)
+    report.publish(args, "ps_floor", text)
+    report.save_json(args, "bench_step_floor", figures(times))
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ worker: after every step it sleeps as long as the step took, so it runs at half 
      there to the first progress of the restarted stage, and in all; the baseline is the same fit's start
      without a failure (from ``fit()`` to the first batch).
 
-    python benchmarks/bench_strategies.py [--workers 2,4] [--epochs 10] [--target 0.93] [--no-write]
-        [--strategies-only] [--ctr-rows 50000] [--ctr-epochs 4] [--ctr-target 0.85]
-    python benchmarks/bench_strategies.py --resume-only [--rows 200000] [--repeat 5]
+    python -m benchmarks.bench_strategies [--workers 2,4] [--epochs 10] [--target 0.93] [--write-docs]
+        [--strategies-only] [--ctr-rows 50000] [--ctr-epochs 4] [--ctr-target 0.85] [--json PATH]
+    python -m benchmarks.bench_strategies --resume-only [--rows 200000] [--repeat 5] [--write-docs]
 """
 import argparse
 import multiprocessing
@@ -35,13 +35,10 @@ import time
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-sys.path.insert(0, ROOT)
-
-from benchmarks.report import write_section  # noqa: E402
-from sparkps.comm.timeouts import Timeouts  # noqa: E402
-from sparkps.runtime.server_node import spawn_server  # noqa: E402
-from sparkps.scheduler import Scheduler  # noqa: E402
+from benchmarks import report
+from sparkps.comm.timeouts import Timeouts
+from sparkps.runtime.server_node import spawn_server
+from sparkps.scheduler import Scheduler
 
 STRATEGIES = [("dist_sync", {}), ("dist_async", {}), ("dist_sync_replicas", "M-1"),
               ("dist_model_average", {"interval_steps": 4}), ("dist_easgd", {"communication_period": 4})]
@@ -107,8 +104,7 @@ def run_cluster(main, job, workers):
     """A fresh scheduler here, one server subprocess and ``workers`` processes running ``main(job, results)``;
     returns what they put on ``results``, by rank."""
     scheduler = Scheduler(1, workers, timeouts=Timeouts(register=60, request=120, barrier=120)).start()
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
-    server = spawn_server(scheduler.uri, scheduler.secret, env=env)
+    server = spawn_server(scheduler.uri, scheduler.secret, env=report.child_env())
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     job = dict(job, uri=scheduler.uri, secret=scheduler.secret)
@@ -160,10 +156,10 @@ def bench_codecs(epochs):
     return rows
 
 
-def report(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
+def report_text(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
     fmt = lambda v: "not reached" if v is None else "%.1f s" % v  # noqa: E731
     lines = ["## Distributed strategies (one worker slowed 2x)", "",
-             "`python benchmarks/bench_strategies.py %s`" % " ".join(sys.argv[1:]), "",
+             "`%s`" % report.command("bench_strategies", report.argv_options()), "",
              "Digits MLP 64-64-10, batch 32 per worker, SGD momentum 0.5, %d epochs, 1 server; the last rank "
              "sleeps as long as each of its steps took. *Time to %.0f %%*: rank 0's test accuracy at its epoch "
              "ends (its local weights for the local strategies); *final*: the model fit returns (the average, "
@@ -192,8 +188,7 @@ def report(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
 def _cluster(servers, workers=1):
     """A scheduler here and ``servers`` server subprocesses; returns (scheduler, server children)."""
     scheduler = Scheduler(servers, workers, timeouts=Timeouts(register=60, request=300, barrier=300)).start()
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(ROOT))
-    return scheduler, [spawn_server(scheduler.uri, scheduler.secret, env=env) for _ in range(servers)]
+    return scheduler, [spawn_server(scheduler.uri, scheduler.secret, env=report.child_env()) for _ in range(servers)]
 
 
 def _dense_model(kv, shapes):
@@ -280,7 +275,8 @@ def bench_restarts(epochs):
     import shutil
     import tempfile
 
-    from sparkps.spark import SparkTrainer, mlp_symbol
+    from sparkps.nets.mlp import mlp_symbol
+    from sparkps.spark import SparkTrainer
     spark = _spark()
     spark.sparkContext.setLogLevel("FATAL")
     X_train, X_test, y_train, y_test = digits()
@@ -317,7 +313,7 @@ def bench_restarts(epochs):
 
 def report_resume(checkpoint_rows, restart_rows, args):
     lines = ["## Resume after a failure: the cost of a checkpoint and of a restart", "",
-             "`python benchmarks/bench_strategies.py %s`" % " ".join(sys.argv[1:]), "",
+             "`%s`" % report.command("bench_strategies", report.argv_options()), "",
              "Checkpoint: `kv.save_checkpoint` (every server writes its pieces, the worker writes the manifest "
              "atomically), median of %d, against `np.savez` of the same arrays in one process." % args.repeat, "",
              "| what | servers | MB | checkpoint | np.savez | ratio |", "|---|---|---|---|---|---|"]
@@ -344,12 +340,36 @@ def report_resume(checkpoint_rows, restart_rows, args):
     return "\n".join(lines)
 
 
+def figures(strategy_rows=(), codec_rows=(), ctr_rows=(), checkpoint_rows=(), restart_rows=()):
+    """The run's figures for ``--json`` (a time to target not reached is null)."""
+    out = {}
+    for r in strategy_rows:
+        key = "%d workers %s" % (r["workers"], r["kvtype"])
+        out.update({key + " time to target": report.lower(r["time_to_target"], "s"),
+                    key + " fit": report.lower(r["seconds"], "s"), key + " final": report.higher(r["final"], "acc")})
+    for r in codec_rows:
+        out.update({"codec %s bytes/step" % r["codec"]: report.lower(r["bytes_per_step"], "B"),
+                    "codec %s final" % r["codec"]: report.higher(r["final"], "acc")})
+    for r in ctr_rows:
+        key = "ctr %d workers fm (%s) %s" % (r["workers"], r["model"], r["kvtype"])
+        out.update({key + " time to target": report.lower(r["time_to_target"], "s"),
+                    key + " fit": report.lower(r["seconds"], "s"), key + " final": report.higher(r["final"], "auc")})
+    for r in checkpoint_rows:
+        key = "checkpoint %s, %d server(s)" % (r["case"], r["servers"])
+        out.update({key: report.lower(r["seconds"], "s"), key + " np.savez": report.lower(r["baseline"], "s")})
+    for r in restart_rows:
+        if r["kill"] == "none":
+            out["restart baseline start"] = report.lower(r["start"], "s")
+        else:
+            out["restart %s kill to training" % r["kill"]] = report.lower(r["total"], "s")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workers", default="2,4", help="worker counts, comma-separated")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--target", type=float, default=0.93)
-    parser.add_argument("--no-write", action="store_true", help="print only, do not update docs/benchmarks.md")
     parser.add_argument("--resume-only", action="store_true", help="only the checkpoint and restart costs")
     parser.add_argument("--rows", type=int, default=200_000, help="rows of the sparse table checkpointed")
     parser.add_argument("--repeat", type=int, default=5, help="checkpoints timed per case")
@@ -358,16 +378,18 @@ def main():
     parser.add_argument("--ctr-rows", type=int, default=50_000, help="generated CTR training rows (0: no CTR rows)")
     parser.add_argument("--ctr-epochs", type=int, default=4)
     parser.add_argument("--ctr-target", type=float, default=0.85, help="test AUC the CTR rows are timed to")
-    args = parser.parse_args()
+    args = report.add_output_args(parser).parse_args()
     args.load_at_start = load = "%.1f" % os.getloadavg()[0]
+    checkpoint_rows = restart_rows = ()
     if not args.strategies_only:
-        resume_text = report_resume(bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs),
+        checkpoint_rows, restart_rows = bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs)
+        resume_text = report_resume(checkpoint_rows, restart_rows,
                                     argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs,
                                                        load_at_start=load))
         print(resume_text)
-        if not args.no_write:
-            write_section("resume", resume_text)
+        report.publish(args, "resume", resume_text)
     if args.resume_only:
+        report.save_json(args, "bench_strategies", figures(checkpoint_rows=checkpoint_rows, restart_rows=restart_rows))
         return
     workers = [int(w) for w in args.workers.split(",")]
     strategy_rows = bench_strategies(workers, args.epochs, args.target)
@@ -377,10 +399,11 @@ def main():
         from benchmarks.strategies_ctr import bench_ctr_strategies, ctr_data
         planted = ctr_data(args.ctr_rows)[-1]
         ctr_rows = bench_ctr_strategies(run_cluster, time_to, workers, args.ctr_rows, args.ctr_epochs, args.ctr_target)
-    text = report(strategy_rows, codec_rows, args, ctr_rows, planted)
+    text = report_text(strategy_rows, codec_rows, args, ctr_rows, planted)
     print(text)
-    if not args.no_write:
-        write_section("strategies", text)
+    report.publish(args, "strategies", text)
+    report.save_json(args, "bench_strategies", figures(strategy_rows, codec_rows, ctr_rows, checkpoint_rows,
+                                                        restart_rows))
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ accuracy, one plot), plus the cost of one pass on each side (the slope of fit ti
 start-up costs are left out). Also sparkps' training samples/s against a single-process numpy loop doing
 the same math (forward, backward, SGD step) on the whole machine.
 
-    .venv/bin/python benchmarks/bench_vs_mllib.py                          # full run (MLlib takes minutes)
-    .venv/bin/python benchmarks/bench_vs_mllib.py --mllib-iters 5,10,20    # a shorter MLlib side
-    .venv/bin/python benchmarks/bench_vs_mllib.py --quick                  # sparkps and numpy only, no docs
+    python -m benchmarks.bench_vs_mllib --write-docs                    # full run (MLlib takes minutes)
+    python -m benchmarks.bench_vs_mllib --mllib-iters 5,10,20           # a shorter MLlib side, printed only
+    python -m benchmarks.bench_vs_mllib --quick --epochs 1              # sparkps and numpy only
 
 Inputs are cached as float32 blocks per partition (sparkps) and as a cached DataFrame (MLlib) before the
 clocks start, so both timings are training only.
@@ -27,9 +27,7 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+from benchmarks import report
 
 LAYERS = [784, 128, 64, 10]
 SPARKPS = dict(batch_size=512, optimizer="sgd",
@@ -179,8 +177,7 @@ def plot(results, path):
     plt.close(fig)
 
 
-def report(results, numpy_rate, args):
-    from report import write_section
+def report_text(results, numpy_rate, args):
     sp, ml = results["sparkps"], results.get("MLlib") or []
     last = sp[-1]
     lines = ["**Generated data**, not a real data set: scikit-learn `make_classification` (70000 x 784, 10 classes, "
@@ -224,9 +221,9 @@ def report(results, numpy_rate, args):
               "processes on this shared machine can lower either side (1-minute load average at the end of "
               f"the run: {os.getloadavg()[0]:.1f}).",
               "", "![time to accuracy, sparkps vs MLlib](bench_vs_mllib.png)", "",
-              f"Command: `.venv/bin/python benchmarks/bench_vs_mllib.py --epochs {args.epochs} "
-              f"--mllib-iters {','.join(map(str, args.mllib_iters))}`"]
-    write_section("vs_mllib", "## sparkps vs Spark MLlib: time to accuracy\n\n" + "\n".join(lines))
+              "Command: `%s`" % report.command("bench_vs_mllib", f"--epochs {args.epochs} --mllib-iters "
+                                               f"{','.join(map(str, args.mllib_iters))}")]
+    return "## sparkps vs Spark MLlib: time to accuracy\n\n" + "\n".join(lines)
 
 
 def _int_list(text):
@@ -239,13 +236,29 @@ def _int_list(text):
     return values
 
 
+def figures(results, numpy_rate):
+    """The run's figures for ``--json``: every fit's time and accuracy, and the throughputs."""
+    out = {"numpy loop": report.higher(numpy_rate, "samples/s")}
+    for name, unit in (("sparkps", "epoch(s)"), ("MLlib", "maxIter")):
+        for f in results.get(name) or []:
+            key = "%s %d %s" % (name, f["passes"], unit)
+            out.update({key + " fit": report.lower(f["seconds"], "s"),
+                        key + " accuracy": report.higher(f["accuracy"], "acc")})
+    last = results["sparkps"][-1]
+    out.update({"sparkps steady": report.higher(last["steady_samples_per_s"], "samples/s"),
+                "sparkps whole fit": report.higher(last["samples_per_s"], "samples/s")})
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="skip MLlib and do not write docs/")
+    parser.add_argument("--quick", action="store_true", help="skip MLlib (no docs: the section needs its rows)")
     parser.add_argument("--epochs", type=int, default=4, help="sparkps fits 1..EPOCHS epochs (default 4)")
     parser.add_argument("--mllib-iters", type=_int_list, default=[5, 10, 25, 50, 100],
                         help="MLlib maxIter values, one fit each (default 5,10,25,50,100)")
-    args = parser.parse_args(argv)
+    args = report.add_output_args(parser).parse_args(argv)
+    if args.quick and args.write_docs:
+        parser.error("--write-docs needs the MLlib rows: drop --quick")
     X_train, y_train, X_test, y_test = dataset()
     numpy_rate = numpy_loop_samples_per_s(X_train, y_train, seconds=5.0)
     spark = spark_session()
@@ -257,9 +270,12 @@ def main(argv=None):
             results["MLlib"] = run_mllib(spark, X_train, y_train, X_test, y_test, args.mllib_iters)
     finally:
         spark.stop()
-    if not args.quick:
-        plot(results, os.path.join(HERE, os.pardir, "docs", "bench_vs_mllib.png"))
-        report(results, numpy_rate, args)
+    text = report_text(results, numpy_rate, args)
+    print(text)
+    if args.write_docs:
+        plot(results, os.path.join(report.ROOT, "docs", "bench_vs_mllib.png"))
+        report.write_section("vs_mllib", text)
+    report.save_json(args, "bench_vs_mllib", figures(results, numpy_rate))
     return 0
 
 

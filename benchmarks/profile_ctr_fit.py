@@ -1,7 +1,7 @@
 """Where the time of a CTR fit goes: ``SparkpsCTRClassifier.fit`` on generated Criteo-shaped data, split into its
-parts, each timed on its own in the same run (Spark ``local[2]``, 2 workers + 2 servers, as benchmarks/bench_ctr.py).
+parts, each timed on its own in the same run (Spark ``local[2]``, 2 workers + 2 servers, as benchmarks.bench_ctr).
 
-    python benchmarks/profile_ctr_fit.py --rows 200000
+    python -m benchmarks.profile_ctr_fit --rows 200000 [--json PATH]
 
 Parts (seconds, wall clock):
 * ``numpy featurize, one process``: hashing the 26 categorical columns and packing the rows in this process
@@ -19,7 +19,8 @@ Parts (seconds, wall clock):
   ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
   time after the stage (the model built from the results).
 
-Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md).
+Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md); ``--json PATH``
+writes the parts' seconds.
 """
 import argparse
 import os
@@ -28,8 +29,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_ctr import frames, planted  # noqa: E402
+from benchmarks import report
+from benchmarks.bench_ctr import frames, planted
 
 
 def timed(label, fn, out):
@@ -73,6 +74,7 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--model", default="fm")
+    p.add_argument("--json", metavar="PATH", help="also write the parts' seconds to PATH as JSON")
     args = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -118,10 +120,12 @@ def main(argv=None):
         parts.append(("after the stage (model built)", fit_ended - captured["stage_ended"]))
         for label, seconds in parts:
             print("  %-38s %8.2f s" % (label, seconds))
+        out += [("whole fit: " + label, seconds) for label, seconds in parts]
     finally:
         trainer_module.run_stage = original
         spark.stop()
     print("load at end: %.1f %.1f %.1f" % os.getloadavg())
+    report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})
     return 0
 
 

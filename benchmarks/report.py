@@ -1,15 +1,60 @@
-"""Write one benchmark's results into its own section of docs/benchmarks.md.
+"""What a benchmark does with its results: print them, and on request write them into docs/ or a JSON file.
 
-Each benchmark owns the text between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``; running it again
-replaces only that section, so benchmarks can run in any order and in separate processes.
+A benchmark prints its tables to stdout and leaves the checkout alone unless it runs with ``--write-docs``; then
+it rewrites its own section of docs/benchmarks.md: the text between ``<!-- bench:NAME -->`` and
+``<!-- /bench:NAME -->``. Running it again replaces only that section, so benchmarks can run in any order and in
+separate processes. ``--json PATH`` writes the run's figures to PATH (the format ``benchmarks/compare.py`` reads).
+
+This module imports nothing but the standard library: benchmarks that fix thread counts before numpy loads import
+it first.
 """
 import datetime
+import json
 import os
 import platform
 import re
+import sys
 
-DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs", "benchmarks.md")
-HEADER = "# Benchmarks\n\nEach section is written by the script it names; rerun the script to refresh it.\n"
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+HEADER = ("# Benchmarks\n\nEach section is written by the command it names "
+          "(`python -m benchmarks.NAME --write-docs ...`).\n")
+OUTPUT_FLAGS = {"--write-docs": 0, "--json": 1}      # flag -> how many values follow it
+
+
+def add_output_args(parser):
+    """Add the options every benchmark shares, ``--write-docs`` and ``--json PATH``, to an argparse parser."""
+    parser.add_argument("--write-docs", action="store_true",
+                        help="also rewrite this benchmark's section of docs/ (and its figure); without it the run "
+                             "only prints")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the run's figures to PATH as JSON (read by benchmarks/compare.py)")
+    return parser
+
+
+def command(module, options=""):
+    """The command line that writes a section: ``python -m benchmarks.MODULE --write-docs OPTIONS``."""
+    return ("python -m benchmarks.%s --write-docs %s" % (module, options)).rstrip()
+
+
+def argv_options(argv=None):
+    """``argv`` (default: this process's arguments) as one string, without the output options of
+    :func:`add_output_args`, for :func:`command`."""
+    argv, kept = list(sys.argv[1:] if argv is None else argv), []
+    while argv:
+        arg = argv.pop(0)
+        name = arg.split("=", 1)[0]
+        if name in OUTPUT_FLAGS:
+            if "=" not in arg:
+                del argv[:OUTPUT_FLAGS[name]]
+            continue
+        kept.append(arg)
+    return " ".join(kept)
+
+
+def child_env():
+    """The environment of a child Python process (a server, a raw peer) importing sparkps from this checkout."""
+    return dict(os.environ, PYTHONPATH=ROOT)
 
 
 def machine_line():
@@ -28,3 +73,37 @@ def write_section(name, markdown, doc=DOC):
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     with open(doc, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def publish(args, name, markdown):
+    """Write ``markdown`` as section ``name`` of docs/benchmarks.md when the run was asked to (``--write-docs``)."""
+    if args.write_docs:
+        write_section(name, markdown)
+
+
+def figure(value, unit, better=None):
+    """One figure of a run: its value, its unit and which way is better ('lower', 'higher' or None)."""
+    return {"value": None if value is None else float(value), "unit": unit, "better": better}
+
+
+def lower(value, unit):
+    """A figure where less is better (a time)."""
+    return figure(value, unit, "lower")
+
+
+def higher(value, unit):
+    """A figure where more is better (a rate, a speed-up over a baseline, an accuracy)."""
+    return figure(value, unit, "higher")
+
+
+def save_json(args, benchmark, figures):
+    """Write ``figures`` ({name: :func:`figure`}) to ``args.json`` when the run was given ``--json PATH``."""
+    if not args.json:
+        return
+    sparkps = sys.modules.get("sparkps")
+    record = {"benchmark": benchmark, "argv": sys.argv[1:], "machine": machine_line(),
+              "load": list(os.getloadavg()), "root": ROOT,
+              "sparkps": os.path.dirname(os.path.abspath(sparkps.__file__)) if sparkps else None, "figures": figures}
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")

@@ -1,4 +1,4 @@
-"""The generated-CTR part of bench_strategies.py: time to a target test AUC per strategy, one worker slowed 2x.
+"""The generated-CTR part of benchmarks.bench_strategies: time to a target test AUC per strategy, one worker slowed 2x.
 
 Data: ``planted_ctr`` (sparkps/ctr/synthetic.py) with a planted FM (8 categorical fields, vocabulary
 200 per field, Zipf 1.2, no numeric columns, seed 11): ``--ctr-rows`` training rows and 10,000 test rows, hashed
@@ -103,7 +103,7 @@ def ctr_worker_main(job, results):
 
 
 def bench_ctr_strategies(run_job, time_to, worker_counts, rows, epochs, target):
-    """Rows of the CTR table. bench_strategies.py passes its own ``run_job(main, job, workers)`` (runs one cluster)
+    """Rows of the CTR table. bench_strategies passes its own ``run_job(main, job, workers)`` (runs one cluster)
     and ``time_to(curve, target)``, so this module imports nothing from it."""
     out_rows = []
     for workers in worker_counts:

@@ -7,9 +7,8 @@ function names the MXNet test it ports ("MXNet: test_cast", "MXNet 1.0 test_symb
 the MXNet file is the one the sparkps test module ports. Prints, per MXNet file, the distinct MXNet tests
 ported and the pytest cases that port them, then the other tests of the folder (sparkps's own checks).
 """
+import ast
 import collections
-import importlib
-import inspect
 import re
 import subprocess
 import sys
@@ -27,15 +26,25 @@ def collected_cases():
     return [line for line in out.splitlines() if "::" in line]
 
 
+def function_sources(path):
+    """``{name: source}`` of the top-level functions of the file ``path``, decorators included (read, not imported:
+    the test modules need not be importable from here)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    lines = text.splitlines(keepends=True)
+    return {node.name: "".join(lines[min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1:node.end_lineno])
+            for node in ast.parse(text, path).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 def main():
-    sys.path[:0] = [".", "tests"]
     names, cases, other = collections.defaultdict(set), collections.Counter(), collections.Counter()
-    items = collected_cases()
+    items, sources = collected_cases(), {}
     for item in items:
         path, function = item.split("::")[0], item.split("::")[1].split("[")[0]
-        module = path[:-3].replace("/", ".")
-        source = inspect.getsource(getattr(importlib.import_module(module), function))
-        short = module.rsplit(".", 1)[1]
+        if path not in sources:
+            sources[path] = function_sources(path)
+        source = sources[path][function]
+        short = path[:-3].rsplit("/", 1)[-1]
         found = NAMED.findall(source)
         if found and short in PORTS:
             names[PORTS[short]].update(found)
