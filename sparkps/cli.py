@@ -16,8 +16,6 @@ from sparkps.comm import settings
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.kvstore.strategies import STRATEGIES
 
-ENV_HELP = "Environment: SPARKPS_SCHEDULER_URI (or SPARKPS_SCHEDULER_PORT), SPARKPS_SECRET, SPARKPS_RANK."
-
 
 def timeout_options(function):
     """Options for the Timeouts of a node (seconds)."""

@@ -12,7 +12,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.kvstore.strategies import STRATEGIES, check_strategy, check_tables
+from sparkps.kvstore.strategies import check_strategy, check_tables
 from sparkps.optimizer import create as create_optimizer
 from sparkps.spark.common.row_places import in_input, tag_rows
 from sparkps.spark.driver import checks
@@ -23,7 +23,6 @@ from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.model.spark_model import SparkModel
 from sparkps.spark.task.barrier_task import make_train_task
 
-KVSTORES = STRATEGIES
 REGISTER_SECONDS = 600.0
 
 

@@ -66,7 +66,7 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     timeline = {"task_start": time.time()}
 
     def register():
-        with _ServerStartWatch(server, plan, rank):
+        with watch_server_exit(server, plan, rank):
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
                                 rank=rank, timeouts=plan.get("timeouts"), host=host,
                                 compression=plan.get("compression"), **plan.get("kvstore_params", {}))
@@ -79,7 +79,7 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
                                    seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
                                    dtype=plan.get("data_dtype", "float32"))
-        with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
+        with watch_server_exit(server, plan, rank):   # a server that dies while training fails the job at once
             result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
@@ -261,7 +261,7 @@ def _start_server(plan, rank, host):
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
 
 
-def _ServerStartWatch(process, plan, rank):
+def watch_server_exit(process, plan, rank):
     """While this task registers and trains, watch the server process it started: if that process ends, tell
     the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
     registration or heartbeat timeout."""
