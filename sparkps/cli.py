@@ -14,7 +14,7 @@ import numpy as np
 
 from sparkps.comm import settings
 from sparkps.errors import ConfigError, SparkpsError
-from sparkps.kvstore.strategies import STRATEGIES
+from sparkps.kvstore.strategies import OPTION_NAMES, STRATEGIES
 
 
 def timeout_options(function):
@@ -156,8 +156,7 @@ def worker():
 @click.option("--kvstore", type=click.Choice(STRATEGIES), default="dist_sync", show_default=True,
               help="Distributed strategy (see sparkps.kvstore.strategies).")
 @click.option("--kvstore-param", "kvstore_params", multiple=True, metavar="NAME=VALUE",
-              help="A strategy option: replicas_to_aggregate, max_staleness, interval_steps, communication_period, "
-                   "moving_rate, ... (repeatable).")
+              help="A strategy option: %s (repeatable)." % ", ".join(OPTION_NAMES))
 @click.option("--symbol", "symbol_file", type=click.Path(exists=True, dir_okay=False), required=True,
               help="Network as symbol JSON (see `sparkps symbol mlp`).")
 @click.option("--data", type=click.Path(exists=True, dir_okay=False), required=True,
