@@ -25,6 +25,7 @@ import numpy as np
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
+from sparkps.spark.submit.output import quiet_parameter_server
 
 LOG = logging.getLogger("train_classifier")
 
@@ -288,7 +289,7 @@ def main(argv=None):
 def _main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    logging.getLogger("sparkps.ps").setLevel(logging.CRITICAL)   # the job reports a failure once, below
+    quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)
     args.batch_size = args.batch_size or (16 if args.demo else 32)
     args.epochs = args.epochs or (20 if args.demo else 10)

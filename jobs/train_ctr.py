@@ -25,6 +25,7 @@ import sys
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
+from sparkps.spark.submit.output import quiet_parameter_server
 
 FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
@@ -240,7 +241,7 @@ def run(args):
 
 def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    logging.getLogger("sparkps.ps").setLevel(logging.CRITICAL)    # a failure is reported once, below
+    quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)
     os.makedirs(args.output, exist_ok=True)
     try:

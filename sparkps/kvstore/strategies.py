@@ -1,26 +1,44 @@
-"""The distributed strategies by their MXNet-style kvstore names, and the options each one takes.
+"""The distributed strategies by their MXNet-style kvstore names: the one table of the options each takes, whether
+its rounds wait for the workers and whether it trains on the workers.
 
-One table read by the kvstore itself, SparkTrainer, the pyspark.ml estimators and the CLI, so a strategy
-setting is checked once, the same way, before anything starts:
+Everything else is derived from :data:`STRATEGY_TABLE` and read by the kvstore itself (``worker/dist_kvstore.py``:
+the sync flag of each type, the local-training classes of ``worker/averaging.py``), SparkTrainer, the pyspark.ml
+estimators, the spark-submit jobs and the CLI, so a strategy setting is checked once, the same way, before
+anything starts:
 
 >>> check_strategy('dist_sync_replicas', {'replicas_to_aggregate': 1})
 {'replicas_to_aggregate': 1}
 >>> parse_options(['interval_steps=4', 'moving_rate=0.1'])
 {'interval_steps': 4, 'moving_rate': 0.1}
+>>> STRATEGIES
+('dist_sync', 'dist_async', 'dist_sync_replicas', 'dist_model_average', 'dist_easgd')
 """
+from typing import NamedTuple
+
 from sparkps.errors import ConfigError
 
-STRATEGY_OPTIONS = {
-    "dist_sync": (),
-    "dist_async": ("max_staleness",),
-    "dist_sync_replicas": ("replicas_to_aggregate", "total_num_replicas"),
-    "dist_model_average": ("interval_steps",),
-    "dist_easgd": ("communication_period", "moving_rate"),
+
+class Strategy(NamedTuple):
+    """One row of the table."""
+    options: tuple      # the options it takes (NAME=VALUE on the command line, kvstoreParams in pyspark.ml)
+    sync: bool          # a worker's rounds wait for the others (False: applied on arrival, or met every few steps)
+    on_workers: bool    # the optimizer runs on the workers' own weights; they meet the servers every few steps
+
+
+STRATEGY_TABLE = {
+    "dist_sync": Strategy((), sync=True, on_workers=False),
+    "dist_async": Strategy(("max_staleness",), sync=False, on_workers=False),
+    "dist_sync_replicas": Strategy(("replicas_to_aggregate", "total_num_replicas"), sync=True, on_workers=False),
+    "dist_model_average": Strategy(("interval_steps",), sync=False, on_workers=True),
+    "dist_easgd": Strategy(("communication_period", "moving_rate"), sync=False, on_workers=True),
 }
-STRATEGIES = tuple(STRATEGY_OPTIONS)
+STRATEGIES = tuple(STRATEGY_TABLE)
+STRATEGY_OPTIONS = {name: strategy.options for name, strategy in STRATEGY_TABLE.items()}
 # strategies whose optimizer runs on the workers, on their local copy of every weight: a sparse table's rows live
 # only on the servers (a batch pulls the rows it reads), so these strategies cannot train one
-LOCAL_STRATEGIES = ("dist_model_average", "dist_easgd")
+LOCAL_STRATEGIES = tuple(name for name, strategy in STRATEGY_TABLE.items() if strategy.on_workers)
+# every option of every strategy, in the table's order (for help texts)
+OPTION_NAMES = tuple(name for strategy in STRATEGY_TABLE.values() for name in strategy.options)
 _POSITIVE_INTS = ("replicas_to_aggregate", "total_num_replicas", "interval_steps", "communication_period")
 
 

@@ -5,20 +5,25 @@
 
 Sub-packages by where their code runs: ``driver/`` (the trainer, the stage it watches, checks, progress,
 restarts), ``task/`` (the barrier task and what it reads), ``model/`` (SparkModel, the predictor, table rows),
-``ml/`` (the pyspark.ml estimators over shared Params), ``submit/`` (what spark-submit jobs share). Modules
-at this level (``batches``, ``row_places``, ``sparse_inputs``) are used by more than one of them.
-Names are imported on first use, so ``import sparkps.spark`` does not start a JVM or import pyspark.
+``ml/`` (the pyspark.ml estimators over shared Params), ``submit/`` (what spark-submit jobs share), and
+``common/`` (``batches``, ``row_places``, ``sparse_inputs``: used by more than one of them). They import only
+downward: ml -> submit / driver -> task -> model -> common (tests/test_layering.py).
+Names are imported on first use, so ``import sparkps.spark`` does not start a JVM or import pyspark;
+``mlp_symbol`` (sparkps.nets.mlp) is here as sparkps 0.1 had it.
 """
 import importlib
 
-_NAMES = {"SparkTrainer": "driver.trainer", "SparkModel": "model.spark_model",
-          "SparkpsClassifier": "ml.classifier", "SparkpsClassificationModel": "ml.classifier",
-          "SparkpsCTRClassifier": "ml.ctr_classifier", "SparkpsCTRModel": "ml.ctr_classifier"}
+_NAMES = {"SparkTrainer": "sparkps.spark.driver.trainer", "SparkModel": "sparkps.spark.model.spark_model",
+          "SparkpsClassifier": "sparkps.spark.ml.classifier",
+          "SparkpsClassificationModel": "sparkps.spark.ml.classifier",
+          "SparkpsCTRClassifier": "sparkps.spark.ml.ctr_classifier",
+          "SparkpsCTRModel": "sparkps.spark.ml.ctr_classifier",
+          "mlp_symbol": "sparkps.nets.mlp"}
 
 __all__ = list(_NAMES)
 
 
 def __getattr__(name):
     if name in _NAMES:
-        return getattr(importlib.import_module("sparkps.spark.%s" % _NAMES[name]), name)
+        return getattr(importlib.import_module(_NAMES[name]), name)
     raise AttributeError("module 'sparkps.spark' has no attribute %r" % name)

@@ -71,10 +71,6 @@ def choice(*allowed):
     return parse
 
 
-def to_str(value):
-    return str(value)
-
-
 def render(value):
     """MXNet's string form of a parameter value: True, 0.5, (2, 3)."""
     if isinstance(value, tuple):

@@ -25,10 +25,6 @@ MXNET_VERSION = 10901                     # the format level written (MXNet 1.9.
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
 
 
-def _version(number):
-    return number // 10000, number // 100 % 100, number % 100
-
-
 # ---- writing -------------------------------------------------------------------------------------
 def to_json(entries):
     """The JSON text of the graph whose outputs are ``entries``, readable by MXNet 1.x."""

@@ -62,6 +62,7 @@ class LocalTraining:
 
 class ModelAverage(LocalTraining):
     """``dist_model_average``: every ``interval_steps`` steps the workers' weights become their mean."""
+    strategy = "dist_model_average"
     server_policy = {"name": "average"}
     rounds = "own"
 
@@ -83,6 +84,7 @@ class ModelAverage(LocalTraining):
 
 class ElasticAverage(LocalTraining):
     """``dist_easgd``: every ``communication_period`` steps an elastic pull towards (and of) the center."""
+    strategy = "dist_easgd"
     server_policy = None
     rounds = None
 
@@ -116,4 +118,5 @@ class ElasticAverage(LocalTraining):
         return None
 
 
-STRATEGIES = {"dist_model_average": ModelAverage, "dist_easgd": ElasticAverage}
+# the worker side of each strategy the table marks as training on the workers (strategies.LOCAL_STRATEGIES)
+LOCAL_TRAINING = {kind.strategy: kind for kind in (ModelAverage, ElasticAverage)}

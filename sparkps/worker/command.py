@@ -1,4 +1,5 @@
-"""What ``sparkps worker train`` runs: one worker of a distributed job.
+"""What ``sparkps worker train`` runs: one worker of a distributed job, living the life of
+:mod:`sparkps.worker.lifecycle` (register -> resume from checkpoint -> fit -> report -> close) on a data file.
 
 It registers with the scheduler (through ``sparkps.kvstore.create('dist_sync'|'dist_async')``), reads
 shard ``rank`` of ``num_workers`` of a LibSVM or CSV file, trains the symbol with
@@ -10,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from sparkps.errors import ConfigError, DataError
-from sparkps.worker.lifecycle import default_initializer, run_worker
+from sparkps.worker.lifecycle import Checkpoints, default_initializer, run_worker
 
 log = logging.getLogger(__name__)
 INITIALIZERS = ("xavier", "uniform", "normal")
@@ -109,8 +110,9 @@ def epoch_logger(rank):
     return logger
 
 
-def train(config, kv):
-    """Train on ``kv``'s shard of the data; returns the fitted model.  Blocks on the kvstore's waits."""
+def train(config, kv, start):
+    """Train on ``kv``'s shard of the data from ``start`` (a lifecycle.Start); returns the fitted model.  Blocks
+    on the kvstore's waits."""
     symbol = load_symbol(config.symbol)
     X, y = read_shard(config, config.data, kv.rank, kv.num_workers)
     eval_data = None
@@ -118,8 +120,12 @@ def train(config, kv):
         eval_data = read_shard(config, config.eval_data, 0, 1)
     log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
     model = build_model(config, symbol)
-    X, y, callbacks = checkpointing(config, kv, model, X, y)
-    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **callbacks)
+    if start.resuming:      # the rows as FeedForward.fit iterates numpy rows, fast-forwarded past the trained steps
+        from sparkps.io import NDArrayIter
+        X, y = start.skip(NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True,
+                                      last_batch_handle="roll_over", seed=config.seed)), None
+        model.begin_epoch = start.begin_epoch
+    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **start.callbacks())
     if config.save_prefix and kv.rank == 0:
         directory = os.path.dirname(os.path.abspath(config.save_prefix))
         os.makedirs(directory, exist_ok=True)
@@ -129,29 +135,10 @@ def train(config, kv):
     return model
 
 
-def checkpointing(config, kv, model, X, y):
-    """``(X, y, fit callbacks)`` of a worker with checkpoints and/or a checkpoint to resume from.
-
-    Resuming: the rows become a DataIter fast-forwarded past the steps the checkpoint holds for this worker
-    (the same shuffles as the uninterrupted run when ``seed`` is set), training starts in its epoch, and the
-    kvstore loads the checkpoint once the optimizer is set. Checkpoints: worker 0 saves every
-    ``checkpoint_steps`` steps and at each epoch end."""
-    from sparkps.io import NDArrayIter
-    from sparkps.runtime.resume import Checkpointer, SkippedIter, read_point
-    point = read_point(config.resume_from) if config.resume_from else None
-    start = point.steps_of(kv.rank) if point else 0
-    if point is not None:
-        rows = NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True, last_batch_handle="roll_over",
-                           seed=config.seed)     # as FeedForward.fit iterates numpy rows
-        X, y = SkippedIter(rows, start), None
-        model.begin_epoch = X.begin_epoch
-        kv.resume_from(point.path)
-        log.info("worker %d: resuming from %s at step %d (epoch %d)", kv.rank, point.path, start, X.begin_epoch)
-    if not config.checkpoint_dir:
-        return X, y, {}
-    saver = Checkpointer(kv, config.checkpoint_dir, config.checkpoint_steps, kv.rank, start_step=start)
-    saver.steps_per_epoch = point.steps_per_epoch if point else None
-    return X, y, {"batch_end_callback": saver.on_batch, "epoch_end_callback": saver.on_epoch}
+def checkpoints(config):
+    """The worker's lifecycle.Checkpoints: ``resume_from`` (a checkpoint folder, read once registered) and
+    ``checkpoint_dir`` / ``checkpoint_steps`` (worker 0 saves every N steps and at each epoch end)."""
+    return Checkpoints(config.resume_from or None, config.checkpoint_dir, config.checkpoint_steps)
 
 
 def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None, timeouts=None, curve=False,
@@ -167,4 +154,4 @@ def run(config, kvstore="dist_sync", scheduler_uri=None, secret=None, rank=None,
     def register():
         return kvstore_mod.create(kvstore, scheduler_uri=scheduler_uri, secret=secret, rank=rank, timeouts=timeouts,
                                   compression=config.compression, curve=curve, **strategy)
-    return run_worker(register, lambda kv: train(config, kv))
+    return run_worker(register, lambda kv, start: train(config, kv, start), checkpoints=checkpoints(config))

@@ -56,17 +56,17 @@ from sparkps.kvstore.base import (
     KVStoreBase,
     key_value_lists,
 )
-from sparkps.kvstore.strategies import STRATEGY_OPTIONS, check_strategy
+from sparkps.kvstore.strategies import STRATEGY_OPTIONS, STRATEGY_TABLE, check_strategy
 from sparkps.param_group import ParameterGroup
 from sparkps.rows.values import RowSparse
-from sparkps.worker.averaging import STRATEGIES
+from sparkps.worker.averaging import LOCAL_TRAINING
 from sparkps.worker.dist_rows import DistRowSparseKeys
 from sparkps.worker.kvworker import KVWorker
 from sparkps.worker.payloads import host_value
 
-SYNC_OF_TYPE = {"dist_sync": True, "dist_async": False, "dist_sync_device": True, "dist_async_device": False,
-                "dist_device_sync": True, "dist_sync_replicas": True, "dist_model_average": False,
-                "dist_easgd": False}
+# the strategies of the table, and MXNet's device-side names of the first two
+SYNC_OF_TYPE = dict({name: strategy.sync for name, strategy in STRATEGY_TABLE.items()}, dist_sync_device=True,
+                    dist_async_device=False, dist_device_sync=True)
 TYPES = tuple(SYNC_OF_TYPE)
 STRATEGY_OPTIONS = dict(STRATEGY_OPTIONS, dist_async_device=("max_staleness",))
 
@@ -82,8 +82,8 @@ def round_policy(kvtype, options):
         raise ConfigError("kvstore %r has no option(s) %s (known: %s)" % (kvtype, ", ".join(unknown), known))
     if kvtype == "dist_sync_replicas":
         return "server", dict(options, name="sync_replicas")
-    if kvtype in STRATEGIES:
-        return STRATEGIES[kvtype].rounds, STRATEGIES[kvtype].server_policy
+    if kvtype in LOCAL_TRAINING:
+        return LOCAL_TRAINING[kvtype].rounds, LOCAL_TRAINING[kvtype].server_policy
     if options.get("max_staleness") is not None:
         return "own", {"name": "ssp", "max_staleness": options["max_staleness"]}
     return ("own" if SYNC_OF_TYPE[kvtype] else None), None
@@ -104,7 +104,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         super().__init__(kvtype)
         sync = SYNC_OF_TYPE[kvtype]
         rounds, policy = round_policy(kvtype, strategy)
-        self._local = STRATEGIES[kvtype](postoffice.num_workers, **strategy) if kvtype in STRATEGIES else None
+        self._local = LOCAL_TRAINING[kvtype](postoffice.num_workers, **strategy) if kvtype in LOCAL_TRAINING else None
         self._local_push = None
         # model averaging and EASGD train on the workers' own weights: no sparse tables (strategies.check_tables)
         rows = (ROW_SPARSE, TABLE_OPTIONS, PULL_STEP) if self._local is None else ()
@@ -414,8 +414,8 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
     round_policy(kvtype, strategy)  # bad options fail here, before this worker registers
     check_strategy(kvtype.replace("_device", ""), {}, compression)
-    if kvtype in STRATEGIES:
-        STRATEGIES[kvtype](1, **strategy)
+    if kvtype in LOCAL_TRAINING:
+        LOCAL_TRAINING[kvtype](1, **strategy)
     create_codec(compression)
     if postoffice is not None:
         return DistKVStore(kvtype, postoffice, compression, own_postoffice=False, **strategy)

@@ -53,3 +53,17 @@ def test_every_strategy_is_a_launch_and_train_choice():
         output = run(command).output
         for name in ("dist_sync_replicas", "dist_model_average", "dist_easgd"):
             assert name in output, (command, name)
+
+
+def test_the_strategy_table_is_the_one_source_of_names_options_and_sync():
+    """kvstore/strategies.py holds the one table; the dist kvstore's types, the workers' local-training classes and
+    the help of `worker train --kvstore-param` are derived from it."""
+    from sparkps.kvstore.strategies import LOCAL_STRATEGIES, OPTION_NAMES, STRATEGY_TABLE
+    from sparkps.worker.averaging import LOCAL_TRAINING
+    from sparkps.worker.dist_kvstore import SYNC_OF_TYPE
+    assert sorted(LOCAL_TRAINING) == sorted(LOCAL_STRATEGIES) == ["dist_easgd", "dist_model_average"]
+    assert {name: SYNC_OF_TYPE[name] for name in STRATEGY_TABLE} == {
+        "dist_sync": True, "dist_async": False, "dist_sync_replicas": True, "dist_model_average": False,
+        "dist_easgd": False}
+    help_text = " ".join(run(["worker", "train", "--help"]).output.split())
+    assert all(name in help_text for name in OPTION_NAMES), help_text

@@ -82,7 +82,8 @@ def test_a_failing_fit_is_reported_to_the_scheduler_and_the_kvstore_closed():
             closed.append(kv)
             return kv
 
-        def fit(kv):
+        def fit(kv, start):
+            assert not start.resuming and start.skip(None) is None     # no checkpoint: the data as it is
             raise ValueError("column 3 holds text")
 
         with pytest.raises(ValueError, match="column 3"):

@@ -12,18 +12,18 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.kvstore.strategies import STRATEGIES, check_strategy, check_tables
+from sparkps.kvstore.strategies import check_strategy
 from sparkps.optimizer import create as create_optimizer
 from sparkps.spark.common.row_places import in_input, tag_rows
 from sparkps.spark.driver import checks
+from sparkps.spark.driver.arguments import argument_names, check_network, checked_restarts, network_name
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.progress import ProgressView
+from sparkps.spark.driver.results import fit_stats, trained_model
 from sparkps.spark.driver.stage import StageFailed, run_stage
 from sparkps.spark.driver.tracking import log_fit
-from sparkps.spark.model.spark_model import SparkModel
 from sparkps.spark.task.barrier_task import make_train_task
 
-KVSTORES = STRATEGIES
 REGISTER_SECONDS = 600.0
 
 
@@ -65,11 +65,11 @@ class SparkTrainer:
         self.kvstore, self.optimizer = kvstore, optimizer
         self.optimizer_params = dict(optimizer_params or {})
         # unknown names / keys fail here, not in a task; lr/wd multipliers may name the network's parameters
-        names = dict(enumerate(_argument_names(self.symbol_json)))
+        names = dict(enumerate(argument_names(self.symbol_json)))
         create_optimizer(optimizer, **{"param_idx2name": names, **self.optimizer_params})
         self.initializer, self.ctx, self.label_name, self.data_name = initializer, ctx, label_name, data_name
         self.eval_metric, self.checkpoint_dir = eval_metric, checkpoint_dir
-        self.checkpoint_steps, self.max_restarts = _checked_restarts(checkpoint_steps, max_restarts)
+        self.checkpoint_steps, self.max_restarts = checked_restarts(checkpoint_steps, max_restarts)
         self.fault = None             # a test hook: plan["fault"] of sparkps.spark.task.barrier_task.fault_hook
         self.timeout, self.timeouts = timeout, dict(timeouts or {})
         # the barrier stage may queue behind the stages that read and shuffle its input (and executors start
@@ -80,8 +80,8 @@ class SparkTrainer:
         # a PackedLayout (sparkps.ctr.packed): each feature vector holds several named inputs, e.g. a
         # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
         self.input_layout = input_layout
-        self._check_network()
-        self.model_name = name or _network_name(self.symbol_json)
+        self.num_classes, self.data_dtype = check_network(self)     # a network that cannot train fails here
+        self.model_name = name or network_name(self.symbol_json)
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
@@ -153,7 +153,7 @@ class SparkTrainer:
             view.close(finished=results is not None)
             self._scheduler = None
         self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
-        model = self._model(results, point, restarts.entries)
+        model = trained_model(self, results, point, restarts.entries)
         log_fit(self.tracked_params(workers, servers), model.history)
         return model
 
@@ -196,47 +196,6 @@ class SparkTrainer:
         return dict({"model": self.model_name, "input_shape": self.input_shape, "batch_size": self.batch_size,
                      "num_epoch": self.num_epoch, "num_workers": workers, "num_servers": servers,
                      "kvstore": self.kvstore, "optimizer": self.optimizer}, **self.optimizer_params)
-
-    def _check_network(self):
-        """Fail before launching when the symbol lacks the inputs or does not take ``input_shape``."""
-        from sparkps import symbol as sym
-        from sparkps.errors import ShapeError
-        from sparkps.symbol.ops.embedding import sparse_tables
-        net = sym.load_json(self.symbol_json)
-        check_tables(self.kvstore, sparse_tables(net))
-        if self.input_layout is not None:
-            return self._check_layout(net)
-        missing = [n for n in (self.data_name, self.label_name) if n not in net.list_arguments()]
-        if missing:
-            raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
-                              "label_name)" % (missing, net.list_arguments()))
-        try:
-            _, out_shapes, _ = net.infer_shape(**{self.data_name: (self.batch_size,) + self.input_shape})
-        except ShapeError as exc:
-            raise ConfigError("input_shape %s does not fit the network: %s" % (self.input_shape, exc)) from None
-        first = tuple(out_shapes[0]) if out_shapes else ()
-        classifier = "softmax" in str(net.list_outputs()[0]).lower() if net.list_outputs() else False
-        self.num_classes = int(first[1]) if classifier and len(first) == 2 and first[1] >= 2 else None
-        from sparkps.spark.common.sparse_inputs import data_dtype
-        self.data_dtype = data_dtype(net, self.data_name).name     # int64: the ids of a hashed table
-
-    def _check_layout(self, net):
-        """The layout's inputs and the label are the network's; the packed width is ``input_shape``."""
-        from sparkps.errors import ShapeError
-        from sparkps.symbol.ops.embedding import sparse_tables
-        shapes = self.input_layout.shapes(self.batch_size)
-        missing = [n for n in list(shapes) + [self.label_name] if n not in net.list_arguments()]
-        if missing or self.input_shape != (self.input_layout.width,):
-            raise ConfigError("input_layout %s and input_shape %s do not fit the network's arguments %s"
-                              % (self.input_layout.to_list(), self.input_shape, net.list_arguments()))
-        tables = sparse_tables(net)
-        try:
-            net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
-        except ShapeError as exc:
-            raise ConfigError("input_layout %s does not fit the network: %s" % (self.input_layout.to_list(), exc)) \
-                from None
-        self.num_classes = None
-        self.data_dtype = "float32"     # packed rows: ids travel as exact float planes (train/io/ctr_packed.py)
 
     def status(self):
         """The running fit's ``scheduler.status()`` (nodes, progress, errors), or None between fits.
@@ -308,25 +267,6 @@ class SparkTrainer:
                 "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
-    def _model(self, results, point=None, restarts=()):
-        from sparkps.spark.driver.restarts import history_with_restarts
-        final = [r for r in results if r.get("params") is not None]
-        if not final:
-            raise ClusterError("training finished but worker 0 returned no weights")
-        history = merge_histories(results)
-        if point is not None:    # epochs before the checkpoint this run resumed from: worker 0's record of them
-            newer = {h["epoch"] for h in history}
-            history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
-        history = history_with_restarts(history, restarts)
-        epochs = history[-1]["epoch"] + 1 if history else self.num_epoch
-        model = SparkModel.from_bytes(self.symbol_json, final[0]["params"], input_shape=self.input_shape,
-                                      label_name=self.label_name, batch_size=max(self.batch_size, 256),
-                                      epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
-                                      input_layout=self.input_layout)
-        if self.input_layout is not None:   # every worker's table rows, and how often each id was seen
-            from sparkps.spark.model.table_rows import merge_worker_tables
-            model.table_counts = merge_worker_tables(model.arg_params, results)
-        return model
 
 
 def _raise_in_input(exc, data, places):
@@ -337,61 +277,6 @@ def _raise_in_input(exc, data, places):
         if message != str(exc):
             raise StageFailed(message, node=exc.node) from None
     raise exc
-
-
-def _checked_restarts(checkpoint_steps, max_restarts):
-    """``(checkpoint_steps, max_restarts)`` as ints; ConfigError naming the bad one."""
-    if checkpoint_steps is not None and (isinstance(checkpoint_steps, bool) or int(checkpoint_steps) < 1):
-        raise ConfigError("checkpoint_steps must be an int >= 1 (or None: epoch ends only), got %r"
-                          % (checkpoint_steps,))
-    if isinstance(max_restarts, bool) or int(max_restarts) < 0:
-        raise ConfigError("max_restarts must be an int >= 0, got %r" % (max_restarts,))
-    return (None if checkpoint_steps is None else int(checkpoint_steps)), int(max_restarts)
-
-
-def fit_stats(results, batch_size):
-    """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
-    batches after each worker's first, times batch_size, over the span from the earliest first batch end
-    to the latest last batch end (so start-up and registration are left out)."""
-    ordered = sorted(results, key=lambda r: r["rank"])
-    stats = {"rows": [r.get("rows", 0) for r in ordered],
-             "fit_seconds": max(r.get("fit_seconds", 0.0) for r in ordered)}
-    timed = [r for r in ordered if r.get("first_batch_end") is not None]
-    if timed:
-        span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
-        batches = sum(r["batches"] - 1 for r in timed)
-        stats["steady_seconds"] = span
-        stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
-        stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
-    return stats
-
-
-def merge_histories(results):
-    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
-    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
-    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
-    sums, weights = {}, {}
-    for result in results:
-        rows = max(int(result.get("rows", 0)), 0)
-        for entry in result.get("history", []):
-            epoch = int(entry["epoch"])
-            for name, value in entry.items():
-                if name.startswith("validation-") and result.get("rank") != 0:
-                    continue
-                if name != "epoch" and rows:
-                    sums.setdefault(epoch, {}).setdefault(name, 0.0)
-                    sums[epoch][name] += float(value) * rows
-                    weights.setdefault(epoch, {}).setdefault(name, 0)
-                    weights[epoch][name] += rows
-    return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
-            for epoch in sorted(sums)]
-
-
-def _network_name(symbol_json):
-    """A short name for the Spark UI: the output node's name, e.g. 'softmax'."""
-    from sparkps import symbol as sym
-    outputs = sym.load_json(symbol_json).list_outputs()
-    return outputs[0].rsplit("_output", 1)[0] if outputs else "network"
 
 
 def _validation_arrays(data, features_col, label_col, num_features):
@@ -457,6 +342,3 @@ def _partitioned(rdd, num_workers, tag=False):
     return rdd, "partition" if tag else None
 
 
-def _argument_names(symbol_json):
-    from sparkps import symbol as sym
-    return sym.load_json(symbol_json).list_arguments()

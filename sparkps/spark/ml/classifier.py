@@ -10,7 +10,7 @@ paths must be on a file system the driver can write with plain file I/O (local o
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import TypeConverters
 from pyspark.ml.param.shared import (
     HasFeaturesCol,
     HasHandleInvalid,
@@ -26,50 +26,29 @@ from sparkps.errors import ConfigError
 from sparkps.nets.mlp import mlp_symbol
 from sparkps.spark.driver.input_rows import held_out, prepare_rows
 from sparkps.spark.driver.trainer import SparkTrainer
-from sparkps.spark.ml.params import (
-    HasCheckpoints,
-    HasStrategyOptions,
-    checkpoint_settings,
-    strategy_settings,
-)
+from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter
 
 
-def _param(name, doc, converter):
-    return Param(Params._dummy(), name, doc, typeConverter=converter)
-
-
 class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
-                     HasWeightCol, HasHandleInvalid, HasStrategyOptions, HasCheckpoints):
-    """Params shared by the estimator and its model."""
+                     HasWeightCol, HasHandleInvalid, HasTrainerParams):
+    """Params shared by the estimator and its model (those the CTR classifier takes too: ``params.py``)."""
 
-    layers = _param("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
-                    TypeConverters.toListInt)
-    symbolJson = _param("symbolJson", "network as sparkps symbol JSON (overrides layers)", TypeConverters.toString)
-    inputSize = _param("inputSize", "feature count when symbolJson is given", TypeConverters.toInt)
-    activation = _param("activation", "hidden activation: relu, sigmoid, tanh, softrelu", TypeConverters.toString)
-    batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
-    numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
-    numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
-    numServers = _param("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
-    kvstore = _param("kvstore", "strategy: dist_sync, dist_async, dist_sync_replicas, dist_model_average, dist_easgd",
-                     TypeConverters.toString)
-    optimizer = _param("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl", TypeConverters.toString)
-    learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
-    momentum = _param("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
-    weightDecay = _param("weightDecay", "L2 weight decay", TypeConverters.toFloat)
-    seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
-    validationFraction = _param("validationFraction", "share of the rows held out for early stopping (0: none)",
-                                TypeConverters.toFloat)
-    earlyStoppingPatience = _param("earlyStoppingPatience", "epochs without a better validation loss before "
-                                   "training stops", TypeConverters.toInt)
+    layers = declare("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
+                     TypeConverters.toListInt)
+    symbolJson = declare("symbolJson", "network as sparkps symbol JSON (overrides layers)", TypeConverters.toString)
+    inputSize = declare("inputSize", "feature count when symbolJson is given", TypeConverters.toInt)
+    activation = declare("activation", "hidden activation: relu, sigmoid, tanh, softrelu", TypeConverters.toString)
+    momentum = declare("momentum", "momentum for sgd / nag (0 for the others)", TypeConverters.toFloat)
+    weightDecay = declare("weightDecay", "L2 weight decay", TypeConverters.toFloat)
+    earlyStoppingPatience = declare("earlyStoppingPatience", "epochs without a better validation loss before "
+                                    "training stops", TypeConverters.toInt)
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(layers=[], symbolJson="", inputSize=0, activation="relu", batchSize=64, numEpochs=10,
-                         numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="sgd", learningRate=0.1,
-                         momentum=0.9, weightDecay=0.0, seed=0, probabilityCol="probability",
-                         rawPredictionCol="rawPrediction", validationFraction=0.0, earlyStoppingPatience=2,
+                         optimizer="sgd", learningRate=0.1, momentum=0.9, weightDecay=0.0,
+                         probabilityCol="probability", rawPredictionCol="rawPrediction", earlyStoppingPatience=2,
                          handleInvalid="error")
 
 

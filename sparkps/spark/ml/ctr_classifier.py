@@ -13,7 +13,7 @@ import json
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.ml.param import TypeConverters
 from pyspark.ml.param.shared import HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
@@ -22,12 +22,7 @@ from sparkps.errors import ConfigError
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
-from sparkps.spark.ml.params import (
-    HasCheckpoints,
-    HasStrategyOptions,
-    checkpoint_settings,
-    strategy_settings,
-)
+from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter
 
 FEATURES_TMP = "__sparkps_ctr_features"
@@ -38,57 +33,41 @@ OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult
 CTR_TIMEOUTS = {"heartbeat_timeout": 60.0}
 
 
-def _param(name, doc, converter):
-    return Param(Params._dummy(), name, doc, typeConverter=converter)
+class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasTrainerParams):
+    """Params shared by the estimator and its model (those the MLP classifier takes too: ``params.py``)."""
 
-
-class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasStrategyOptions,
-                 HasCheckpoints):
-    categoricalCols = _param("categoricalCols", "categorical columns (strings or integers), hashed with their name",
+    categoricalCols = declare("categoricalCols", "categorical columns (strings or integers), hashed with their name",
+                              TypeConverters.toListString)
+    numericCols = declare("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
+                          TypeConverters.toListString)
+    multiValueCols = declare("multiValueCols", "multi-valued columns: arrays, or strings joined by "
+                             "multiValueSeparator; their ids are pooled into one embedding (pooling)",
                              TypeConverters.toListString)
-    numericCols = _param("numericCols", "numeric columns, standardised (log-mapped) from training statistics",
-                         TypeConverters.toListString)
-    multiValueCols = _param("multiValueCols", "multi-valued columns: arrays, or strings joined by multiValueSeparator; "
-                            "their ids are pooled into one embedding (pooling)", TypeConverters.toListString)
-    multiValueSeparator = _param("multiValueSeparator", "separator of multi-valued string cells",
-                                 TypeConverters.toString)
-    pooling = _param("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
-    tables = _param("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
-    validationFraction = _param("validationFraction", "rows held out and scored after every epoch (AUC, logloss, "
-                                "COPC over all of them, in the history); 0: none", TypeConverters.toFloat)
-    model = _param("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
-    network = _param("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
-    embeddingDim = _param("embeddingDim", "embedding width per field", TypeConverters.toInt)
-    hiddenUnits = _param("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
-    numBuckets = _param("numBuckets", "reduce ids to this many table rows (0: 64-bit ids, no reduction)",
-                        TypeConverters.toInt)
-    hashIds = _param("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
-                     TypeConverters.toBoolean)
-    numEpochs = _param("numEpochs", "passes over the training data", TypeConverters.toInt)
-    batchSize = _param("batchSize", "mini-batch size per worker", TypeConverters.toInt)
-    numWorkers = _param("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
-    numServers = _param("numServers", "parameter servers", TypeConverters.toInt)
-    kvstore = _param("kvstore", "strategy: dist_sync, dist_async or dist_sync_replicas (the sparse tables train on "
-                     "the servers; dist_model_average and dist_easgd train on the workers and refuse them)",
-                     TypeConverters.toString)
-    optimizer = _param("optimizer", "adam, adagrad, ftrl, sgd, ...", TypeConverters.toString)
-    learningRate = _param("learningRate", "optimizer learning rate", TypeConverters.toFloat)
-    seed = _param("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
-    maxBroadcastMB = _param("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
-                            "to shrink it); 0: no limit", TypeConverters.toFloat)
-    numericStats = _param("numericStats", "training statistics of the numeric columns and the widths of the "
-                          "multi-valued ones (JSON; set by fit)",
-                          TypeConverters.toString)
+    multiValueSeparator = declare("multiValueSeparator", "separator of multi-valued string cells",
+                                  TypeConverters.toString)
+    pooling = declare("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
+    tables = declare("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
+    model = declare("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
+    network = declare("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
+    embeddingDim = declare("embeddingDim", "embedding width per field", TypeConverters.toInt)
+    hiddenUnits = declare("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
+    numBuckets = declare("numBuckets", "reduce ids to this many table rows (0: 64-bit ids, no reduction)",
+                         TypeConverters.toInt)
+    hashIds = declare("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
+                      TypeConverters.toBoolean)
+    maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
+                             "to shrink it); 0: no limit", TypeConverters.toFloat)
+    numericStats = declare("numericStats", "training statistics of the numeric columns and the widths of the "
+                           "multi-valued ones (JSON; set by fit)",
+                           TypeConverters.toString)
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
-                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0,
-                         numEpochs=5,
-                         batchSize=256, numWorkers=2, numServers=1, kvstore="dist_sync", optimizer="adam",
-                         learningRate=0.01, seed=0, numericStats="", probabilityCol="probability",
-                         rawPredictionCol="rawPrediction", predictionCol="prediction", multiValueSeparator=",",
-                         pooling="mean", tables="shared", validationFraction=0.0, maxBroadcastMB=1024.0)
+                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0, numEpochs=5,
+                         batchSize=256, optimizer="adam", learningRate=0.01, numericStats="",
+                         probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
+                         multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0)
 
     def _featurizer(self):
         get = self.getOrDefault

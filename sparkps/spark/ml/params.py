@@ -1,30 +1,145 @@
-"""Params both pyspark.ml estimators take (the classifier of ``ml.py`` and the CTR classifier of ``ctr.py``): the
-strategy's options and compression, and checkpoints with restarts, declared once with SparkTrainer's defaults and
-turned into SparkTrainer's keyword arguments here.
+"""Params both pyspark.ml estimators take (the classifier of ``classifier.py`` and the CTR classifier of
+``ctr_classifier.py``), each declared once as a pyspark.ml-style mixin (``HasBatchSize`` as pyspark's
+``HasMaxIter``), and turned into SparkTrainer's keyword arguments here.
+
+    class _CTRParams(HasTrainerParams, ...):      # batchSize .. validationFraction, the strategy, checkpoints
+        def __init__(self, *args):
+            super().__init__(*args)
+            self._setDefault(batchSize=256, ...)  # each estimator's own defaults where they differ
 
     trainer = SparkTrainer(..., **strategy_settings(estimator), **checkpoint_settings(estimator))
 
-Saved and loaded with the estimator (DefaultParamsWritable / Readable) like any other Param.
+A mixin sets a default only where both estimators agree on it. Saved and loaded with the estimator
+(DefaultParamsWritable / Readable) like any other Param: only names and values are written, so declaring a
+param here rather than in the estimator leaves saved pipelines as they were.
 """
 from pyspark.ml.param import Param, Params, TypeConverters
 
-from sparkps.kvstore.strategies import check_strategy, parse_options
+from sparkps.kvstore.strategies import LOCAL_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS, check_strategy, parse_options
 
 
-def _param(name, doc, converter):
+def declare(name, doc, converter):
+    """A Param of the Params class being declared (pyspark.ml's shared-param habit: ``Params._dummy()``)."""
     return Param(Params._dummy(), name, doc, typeConverter=converter)
+
+
+class HasBatchSize(Params):
+    """``batchSize``: rows per step of each worker (each estimator sets its own default)."""
+
+    batchSize = declare("batchSize", "mini-batch size per worker", TypeConverters.toInt)
+
+    def getBatchSize(self):
+        return self.getOrDefault(self.batchSize)
+
+
+class HasNumEpochs(Params):
+    """``numEpochs``: passes over the training data (each estimator sets its own default)."""
+
+    numEpochs = declare("numEpochs", "passes over the training data", TypeConverters.toInt)
+
+    def getNumEpochs(self):
+        return self.getOrDefault(self.numEpochs)
+
+
+class HasNumWorkers(Params):
+    """``numWorkers``: worker tasks of the barrier stage (default 2)."""
+
+    numWorkers = declare("numWorkers", "worker tasks (Spark task slots needed)", TypeConverters.toInt)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(numWorkers=2)
+
+    def getNumWorkers(self):
+        return self.getOrDefault(self.numWorkers)
+
+
+class HasNumServers(Params):
+    """``numServers``: parameter servers (default 1)."""
+
+    numServers = declare("numServers", "parameter servers, started beside the first workers", TypeConverters.toInt)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(numServers=1)
+
+    def getNumServers(self):
+        return self.getOrDefault(self.numServers)
+
+
+class HasKvstore(Params):
+    """``kvstore``: the distributed strategy, one of :data:`sparkps.kvstore.strategies.STRATEGIES` (default
+    dist_sync)."""
+
+    kvstore = declare("kvstore", "strategy: %s (%s train on the workers and refuse sparse tables, such as the CTR "
+                      "models' embeddings)" % (", ".join(STRATEGIES), " and ".join(LOCAL_STRATEGIES)),
+                      TypeConverters.toString)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(kvstore="dist_sync")
+
+    def getKvstore(self):
+        return self.getOrDefault(self.kvstore)
+
+
+class HasOptimizer(Params):
+    """``optimizer``: the optimizer's name (each estimator sets its own default)."""
+
+    optimizer = declare("optimizer", "sgd, nag, adam, adagrad, rmsprop, adadelta, ftrl, ...", TypeConverters.toString)
+
+    def getOptimizer(self):
+        return self.getOrDefault(self.optimizer)
+
+
+class HasLearningRate(Params):
+    """``learningRate``: the optimizer's learning rate (each estimator sets its own default)."""
+
+    learningRate = declare("learningRate", "optimizer learning rate", TypeConverters.toFloat)
+
+    def getLearningRate(self):
+        return self.getOrDefault(self.learningRate)
+
+
+class HasTrainingSeed(Params):
+    """``seed``: the seed of initialisation and shuffling (default 0; pyspark's own HasSeed defaults to a hash of
+    the class name instead)."""
+
+    seed = declare("seed", "seed of initialisation and shuffling", TypeConverters.toInt)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(seed=0)
+
+    def getSeed(self):
+        return self.getOrDefault(self.seed)
+
+
+class HasValidationFraction(Params):
+    """``validationFraction``: the share of the rows held out and scored after every epoch (default 0: none)."""
+
+    validationFraction = declare("validationFraction", "share of the rows held out and scored after every epoch "
+                                 "(0: none): the classifier stops early on their loss and keeps the best epoch; the "
+                                 "CTR classifier records AUC, logloss and COPC over all of them in the history",
+                                 TypeConverters.toFloat)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(validationFraction=0.0)
+
+    def getValidationFraction(self):
+        return self.getOrDefault(self.validationFraction)
 
 
 class HasStrategyOptions(Params):
     """``kvstoreParams`` (the strategy's options as NAME=VALUE), ``gradientCompression``, ``compressionThreshold``."""
 
-    kvstoreParams = _param("kvstoreParams", "strategy options as NAME=VALUE strings: replicas_to_aggregate, "
-                           "total_num_replicas (dist_sync_replicas), max_staleness (dist_async), interval_steps "
-                           "(dist_model_average), communication_period, moving_rate (dist_easgd)",
-                           TypeConverters.toListString)
-    gradientCompression = _param("gradientCompression", "'' (none), fp16 or 2bit", TypeConverters.toString)
-    compressionThreshold = _param("compressionThreshold", "2bit: the threshold t of {-t, 0, +t}",
-                                  TypeConverters.toFloat)
+    kvstoreParams = declare("kvstoreParams", "strategy options as NAME=VALUE strings: %s" % "; ".join(
+        "%s (%s)" % (", ".join(options), name) for name, options in STRATEGY_OPTIONS.items() if options),
+        TypeConverters.toListString)
+    gradientCompression = declare("gradientCompression", "'' (none), fp16 or 2bit", TypeConverters.toString)
+    compressionThreshold = declare("compressionThreshold", "2bit: the threshold t of {-t, 0, +t}",
+                                   TypeConverters.toFloat)
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -35,17 +150,22 @@ class HasCheckpoints(Params):
     """``checkpointDir``, ``checkpointSteps`` and ``maxRestarts`` (SparkTrainer's checkpoint_dir, checkpoint_steps,
     max_restarts: with a folder, a fit whose task or server dies restarts from the newest checkpoint)."""
 
-    checkpointDir = _param("checkpointDir", "folder every server can write: weights, optimizer state and each "
-                           "worker's place in its data after each epoch ('' for none); with it, a fit whose task or "
-                           "server process dies restarts from the newest checkpoint", TypeConverters.toString)
-    checkpointSteps = _param("checkpointSteps", "with checkpointDir: also checkpoint every N steps (0: at epoch "
-                             "ends only)", TypeConverters.toInt)
-    maxRestarts = _param("maxRestarts", "with checkpointDir: restarts from the newest checkpoint before fit fails",
-                         TypeConverters.toInt)
+    checkpointDir = declare("checkpointDir", "folder every server can write: weights, optimizer state and each "
+                            "worker's place in its data after each epoch ('' for none); with it, a fit whose task or "
+                            "server process dies restarts from the newest checkpoint", TypeConverters.toString)
+    checkpointSteps = declare("checkpointSteps", "with checkpointDir: also checkpoint every N steps (0: at epoch "
+                              "ends only)", TypeConverters.toInt)
+    maxRestarts = declare("maxRestarts", "with checkpointDir: restarts from the newest checkpoint before fit fails",
+                          TypeConverters.toInt)
 
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(checkpointDir="", checkpointSteps=0, maxRestarts=2)
+
+
+class HasTrainerParams(HasBatchSize, HasNumEpochs, HasNumWorkers, HasNumServers, HasKvstore, HasOptimizer,
+                       HasLearningRate, HasTrainingSeed, HasValidationFraction, HasStrategyOptions, HasCheckpoints):
+    """Every param both estimators hand SparkTrainer: the training loop's, the strategy's and the checkpoints'."""
 
 
 def compression_of(kind, threshold):

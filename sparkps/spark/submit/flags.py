@@ -7,7 +7,7 @@ as on ``sparkps launch`` / ``sparkps worker train``, and what they become for Sp
 An unknown strategy option or a value of the wrong kind is one ConfigError naming it (from ``check_strategy``),
 before Spark starts any job.
 """
-from sparkps.kvstore.strategies import STRATEGIES, check_strategy, parse_options
+from sparkps.kvstore.strategies import OPTION_NAMES, STRATEGIES, check_strategy, parse_options
 
 
 def add_strategy_flags(parser):
@@ -15,8 +15,7 @@ def add_strategy_flags(parser):
     ``--checkpoint-dir``, ``--checkpoint-steps`` and ``--max-restarts`` on an argparse parser."""
     parser.add_argument("--kvstore", default="dist_sync", choices=STRATEGIES, help="distributed strategy")
     parser.add_argument("--kvstore-param", dest="kvstore_params", action="append", default=[], metavar="NAME=VALUE",
-                        help="a strategy option: replicas_to_aggregate, total_num_replicas, max_staleness, "
-                             "interval_steps, communication_period, moving_rate (repeatable)")
+                        help="a strategy option: %s (repeatable)" % ", ".join(OPTION_NAMES))
     parser.add_argument("--compression", choices=["fp16", "2bit"], help="compress pushed gradients")
     parser.add_argument("--compression-threshold", type=float, default=0.5, help="2bit: the threshold t")
     parser.add_argument("--checkpoint-dir", help="folder every server can write: checkpoints after each epoch; a fit "

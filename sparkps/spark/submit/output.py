@@ -16,8 +16,12 @@ until the reader has taken every byte they wrote (``drain_output``).
         code = run(args)
     finally:
         drain_output()
+
+The parameter server's own log lines (the scheduler's, a server's, a worker's) are silenced in a job, which
+reports a failure once itself (``quiet_parameter_server``).
 """
 import array
+import logging
 import os
 import stat
 import sys
@@ -25,6 +29,14 @@ import time
 
 DRAIN_SECONDS = 10.0
 AFTER_READ_SECONDS = 0.1     # time for the reader to pass on what it has just read
+# the loggers of the parameter server's packages (the scheduler runs in the driver)
+PS_LOGGERS = ("sparkps.comm", "sparkps.scheduler", "sparkps.server", "sparkps.worker")
+
+
+def quiet_parameter_server(level=logging.CRITICAL):
+    """Set the parameter server's loggers to ``level``: a job reports a failure once, itself."""
+    for name in PS_LOGGERS:
+        logging.getLogger(name).setLevel(level)
 
 
 def line_buffered_output(stream=None):

@@ -1,6 +1,10 @@
 """The task of the single barrier stage: one per partition, each a worker; the first ``num_servers`` tasks
 also start a parameter server beside them as a subprocess.
 
+Each task lives the worker life of :mod:`sparkps.worker.lifecycle` (register -> resume from checkpoint -> fit ->
+report -> close), the one ``sparkps worker train`` lives too: its data is the task's partition and its settings
+the plan.
+
 The closure captures one plain dict (the plan) and nothing of the driver.  A task returns one small dict:
 its rank, rows and per-epoch metrics; rank 0 adds the final weights (pulled from the servers) as .npz bytes.
 """
@@ -28,7 +32,7 @@ def make_train_task(plan):
         from pyspark import BarrierTaskContext
         context = BarrierTaskContext.get()
         host = task_host(context) if plan.get("bind_executor_host") else "127.0.0.1"
-        yield run_worker(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context), host)
+        yield run_task(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context), host)
     return train_partition
 
 
@@ -53,34 +57,35 @@ def task_device(ctx, context):
     return str(ctx) if "(" in str(ctx) else "gpu(0)"
 
 
-def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
-    """Train on ``rows`` as worker ``rank`` (starting server ``rank`` first when rank < num_servers).
+def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
+    """Train on ``rows`` as worker ``rank`` (starting server ``rank`` first when rank < num_servers): the worker
+    life of :func:`sparkps.worker.lifecycle.run_worker`, with the plan's checkpoints.
 
     Blocks until every worker finished (the servers end then).  Any exception is reported to the
     scheduler and re-raised as WorkerFailed naming this worker; the server process never outlives it.
     """
     from sparkps import kvstore
-    from sparkps.worker.lifecycle import failure_text
-    from sparkps.worker.lifecycle import run_worker as run_life
+    from sparkps.runtime.resume import ResumePoint
+    from sparkps.worker.lifecycle import Checkpoints, failure_text, run_worker
     server = batches = None
     timeline = {"task_start": time.time()}
 
     def register():
-        with _ServerStartWatch(server, plan, rank):
+        with watch_server_exit(server, plan, rank):
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
                                 rank=rank, timeouts=plan.get("timeouts"), host=host,
                                 compression=plan.get("compression"), **plan.get("kvstore_params", {}))
         timeline["registered"] = time.time()
         return kv
 
-    def fit(kv):
+    def fit(kv, start):
         nonlocal batches
         width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
         batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
                                    seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
                                    dtype=plan.get("data_dtype", "float32"))
-        with _ServerStartWatch(server, plan, rank):   # a server that dies while training fails the job at once
-            result = _fit(plan, kv, batches, rank, ctx, fault_hook(plan, rank, server))
+        with watch_server_exit(server, plan, rank):   # a server that dies while training fails the job at once
+            result = _fit(plan, kv, start, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
 
@@ -94,7 +99,9 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         with _blas_threads(plan.get("blas_threads")):
             if rank < plan["num_servers"]:
                 server = _start_server(plan, rank, host)
-            result = run_life(register, fit, explain)
+            checkpoints = Checkpoints(ResumePoint.from_plan(plan.get("resume")), plan.get("checkpoint_dir"),
+                                      plan.get("checkpoint_steps"))
+            result = run_worker(register, fit, explain, checkpoints)
             if server is not None:
                 server.wait_exit(SERVER_EXIT_SECONDS)
             timeline["task_end"] = time.time()
@@ -109,9 +116,9 @@ def run_worker(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
             batches.close()
 
 
-def _fit(plan, kv, batches, rank, ctx, fault=None):
+def _fit(plan, kv, start, batches, rank, ctx, fault=None):
+    """Train worker ``rank`` on its ``batches`` from ``start`` (a lifecycle.Start); returns the task's result."""
     from sparkps import symbol as sym
-    from sparkps.runtime.resume import Checkpointer, ResumePoint, SkippedIter
     from sparkps.spark.model.predictor import params_to_bytes
     from sparkps.train.feedforward import FeedForward
     from sparkps.worker.lifecycle import default_initializer
@@ -122,27 +129,20 @@ def _fit(plan, kv, batches, rank, ctx, fault=None):
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
                          weight_name=ROW_WEIGHT if weighted else None,
                          layout=PackedLayout.from_list(plan.get("input_layout")))
-    point, train_data = ResumePoint.from_plan(plan.get("resume")), data
-    if point is not None:    # continue from the checkpoint: its weights, and this worker's place in its data
-        train_data = SkippedIter(data, point.steps_of(rank))
-        kv.resume_from(point.path)
+    train_data = start.skip(data)    # resuming: this worker's place in its data (the kvstore loads the weights)
     network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
     model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
-                        seed=plan.get("seed", 0), begin_epoch=getattr(train_data, "begin_epoch", 0),
+                        seed=plan.get("seed", 0), begin_epoch=start.begin_epoch,
                         **plan.get("optimizer_params", {}))
     stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
     if stopper is not None and data.layout is not None:   # CTR validation reads every worker's rows of its ids
         model.keep_rows_for(dict(stopper.inputs))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
-    on_batch, on_epoch = [history.on_batch], validation + [history.epoch_done(kv)]
-    if plan.get("checkpoint_dir"):
-        saver = Checkpointer(kv, plan["checkpoint_dir"], plan.get("checkpoint_steps"), rank,
-                             start_step=point.steps_of(rank) if point else 0,
-                             history=lambda: _with_earlier(point, history.epochs()))
-        saver.steps_per_epoch = point.steps_per_epoch if point else None
-        on_batch, on_epoch = on_batch + [saver.on_batch], on_epoch + [saver.on_epoch]
+    saves = start.callbacks(history=history.epochs)
+    on_batch = [history.on_batch] + saves["batch_end_callback"]
+    on_epoch = validation + [history.epoch_done(kv)] + saves["epoch_end_callback"]
     if fault is not None:
         on_batch.append(fault)
     started = time.perf_counter()
@@ -160,14 +160,6 @@ def _fit(plan, kv, batches, rank, ctx, fault=None):
         from sparkps.spark.model.table_rows import worker_tables
         result.update(worker_tables(model, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
     return result
-
-
-def _with_earlier(point, epochs):
-    """Worker 0's per-epoch metrics: the checkpoint's for the epochs before this run, then this run's."""
-    if point is None:
-        return epochs
-    newer = {int(e["epoch"]) for e in epochs}
-    return [e for e in point.history if int(e["epoch"]) not in newer] + epochs
 
 
 def fault_hook(plan, rank, server):
@@ -261,7 +253,7 @@ def _start_server(plan, rank, host):
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
 
 
-def _ServerStartWatch(process, plan, rank):
+def watch_server_exit(process, plan, rank):
     """While this task registers and trains, watch the server process it started: if that process ends, tell
     the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
     registration or heartbeat timeout."""

@@ -2,8 +2,8 @@
 import io
 
 from sparkps.spark.driver.progress import ProgressView, format_summary, summarize
+from sparkps.spark.driver.results import fit_stats, merge_histories
 from sparkps.spark.driver.stage import describe_stage_error
-from sparkps.spark.driver.trainer import fit_stats, merge_histories
 
 
 def status(*entries):

@@ -11,7 +11,7 @@ from sparkps.spark import SparkTrainer, mlp_symbol
 
 pytestmark = pytest.mark.spark
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 JOB = os.path.join(ROOT, "jobs", "train_classifier.py")
 
 

@@ -10,7 +10,7 @@ from cluster import cluster_timeouts
 from sparkps.comm import Postoffice
 from sparkps.errors import ClusterError
 from sparkps.scheduler import Scheduler
-from sparkps.spark.task.barrier_task import _ServerStartWatch
+from sparkps.spark.task.barrier_task import watch_server_exit
 
 
 def test_a_server_process_dying_at_start_fails_registration_with_its_exit_code():
@@ -19,7 +19,7 @@ def test_a_server_process_dying_at_start_fails_registration_with_its_exit_code()
     server = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     started = time.monotonic()
     try:
-        with _ServerStartWatch(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0):
+        with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0):
             with pytest.raises(ClusterError, match=r"server 0 failed before registering: .*exited with code 3"):
                 worker.start()
         assert time.monotonic() - started < 10

@@ -120,7 +120,7 @@ def test_checkpoint_steps_of_the_classifier_write_step_checkpoints(spark, digits
 
 def job_module(name):
     import importlib.util
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     spec = importlib.util.spec_from_file_location(name, os.path.join(root, "jobs", name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

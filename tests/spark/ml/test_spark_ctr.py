@@ -159,7 +159,7 @@ def test_an_angel_network_trains_on_sparse_tables(clicks, tmp_path):
     import pathlib
 
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
-    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks" / "deepfm.json").read_text())
+    config = json.loads((pathlib.Path(__file__).resolve().parents[3] / "jobs" / "networks" / "deepfm.json").read_text())
     config["data"].update(numfield=4, indexrange=4096)
     embedding = next(layer for layer in config["layers"] if layer["name"] == "embedding")
     embedding["outputdim"] = 4 * embedding["numfactors"]
@@ -230,7 +230,7 @@ def test_an_angel_networks_reg2_reaches_the_trainer(tmp_path):
 
     from sparkps.ctr.features import FeatureSpec
     from sparkps.spark import SparkTrainer
-    config = json.loads((pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks" / "deepfm.json").read_text())
+    config = json.loads((pathlib.Path(__file__).resolve().parents[3] / "jobs" / "networks" / "deepfm.json").read_text())
     config["data"].update(numfield=4, indexrange=4096)
     embedding = next(layer for layer in config["layers"] if layer["name"] == "embedding")
     embedding["outputdim"] = 4 * embedding["numfactors"]

@@ -12,7 +12,7 @@ from conftest import spark_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def demo_command():

@@ -10,7 +10,7 @@ import pytest
 from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
 
 pytestmark = pytest.mark.spark
-JOB = os.path.join(os.path.dirname(__file__), "..", "..", "jobs", "train_ctr.py")
+JOB = os.path.join(os.path.dirname(__file__), "..", "..", "..", "jobs", "train_ctr.py")
 
 
 def test_criteo_job_trains_scores_and_reports(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from conftest import spark_env
 from sparkps.spark.submit.output import drain_output, unread_bytes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 JOB = os.path.join(ROOT, "jobs", "train_classifier.py")
 
 

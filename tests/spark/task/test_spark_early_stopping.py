@@ -48,7 +48,7 @@ def test_the_fitted_model_scores_the_best_epochs_validation_loss(spark, digits):
 
 
 def test_the_history_keeps_worker_0s_validation_scores():
-    from sparkps.spark.driver.trainer import merge_histories
+    from sparkps.spark.driver.results import merge_histories
     results = [{"rank": 1, "rows": 300, "history": [{"epoch": 0, "accuracy": 0.6, "validation-accuracy": 0.5}]},
                {"rank": 0, "rows": 100, "history": [{"epoch": 0, "accuracy": 1.0, "validation-accuracy": 0.9}]}]
     assert merge_histories(results) == [{"epoch": 0, "accuracy": 0.7, "validation-accuracy": 0.9}]

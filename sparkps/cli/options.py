@@ -1,0 +1,65 @@
+"""The options and error handling every ``sparkps`` command shares: a node's timeouts, its scheduler, secret,
+rank and CURVE (read from the SPARKPS_* environment when absent), and one-line errors with exit codes."""
+import functools
+import sys
+
+import click
+
+from sparkps.errors import ConfigError, SparkpsError
+
+
+def timeout_options(function):
+    """Options for the Timeouts of a node (seconds)."""
+    options = [
+        click.option("--register-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+                     show_default=True, help="Seconds to wait for every node to register."),
+        click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+                     show_default=True, help="Seconds to wait for a reply."),
+        click.option("--heartbeat-interval", type=click.FloatRange(min=0, min_open=True), default=1.0,
+                     show_default=True, help="Seconds between heartbeats."),
+        click.option("--heartbeat-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                     show_default=True, help="A node silent this long is dead (its job fails)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def make_timeouts(kw):
+    from sparkps.comm.timeouts import Timeouts
+    return Timeouts(register=kw.pop("register_timeout"), request=kw.pop("request_timeout"),
+                    heartbeat_interval=kw.pop("heartbeat_interval"), heartbeat_timeout=kw.pop("heartbeat_timeout"))
+
+
+def node_options(function):
+    """--scheduler/--secret/--rank/--curve, read from the SPARKPS_* environment when absent."""
+    curve_help = "Encrypt traffic with CURVE (every node of the job must agree). [SPARKPS_CURVE]"
+    function = click.option("--curve/--no-curve", default=False, envvar="SPARKPS_CURVE", show_default=True,
+                            help=curve_help)(function)
+    function = click.option("--rank", type=click.IntRange(min=0), envvar="SPARKPS_RANK",
+                            help="Rank to ask for (default: the next free one). [SPARKPS_RANK]")(function)
+    function = click.option("--secret", envvar="SPARKPS_SECRET", show_envvar=True,
+                            help="Job secret (prefer the SPARKPS_SECRET environment variable).")(function)
+    function = click.option("--scheduler", "scheduler_uri", envvar="SPARKPS_SCHEDULER_URI", show_envvar=True,
+                            help="Scheduler URI, e.g. tcp://127.0.0.1:40213.")(function)
+    return function
+
+
+def reports_errors(command_name):
+    """Turn our errors into a one-line message and exit code 1 (2 for bad options), Ctrl-C into 130."""
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except ConfigError as exc:
+                click.echo("sparkps %s: error: %s" % (command_name, exc), err=True)
+                sys.exit(2)
+            except (SparkpsError, OSError) as exc:
+                click.echo("sparkps %s: %s: %s" % (command_name, type(exc).__name__, exc), err=True)
+                sys.exit(1)
+            except KeyboardInterrupt:
+                click.echo("sparkps %s: interrupted" % command_name, err=True)
+                sys.exit(130)
+        return wrapper
+    return decorate

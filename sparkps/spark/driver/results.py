@@ -1,0 +1,72 @@
+"""What a fit makes of its barrier tasks' results: the SparkModel (worker 0's weights, the per-epoch history of
+every worker, the CTR tables' rows), the merged history and the training statistics (``SparkTrainer.last_fit``).
+
+    model = trained_model(trainer, results, point, restarts.entries)
+    trainer.last_fit = fit_stats(results, trainer.batch_size)
+
+A task's result is the dict of sparkps.spark.task.barrier_task: rank, rows, history, and for rank 0 the weights.
+"""
+from sparkps.errors import ClusterError
+from sparkps.spark.model.spark_model import SparkModel
+
+
+def trained_model(trainer, results, point=None, restarts=()):
+    """The SparkModel of a fit of ``trainer`` (a SparkTrainer): worker 0's weights, the history merged over the
+    workers (with the epochs before ``point``, the ResumePoint it resumed from, and the ``restarts`` entries),
+    and for an input layout (CTR) every worker's table rows. ClusterError when worker 0 returned no weights."""
+    from sparkps.spark.driver.restarts import history_with_restarts
+    final = [r for r in results if r.get("params") is not None]
+    if not final:
+        raise ClusterError("training finished but worker 0 returned no weights")
+    history = merge_histories(results)
+    if point is not None:    # epochs before the checkpoint this run resumed from: worker 0's record of them
+        newer = {h["epoch"] for h in history}
+        history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
+    history = history_with_restarts(history, restarts)
+    epochs = history[-1]["epoch"] + 1 if history else trainer.num_epoch
+    model = SparkModel.from_bytes(trainer.symbol_json, final[0]["params"], input_shape=trainer.input_shape,
+                                  label_name=trainer.label_name, batch_size=max(trainer.batch_size, 256),
+                                  epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
+                                  input_layout=trainer.input_layout)
+    if trainer.input_layout is not None:   # every worker's table rows, and how often each id was seen
+        from sparkps.spark.model.table_rows import merge_worker_tables
+        model.table_counts = merge_worker_tables(model.arg_params, results)
+    return model
+
+
+def fit_stats(results, batch_size):
+    """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
+    batches after each worker's first, times batch_size, over the span from the earliest first batch end
+    to the latest last batch end (so start-up and registration are left out)."""
+    ordered = sorted(results, key=lambda r: r["rank"])
+    stats = {"rows": [r.get("rows", 0) for r in ordered],
+             "fit_seconds": max(r.get("fit_seconds", 0.0) for r in ordered)}
+    timed = [r for r in ordered if r.get("first_batch_end") is not None]
+    if timed:
+        span = max(r["last_batch_end"] for r in timed) - min(r["first_batch_end"] for r in timed)
+        batches = sum(r["batches"] - 1 for r in timed)
+        stats["steady_seconds"] = span
+        stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
+        stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
+    return stats
+
+
+def merge_histories(results):
+    """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
+    Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best
+    epoch by them), while a worker whose share has more batches ends an epoch at other weights."""
+    sums, weights = {}, {}
+    for result in results:
+        rows = max(int(result.get("rows", 0)), 0)
+        for entry in result.get("history", []):
+            epoch = int(entry["epoch"])
+            for name, value in entry.items():
+                if name.startswith("validation-") and result.get("rank") != 0:
+                    continue
+                if name != "epoch" and rows:
+                    sums.setdefault(epoch, {}).setdefault(name, 0.0)
+                    sums[epoch][name] += float(value) * rows
+                    weights.setdefault(epoch, {}).setdefault(name, 0)
+                    weights[epoch][name] += rows
+    return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
+            for epoch in sorted(sums)]
