@@ -14,6 +14,7 @@ import importlib
 from sparkps.errors import ConfigError
 from sparkps.kvstore.base import KNOWN_CAPABILITIES, KVStoreBase, key_value_lists
 from sparkps.kvstore.local import LocalKVStore
+from sparkps.kvstore.strategies import DIST_TYPES
 
 _FACTORIES = {}
 
@@ -66,8 +67,7 @@ def _dist(name, **kwargs):
 
 for _name in ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device'):
     register(_name, _local)
-for _name in ('dist_sync', 'dist_async', 'dist_sync_device', 'dist_async_device', 'dist_device_sync',
-              'dist_sync_replicas', 'dist_model_average', 'dist_easgd'):
+for _name in DIST_TYPES:
     register(_name, _dist)
 register('nccl', None, "sparkps has no GPU collective backend; use 'local' or 'dist_sync'")
 register('horovod', None, "sparkps trains through its parameter server; use 'dist_sync' or 'dist_async'")

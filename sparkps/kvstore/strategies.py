@@ -33,6 +33,9 @@ STRATEGY_TABLE = {
     "dist_easgd": Strategy(("communication_period", "moving_rate"), sync=False, on_workers=True),
 }
 STRATEGIES = tuple(STRATEGY_TABLE)
+# MXNet's device-side names of the first two strategies (gradients summed on the device first: one device here)
+DEVICE_NAMES = {"dist_sync_device": "dist_sync", "dist_async_device": "dist_async", "dist_device_sync": "dist_sync"}
+DIST_TYPES = STRATEGIES + tuple(DEVICE_NAMES)      # every kvstore type the parameter server serves
 STRATEGY_OPTIONS = {name: strategy.options for name, strategy in STRATEGY_TABLE.items()}
 # strategies whose optimizer runs on the workers, on their local copy of every weight: a sparse table's rows live
 # only on the servers (a batch pulls the rows it reads), so these strategies cannot train one

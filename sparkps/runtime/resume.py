@@ -31,6 +31,7 @@ from typing import NamedTuple
 from sparkps.comm.manifest import MANIFEST, read_manifest
 from sparkps.errors import ConfigError, DataError
 from sparkps.io import DataIter
+from sparkps.kvstore.strategies import DIST_TYPES
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(epoch-\d{4,}|step-\d{8,})$")
@@ -39,9 +40,8 @@ _NOT_TRANSIENT = re.compile(r"\b(DataError|ConfigError|ShapeError)\b")
 # strategies a restart continues. Model averaging and EASGD train on the workers: the servers hold the last
 # average / the center, and a resumed worker starts from it, having lost what it trained since its last meeting
 # with the servers (its local weights and optimizer state are not in the checkpoint; the servers count its
-# meetings, each ``period`` local steps: kvstore/local_training.py ``held_steps``)
-RESUMABLE = ("dist_sync", "dist_async", "dist_sync_replicas", "dist_model_average", "dist_easgd",
-             "dist_sync_device", "dist_async_device", "dist_device_sync")
+# meetings, each ``period`` local steps: worker/averaging.py ``held_steps``)
+RESUMABLE = DIST_TYPES    # every type the parameter server serves keeps its weights there
 
 
 def check_resumable(kvstore):

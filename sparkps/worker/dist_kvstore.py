@@ -56,7 +56,7 @@ from sparkps.kvstore.base import (
     KVStoreBase,
     key_value_lists,
 )
-from sparkps.kvstore.strategies import STRATEGY_OPTIONS, STRATEGY_TABLE, check_strategy
+from sparkps.kvstore.strategies import DEVICE_NAMES, DIST_TYPES, STRATEGY_OPTIONS, STRATEGY_TABLE, check_strategy
 from sparkps.param_group import ParameterGroup
 from sparkps.rows.values import RowSparse
 from sparkps.worker.averaging import LOCAL_TRAINING
@@ -65,8 +65,7 @@ from sparkps.worker.kvworker import KVWorker
 from sparkps.worker.payloads import host_value
 
 # the strategies of the table, and MXNet's device-side names of the first two
-SYNC_OF_TYPE = dict({name: strategy.sync for name, strategy in STRATEGY_TABLE.items()}, dist_sync_device=True,
-                    dist_async_device=False, dist_device_sync=True)
+SYNC_OF_TYPE = {name: STRATEGY_TABLE[DEVICE_NAMES.get(name, name)].sync for name in DIST_TYPES}
 TYPES = tuple(SYNC_OF_TYPE)
 STRATEGY_OPTIONS = dict(STRATEGY_OPTIONS, dist_async_device=("max_staleness",))
 
