@@ -44,7 +44,7 @@ def do_checkpoint(prefix, period=1):
 
     def _callback(epoch, symbol, arg_params, aux_params):
         if (epoch + 1) % period == 0:
-            from sparkps.model import save_checkpoint
+            from sparkps.model_files import save_checkpoint
             save_checkpoint(prefix, epoch + 1, symbol, arg_params, aux_params)
     return _callback
 

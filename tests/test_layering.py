@@ -23,10 +23,10 @@ LAYERS = [
     ["sparkps.spark.common"],
     ["sparkps.worker"],
     ["sparkps.runtime", "sparkps.server", "sparkps.scheduler"],
-    ["sparkps.nets"],
+    ["sparkps.nets", "sparkps.model"],     # sparkps.model: MXNet's mx.model names (FeedForward, model files)
     ["sparkps.train"],
     ["sparkps.kvstore", "sparkps.callback", "sparkps.metric", "sparkps.ctr", "sparkps.io"],
-    ["sparkps.model"],
+    ["sparkps.model_files"],
     ["sparkps.symbol"],
     ["sparkps.rows"],
     ["sparkps.optimizer", "sparkps.nd", "sparkps.initializer", "sparkps.param_group"],
@@ -35,9 +35,7 @@ LAYERS = [
     ["sparkps.errors", "sparkps"],
 ]
 # (importing module, imported module, why): the only imports that run up a layer, each looked up on first use.
-ALLOWED_UP = {
-    ("sparkps.model", "sparkps.train.feedforward", "MXNet's mx.model.FeedForward, as scripts write it"),
-}
+ALLOWED_UP = set()
 # Third-party packages only one folder may import.
 OWNED = {"pyspark": "sparkps.spark", "py4j": "sparkps.spark", "cupy": "sparkps.backend", "cupyx": "sparkps.backend",
          "zmq": None}

@@ -8,6 +8,6 @@ __all__ = ['DataBatch', 'DataDesc', 'DataIter', 'LAST_BATCH_MODES', 'NDArrayIter
 
 def load_params(path):
     """Read a params file, sparkps's ``.npz`` or MXNet's binary ``.params`` (chosen by content), into
-    (arg_params, aux_params). See :func:`sparkps.model.load_params`."""
-    from sparkps.model import load_params as read
+    (arg_params, aux_params). See :func:`sparkps.model_files.load_params`."""
+    from sparkps.model_files import load_params as read
     return read(path)

@@ -26,7 +26,7 @@ from sparkps.callback import BatchEndParam
 from sparkps.errors import ConfigError, DataError, ShapeError
 from sparkps.io import DataIter, NDArrayIter
 from sparkps.io.validate import check_labels_fit, checked_arrays, copy_into, host, named_inputs
-from sparkps.model import load_checkpoint, save_checkpoint
+from sparkps.model_files import load_checkpoint, save_checkpoint
 from sparkps.param_group import bound_arrays
 from sparkps.train.inference import Inference, as_list, batch_inputs
 from sparkps.train.sparse_batch import QueuedStep, SparseBatch, with_sparse_push

@@ -4,7 +4,7 @@ import io
 import numpy as np
 import pytest
 
-from sparkps import model as model_file
+from sparkps import model_files as model_file
 from sparkps.errors import DataError
 from sparkps.spark.model import predictor
 

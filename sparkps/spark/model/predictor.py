@@ -11,7 +11,7 @@ import numpy as np
 
 from sparkps.backend import asnumpy
 from sparkps.errors import ConfigError
-from sparkps.model import params_from_bytes, params_to_bytes
+from sparkps.model_files import params_from_bytes, params_to_bytes
 from sparkps.spark.common.sparse_inputs import data_dtype, has_tables
 
 __all__ = ["Predictor", "PredictorCache", "data_input_name", "params_from_bytes", "params_to_bytes", "predictor_for"]

@@ -179,7 +179,7 @@ class SparkModel:
             raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
                               "(PREFIX-%04d.params)")
         if epoch is not None:
-            from sparkps.model import load_checkpoint
+            from sparkps.model_files import load_checkpoint
             symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
             return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
         meta_path = os.path.join(path, METADATA)
@@ -233,7 +233,7 @@ def saved_format(meta_path, meta):
     """The format version of a SparkModel's ``metadata.json`` (``"format": "sparkps.SparkModel/N"``).
 
     1: sparkps 0.1.0 (params file of params format 1); 2: the params file carries its own format
-    (``meta:format``, :mod:`sparkps.model`). Metadata without ``format`` is version 1. A newer version, or a
+    (``meta:format``, :mod:`sparkps.model_files`). Metadata without ``format`` is version 1. A newer version, or a
     foreign format, is a DataError naming the file."""
     if not isinstance(meta, dict):
         raise DataError("%s is not SparkModel metadata (a JSON object expected)" % meta_path)

@@ -15,7 +15,7 @@ An id missing from a shrunk model reads as a new row would (``sparkps.rows.value
 import numpy as np
 
 from sparkps.errors import ConfigError
-from sparkps.model import params_from_bytes, params_to_bytes
+from sparkps.model_files import params_from_bytes, params_to_bytes
 from sparkps.rows.values import RowSparse
 
 COUNTS_PREFIX = "count:"
