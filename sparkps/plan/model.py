@@ -14,7 +14,6 @@ of a batch's ids.
 from dataclasses import dataclass
 
 from sparkps.plan import constants as C
-from sparkps.plan.zipf import expected_distinct
 
 KVSTORES = ('dist_sync', 'dist_async')
 
@@ -37,7 +36,8 @@ class Workload:
     kvstore: str = 'dist_sync'
     bandwidth: float = 10e9           # network bits/s of each node (full duplex)
     compute_per_sample: float = 20e-6     # seconds of forward+backward per sample on a worker
-    server_row_seconds: float = 1e-6      # seconds a server spends per row pulled and pushed
+    server_row_seconds: float = 3.5e-6    # seconds a server spends per row pulled and pushed (docs/benchmarks.md,
+                                          # section sparse: SparseTable.pull + push at ~283,000 rows/s)
     latency: float = 100e-6               # one request's round trip, seconds
     disk_bandwidth: float = 500e6         # bytes/s each server writes a checkpoint at
     heartbeat_interval: float = C.HEARTBEAT_INTERVAL_S
@@ -67,13 +67,18 @@ def row_payload_bytes(dim, optimizer):
     return C.FLOAT_BYTES * dim * (1 + C.STATES[optimizer]) + sum(C.ROW_COLUMN_BYTES.values())
 
 
-def store_capacity(rows):
-    """Slots a RowStore has allocated once ``rows`` rows arrived a batch at a time: capacity grows by
-    ``max(CHUNK_ROWS, capacity // 8)`` rounded up to whole chunks (RowStore._grow)."""
-    capacity = 0
-    while capacity < rows:
-        step = max(C.CHUNK_ROWS, capacity // C.GROWTH_DIVISOR)
-        capacity = -(-(capacity + step) // C.CHUNK_ROWS) * C.CHUNK_ROWS
+def store_capacity(rows, arrival=None):
+    """Slots a RowStore has allocated once ``rows`` rows arrived ``arrival`` new rows at a time (None: a few at a
+    time, as training steps create them): when the rows in use outgrow the arrays, they grow to
+    ``max(need, capacity + max(CHUNK_ROWS, capacity // 8))`` rounded up to whole chunks (RowStore._grow)."""
+    capacity, top = 0, 0
+    while top < rows:
+        fresh = rows - top if arrival is None else min(int(arrival), rows - top)
+        need = top + (1 if arrival is None else fresh)
+        if need > capacity:
+            step = max(C.CHUNK_ROWS, capacity // C.GROWTH_DIVISOR)
+            capacity = -(-max(need, capacity + step) // C.CHUNK_ROWS) * C.CHUNK_ROWS
+        top = capacity if arrival is None else top + fresh
     return capacity
 
 
@@ -85,11 +90,11 @@ def index_buckets(rows):
     return buckets
 
 
-def table_bytes(rows, dim, optimizer, min_count=1):
+def table_bytes(rows, dim, optimizer, min_count=1, arrival=None):
     """``{'rows': .., 'index': .., 'sketch': .., 'total': ..}``: bytes of one server's share of a sparse table
-    holding ``rows`` rows (what ``SparseTable.stats()['bytes']`` reports)."""
+    holding ``rows`` rows (what ``SparseTable.stats()['bytes']`` reports); ``arrival``: see :func:`store_capacity`."""
     rows = int(round(rows))
-    store = store_capacity(rows) * row_payload_bytes(dim, optimizer)
+    store = store_capacity(rows, arrival) * row_payload_bytes(dim, optimizer)
     index = index_buckets(rows) * C.INDEX_BUCKET_BYTES
     sketch = C.SKETCH_BYTES if min_count > 1 else 0
     return {'rows': store, 'index': index, 'sketch': sketch, 'total': store + index + sketch}
