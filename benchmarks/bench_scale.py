@@ -44,7 +44,7 @@ GOAL = 0.15
 
 class WireMeter:
     """Counts the bytes of every message encoded in this process while active: ``{(cmd, reply, sender):
-    [messages, bytes]}`` (bytes: every frame, the header frame with its MAC included)."""
+    [messages, bytes, header bytes]}`` (bytes: every frame, the header frame with its MAC included)."""
 
     def __init__(self):
         self.counts, self._lock, self._original = {}, threading.Lock(), None
@@ -53,9 +53,10 @@ class WireMeter:
         frames = self._original(msg, key)
         size = sum(len(f) if isinstance(f, bytes) else memoryview(f).nbytes for f in frames)
         with self._lock:
-            entry = self.counts.setdefault((msg.cmd, msg.reply, msg.sender), [0, 0])
+            entry = self.counts.setdefault((msg.cmd, msg.reply, msg.sender), [0, 0, 0])
             entry[0] += 1
             entry[1] += size
+            entry[2] += len(frames[0])
         return frames
 
     def __enter__(self):
@@ -67,9 +68,16 @@ class WireMeter:
 
     def total(self, cmd, reply, senders=None):
         """``(messages, bytes)`` of ``cmd`` requests (``reply`` False) or replies, from ``senders`` (default all)."""
-        found = [v for (c, r, s), v in self.counts.items() if c == cmd and r == reply and (senders is None
-                                                                                           or s in senders)]
+        found = self._found(cmd, reply, senders)
         return sum(v[0] for v in found), sum(v[1] for v in found)
+
+    def headers(self, cmd, reply, senders=None):
+        """Bytes of the header frames alone (MAC + msgpack) of those messages."""
+        return sum(v[2] for v in self._found(cmd, reply, senders))
+
+    def _found(self, cmd, reply, senders):
+        return [v for (c, r, s), v in self.counts.items() if c == cmd and r == reply and (senders is None
+                                                                                          or s in senders)]
 
 
 def zipf_ids(rng, cdf, size):
