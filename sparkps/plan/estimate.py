@@ -4,6 +4,7 @@
 >>> e.bottleneck in ('compute', 'worker link', 'server link', 'server cpu', 'server memory')
 True
 """
+import math
 from dataclasses import asdict, dataclass, field
 
 from sparkps.plan import model
@@ -39,6 +40,7 @@ class Estimate:
     checkpoint: dict
     bottleneck: str
     advice: str = field(default='')
+    servers_to_match_compute: int = 0     # fewest servers whose link and CPU per step stay within the compute time
 
     def as_dict(self):
         """The figures as plain JSON-able values."""
@@ -72,6 +74,8 @@ class Estimate:
             ("checkpoint", f"{gb(self.checkpoint['total_bytes'])} in all, {gb(self.checkpoint['server_bytes'])} "
                            f"per server, {self.checkpoint['seconds']:.1f} s"),
             ("bottleneck", self.bottleneck),
+            ("servers for compute", f"{self.servers_to_match_compute} servers keep a server's link and CPU within "
+                                    f"the compute time"),
             ("what to change", self.advice),
         ]
         width = max(len(name) for name, _ in lines)
@@ -108,4 +112,11 @@ def estimate(workers, servers, rows, **options):
         bottleneck = 'server memory'
     return Estimate(w, unique, rows_per_server, table, dense, memory, moved, times, step,
                     w.workers * w.batch / step, model.scheduler_load(w), model.checkpoint(w, rows_per_server),
-                    bottleneck, ADVICE[bottleneck])
+                    bottleneck, ADVICE[bottleneck], servers_to_match_compute(w, times))
+
+
+def servers_to_match_compute(w, times):
+    """The fewest servers for which a server's link time and CPU time per step are at most the compute time:
+    both scale as 1 / servers (a server carries workers / servers of every step)."""
+    load = max(times['server link'], times['server cpu']) * w.servers
+    return max(1, math.ceil(load / times['compute'])) if times['compute'] > 0 else w.servers

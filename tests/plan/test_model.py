@@ -111,3 +111,9 @@ def test_bad_values_name_the_field(options, field):
     kw = dict({'workers': 2, 'servers': 1, 'rows': 1e6}, **options)
     with pytest.raises(ValueError, match=field):
         plan.estimate(**kw)
+
+
+def test_servers_to_match_compute_scales_the_slowest_server_time():
+    e = plan.estimate(10, 2, 1e6, batch=100, fields=10, compute_per_sample=1e-3, server_row_seconds=1e-3)
+    # server cpu = 10 workers x distinct / 2 servers x 1 ms; compute = 100 ms: servers >= 10 x distinct x 1 ms / 100 ms
+    assert e.servers_to_match_compute == -(-round(10 * e.unique_ids * 1e-3 * 1e6) // round(0.1 * 1e6))
