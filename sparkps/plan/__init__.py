@@ -5,7 +5,7 @@
 The formulas and their sources are in docs/scale.md; ``benchmarks/bench_scale.py`` checks them against this
 machine's servers and workers.
 """
-from sparkps.plan.estimate import Estimate, estimate
+from sparkps.plan.figures import Estimate, estimate
 from sparkps.plan.model import Workload
 from sparkps.plan.zipf import expected_distinct
 

@@ -14,7 +14,7 @@ import re
 import click
 
 from sparkps.plan import constants
-from sparkps.plan.estimate import estimate
+from sparkps.plan.figures import estimate
 from sparkps.plan.model import KVSTORES
 
 _NUMBER = r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z/]*)\s*$"
