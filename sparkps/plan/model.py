@@ -52,6 +52,11 @@ class Workload:
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"plan: {name} must be positive, got {getattr(self, name)!r}")
+        for name in ('dense', 'compute_per_sample', 'server_row_seconds', 'latency'):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"plan: {name} must not be negative, got {getattr(self, name)!r}")
+        if self.id_space is not None and not self.id_space >= 1:
+            raise ValueError(f"plan: id_space must be at least 1, got {self.id_space!r}")
         if self.optimizer not in C.STATES:
             raise ValueError(f"plan: optimizer must be one of {sorted(C.STATES)}, got {self.optimizer!r}")
         if self.codec not in C.CODEC_BITS:

@@ -106,7 +106,8 @@ def test_memory_over_the_bound_is_the_bottleneck():
 
 
 @pytest.mark.parametrize("options, field", [({'workers': 0}, 'workers'), ({'optimizer': 'lbfgs'}, 'optimizer'),
-                                            ({'codec': 'zip'}, 'codec'), ({'zipf': 0}, 'zipf')])
+                                            ({'codec': 'zip'}, 'codec'), ({'zipf': 0}, 'zipf'),
+                                            ({'dense': -1}, 'dense'), ({'id_space': 0}, 'id_space')])
 def test_bad_values_name_the_field(options, field):
     kw = dict({'workers': 2, 'servers': 1, 'rows': 1e6}, **options)
     with pytest.raises(ValueError, match=field):
