@@ -1,0 +1,55 @@
+"""Every per-row and per-message constant of the sizing model, each with the code it comes from.
+
+``tests/plan/test_constants.py`` checks each against the code it names (the dtypes of the arrays, the optimizers'
+state counts, the index's bucket and load, the sketch's shape, the codecs' sizes, a step's header frame), so a
+change there fails a test here instead of silently skewing the model.
+
+This module imports nothing from sparkps: the model sits beside the layers (docs/architecture.md), not in them.
+"""
+
+# ---- a sparse row on a server (sparkps/server/tables/row_store.py) -------------------------------------------
+FLOAT_BYTES = 4                 # values and each optimizer state: float32, dim wide (RowStore.values / states)
+ROW_COLUMN_BYTES = {            # RowStore's per-slot columns, _DTYPES in row_store.py
+    'ids': 8,                   # uint64
+    'updates': 4,               # uint32
+    'seen': 4,                  # float32
+    'last_seen': 4,             # int32
+    'changed': 1,               # bool
+}
+CHUNK_ROWS = 1024               # RowStore(chunk_rows=1024): capacity grows by max(chunk, capacity // 8)
+GROWTH_DIVISOR = 8
+
+# ---- optimizer state per row (sparkps/optimizer/rowwise.py: RowOptimizer.num_states, from create_state) -------
+STATES = {'sgd': 0, 'nag': 0, 'adagrad': 1, 'adam': 2, 'ftrl': 2, 'rmsprop': 1, 'adadelta': 2,
+          'sgd_momentum': 1, 'rmsprop_centered': 3}
+
+# ---- the id -> slot index (sparkps/server/tables/row_index.py: HashRowIndex) ---------------------------------
+INDEX_BUCKET_BYTES = 12         # uint64 key + int32 slot per bucket
+INDEX_MAX_LOAD = 0.7            # _MAX_LOAD: buckets double once more than 70 % are used
+INDEX_MIN_BUCKETS = 2048        # HashRowIndex() = capacity 1024 -> 1 << ceil(log2(1024 / 0.7))
+
+# ---- admission by count (sparkps/server/tables/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) -------
+SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1
+
+# ---- a dense element on a server (sparkps/server/tables/dense.py) ---------------------------------------------
+# weights (float32) + optimizer state (float32 each, same counts as STATES) + under dist_sync the round's summed
+# gradient (DenseGradient buffer, dense.py) until it is applied
+DENSE_SYNC_BUFFERS = 1
+
+# ---- the wire (sparkps/comm/message.py, sparkps/comm/protocol.py, sparkps/comm/codec) -------------------------
+MAC_BYTES = 32                  # security.MAC_SIZE: the header frame starts with an HMAC-SHA256
+STEP_HEADER_BYTES = 165         # MAC + msgpack header of a step PUSHPULL with 4 keys and one table (measured by
+                                # encoding one; tests/plan/test_constants.py re-measures it)
+REPLY_HEADER_BYTES = 108        # MAC + msgpack header of its reply with two arrays
+ID_BYTES = 8                    # row ids travel as uint64 (protocol.TableStep: push ids, pull ids)
+CODEC_BITS = {'none': 32, 'fp16': 16, '2bit': 2}    # dense gradient bits per element (codec/__init__, twobit.py:
+                                                    # 16 values per int32 word)
+
+# ---- a checkpoint row (sparkps/server/tables/sparse.py: SparseTable.export_rows) ------------------------------
+CHECKPOINT_COLUMN_BYTES = 8 + 4 + 4 + 4     # ids, updates, seen, last_seen (+ values and states, float32)
+
+# ---- the scheduler (sparkps/comm/timeouts.py, sparkps/worker/dist_kvstore.py) ---------------------------------
+HEARTBEAT_INTERVAL_S = 1.0      # Timeouts.heartbeat_interval: every node sends one heartbeat this often
+BARRIERS_AT_START = 2           # DistKVStore: after the dense init, after SET_OPTIMIZER
+BARRIERS_PER_TABLE = 1          # DistKVStore._init_rows: one barrier per sparse table's INIT
+BARRIERS_AT_END = 1             # DistKVStore.close: the workers' last barrier

@@ -1,0 +1,70 @@
+"""Every constant of the sizing model equals what the code it names does."""
+import numpy as np
+import pytest
+
+from sparkps.comm import protocol
+from sparkps.comm.codec import create_codec
+from sparkps.comm.message import Message, encode
+from sparkps.comm.security import MAC_SIZE
+from sparkps.comm.timeouts import Timeouts
+from sparkps.optimizer import create
+from sparkps.optimizer.rowwise import RowOptimizer
+from sparkps.plan import constants as C
+from sparkps.server.tables import row_store
+from sparkps.server.tables.admission import OccurrenceSketch
+from sparkps.server.tables.row_index import HashRowIndex
+from sparkps.server.tables.sparse import SparseTable
+
+
+def test_row_columns_are_the_stores_dtypes():
+    assert {c: np.dtype(t).itemsize for c, t in row_store._DTYPES.items()} == C.ROW_COLUMN_BYTES
+    store = row_store.RowStore(dim=16, num_states=1)
+    assert (store.chunk_rows, store.values.dtype.itemsize) == (C.CHUNK_ROWS, C.FLOAT_BYTES)
+
+
+@pytest.mark.parametrize("name", ['sgd', 'nag', 'adagrad', 'adam', 'ftrl', 'rmsprop', 'adadelta'])
+def test_state_counts_are_the_row_optimizers(name):
+    assert RowOptimizer(name).num_states == C.STATES[name]
+
+
+def test_state_counts_of_the_variants():
+    assert RowOptimizer(create('sgd', momentum=0.9)).num_states == C.STATES['sgd_momentum']
+    assert RowOptimizer(create('rmsprop', centered=True)).num_states == C.STATES['rmsprop_centered']
+
+
+def test_index_buckets_and_sketch():
+    index = HashRowIndex()
+    assert index.nbytes == C.INDEX_MIN_BUCKETS * C.INDEX_BUCKET_BYTES
+    assert OccurrenceSketch().nbytes == C.SKETCH_BYTES
+    table = SparseTable('t', dim=4, min_count=2)
+    assert table.stats()['bytes'] - SparseTable('u', dim=4).stats()['bytes'] == C.SKETCH_BYTES
+
+
+def test_header_frames_and_mac():
+    assert MAC_SIZE == C.MAC_BYTES
+    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64))
+    meta = protocol.PushPull([0, 1, 2, 3], 17, tables=(step,)).meta()
+    arrays = [np.zeros(10, np.float32)] + step.arrays()   # array sizes of 128..65535: 2 more bytes each
+    frames = encode(Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays), b'k')
+    assert len(frames[0]) == C.STEP_HEADER_BYTES
+    reply = encode(Message('PUSHPULL', sender=9, rid=1234, reply=True, arrays=arrays[:2]), b'k')
+    assert len(reply[0]) == C.REPLY_HEADER_BYTES
+
+
+@pytest.mark.parametrize("codec", ['fp16', '2bit'])
+def test_codec_bits(codec):
+    words, _ = create_codec(codec).encode(np.ones(1600, np.float32), slot=0)
+    assert sum(w.nbytes for w in words) * 8 == 1600 * C.CODEC_BITS[codec]
+
+
+def test_checkpoint_columns_are_the_exported_ones():
+    table = SparseTable('t', dim=4, optimizer={'name': 'adagrad', 'params': {}})
+    table.pull(np.arange(10, dtype=np.uint64))
+    arrays = table.export_rows()
+    per_row = sum(arrays[k].nbytes for k in ('ids', 'updates', 'seen', 'last_seen')) / 10
+    assert per_row == C.CHECKPOINT_COLUMN_BYTES
+    assert sum(arrays[k].nbytes for k in ('values', 'state0')) / 10 == 2 * 4 * C.FLOAT_BYTES
+
+
+def test_heartbeat_interval_is_the_default():
+    assert Timeouts().heartbeat_interval == C.HEARTBEAT_INTERVAL_S
