@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Top to bottom. A folder may import folders of lower layers only; folders on one layer never import each other.
 LAYERS = [
     ["sparkps.cli"],
+    ["sparkps.plan"],                  # the sizing model behind `sparkps plan`: arithmetic over the constants
     ["sparkps.spark"],                 # the package's lazy names, and sparkps.spark.ctr: 0.1's saved class path
     ["sparkps.spark.ml"],
     ["sparkps.spark.submit", "sparkps.spark.driver"],

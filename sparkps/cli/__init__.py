@@ -4,7 +4,8 @@ SPARKPS_SCHEDULER_URI, SPARKPS_SCHEDULER_PORT, SPARKPS_NUM_SERVER, SPARKPS_NUM_W
 SPARKPS_RANK, SPARKPS_CURVE); the secret is never needed on a command line.
 
 The commands by group: ``roles.py`` (scheduler, server, status, node), ``training.py`` (worker train, launch,
-compact-checkpoint), ``models.py`` (symbol mlp, predict); ``options.py`` holds the options they share.
+compact-checkpoint), ``models.py`` (symbol mlp, predict), ``sparkps.plan.command`` (plan: size a cluster);
+``options.py`` holds the options they share.
 ``main`` is the ``sparkps`` entry point; ``python -m sparkps.cli`` runs it too.
 """
 import logging
@@ -13,6 +14,7 @@ import os
 import click
 
 from sparkps.cli import models, roles, training
+from sparkps.plan.command import plan
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,7 +35,7 @@ def main(log_level):
 
 
 for _command in (roles.scheduler, roles.server, training.worker, roles.status, training.compact_checkpoint,
-                 training.launch, models.symbol, models.predict, roles.node):
+                 training.launch, models.symbol, models.predict, roles.node, plan):
     main.add_command(_command)
 
 __all__ = ["main"]
