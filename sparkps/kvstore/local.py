@@ -24,6 +24,20 @@ def _as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def key_kind(kind, keys, what):
+    """The kind of dense keys ('str' or 'int') a store holds after a call ``what`` with ``keys``; ``kind`` is the
+    kind it held (None before its first call). Row-sparse tables are exempt: sparkps names them by string beside
+    the int keys of dense parameters. A store keyed by ints refuses a string key and vice versa, as
+    MXNet's (test_kvstore.py::test_invalid_pull): ConfigError naming the key. Blocks on nothing."""
+    for key in _as_list(keys):
+        this = 'str' if isinstance(key, str) else 'int'
+        if kind is not None and this != kind:
+            raise ConfigError(f"kvstore {what}: key {key!r} is {'a string' if this == 'str' else 'not a string'}"
+                              f" but this store is keyed by {'strings' if kind == 'str' else 'ints'}")
+        kind = this
+    return kind
+
+
 class LocalKVStore(RowSparseKeys, KVStoreBase):
     """An in-process store: rank 0 of 1 worker. Nothing here blocks.
 
@@ -37,6 +51,7 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
         super().__init__(type_name)
         self._store = {}
         self._updater = None
+        self._key_kind = None
 
     def init(self, keys, values):
         """Store copies of the initial values; a key can be initialised once."""
@@ -44,13 +59,17 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
             if key in self._store:
                 raise ConfigError(f"kvstore key {key!r} is already initialised")
             value = _as_list(value)[0]
+            if not isinstance(value, RowSparse):  # row-sparse tables go by name beside int dense keys
+                self._key_kind = key_kind(self._key_kind, key, 'init')
             self._store[key] = RowTable(key, value) if isinstance(value, RowSparse) else value.copy()
 
     def _stored(self, key, what):
-        try:
-            return self._store[key]
-        except KeyError:
-            raise ConfigError(f"kvstore {what}: key {key!r} was never initialised") from None
+        stored = self._store.get(key)
+        if not isinstance(stored, RowTable):
+            self._key_kind = key_kind(self._key_kind, key, what)
+        if stored is None:
+            raise ConfigError(f"kvstore {what}: key {key!r} was never initialised")
+        return stored
 
     def push(self, keys, values, priority=0):
         """Sum the values of each key and update (or replace) the stored value."""
