@@ -74,3 +74,48 @@ def test_dropout_axes_out_of_range_is_one_shape_error():
 def test_dropout_gradient_is_the_mask():
     data = sym.Variable("data")
     check_gradients(sym.Dropout(data, p=0.3, axes=(1,)), {"data": RNG.normal(size=(4, 5))}, ["data"])
+
+
+def _softmaxoutput_normalization(multi_output, use_ignore, normalization, ctx):
+    rng = np.random.default_rng([multi_output, use_ignore, ["null", "batch", "valid"].index(normalization)])
+    grad_scale = rng.random()
+    batch_size, num_labels, H, W = 8, 6, 3, 3
+    ignore_label = int(rng.integers(0, num_labels)) if use_ignore else -1
+    data_shape, label_shape = ((batch_size, num_labels, H, W), (batch_size, H, W)) if multi_output else \
+        ((batch_size, num_labels), (batch_size,))
+    data = rng.uniform(-1, 1, size=data_shape)
+    label = rng.integers(0, num_labels, size=label_shape).astype(np.float64)
+    kwargs = dict(grad_scale=grad_scale, normalization=normalization, multi_output=multi_output)
+    if use_ignore:
+        kwargs.update(use_ignore=True, ignore_label=ignore_label)
+    net = sym.SoftmaxOutput(sym.Variable("data"), sym.Variable("label"), **kwargs)
+    exe = net.simple_bind(ctx, grad_req={"data": "write", "label": "null"}, dtype="float64", data=data_shape,
+                          label=label_shape)
+    exe.forward(is_train=True, data=data, label=label)
+    exe.backward()
+    softmax_data = np.exp(data) / np.exp(data).sum(1, keepdims=True)
+    np.testing.assert_allclose(backend.asnumpy(exe.outputs[0]), softmax_data, rtol=1e-10)
+    one_hot_label = np.eye(num_labels)[label.astype(int)]
+    if multi_output:
+        one_hot_label = one_hot_label.transpose((0, 3, 1, 2))
+    data_grad = softmax_data - one_hot_label
+    if use_ignore:
+        data_grad *= (label != ignore_label).reshape((batch_size, 1) + label_shape[1:])
+    valid_cnt = 1
+    if normalization == "batch":
+        valid_cnt = batch_size
+    elif normalization == "valid":
+        valid_cnt = max(1, (label != ignore_label).sum())
+    scale = grad_scale / valid_cnt
+    if multi_output and normalization != "valid":
+        scale /= H * W
+    np.testing.assert_allclose(backend.asnumpy(exe.grad_dict["data"]), data_grad * scale, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("normalization", ["null", "batch", "valid"])
+@pytest.mark.parametrize("use_ignore", [False, True])
+@pytest.mark.parametrize("multi_output", [False, True])
+def test_softmax_output_normalization(multi_output, use_ignore, normalization, ctx):
+    # MXNet: test_softmax_output_normalization
+    _softmaxoutput_normalization(multi_output, use_ignore, normalization, ctx)
