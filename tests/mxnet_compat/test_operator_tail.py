@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import sparkps.symbol as sym
-from opcheck import CONTEXTS, check_gradients
+from opcheck import CONTEXTS, check_gradients, run
 from sparkps import backend
 
 RNG = np.random.default_rng(26)
@@ -119,3 +119,32 @@ def _softmaxoutput_normalization(multi_output, use_ignore, normalization, ctx):
 def test_softmax_output_normalization(multi_output, use_ignore, normalization, ctx):
     # MXNet: test_softmax_output_normalization
     _softmaxoutput_normalization(multi_output, use_ignore, normalization, ctx)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("op", ["BatchNorm_v1", "BatchNorm"])
+@pytest.mark.parametrize("fix_gamma, use_global_stats", [(True, False), (True, True), (False, False), (False, True)])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2, 2), (2, 8, 2, 2)])
+def test_batchnorm_training(shape, fix_gamma, use_global_stats, op, ctx):
+    # MXNet: test_batchnorm_training (check_batchnorm_training's BatchNorm_v1 and BatchNorm cases, dense storage)
+    rng = np.random.default_rng(len(shape) * 10 + shape[1])
+    gamma, beta = np.ones(shape[1]), np.ones(shape[1])
+    gamma[1], beta[0] = 3, 3
+    net = getattr(sym, op)(sym.Variable("data"), fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                           name="bn")
+    assert net.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    inputs = {"data": rng.normal(-0.1, 0.1, size=shape), "bn_gamma": gamma, "bn_beta": beta}
+    grads = check_gradients(net, inputs, ["data", "bn_gamma", "bn_beta"], ctx=ctx, eps=1e-4, rtol=1e-4, atol=1e-6)
+    if fix_gamma:
+        assert not grads["bn_gamma"].any()
+
+
+def test_batchnorm_v1_round_trips_through_json_under_its_name():
+    net = sym.BatchNorm_v1(sym.Variable("data"), eps=1e-4, name="bn")
+    assert '"op": "BatchNorm_v1"' in net.tojson()
+    back = sym.load_json(net.tojson())
+    x = RNG.normal(size=(4, 3))
+    _, (a,) = run(net, is_train=True, data=x)
+    _, (b,) = run(back, is_train=True, data=x)
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(a.mean(0), 0, atol=1e-12)   # fix_gamma: gamma = 1, beta = 0 after simple_bind

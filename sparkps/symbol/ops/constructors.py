@@ -26,6 +26,7 @@ Activation = constructor("Activation")
 LeakyReLU = constructor("LeakyReLU")
 Dropout = constructor("Dropout")
 BatchNorm = constructor("BatchNorm")
+BatchNorm_v1 = constructor("BatchNorm_v1")
 Embedding = constructor("Embedding")
 
 # ---- shape ----------------------------------------------------------------------------------------

@@ -111,6 +111,20 @@ class BatchNorm(Op):
         return [(grad_node, 0), (grad_node, 1), (grad_node, 2)]
 
 
+@register
+class BatchNormV1(BatchNorm):
+    """MXNet's older BatchNorm (files before 0.11 and scripts naming it): the same normalisation over axis 1,
+    with the parameters it had (eps, momentum, fix_gamma, use_global_stats, output_mean_var)."""
+    name, hint = "BatchNorm_v1", "batchnorm_v1"
+    spec = {k: BatchNorm.spec[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")}
+    axis, cudnn_off = 1, False
+
+    def gradient(self, node, out_grads):
+        backward = apply(BatchNormGrad, [out_grads[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2)],
+                         grad_name(node, "all"), axis=1, **self.params)
+        return [(backward[0], 0), (backward[0], 1), (backward[0], 2)]
+
+
 def _invstd(xp, var, eps):
     """1 / sqrt(var + eps), per channel."""
     return xp.reciprocal(xp.sqrt(var + eps))
