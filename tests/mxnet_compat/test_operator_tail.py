@@ -148,3 +148,89 @@ def test_batchnorm_v1_round_trips_through_json_under_its_name():
     _, (b,) = run(back, is_train=True, data=x)
     np.testing.assert_allclose(a, b)
     np.testing.assert_allclose(a.mean(0), 0, atol=1e-12)   # fix_gamma: gamma = 1, beta = 0 after simple_bind
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("n, c", [(1, 1), (2, 3), (4, 2)])
+@pytest.mark.parametrize("h, w", [(5, 5), (9, 13), (17, 9)])
+def test_stn(n, c, h, w, ctx):
+    # MXNet: test_stn (loc net of zero weights and bias (0.5, 0, 0, 0, 0.5, 0): the centre of the data, halved)
+    data_shape = (n, c, h, w)
+    target_shape = ((h + 1) // 2, (w + 1) // 2)
+    data = sym.Variable("data")
+    loc = sym.Convolution(data=data, kernel=(3, 3), pad=(1, 1), num_filter=2, name="loc_conv")
+    loc = sym.FullyConnected(data=sym.Flatten(data=loc), num_hidden=6, name="loc_fc")
+    stn = sym.SpatialTransformer(data=data, loc=loc, target_shape=target_shape, transform_type="affine",
+                                 sampler_type="bilinear")
+    arg_shapes, out_shapes, _ = stn.infer_shape(data=data_shape)
+    assert out_shapes[0] == (n, c) + target_shape
+    xp = backend.get_array_module(ctx)
+    args = {"data": RNG.normal(0, 1, data_shape), "loc_conv_weight": np.zeros((2, c, 3, 3)),
+            "loc_conv_bias": np.zeros(2), "loc_fc_weight": np.zeros((6, 2 * h * w)),
+            "loc_fc_bias": np.array([0.5, 0, 0, 0, 0.5, 0])}
+    args = {k: xp.asarray(v) for k, v in args.items()}
+    grads = {k: xp.zeros(s) for k, s in zip(stn.list_arguments(), arg_shapes)}
+    exe = stn.bind(ctx, args=args, args_grad=grads)
+    exe.forward(is_train=True)
+    centre = (slice(None), slice(None), slice(h // 4, h - h // 4), slice(w // 4, w - w // 4))
+    np.testing.assert_allclose(backend.asnumpy(exe.outputs[0]), backend.asnumpy(args["data"])[centre],
+                               rtol=1e-2, atol=1e-4)
+    exe.backward([xp.ones(exe.outputs[0].shape)])
+    np.testing.assert_allclose(backend.asnumpy(grads["data"])[centre], 1, rtol=1e-2, atol=1e-4)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+def test_stn_valid_sampling(ctx):
+    # MXNet: test_stn_valid_sampling (a slight rotation samples at the data's edges; nothing is read outside)
+    stn = sym.SpatialTransformer(data=sym.Variable("data"), loc=sym.Variable("loc"), target_shape=(28, 28),
+                                 transform_type="affine", sampler_type="bilinear")
+    xp = backend.get_array_module(ctx)
+    loc = np.array([[9.03887e-05, 1.00015, 0.00174931, 1.0003, 0.000311901, -0.000919065]])
+    exe = stn.simple_bind(ctx, data=(1, 1, 42, 42), loc=(1, 6))
+    exe.forward(is_train=True, data=xp.zeros((1, 1, 42, 42)), loc=xp.asarray(loc))
+    exe.backward(xp.ones((1, 1, 28, 28)))
+    for name in ("data", "loc"):
+        assert np.isfinite(backend.asnumpy(exe.grad_dict[name])).all()
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+def test_stn_gradient_graph(ctx):
+    # MXNet: test_stn (its numeric gradient check, on a random affine map that also samples outside the data)
+    stn = sym.SpatialTransformer(sym.Variable("data"), sym.Variable("loc"), target_shape=(4, 5))
+    loc = np.tile([1.1, 0.1, 0.05, -0.1, 0.9, 0.1], (2, 1)) + RNG.normal(scale=0.1, size=(2, 6))
+    check_gradients(stn, {"data": RNG.normal(size=(2, 3, 6, 7)), "loc": loc}, ["data", "loc"], ctx=ctx,
+                    rtol=1e-4, atol=1e-6)
+
+
+def test_stn_shapes_are_checked_by_name():
+    stn = sym.SpatialTransformer(sym.Variable("data"), sym.Variable("loc"), target_shape=(4, 5), name="st")
+    with pytest.raises(Exception, match="loc 'loc' must be \\(2, 6\\)"):
+        stn.infer_shape(data=(2, 1, 6, 6), loc=(2, 4))
+    with pytest.raises(Exception, match="target_shape must be \\(height, width\\)"):
+        sym.SpatialTransformer(sym.Variable("data"), sym.Variable("loc"), target_shape=(4,))
+
+
+def test_lenet_with_add_stn_trains_a_step():
+    # MXNet example/image-classification/symbols/lenet.py with add_stn=True: binds, runs, and its gradients flow
+    from sparkps.symbol.attribute import AttrScope
+    data = sym.Variable("data")
+    loc = sym.Convolution(data=data, num_filter=30, kernel=(5, 5), stride=(2, 2))
+    loc = sym.Pooling(data=sym.Activation(data=loc, act_type="relu"), kernel=(2, 2), stride=(2, 2), pool_type="max")
+    loc = sym.Convolution(data=loc, num_filter=60, kernel=(3, 3), stride=(1, 1), pad=(1, 1))
+    loc = sym.Pooling(data=sym.Activation(data=loc, act_type="relu"), global_pool=True, kernel=(2, 2), pool_type="avg")
+    with AttrScope(lr_mult="0.01"):
+        loc = sym.FullyConnected(data=sym.Flatten(data=loc), num_hidden=6, name="stn_loc")
+    net = sym.SpatialTransformer(data=data, loc=loc, target_shape=(28, 28), transform_type="affine",
+                                 sampler_type="bilinear")
+    net = sym.Convolution(data=net, kernel=(5, 5), num_filter=20)
+    net = sym.Pooling(data=sym.Activation(data=net, act_type="tanh"), pool_type="max", kernel=(2, 2), stride=(2, 2))
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Flatten(net), num_hidden=10), name="softmax")
+    exe = net.simple_bind("cpu", data=(2, 1, 28, 28))
+    for array in exe.arg_dict.values():
+        array[...] = RNG.normal(scale=0.05, size=array.shape)
+    exe.arg_dict["stn_loc_bias"][...] = [1, 0, 0, 0, 1, 0]
+    exe.arg_dict["softmax_label"][...] = [3, 7]
+    exe.forward(is_train=True)
+    exe.backward()
+    assert np.isfinite(exe.outputs[0]).all() and np.abs(exe.grad_dict["stn_loc_weight"]).sum() > 0
+    assert sym.load_json(net.tojson()).list_arguments() == net.list_arguments()

@@ -27,6 +27,7 @@ LeakyReLU = constructor("LeakyReLU")
 Dropout = constructor("Dropout")
 BatchNorm = constructor("BatchNorm")
 BatchNorm_v1 = constructor("BatchNorm_v1")
+SpatialTransformer = constructor("SpatialTransformer")
 Embedding = constructor("Embedding")
 
 # ---- shape ----------------------------------------------------------------------------------------
