@@ -275,7 +275,7 @@ class Optimizer:
     def create_state_multi_precision(self, index, weight):
         """As ``create_state``; for a float16 weight with ``multi_precision`` the state is
         ``(float32 master copy, *create_state(index, master))``."""
-        if self.multi_precision and weight.dtype == np.float16 and not is_row_sparse(weight):
+        if self.multi_precision and not is_row_sparse(weight) and weight.dtype == np.float16:
             master = weight.astype(np.float32)
             return (master,) + tuple(self.create_state(index, master) or ())
         return self.create_state(index, weight)
@@ -363,9 +363,9 @@ class Optimizer:
             for args in _parallel(index, weight, grad, state):
                 self.update_multi_precision(*args)
             return
-        if self.multi_precision and weight.dtype == np.float16 and not (is_row_sparse(weight) or is_row_sparse(grad)):
+        if self.multi_precision and not is_row_sparse(weight) and weight.dtype == np.float16:
             master, inner = state[0], tuple(state[1:]) or None
-            self.update(index, master, grad.astype(np.float32), inner)
+            self.update(index, master, grad if is_row_sparse(grad) else grad.astype(np.float32), inner)
             weight[...] = master.astype(np.float16)
             return
         self.update(index, weight, grad, state)

@@ -163,3 +163,19 @@ def test_a_row_sparse_weight_holding_some_rows_updates_those_the_gradient_names(
 def test_lazy_update_travels_in_the_config():
     back = opt.from_config(opt.SGD(lazy_update=False, momentum=0.9).to_config())
     assert back.lazy_update is False and opt.from_config(opt.Adam().to_config()).lazy_update is True
+
+
+def test_sparse_sgd_multi_precision_keeps_the_float32_master_copy():
+    # MXNet: test_sparse_sgd (mp_options: multi_precision=True on a float16 weight)
+    rng = np.random.default_rng(9)
+    w = rng.normal(size=(10, 4)).astype(np.float16)
+    sgd, ref = opt.SGD(learning_rate=0.1, momentum=0.9, multi_precision=True), opt.SGD(learning_rate=0.1, momentum=0.9)
+    state = sgd.create_state_multi_precision(0, w)
+    master = w.astype(np.float32)
+    ref_state = ref.create_state(0, master)
+    for _ in range(3):
+        grad = sparse_grad(rng, w.shape)
+        sgd.update_multi_precision(0, w, grad, state)
+        ref.update(0, master, grad, ref_state)
+        np.testing.assert_array_equal(state[0], master)
+        np.testing.assert_array_equal(w, master.astype(np.float16))
