@@ -13,6 +13,7 @@ whose id the weight does not hold is a DataError naming it. Nothing here blocks.
 """
 import numpy as np
 
+from sparkps.backend import get_array_module
 from sparkps.errors import DataError
 
 LAZY_KERNELS = frozenset(('sgd', 'adam', 'adagrad', 'ftrl'))   # MXNet's optimizers with a row_sparse kernel
@@ -71,7 +72,4 @@ def sparse_update(opt, index, weight, grad, state):
 
 def _device(like, array):
     """``array`` on ``like``'s backend (numpy or CuPy)."""
-    if isinstance(like, np.ndarray):
-        return np.asarray(array)
-    import cupy  # present whenever a CuPy weight exists
-    return cupy.asarray(array)
+    return np.asarray(array) if isinstance(like, np.ndarray) else get_array_module(like).asarray(array)

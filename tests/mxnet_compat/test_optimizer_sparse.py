@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from sparkps import backend
 from sparkps import optimizer as opt
 from sparkps.errors import DataError
 from sparkps.rows.values import RowSparse
@@ -179,3 +180,22 @@ def test_sparse_sgd_multi_precision_keeps_the_float32_master_copy():
         ref.update(0, master, grad, ref_state)
         np.testing.assert_array_equal(state[0], master)
         np.testing.assert_array_equal(w, master.astype(np.float16))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not backend.gpu_available(), reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize('name, kw', [('sgd', {'momentum': 0.9, 'wd': 0.03}), ('adam', {}),
+                                      ('adam', {'lazy_update': False}), ('rmsprop', {})])
+def test_sparse_update_on_the_gpu_equals_numpy(name, kw):
+    # MXNet: test_sparse_sgd, test_sparse_adam (their GPU runs: CuPy weights and gradient rows)
+    import cupy
+    rng = np.random.default_rng(4)
+    w = rng.normal(size=(10, 4)).astype(np.float32)
+    host, device = opt.create(name, **kw), opt.create(name, **kw)
+    wg = cupy.asarray(w)
+    hs, ds = host.create_state(0, w), device.create_state(0, wg)
+    for _ in range(3):
+        grad = sparse_grad(rng, w.shape)
+        host.update(0, w, grad, hs)
+        device.update(0, wg, RowSparse(grad.ids, cupy.asarray(grad.rows), grad.shape), ds)
+        np.testing.assert_allclose(cupy.asnumpy(wg), w, rtol=1e-5, atol=1e-7)
