@@ -23,7 +23,7 @@ _SUBMODULES = {'symbol': 'sparkps.symbol', 'optimizer': 'sparkps.optimizer',
                'backend': 'sparkps.backend', 'errors': 'sparkps.errors'}
 _ALIASES = {'sym': 'symbol', 'init': 'initializer', 'kv': 'kvstore', 'opt': 'optimizer'}
 _NAMES = {'FeedForward': 'sparkps.train.feedforward', 'cpu': 'sparkps.backend', 'gpu': 'sparkps.backend',
-          'Context': 'sparkps.backend'}
+          'Context': 'sparkps.backend', 'AttrScope': 'sparkps.symbol.attribute'}
 
 __all__ = list(_SUBMODULES) + list(_ALIASES) + list(_NAMES)
 

@@ -55,6 +55,20 @@ def key_value_lists(keys, values, what, values_name='values'):
     return list(keys), values if isinstance(values, ParameterGroup) else list(values)
 
 
+def key_kind(kind, keys, what):
+    """The kind of dense keys ('str' or 'int') a store holds after a call ``what`` with ``keys``; ``kind`` is the
+    kind it held (None before its first call). Row-sparse tables are exempt: sparkps names them by string beside
+    the int keys of dense parameters. A store keyed by ints refuses a string key and vice versa, as
+    MXNet's (test_kvstore.py::test_invalid_pull): ConfigError naming the key. Blocks on nothing."""
+    for key in (keys if isinstance(keys, (list, tuple)) else [keys]):
+        this = 'str' if isinstance(key, str) else 'int'
+        if kind is not None and this != kind:
+            raise ConfigError(f"kvstore {what}: key {key!r} is {'a string' if this == 'str' else 'not a string'}"
+                              f" but this store is keyed by {'strings' if kind == 'str' else 'ints'}")
+        kind = this
+    return kind
+
+
 class KVStoreBase:
     """A key-value store with MXNet's KVStore methods; subclasses are created by ``sparkps.kvstore.create``.
 

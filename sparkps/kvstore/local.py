@@ -14,7 +14,7 @@ bounded table, or none of a hashed one), read with ``row_sparse_pull`` and updat
     kv.push('emb', RowSparse(ids, grad_rows, table.shape))   # lazy update of those rows only
 """
 from sparkps.errors import ConfigError, ShapeError
-from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, TABLE_OPTIONS, KVStoreBase, key_value_lists
+from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, TABLE_OPTIONS, KVStoreBase, key_kind, key_value_lists
 from sparkps.kvstore.local_rows import RowSparseKeys, RowTable
 from sparkps.optimizer import get_updater
 from sparkps.rows.values import RowSparse
@@ -37,6 +37,7 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
         super().__init__(type_name)
         self._store = {}
         self._updater = None
+        self._key_kind = None
 
     def init(self, keys, values):
         """Store copies of the initial values; a key can be initialised once."""
@@ -44,13 +45,17 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
             if key in self._store:
                 raise ConfigError(f"kvstore key {key!r} is already initialised")
             value = _as_list(value)[0]
+            if not isinstance(value, RowSparse):  # row-sparse tables go by name beside int dense keys
+                self._key_kind = key_kind(self._key_kind, key, 'init')
             self._store[key] = RowTable(key, value) if isinstance(value, RowSparse) else value.copy()
 
     def _stored(self, key, what):
-        try:
-            return self._store[key]
-        except KeyError:
-            raise ConfigError(f"kvstore {what}: key {key!r} was never initialised") from None
+        stored = self._store.get(key)
+        if not isinstance(stored, RowTable):
+            self._key_kind = key_kind(self._key_kind, key, what)
+        if stored is None:
+            raise ConfigError(f"kvstore {what}: key {key!r} was never initialised")
+        return stored
 
     def push(self, keys, values, priority=0):
         """Sum the values of each key and update (or replace) the stored value."""

@@ -15,11 +15,12 @@ class Adam(Optimizer):
         weight -= lr * sqrt(1-beta2^t) / (1-beta1^t) * m / (sqrt(v) + epsilon)
     """
     name = 'adam'
-    hyper_params = ('beta1', 'beta2', 'epsilon')
+    hyper_params = ('beta1', 'beta2', 'epsilon', 'lazy_update')
     grad_decay = 'before_clip'
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, **kwargs):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, lazy_update=True, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lazy_update = bool(lazy_update)   # row-sparse gradients: update their rows only (optimizer/sparse.py)
         self.beta1 = _check_number('beta1', beta1, 0.0)
         self.beta2 = _check_number('beta2', beta2, 0.0)
         self.epsilon = _check_number('epsilon', epsilon, 0.0)

@@ -28,6 +28,7 @@ import numpy as np
 from sparkps.backend import asnumpy as _to_numpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.lr_scheduler import LRScheduler, scheduler_from_config
+from sparkps.optimizer.sparse import dense_part, is_row_sparse, sparse_update
 
 OPTIMIZERS = {}
 _BASE_KEYS = ('learning_rate', 'wd', 'rescale_grad', 'clip_gradient', 'begin_num_update', 'lr_mult',
@@ -274,13 +275,13 @@ class Optimizer:
     def create_state_multi_precision(self, index, weight):
         """As ``create_state``; for a float16 weight with ``multi_precision`` the state is
         ``(float32 master copy, *create_state(index, master))``."""
-        if self.multi_precision and weight.dtype == np.float16:
+        if self.multi_precision and not is_row_sparse(weight) and weight.dtype == np.float16:
             master = weight.astype(np.float32)
             return (master,) + tuple(self.create_state(index, master) or ())
         return self.create_state(index, weight)
 
     def _zeros_state(self, weight, count):
-        return tuple(np.zeros_like(weight) for _ in range(count))
+        return tuple(np.zeros_like(dense_part(weight)) for _ in range(count))
 
     def state_to_arrays(self, state):
         """Return ``state`` as a list of numpy arrays (copies), e.g. for a checkpoint."""
@@ -345,6 +346,9 @@ class Optimizer:
             for args in _parallel(index, weight, grad, state):
                 self.update(*args)
             return
+        if is_row_sparse(grad) or is_row_sparse(weight):    # sparkps.rows.values.RowSparse (optimizer/sparse.py)
+            sparse_update(self, index, weight, grad, state)
+            return
         count = self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g, tmp = self._prepared_grad(index, weight, grad, wd)
@@ -359,9 +363,9 @@ class Optimizer:
             for args in _parallel(index, weight, grad, state):
                 self.update_multi_precision(*args)
             return
-        if self.multi_precision and weight.dtype == np.float16:
+        if self.multi_precision and not is_row_sparse(weight) and weight.dtype == np.float16:
             master, inner = state[0], tuple(state[1:]) or None
-            self.update(index, master, grad.astype(np.float32), inner)
+            self.update(index, master, grad if is_row_sparse(grad) else grad.astype(np.float32), inner)
             weight[...] = master.astype(np.float16)
             return
         self.update(index, weight, grad, state)

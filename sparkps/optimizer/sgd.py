@@ -18,11 +18,12 @@ class SGD(Optimizer):
         weight -= lr * g                                     (momentum == 0, no state)
     """
     name = 'sgd'
-    hyper_params = ('momentum',)
+    hyper_params = ('momentum', 'lazy_update')
 
-    def __init__(self, momentum=0.0, **kwargs):
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
         self.momentum = _check_number('momentum', momentum, 0.0)
+        self.lazy_update = bool(lazy_update)   # row-sparse gradients: update their rows only (optimizer/sparse.py)
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1) if self.momentum else None
@@ -46,6 +47,7 @@ class NAG(SGD):
         mom = momentum * mom;  weight += momentum * mom - (1 + momentum) * lr * g;  mom -= lr * g
     """
     name = 'nag'
+    hyper_params = ('momentum',)       # no row-sparse kernel in MXNet: a row-sparse gradient is densified
 
     def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         g *= lr

@@ -14,6 +14,7 @@ from .ops.constructors import (
     LRN,
     Activation,
     BatchNorm,
+    BatchNorm_v1,
     BlockGrad,
     Cast,
     Concat,
@@ -34,6 +35,7 @@ from .ops.constructors import (
     Softmax,
     SoftmaxActivation,
     SoftmaxOutput,
+    SpatialTransformer,
     SwapAxis,
     abs,
     add_n,
@@ -139,6 +141,7 @@ from .symbol import Group, Symbol, Variable, load, load_json, var
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "AttrScope", "Op", "OPS", "op_class",
            "register", "FullyConnected", "Convolution", "Pooling", "Activation", "LeakyReLU", "Dropout", "BatchNorm",
+           "BatchNorm_v1", "SpatialTransformer",
            "Embedding", "Concat", "Flatten", "Reshape", "sum", "mean", "add_n", "ElementWiseSum", "SoftmaxOutput",
            "Softmax", "LinearRegressionOutput", "LogisticRegressionOutput", "MakeLoss", "dot", "batch_dot",
            "transpose", "broadcast_add", "broadcast_plus", "broadcast_sub", "broadcast_minus", "broadcast_mul",

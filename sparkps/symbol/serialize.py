@@ -71,11 +71,14 @@ def parse_json(text):
         doc = json.loads(text)
         items, heads = doc["nodes"], doc["heads"]
         version = _file_version(doc.get("attrs") or {})
+        np_shape = _is_np_shape(doc.get("attrs") or {})
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise ConfigError("not a symbol JSON document: %s" % exc) from exc
     nodes = []
     for k, item in enumerate(items):
         nodes.append(_node(item, nodes, k, version))
+        if np_shape and nodes[-1].op is None and "__shape__" in nodes[-1].attrs:
+            nodes[-1].attrs["__shape__"] = _legacy_shape(nodes[-1])
     try:
         return [(nodes[h[0]], int(h[1])) for h in heads]
     except (IndexError, TypeError) as exc:
@@ -90,6 +93,25 @@ def _file_version(attrs):
     if "sparkps_version" in attrs:
         return MXNET_VERSION
     return 800
+
+
+def _is_np_shape(attrs):
+    """True for a file written under MXNet's numpy shape semantics (``"is_np_shape": ["int", 1]``, MXNet >= 1.6
+    with ``npx.set_np()``): there -1 is an unknown dimension and 0 a dimension of size zero."""
+    flag = attrs.get("is_np_shape")
+    return bool(flag) and int(flag[1] if isinstance(flag, (list, tuple)) else flag) != 0
+
+
+def _legacy_shape(var):
+    """A numpy-semantics ``__shape__`` in sparkps's (MXNet's legacy) terms: -1 (unknown) becomes 0; a zero-size
+    dimension is a ConfigError naming the variable (sparkps has no zero-size arrays in graphs)."""
+    from .params import to_shape
+    shape = to_shape(var.attrs["__shape__"])
+    if 0 in shape:
+        raise ConfigError("symbol JSON: variable '%s' has shape %s with a zero-size dimension (the file uses numpy "
+                          "shape semantics, is_np_shape=1; sparkps's unknown dimension is -1 there, 0 here)"
+                          % (var.name, shape))
+    return str(tuple(0 if d == -1 else d for d in shape))
 
 
 def _node(item, nodes, k, version):

@@ -54,6 +54,7 @@ from sparkps.kvstore.base import (
     SYNC,
     TABLE_OPTIONS,
     KVStoreBase,
+    key_kind,
     key_value_lists,
 )
 from sparkps.kvstore.strategies import DEVICE_NAMES, DIST_TYPES, STRATEGY_OPTIONS, STRATEGY_TABLE, check_strategy
@@ -117,6 +118,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         self._resume_path = None
         self._progress_interval = float(progress_interval)
         self._last_progress = float("-inf")
+        self._key_kind = None  # 'int' or 'str' after the first call: MXNet refuses to mix them
 
     @property
     def rank(self):
@@ -142,6 +144,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             for key, value in zip(keys, values):
                 self._init_rows(key, value)
             return
+        self._key_kind = key_kind(self._key_kind, keys, "init")  # dense keys only: tables go by name
         arrays = [host_value(v) for v in values]
         self.worker.declare({k: a.shape for k, a in zip(keys, arrays)})
         if self.rank == 0:
@@ -161,6 +164,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
             for key, value in zip(keys, values):
                 self._push_rows(key, value)
             return
+        self._key_kind = key_kind(self._key_kind, keys, "push")
         if self._local is not None:  # a local step, taken by the next pull of these keys
             self._local_push = (keys, [host_value(v).copy() for v in values])
             return
@@ -183,6 +187,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         self._check_open(pushing=False)
         if out is None:
             raise ConfigError("pull needs the output arrays: kv.pull(keys, out=arrays)")
+        self._key_kind = key_kind(self._key_kind, keys, "pull")
         keys, outs = key_value_lists(keys, out, "pull", "out arrays")
         if not isinstance(out, ParameterGroup):
             outs = [o[0] if isinstance(o, (list, tuple)) and len(o) == 1 else o for o in outs]
@@ -208,6 +213,7 @@ class DistKVStore(DistRowSparseKeys, KVStoreBase):
         """Push ``values`` and pull the updated weights into ``out``: one request per server."""
         self._check_open()
         given = keys
+        self._key_kind = key_kind(self._key_kind, given, "pushpull")
         keys, values = key_value_lists(given, values, "pushpull")
         outs = values if out is None else key_value_lists(given, out, "pushpull", "out arrays")[1]
         if self._local is not None:

@@ -16,7 +16,9 @@ import sys
 PORTS = {"test_symbol": "test_symbol.py", "test_operator": "test_operator.py", "test_dtypes": "test_operator.py",
          "test_infer_shape": "test_infer_shape.py", "test_executor": "test_executor.py",
          "test_optimizer": "test_optimizer.py", "test_optimizer_multi": "test_optimizer.py",
-         "test_metric": "test_metric.py", "test_init": "test_init.py", "test_mlp": "train/test_mlp.py"}
+         "test_metric": "test_metric.py", "test_init": "test_init.py", "test_mlp": "train/test_mlp.py",
+         "test_operator_tail": "test_operator.py", "test_optimizer_sparse": "test_optimizer.py",
+         "test_kvstore": "test_kvstore.py", "test_mkldnn": "mkl/test_mkldnn.py"}
 NAMED = re.compile(r"MXNet(?: [0-9.]+)?(?: [a-z_/]+\.py)?(?::|::|: )? ?(?:[a-z_/]+\.py::)?(test_[a-z0-9_]+)")
 
 

@@ -40,6 +40,9 @@ HABITS = {
         "assert load_json(Variable('x').tojson()).list_arguments() == ['x']",
     'from sparkps.nd import load, save': "assert callable(load) and callable(save)",
     'import sparkps as mx': "mx.nd.load; mx.init.Xavier; mx.opt.SGD; mx.kv.create; mx.sym.Variable; mx.cpu()",
+    'from sparkps import AttrScope':   # MXNet test_attr.py writes mx.AttrScope
+        "import sparkps as mx\nwith AttrScope(group='4'):\n    v = mx.sym.Variable('w')\n"
+        "assert v.attr('group') == '4' and AttrScope is mx.sym.AttrScope",
 }
 
 

@@ -328,6 +328,27 @@ def test_load_save_symbol(tmp_path):
     assert out_shapes == [(10, 128)] and len(aux_shapes) == 0
 
 
+def test_load_save_symbol_np_shape(tmp_path):
+    # MXNet: test_load_save_symbol (the file written under np_shape(True): "is_np_shape" in its attrs, -1 for an
+    # unknown dimension; sparkps reads it as its legacy 0 and refuses a zero-size dimension by the variable's name)
+    import json
+    weight = sym.var("weight", shape=(128, 0))
+    net_data = json.loads(sym.FullyConnected(sym.var("data"), weight, num_hidden=128).tojson())
+    net_data["attrs"]["is_np_shape"] = ["int", 1]
+    for node in net_data["nodes"]:
+        if node["name"] == "weight":
+            node["attrs"]["__shape__"] = "(128, -1)"
+    fname = tmp_path / "test_sym.json"
+    fname.write_text(json.dumps(net_data))
+    arg_shapes, out_shapes, _ = sym.load(str(fname)).infer_shape(data=(10, 784))
+    assert arg_shapes == [(10, 784), (128, 784), (128,)] and out_shapes == [(10, 128)]
+    net_data["nodes"][1]["attrs"]["__shape__"] = "(128, 0)"
+    with pytest.raises(ConfigError, match="variable 'weight' has shape \\(128, 0\\) with a zero-size dimension"):
+        sym.load_json(json.dumps(net_data))
+    net_data["attrs"]["is_np_shape"] = ["int", 0]     # legacy semantics: 0 is unknown
+    assert sym.load_json(json.dumps(net_data)).infer_shape(data=(10, 784))[0][1] == (128, 784)
+
+
 def test_infershape_happens_for_all_ops_in_graph():
     # MXNet: test_infershape_happens_for_all_ops_in_graph
     from sparkps.errors import ShapeError

@@ -15,5 +15,6 @@ from . import (  # noqa: F401
     shape_ops,
     slicing,
     softmax,
+    spatial,
     unary,
 )

@@ -26,6 +26,8 @@ Activation = constructor("Activation")
 LeakyReLU = constructor("LeakyReLU")
 Dropout = constructor("Dropout")
 BatchNorm = constructor("BatchNorm")
+BatchNorm_v1 = constructor("BatchNorm_v1")
+SpatialTransformer = constructor("SpatialTransformer")
 Embedding = constructor("Embedding")
 
 # ---- shape ----------------------------------------------------------------------------------------

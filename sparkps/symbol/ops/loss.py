@@ -40,7 +40,9 @@ class _LabelledHead(Op):
 @register
 class SoftmaxOutput(_LabelledHead):
     """Softmax over the last axis of (batch, classes) data; gradient (softmax - one-hot(label)) *
-    grad_scale, divided by the batch size ('batch') or the number of counted labels ('valid')."""
+    grad_scale, divided by the batch size ('batch') or the number of counted labels ('valid'). With
+    multi_output (softmax over axis 1 of (batch, classes, *spatial)) 'null' and 'batch' also divide by the
+    spatial size, as MXNet's softmax_output-inl.h."""
     name, hint, aliases = "SoftmaxOutput", "softmaxoutput", ("Softmax",)
     spec = {"grad_scale": (to_float, 1.0), "ignore_label": (to_float, -1.0), "use_ignore": (to_bool, False),
             "normalization": (choice("null", "batch", "valid"), "null"),
@@ -161,6 +163,8 @@ class SoftmaxOutputGrad(BackwardOp):
             scale /= prob.shape[0]
         elif self.normalization == "valid":
             scale /= max(count, 1)
+        if self.multi_output and self.normalization != "valid":   # MXNet: also per spatial position
+            scale /= prod(prob.shape[2:])
         grad *= scale
         grad = grad.reshape(moved.shape)
         xp.copyto(out, xp.moveaxis(grad, -1, 1) if self.multi_output else grad.reshape(out.shape))

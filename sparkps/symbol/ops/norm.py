@@ -2,35 +2,47 @@
 from ... import backend
 from ...errors import ConfigError
 from ..op import BackwardOp, Op, apply, grad_name, register
-from ..params import to_bool, to_float
+from ..params import choice, to_bool, to_float, to_shape
 from .elemwise import Mul
 
 
 @register
 class Dropout(Op):
-    """Training: zero each element with probability p and scale the rest by 1/(1-p) (the mask is a
-    hidden second output the gradient reuses). Inference: identity."""
+    """Training (or always, with mode='always'): zero each element with probability p and scale the rest by
+    1/(1-p); the mask is a hidden second output the gradient reuses. ``axes`` share one draw along those axes
+    (variational dropout). Inference in mode 'training': identity. p=1 gives zeros (MXNet 1.9.1: NaN, from
+    0 * 1/(1-p); docs/mxnet.md says why sparkps differs). ``cudnn_off`` is accepted and changes nothing."""
     name, hint = "Dropout", "dropout"
-    spec = {"p": (to_float, 0.5)}
+    spec = {"p": (to_float, 0.5), "mode": (choice("training", "always"), "training"), "axes": (to_shape, ()),
+            "cudnn_off": (to_bool, False)}
     num_outputs, num_visible = 2, 1
     output_names = ("output", "mask")
 
     def infer_shape(self, in_shapes):
-        return in_shapes, [in_shapes[0], in_shapes[0]], []
+        data = in_shapes[0]
+        if data is not None and any(not -len(data) <= a < len(data) for a in self.axes):
+            raise self.shape_error("axes %s out of range for data shape %s", self.axes, data)
+        return in_shapes, [data, data], []
 
     def forward(self, rt, ins, outs, aux):
         xp, (out, mask) = rt.xp, outs
-        if not rt.is_train or self.p == 0:
+        if (not rt.is_train and self.mode == "training") or self.p == 0:
             xp.copyto(out, ins[0])
             mask.fill(1)
             return
-        if self.p >= 1:                                # everything dropped (MXNet gives zeros)
+        if self.p >= 1:                                # everything dropped: zeros, not MXNet's 0 * inf = NaN
             mask.fill(0)
             out.fill(0)
             return
-        backend.uniform_into(rt.rng, mask)
-        xp.greater_equal(mask, self.p, out=mask)      # True/False as 1/0 in the float mask
-        xp.multiply(mask, 1.0 / (1.0 - self.p), out=mask)
+        draw = mask
+        if self.axes:
+            axes = {a % mask.ndim for a in self.axes}
+            draw = xp.empty(tuple(1 if i in axes else n for i, n in enumerate(mask.shape)), mask.dtype)
+        backend.uniform_into(rt.rng, draw)
+        xp.greater_equal(draw, self.p, out=draw)      # True/False as 1/0 in the float mask
+        xp.multiply(draw, 1.0 / (1.0 - self.p), out=draw)
+        if draw is not mask:
+            xp.copyto(mask, xp.broadcast_to(draw, mask.shape))
         xp.multiply(ins[0], mask, out=out)
 
     def gradient(self, node, out_grads):
@@ -97,6 +109,20 @@ class BatchNorm(Op):
                          grad_name(node, "all"), **self.params)
         grad_node = backward[0]
         return [(grad_node, 0), (grad_node, 1), (grad_node, 2)]
+
+
+@register
+class BatchNormV1(BatchNorm):
+    """MXNet's older BatchNorm (files before 0.11 and scripts naming it): the same normalisation over axis 1,
+    with the parameters it had (eps, momentum, fix_gamma, use_global_stats, output_mean_var)."""
+    name, hint = "BatchNorm_v1", "batchnorm_v1"
+    spec = {k: BatchNorm.spec[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")}
+    axis, cudnn_off = 1, False
+
+    def gradient(self, node, out_grads):
+        backward = apply(BatchNormGrad, [out_grads[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2)],
+                         grad_name(node, "all"), axis=1, **self.params)
+        return [(backward[0], 0), (backward[0], 1), (backward[0], 2)]
 
 
 def _invstd(xp, var, eps):
