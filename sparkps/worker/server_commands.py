@@ -1,0 +1,126 @@
+"""What a worker asks of every server, beside pushes and pulls: the optimizer, the learning rate, checkpoints
+(save, load, resume) and statistics. A mixin of :class:`sparkps.worker.dist_kvstore.DistKVStore` (it uses the
+store's ``worker``, ``postoffice``, ``rank``, ``barrier`` and its queued pushes); every call blocks until every
+server answered, at most the request timeout.
+"""
+from sparkps.comm import manifest, protocol
+
+
+class ServerCommands:
+    """The COMMAND and SET_OPTIMIZER requests of a dist kvstore."""
+
+    def server_stats(self):
+        """The round policy's counters of every server (rounds applied, stale pushes dropped, ...), by rank.
+
+        Blocks until every server answered (at most the request timeout).
+        """
+        self._wait_pushes()
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return [r.meta.get("policy", {}) for r in replies]
+
+    def set_optimizer(self, optimizer):
+        """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective.
+
+        Model averaging and EASGD keep ``optimizer`` on this worker and give the servers their own rule.
+        """
+        if self._local is not None:
+            self._local.set_optimizer(optimizer)
+            optimizer = self._local.server_optimizer(optimizer)
+        if self.rank == 0 and optimizer is not None:
+            self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
+        self.barrier()
+        if self._resume_path is not None:
+            path, self._resume_path = self._resume_path, None
+            self.load_checkpoint(path)
+
+    def resume_from(self, path):
+        """Load the checkpoint in ``path`` (weights, optimizer state, sparse tables) right after the next
+        ``set_optimizer``, whose fresh optimizer state it replaces. Every worker calls it; the load then blocks
+        as ``load_checkpoint`` does."""
+        self._resume_path = str(path)
+
+    def set_learning_rate(self, lr):
+        """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
+        self._wait_pushes()
+        self.worker.wait(self.worker.command(protocol.Command("set_lr", lr=float(lr))))
+
+    def table_stats(self):
+        """``{table: {"rows", "bytes", "admitted", "evicted", ...}}`` of the sparse tables, summed over the
+        servers (:func:`sum_table_stats`). Blocks until every server answered (at most the request timeout)."""
+        self._wait_pushes()
+        return self._fetch_table_stats()
+
+    def _fetch_table_stats(self):
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return sum_table_stats([r.meta.get("tables", {}) for r in replies])
+
+    def save_checkpoint(self, path, resume=None):
+        """Write weights and optimizer state of every key to directory ``path`` (call from one worker).
+
+        Blocks until every server wrote its pieces; the manifest names pieces per key, so the checkpoint
+        loads onto any number of servers. With ``resume`` (a JSON-able dict), the manifest also records it
+        under ``"resume"``, with ``"steps"``: ``{rank: steps}``, how many steps of each worker the saved weights
+        hold (the most any server applied: a step in flight to some servers only counts as done). Returns the
+        manifest, written atomically after every piece. Pushes still queued are sent first, except with
+        ``resume`` (a checkpoint taken while training): then a queued step of a network with sparse tables (its
+        dense and row pushes wait for the next pull, to travel as one round) stays queued, and the checkpoint
+        holds the steps before it.
+        """
+        if resume is not None:
+            self._wait_sent()
+        else:
+            self._wait_pushes()
+        path = str(path)
+        replies = self.worker.wait(self.worker.command(protocol.Command("save", path=path)))
+        described = [d for r in replies for d in r.meta.get("pieces", [])]
+        config = next((r.meta["optimizer"] for r in replies if r.meta.get("optimizer")), None)
+        tables = [d for r in replies for d in r.meta.get("tables", [])]
+        if resume is not None:      # the servers count steps by worker node id; the checkpoint keeps ranks
+            ranks = {str(n["id"]): str(n["rank"]) for n in self.postoffice.nodes if n["role"] == "worker"}
+            steps = {}
+            for reply in replies:
+                for node, count in (reply.meta.get("steps") or {}).items():
+                    rank = ranks.get(node, node)
+                    count = int(count) if self._local is None else self._local.held_steps(count)
+                    steps[rank] = max(steps.get(rank, 0), count)
+            resume = dict(resume, steps=steps)
+        return manifest.write_manifest(path, described, config, tables, resume=resume)
+
+    def load_checkpoint(self, path):
+        """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
+
+        Keys not initialised yet are declared from the checkpoint. Blocks until every server loaded
+        (rank 0 asks them) and every worker arrived (a barrier).
+        """
+        path = str(path)
+        shapes = manifest.key_shapes(manifest.read_manifest(path))
+        new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
+        if new:
+            self.worker.declare(new)
+        if self.rank == 0:
+            if new:
+                self.worker.wait(self.worker.init(sorted(new)))
+            self.worker.wait(self.worker.command(protocol.Command("load", path=path)))
+        self.barrier()
+
+
+def sum_table_stats(per_server):
+    """Add up the servers' ``{table: stats}`` dicts: counts (and per-server capacities) add, ``step`` keeps the
+    largest, a field that is None on a server (no capacity) stays None.
+
+    >>> sum_table_stats([{"t": {"rows": 2, "step": 5, "capacity": None}}, {"t": {"rows": 3, "step": 4,
+    ...                  "capacity": None}}])
+    {'t': {'rows': 5, 'step': 5, 'capacity': None}}
+    """
+    total = {}
+    for tables in per_server:
+        for name, stats in tables.items():
+            into = total.setdefault(name, {})
+            for field, value in stats.items():
+                if field not in into:
+                    into[field] = value
+                elif value is None or into[field] is None:
+                    into[field] = None
+                else:
+                    into[field] = max(into[field], value) if field == "step" else into[field] + value
+    return total
