@@ -8,13 +8,12 @@ from sparkps.optimizer.adaptive import AdaDelta, AdaGrad, Adam, Ftrl, RMSProp
 from sparkps.optimizer.base import (
     OPTIMIZERS,
     Optimizer,
-    Updater,
     create,
     from_config,
-    get_updater,
     register,
 )
 from sparkps.optimizer.sgd import NAG, SGD, SGLD, Signum
+from sparkps.optimizer.updater import Updater, get_updater
 
 __all__ = [
     'FTML',

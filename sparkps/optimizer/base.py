@@ -382,24 +382,6 @@ def _parallel(index, weight, grad, state):
     return zip(*lists)
 
 
-class Updater:
-    """Apply an optimizer to (index, grad, weight) triples, keeping per-index state (MXNet's updater)."""
-
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
-        self.states = {}
-
-    def __call__(self, index, grad, weight):
-        if index not in self.states:
-            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
-        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
-
-
-def get_updater(optimizer):
-    """Return an ``Updater`` for ``optimizer`` (as ``mx.optimizer.get_updater``)."""
-    return Updater(optimizer)
-
-
 def _symbol_mults(sym, idx2name):
     """({index: lr_mult}, {index: wd_mult}) from the ``__lr_mult__``/``__wd_mult__`` attributes of ``sym``."""
     if sym is None:
