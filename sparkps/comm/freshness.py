@@ -12,7 +12,8 @@ the node table; once a node has the table (``install``), a message claiming to c
 accepted only with ``n``'s registered session, and a node id that is not in the table is refused.  Before
 that (a worker's first push may overtake the server's copy of the table) the first session seen for a node
 id is pinned and replaced by the table's.  Messages of nodes that have not registered yet (sender -1:
-REGISTER, STATUS, ABORT) are windowed per session, for a bounded number of sessions.  Nothing blocks.
+REGISTER, STATUS, ABORT) are windowed per session, for a bounded number of sessions, and only the scheduler
+accepts them once it has a table (``install(..., anonymous=False)`` on servers and workers).  Nothing blocks.
 
 >>> f = Freshness()
 >>> f.install({5: b"s" * 16})
@@ -71,7 +72,7 @@ class Freshness:
     """
 
     def __init__(self, strict=False):
-        self.strict = strict
+        self.strict, self.anonymous = strict, True
         self.refused = collections.Counter()
         self._lock = threading.Lock()
         self._sessions, self._windows = {}, {}
@@ -89,11 +90,12 @@ class Freshness:
                 self._sessions[node_id] = bytes(session)
                 self._windows[node_id] = ReplayWindow()
 
-    def install(self, sessions):
-        """The node table's ``{node id: session}``: expect each, then refuse every other node id."""
+    def install(self, sessions, anonymous=True):
+        """The node table's ``{node id: session}``: expect each, then refuse every other node id (and, with
+        ``anonymous=False``, every sender that has not registered)."""
         for node_id, session in sessions.items():
             self.expect(node_id, session)
-        self.strict = True
+        self.strict, self.anonymous = True, anonymous
 
     def admit(self, sender, session, seq):
         """None when the message is fresh (and records it), else the reason it is refused (counted)."""
@@ -108,7 +110,7 @@ class Freshness:
             return "no session or sequence number"
         with self._lock:
             if sender < 0:
-                return self._anonymous_window(session).admit(seq)
+                return self._anonymous_window(session).admit(seq) if self.anonymous else "not a registered node"
             expected = self._sessions.get(sender)
             if expected is None:
                 if self.strict:

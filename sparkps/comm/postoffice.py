@@ -141,7 +141,8 @@ class Postoffice:
         self._peers[0] = (self.scheduler_uri, SCHEDULER_NAME)
         self._endpoint.node_id = self.node_id
         self._endpoint.name = self._endpoint.van.name = self.name
-        self._endpoint.van.freshness.install({n["id"]: n["session"] for n in self.nodes if "session" in n})
+        self._endpoint.van.freshness.install({n["id"]: n["session"] for n in self.nodes if "session" in n},
+                                             anonymous=False)
 
     def peer_name(self, node_id):
         """The readable name of node ``node_id`` ('worker 1 (node 4)')."""

@@ -58,6 +58,10 @@ def test_unregistered_senders_are_windowed_per_session():
     assert f.admit(-1, S1, 1) is None
     assert f.admit(-1, S2, 1) is None
     assert f.admit(-1, S1, 1) == REPLAYED
+    f.install({4: S1})  # the scheduler still hears unregistered nodes (STATUS, ABORT) ...
+    assert f.admit(-1, S2, 2) is None
+    f.install({4: S1}, anonymous=False)  # ... servers and workers no longer do
+    assert f.admit(-1, S2, 3) == "not a registered node"
 
 
 @pytest.mark.parametrize("session, seq", [(b"", 1), (b"x" * 15, 1), (S1, 0), (S1, -3)])
