@@ -2,8 +2,9 @@
 the worker's kvstore.
 
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
-``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``. A value
-given explicitly wins over the environment. Nothing here blocks.
+``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
+``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md). A value given
+explicitly wins over the environment. Nothing here blocks.
 
 >>> NodeSettings.resolve(env={"SPARKPS_SCHEDULER_URI": "10.0.0.2", "SPARKPS_SCHEDULER_PORT": "9000",
 ...                           "SPARKPS_SECRET": "s"})
