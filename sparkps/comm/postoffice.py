@@ -82,7 +82,7 @@ class Postoffice:
 
     @property
     def dropped_messages(self):
-        """How many received messages were dropped (bad secret, malformed frames)."""
+        """How many received messages were dropped (bad secret or MAC, malformed frames, replays)."""
         return self._endpoint.van.dropped
 
     @property

@@ -217,6 +217,7 @@ class Scheduler:
                     "progress": {rank: dict(p) for rank, p in self._progress.items()},
                     "errors": [dict(e) for e in self._job.errors],
                     "dropped_messages": self._endpoint.van.dropped,
+                    "refused_messages": self._endpoint.van.freshness.replays,
                     "uptime": round(now - self._started_at, 3) if self._started_at else 0.0}
 
     @property
