@@ -11,7 +11,8 @@ import threading
 
 from sparkps.comm import message as wire
 from sparkps.comm.customer import Customer
-from sparkps.comm.security import MacKey
+from sparkps.comm.freshness import Freshness
+from sparkps.comm.security import MacKey, Sequencer
 from sparkps.comm.van import Van
 from sparkps.errors import ClusterError
 
@@ -60,12 +61,13 @@ class Endpoint:
     """
 
     def __init__(self, name, secret, handler=None, transport="tcp", host="127.0.0.1", port=0,
-                 zmq_context=None, curve=None, threaded=False):
+                 zmq_context=None, curve=None, threaded=False, max_message_bytes=None, strict=False):
         self.name, self.handler, self.node_id, self.threaded = name, handler, -1, threaded
         self._key = MacKey(secret)
+        self.sequencer = Sequencer()
         self.customer = Customer()
         self.van = Van(self._key, self._received_request, self._received_reply, transport, host, port,
-                       zmq_context, curve, name)
+                       zmq_context, curve, name, max_message_bytes, Freshness(strict=strict))
         self.reply_hooks = {}  # cmd -> callback(msg) for untracked replies (heartbeats)
         self._inbox = queue.SimpleQueue()
         self._thread = None
@@ -93,7 +95,8 @@ class Endpoint:
         thread with ``via_io=True`` / when called on the I/O thread (replies handled there).
         """
         rid = self.customer.new_request(peer, cmd) if track else self.customer.next_id()
-        msg = wire.Message(cmd, self.node_id, rid, False, meta or {}, list(arrays))
+        msg = wire.Message(cmd, self.node_id, rid, False, meta or {}, list(arrays), None,
+                           self.sequencer.session, self.sequencer.next())
         try:
             frames = wire.encode(msg, self._key)
         except BaseException:
@@ -118,13 +121,14 @@ class Endpoint:
         return self.customer.wait(rid, timeout, pump)
 
     def send_reply(self, route, msg):
-        msg.sender = self.node_id
+        msg.sender, msg.session, msg.seq = self.node_id, self.sequencer.session, self.sequencer.next()
         try:
             frames = wire.encode(msg, self._key)
         except Exception as exc:
             log.warning("%s: reply to %s cannot be encoded: %s", self.name, msg.cmd, exc)
             frames = wire.encode(wire.Message("ERROR", self.node_id, msg.rid, True,
-                                              err="reply cannot be encoded: %s" % exc), self._key)
+                                              err="reply cannot be encoded: %s" % exc, session=msg.session,
+                                              seq=self.sequencer.next()), self._key)
         self.van.send_reply(route, frames)
 
     def fail(self, error):

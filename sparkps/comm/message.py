@@ -1,10 +1,12 @@
-"""The wire format: one authenticated msgpack header frame, then one raw frame per array.
+"""The wire format: one msgpack header frame, then one raw frame per array, all authenticated.
 
-Header frame = ``MAC(32 bytes) || msgpack(header)`` where header is a map with keys
-``cmd`` (str), ``sender`` (node id, -1 before registration), ``rid`` (request id), ``reply`` (bool),
-``meta`` (map), ``arrays`` (list of ``[dtype, shape]``, one per array frame) and ``err`` (text of an
-ERROR reply or nil).  Arrays travel without a copy on send (contiguous buffers handed to zmq) and
-are read-only ``np.frombuffer`` views of the received frames.  Nothing is ever unpickled.
+Header frame = ``MAC(32 bytes) || msgpack(header)`` where the MAC covers the header and every array
+frame (``security.MacKey.sign_frames``) and header is a map with keys ``cmd`` (str), ``sender`` (node
+id, -1 before registration), ``sid`` (the sender's 16-byte session), ``seq`` (its sequence number),
+``rid`` (request id), ``reply`` (bool), ``meta`` (map), ``arrays`` (list of ``[dtype, shape]``, one
+per array frame) and ``err`` (text of an ERROR reply or nil).  Arrays travel without a copy on send
+(contiguous buffers handed to zmq) and are read-only ``np.frombuffer`` views of the received frames.
+Nothing is ever unpickled.
 
 >>> frames = encode(Message("PUSH", sender=5, rid=7, arrays=[np.arange(3.0)]), b"k")
 >>> decode(frames, b"k").arrays[0].tolist()
@@ -29,7 +31,8 @@ MAX_ARRAYS = 4096
 MAX_NDIM = 32
 _DTYPE_NAMES = {np.dtype(name): name for name in DTYPES}
 _DTYPES_BY_NAME = {name: np.dtype(name) for name in DTYPES}
-_HEADER_KEYS = {"cmd": str, "sender": int, "rid": int, "reply": bool, "meta": dict, "arrays": list}
+_HEADER_KEYS = {"cmd": str, "sender": int, "sid": bytes, "seq": int, "rid": int, "reply": bool, "meta": dict,
+                "arrays": list}
 
 
 @dataclass
@@ -43,6 +46,8 @@ class Message:
     meta: dict = field(default_factory=dict)
     arrays: list = field(default_factory=list)
     err: str = None
+    session: bytes = b""
+    seq: int = 0
 
 
 def _plain(value):
@@ -56,7 +61,8 @@ def _plain(value):
 
 
 def encode(msg, key):
-    """Frames for ``msg`` signed with ``key`` (bytes).  Arrays are sent as contiguous buffers."""
+    """Frames for ``msg`` signed with ``key`` (bytes or a MacKey).  Arrays are sent as contiguous buffers,
+    hashed in place for the MAC."""
     if msg.cmd not in COMMANDS:
         raise MalformedMessage("unknown command %r" % (msg.cmd,))
     buffers, specs = [], []
@@ -69,13 +75,13 @@ def encode(msg, key):
             raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
         specs.append([dtype_name, list(array.shape)])
         buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
-    header = {"cmd": msg.cmd, "sender": int(msg.sender), "rid": int(msg.rid), "reply": bool(msg.reply),
-              "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
+    header = {"cmd": msg.cmd, "sender": int(msg.sender), "sid": bytes(msg.session), "seq": int(msg.seq),
+              "rid": int(msg.rid), "reply": bool(msg.reply), "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
     body = msgpack.packb(header, default=_plain, use_bin_type=True)
     if len(body) > MAX_HEADER_BYTES:
         raise MalformedMessage("header of %s is %d bytes, above the %d-byte limit"
                                % (msg.cmd, len(body), MAX_HEADER_BYTES))
-    return [security.sign(key, body) + body] + buffers
+    return [security.sign(key, body, buffers) + body] + buffers
 
 
 def _raw(frame):
@@ -83,7 +89,7 @@ def _raw(frame):
     return frame.buffer if type(frame) is zmq.Frame else frame
 
 
-def _unpack_header(raw, key):
+def _unpack_header(raw, key, frames):
     size = len(raw)
     if size <= security.MAC_SIZE:
         raise MalformedMessage("header frame of %d bytes is too short" % size)
@@ -91,8 +97,10 @@ def _unpack_header(raw, key):
         raise MalformedMessage("header frame of %d bytes is above the limit" % size)
     raw = memoryview(raw)
     body = raw[security.MAC_SIZE:]
-    if not hmac.compare_digest(raw[:security.MAC_SIZE], security.sign(key, body)):
-        raise AuthError("message authentication failed (wrong or missing job secret)")
+    if len(frames) > MAX_ARRAYS:
+        raise MalformedMessage("message has %d array frames, above the limit of %d" % (len(frames), MAX_ARRAYS))
+    if not hmac.compare_digest(raw[:security.MAC_SIZE], security.sign(key, body, frames)):
+        raise AuthError("message authentication failed (wrong job secret, or a header or array frame was altered)")
     try:
         header = msgpack.unpackb(body, raw=False, strict_map_key=False, use_list=True,
                                  max_array_len=1 << 20, max_map_len=1 << 20)
@@ -120,7 +128,7 @@ def _array(spec, frame, index):
     count = 1
     for dim in shape:
         count *= dim
-    data = memoryview(_raw(frame))
+    data = frame
     if count * dtype.itemsize != data.nbytes:
         raise MalformedMessage("array %d: %s%s needs %d bytes, frame has %d"
                                % (index, spec[0], tuple(shape), count * dtype.itemsize, data.nbytes))
@@ -141,11 +149,12 @@ def decode(frames, key):
     """
     if not frames:
         raise MalformedMessage("empty message")
-    header = _unpack_header(_raw(frames[0]), key)
+    data = [memoryview(_raw(frame)) for frame in frames[1:]]
+    header = _unpack_header(_raw(frames[0]), key, data)
     specs = header["arrays"]
     if len(specs) != len(frames) - 1 or len(specs) > MAX_ARRAYS:
         raise MalformedMessage("header announces %d arrays, message has %d array frames"
                                % (len(specs), len(frames) - 1))
-    arrays = [_array(spec, frames[i + 1], i) for i, spec in enumerate(specs)]
+    arrays = [_array(spec, data[i], i) for i, spec in enumerate(specs)]
     return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
-                   arrays, header.get("err"))
+                   arrays, header.get("err"), header["sid"], header["seq"])

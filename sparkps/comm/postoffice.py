@@ -40,7 +40,7 @@ class Postoffice:
     """
 
     def __init__(self, role, scheduler_uri, secret, rank=None, host="127.0.0.1", transport="tcp",
-                 zmq_context=None, timeouts=None, curve=False):
+                 zmq_context=None, timeouts=None, curve=False, max_message_bytes=None):
         if role not in ROLES:
             raise ConfigError("role must be one of %s, got %r" % (", ".join(ROLES), role))
         if not scheduler_uri:
@@ -54,7 +54,8 @@ class Postoffice:
         self.nodes = []
         self._peers = {}
         self._endpoint = Endpoint("%s (unregistered)" % role, secret, self._handle, transport, host, 0,
-                                  zmq_context, CurveKeys(secret) if curve else None)
+                                  zmq_context, CurveKeys(secret) if curve else None,
+                                  max_message_bytes=max_message_bytes)
         self._handler = None
         self._done = threading.Event()
         self._failure = None
@@ -81,8 +82,18 @@ class Postoffice:
 
     @property
     def dropped_messages(self):
-        """How many received messages were dropped (bad secret, malformed frames)."""
+        """How many received messages were dropped (bad secret or MAC, malformed frames, replays)."""
         return self._endpoint.van.dropped
+
+    @property
+    def refused_messages(self):
+        """How many authenticated messages were refused as replayed, reordered or not from a registered session
+        (counted in ``dropped_messages`` too); by reason in ``refused_reasons``."""
+        return self._endpoint.van.freshness.replays
+
+    @property
+    def refused_reasons(self):
+        return dict(self._endpoint.van.freshness.refused)
 
     @property
     def failure(self):
@@ -129,7 +140,9 @@ class Postoffice:
         self._peers = {n["id"]: (n["address"], node_name(n["role"], n["rank"], n["id"])) for n in self.nodes}
         self._peers[0] = (self.scheduler_uri, SCHEDULER_NAME)
         self._endpoint.node_id = self.node_id
-        self._endpoint.name = self.name
+        self._endpoint.name = self._endpoint.van.name = self.name
+        self._endpoint.van.freshness.install({n["id"]: n["session"] for n in self.nodes if "session" in n},
+                                             anonymous=False)
 
     def peer_name(self, node_id):
         """The readable name of node ``node_id`` ('worker 1 (node 4)')."""

@@ -2,8 +2,9 @@
 the worker's kvstore.
 
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
-``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``. A value
-given explicitly wins over the environment. Nothing here blocks.
+``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
+``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md). A value given
+explicitly wins over the environment. Nothing here blocks.
 
 >>> NodeSettings.resolve(env={"SPARKPS_SCHEDULER_URI": "10.0.0.2", "SPARKPS_SCHEDULER_PORT": "9000",
 ...                           "SPARKPS_SECRET": "s"})
@@ -62,3 +63,42 @@ class NodeSettings(NamedTuple):
     def resolve(cls, scheduler_uri=None, secret=None, rank=None, env=None):
         """Fill the values not given from the environment; ConfigError naming the missing variable."""
         return cls(resolve_scheduler_uri(scheduler_uri, env), resolve_secret(secret, env), resolve_rank(rank, env))
+
+
+# -- the size limit on every socket, enforced by libzmq before a frame is allocated or authenticated ------------
+DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
+HEADER_LIMIT_BYTES = 4 * 1024 * 1024 + 64 * 1024  # the largest header frame (MAC + 4 MiB msgpack) with margin
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def message_size_limit(dense_elements=0, num_servers=1, sparse_rows=0, row_dim=0, itemsize=4, margin=1.25):
+    """The largest legitimate frame, with ``margin``, for a model of ``dense_elements`` dense values cut into
+    ``num_servers`` ranges (``comm.layout``) and sparse batches of at most ``sparse_rows`` rows of ``row_dim``
+    values; never below the header limit.
+
+    >>> message_size_limit(dense_elements=10_000_000, num_servers=2) // (1 << 20)
+    23
+    """
+    dense = -(-int(dense_elements) // max(1, int(num_servers))) * itemsize
+    sparse = int(sparse_rows) * max(int(row_dim) * itemsize, 8)
+    return max(HEADER_LIMIT_BYTES, int(max(dense, sparse) * margin))
+
+
+def resolve_max_message_bytes(value=None, env=None):
+    """The per-frame size limit of every socket: ``value`` or ``SPARKPS_MAX_MESSAGE_BYTES`` (bytes, or with a
+    K/M/G suffix), default 1 GiB; ConfigError naming the variable when it is not a size above the header limit."""
+    env = os.environ if env is None else env
+    raw = value if value is not None else env.get("SPARKPS_MAX_MESSAGE_BYTES")
+    if raw in (None, ""):
+        return DEFAULT_MAX_MESSAGE_BYTES
+    text = str(raw).strip().upper().rstrip("B").rstrip("I")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        size = int(text[:len(text) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        raise ConfigError("SPARKPS_MAX_MESSAGE_BYTES must be a size in bytes (e.g. 268435456 or 256M), got %r"
+                          % (raw,)) from None
+    if size < HEADER_LIMIT_BYTES:
+        raise ConfigError("SPARKPS_MAX_MESSAGE_BYTES=%r is below the %d bytes a message header may take"
+                          % (raw, HEADER_LIMIT_BYTES))
+    return size

@@ -4,8 +4,10 @@ One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); re
 out through a DEALER connected to the peer's ROUTER and the reply comes back on that DEALER.  ZeroMQ
 sockets are not thread-safe, so a single I/O thread owns the ROUTER and its own DEALERs: other threads
 either put frames in its outbox and wake it through a pipe, or send on a Channel of their own and poll
-it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Frames that do
-not decode or fail authentication are logged and dropped.
+it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Every socket
+sets ``zmq.MAXMSGSIZE`` (``settings.resolve_max_message_bytes``): libzmq disconnects a peer announcing a
+larger frame before allocating it.  Frames that do not decode, fail authentication or are not fresh
+(``freshness``) are dropped and counted, with one warning per claimed sender and reason.
 """
 import collections
 import logging
@@ -18,6 +20,8 @@ import zmq
 
 from sparkps.comm import message as wire
 from sparkps.comm.channel import ChannelBook, readable, recv_frames, send_frames
+from sparkps.comm.freshness import Freshness
+from sparkps.comm.settings import resolve_max_message_bytes
 from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
 
 log = logging.getLogger(__name__)
@@ -46,8 +50,11 @@ class Van:
     """
 
     def __init__(self, key, on_request, on_reply, transport="tcp", host="127.0.0.1", port=0,
-                 zmq_context=None, curve=None, name="node"):
+                 zmq_context=None, curve=None, name="node", max_message_bytes=None, freshness=None):
         self._key, self._on_request, self._on_reply = key, on_request, on_reply
+        self.max_message_bytes = resolve_max_message_bytes(max_message_bytes)
+        self.freshness = freshness or Freshness()
+        self._warned = set()
         self._bind = bind_address(transport, host, port)
         if zmq_context is None and transport == "inproc":
             zmq_context = zmq.Context.instance()  # inproc peers must share one context
@@ -87,6 +94,7 @@ class Van:
         sock = self._context.socket(kind)
         sock.linger = 0
         sock.sndhwm = sock.rcvhwm = 0
+        sock.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
         return sock
 
     def send_request(self, address, frames):
@@ -247,9 +255,12 @@ class Van:
         try:
             msg = wire.decode(frames, self._key)
         except (MalformedMessage, AuthError) as exc:
-            self.dropped += 1
-            if self.dropped <= 10 or self.dropped % 1000 == 0:  # garbage floods must not flood the log
-                log.warning("%s: dropped a message (%d so far): %s", self.name, self.dropped, exc)
+            self._drop("an unauthenticated peer", type(exc).__name__, exc)
+            return
+        reason = self.freshness.admit(msg.sender, msg.session, msg.seq)
+        if reason is not None:
+            self._drop("node %d" % msg.sender if msg.sender >= 0 else "an unregistered node", reason,
+                       "%s %s (sequence %d) %s" % (msg.cmd, "reply" if msg.reply else "request", msg.seq, reason))
             return
         try:
             if routed:
@@ -258,3 +269,12 @@ class Van:
                 self._on_reply(msg)
         except Exception:
             log.exception("%s: failed to dispatch %s", self.name, msg.cmd)
+
+    def _drop(self, sender, reason, detail):
+        """Count a dropped message; warn once per claimed sender and reason (floods must not flood the log)."""
+        self.dropped += 1
+        if (sender, reason) in self._warned or len(self._warned) > 1000:
+            return
+        self._warned.add((sender, reason))
+        log.warning("%s: dropped a message claiming to come from %s: %s (further drops from it for this reason "
+                    "are only counted)", self.name, sender, detail)

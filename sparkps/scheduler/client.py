@@ -1,8 +1,10 @@
 """Ask a running scheduler for its status over the wire (what `sparkps status` does)."""
+import os
+
 import zmq
 
 from sparkps.comm import message as wire
-from sparkps.comm.security import CurveKeys, secret_bytes
+from sparkps.comm.security import SESSION_BYTES, CurveKeys, secret_bytes
 from sparkps.errors import PeerTimeout, RemoteError
 
 
@@ -23,6 +25,7 @@ def report_abort(uri, secret, role, rank, error, timeout=5.0, curve=False):
 def _ask(uri, secret, request, timeout, curve):
     """Send one request on a fresh DEALER and return the reply; RemoteError for an ERROR reply."""
     key = secret_bytes(secret)
+    request.session, request.seq = os.urandom(SESSION_BYTES), 1  # a one-message session of its own
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
     sock.linger = 0

@@ -12,6 +12,7 @@ import time
 from sparkps.comm.endpoint import Endpoint
 from sparkps.comm.postoffice import node_name
 from sparkps.comm.security import CurveKeys, generate_secret
+from sparkps.comm.settings import HEADER_LIMIT_BYTES
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout
 from sparkps.scheduler.state import BarrierBook, HeartbeatMonitor, JobLifecycle, Registry
@@ -35,8 +36,11 @@ class Scheduler:
         self._barriers = BarrierBook()
         self._heartbeats = HeartbeatMonitor(self.timeouts.heartbeat_timeout)
         self._job = JobLifecycle(num_workers)
+        # strict: a node id is accepted only with the session it registered; no message to the scheduler
+        # carries arrays, so its sockets refuse any frame above the header limit
         self._endpoint = Endpoint("scheduler", self.secret, self._handle, transport, host, port, zmq_context,
-                                  CurveKeys(self.secret) if curve else None)
+                                  CurveKeys(self.secret) if curve else None, max_message_bytes=HEADER_LIMIT_BYTES,
+                                  strict=True)
         self._endpoint.node_id = 0
         self._lock = threading.RLock()
         self._done = threading.Event()
@@ -82,7 +86,7 @@ class Scheduler:
             return responder.error("registration is closed: the job is %s" % self._job.state)
         try:
             index = self._registry.add(meta.get("role"), meta.get("rank"), str(meta.get("address")),
-                                       {"host": meta.get("host"), "pid": meta.get("pid")})
+                                       {"host": meta.get("host"), "pid": meta.get("pid"), "session": msg.session})
         except ClusterError as exc:
             return responder.error(str(exc))
         self._registrants[index] = responder
@@ -100,7 +104,8 @@ class Scheduler:
 
     def _announce_nodes(self):
         table = self._registry.assign()
-        public = [{k: n[k] for k in ("id", "role", "rank", "address")} for n in table]
+        public = [{k: n[k] for k in ("id", "role", "rank", "address", "session")} for n in table]
+        self._endpoint.van.freshness.install({n["id"]: n["session"] for n in table})
         now = time.monotonic()
         for n in table:
             self._nodes[n["id"]] = dict(n, name=node_name(n["role"], n["rank"], n["id"]), finished=False)
@@ -212,6 +217,7 @@ class Scheduler:
                     "progress": {rank: dict(p) for rank, p in self._progress.items()},
                     "errors": [dict(e) for e in self._job.errors],
                     "dropped_messages": self._endpoint.van.dropped,
+                    "refused_messages": self._endpoint.van.freshness.replays,
                     "uptime": round(now - self._started_at, 3) if self._started_at else 0.0}
 
     @property

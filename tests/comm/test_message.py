@@ -10,13 +10,15 @@ from sparkps.errors import AuthError, MalformedMessage
 KEY = b"job-secret"
 
 
-def signed(body_obj, key=KEY):
+def signed(body_obj, *frames, key=KEY):
+    """The frames of a message whose MAC covers ``body_obj`` and the array ``frames``."""
     body = msgpack.packb(body_obj, use_bin_type=True)
-    return sign(key, body) + body
+    return [sign(key, body, frames) + body, *frames]
 
 
 def header(**overrides):
-    h = {"cmd": "PUSH", "sender": 3, "rid": 9, "reply": False, "meta": {}, "arrays": [], "err": None}
+    h = {"cmd": "PUSH", "sender": 3, "sid": b"s" * 16, "seq": 1, "rid": 9, "reply": False, "meta": {},
+         "arrays": [], "err": None}
     h.update(overrides)
     return h
 
@@ -89,22 +91,24 @@ def test_tampered_header_is_an_auth_error():
     ([b"short"], "too short"),
     ([b"x" * (32 + wire.MAX_HEADER_BYTES + 1)], "above the limit"),
     ([sign(KEY, b"\xc1\xc1") + b"\xc1\xc1"], "not valid msgpack"),
-    ([signed([1, 2, 3])], "not a map"),
-    ([signed({"cmd": "PUSH"})], "'sender' is missing"),
-    ([signed(header(sender=True))], "'sender'"),
-    ([signed(header(rid="7"))], "'rid'"),
-    ([signed(header(meta=[]))], "'meta'"),
-    ([signed(header(cmd="EXPLODE"))], "unknown command"),
-    ([signed(header(err=5))], "'err'"),
-    ([signed(header(arrays=[["float32", [2]]]))], "announces 1 arrays, message has 0"),
-    ([signed(header()), b"\0" * 8], "announces 0 arrays, message has 1"),
-    ([signed(header(arrays=[["complex64", [1]]])), b"\0" * 8], "bad description"),
-    ([signed(header(arrays=[["object", [1]]])), b"\0" * 8], "bad description"),
-    ([signed(header(arrays=[["float32", [-2]]])), b"\0" * 8], "bad description"),
-    ([signed(header(arrays=[["float32", "2"]])), b"\0" * 8], "bad description"),
-    ([signed(header(arrays=[["float32"]])), b"\0" * 8], "bad description"),
-    ([signed(header(arrays=[["float32", [3]]])), b"\0" * 8], "needs 12 bytes, frame has 8"),
-    ([signed(header(arrays=[["float64", [1 << 40, 1 << 40]]])), b"\0" * 8], "needs"),
+    (signed(header(sid="s" * 16)), "'sid'"),
+    (signed(header(seq=b"1")), "'seq'"),
+    (signed([1, 2, 3]), "not a map"),
+    (signed({"cmd": "PUSH"}), "'sender' is missing"),
+    (signed(header(sender=True)), "'sender'"),
+    (signed(header(rid="7")), "'rid'"),
+    (signed(header(meta=[])), "'meta'"),
+    (signed(header(cmd="EXPLODE")), "unknown command"),
+    (signed(header(err=5)), "'err'"),
+    (signed(header(arrays=[["float32", [2]]])), "announces 1 arrays, message has 0"),
+    (signed(header(), b"\0" * 8), "announces 0 arrays, message has 1"),
+    (signed(header(arrays=[["complex64", [1]]]), b"\0" * 8), "bad description"),
+    (signed(header(arrays=[["object", [1]]]), b"\0" * 8), "bad description"),
+    (signed(header(arrays=[["float32", [-2]]]), b"\0" * 8), "bad description"),
+    (signed(header(arrays=[["float32", "2"]]), b"\0" * 8), "bad description"),
+    (signed(header(arrays=[["float32"]]), b"\0" * 8), "bad description"),
+    (signed(header(arrays=[["float32", [3]]]), b"\0" * 8), "needs 12 bytes, frame has 8"),
+    (signed(header(arrays=[["float64", [1 << 40, 1 << 40]]]), b"\0" * 8), "needs"),
 ])
 def test_malformed_frames_raise_malformed_message(frames, match):
     with pytest.raises(MalformedMessage, match=match):
@@ -122,3 +126,28 @@ def test_random_bytes_never_decode():
         frames = [rng.bytes(int(n)) for n in rng.integers(0, 200, size=rng.integers(1, 4))]
         with pytest.raises((MalformedMessage, AuthError)):
             wire.decode(frames, KEY)
+
+
+def test_an_array_frame_altered_or_swapped_is_an_auth_error():
+    frames = wire.encode(wire.Message("PUSHPULL", sender=4, arrays=[np.full(4, -1.0), np.zeros(2)]), KEY)
+    altered = np.full(4, 998.0).view(np.uint8)
+    with pytest.raises(AuthError, match="array frame was altered"):
+        wire.decode([frames[0], altered, frames[2]], KEY)
+    with pytest.raises(AuthError):
+        wire.decode([frames[0], frames[2], frames[1]], KEY)
+    assert wire.decode(frames, KEY).arrays[0].tolist() == [-1.0] * 4
+
+
+def test_frames_cannot_be_split_or_merged_under_one_mac():
+    body = msgpack.packb(header(), use_bin_type=True)
+    assert sign(KEY, body, [b"ab", b"c"]) != sign(KEY, body, [b"a", b"bc"]) != sign(KEY, body, [b"abc"])
+    assert sign(KEY, body + b"x", []) != sign(KEY, body, [b"x"])
+
+
+def test_sender_session_and_sequence_round_trip_under_the_mac():
+    msg = roundtrip(wire.Message("PULL", sender=6, session=b"q" * 16, seq=41))
+    assert (msg.sender, msg.session, msg.seq) == (6, b"q" * 16, 41)
+    frames = wire.encode(wire.Message("PULL", sender=6, session=b"q" * 16, seq=41), KEY)
+    forged = frames[0].replace(msgpack.packb(41), msgpack.packb(42))
+    with pytest.raises(AuthError):
+        wire.decode([forged], KEY)

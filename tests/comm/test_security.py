@@ -187,3 +187,26 @@ def test_curve_traffic_on_the_wire_carries_no_plaintext():
     assert len(tapped.captured) > 1000
     for text in (b"MARKER-metric-4711", b"MARKER-array-0815", b"PROGRESS", b"REGISTER", b"worker"):
         assert not tapped.seen(text), text
+
+
+def test_a_holder_of_the_secret_cannot_speak_as_a_registered_node_from_another_session():
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    worker = c.workers[0]
+    impostor = Endpoint("impostor", c.scheduler.secret)  # the right secret, the worker's node id, its own session
+    impostor.node_id = worker.node_id
+    impostor.start()
+    try:
+        rid = impostor.request(c.servers[0].address, "server 0", "PULL", arrays=[np.ones(2)])
+        with pytest.raises(PeerTimeout):
+            impostor.wait(rid, 0.5)
+        reason = "not the registered session of node %d" % worker.node_id
+        assert c.servers[0].refused_reasons == {reason: 1}
+        rid = impostor.request(c.scheduler.uri, "scheduler", "FINISH")
+        with pytest.raises(PeerTimeout):
+            impostor.wait(rid, 0.5)
+        status = c.scheduler.status()
+        assert status["state"] == "running" and status["refused_messages"] == 1  # the forged FINISH was refused
+        assert_job_works(c)
+    finally:
+        impostor.stop()
+        c.stop()
