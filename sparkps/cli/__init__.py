@@ -13,6 +13,7 @@ import os
 import click
 
 from sparkps.cli import models, roles, training
+from sparkps.cli.checkpoints import verify_checkpoint_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,5 +36,6 @@ def main(log_level):
 for _command in (roles.scheduler, roles.server, training.worker, roles.status, training.compact_checkpoint,
                  training.launch, models.symbol, models.predict, roles.node):
     main.add_command(_command)
+main.add_command(verify_checkpoint_command)
 
 __all__ = ["main"]
