@@ -73,7 +73,7 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def register():
         with watch_server_exit(server, plan, rank):
             kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                rank=rank, timeouts=plan.get("timeouts"), host=host,
+                                rank=rank, timeouts=plan.get("timeouts"), host=host, curve=bool(plan.get("curve")),
                                 compression=plan.get("compression"), **plan.get("kvstore_params", {}))
         timeline["registered"] = time.time()
         return kv
@@ -250,7 +250,8 @@ def _start_server(plan, rank, host):
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
-    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host,
+                        curve=bool(plan.get("curve")))
 
 
 def watch_server_exit(process, plan, rank):
@@ -264,7 +265,8 @@ def watch_server_exit(process, plan, rank):
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
                          "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
-                                                                    else "was " + describe_exit(code)))
+                                                                    else "was " + describe_exit(code)),
+                         curve=bool(plan.get("curve")))
     return ExitWatch(process, abort)
 
 
