@@ -20,7 +20,7 @@ from sparkps.spark.driver.arguments import argument_names, check_network, checke
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import fit_stats, trained_model
-from sparkps.spark.driver.stage import StageFailed, run_stage
+from sparkps.spark.driver.stage import StageFailed, run_stage, same_machine
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.task.barrier_task import make_train_task
 
@@ -193,7 +193,7 @@ class SparkTrainer:
             scheduler.stop()
             raise
         return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
-                         local=self._local_master)
+                         local=same_machine(sc.master))
 
     def tracked_params(self, workers, servers):
         """The settings of a fit as MLflow params."""
