@@ -360,10 +360,8 @@ class DivergedLoss:
     def check(self, outputs, epoch, nbatch):
         """Raise DataError when an output of the batch after ``nbatch`` batches of ``epoch`` is not finite."""
         for i, out in enumerate(outputs):
-            with np.errstate(over="ignore", invalid="ignore"):
-                total = float(out.sum())
-            if math.isfinite(total) or np.isfinite(host(out)).all():    # a sum of finite values may overflow
-                continue
+            if math.isfinite(float(out.sum())) or np.isfinite(host(out)).all():   # a sum of finite values may
+                continue                                                         # overflow
             name = self.names[i] if i < len(self.names) else "output %d" % i
             lr = getattr(self.opt, "lr", None)
             raise DataError("training diverged: the loss output %r holds NaN or infinity at epoch %d, step %d "
