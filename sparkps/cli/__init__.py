@@ -14,6 +14,7 @@ import os
 import click
 
 from sparkps.cli import models, roles, training
+from sparkps.cli.checkpoints import verify_checkpoint_command
 from sparkps.plan.command import plan
 
 
@@ -35,7 +36,7 @@ def main(log_level):
 
 
 for _command in (roles.scheduler, roles.server, training.worker, roles.status, training.compact_checkpoint,
-                 training.launch, models.symbol, models.predict, roles.node, plan):
+                 training.launch, models.symbol, models.predict, roles.node, plan, verify_checkpoint_command):
     main.add_command(_command)
 
 __all__ = ["main"]

@@ -120,3 +120,38 @@ class CurveKeys:
         socket.curve_secretkey = secret
         socket.curve_publickey = public
         socket.curve_serverkey = self.server_public
+
+
+# ---- when CURVE is on ------------------------------------------------------------------------------------
+# A job's CURVE keys are derived from its secret (CurveKeys above): a new secret per job (generate_secret, made
+# by the job's scheduler) gives new keys per job, and no key is ever written to a file; the secret reaches a
+# server process through its environment (readable by its own user only), never its command line.
+
+def is_loopback(host):
+    """True when ``host`` (an address or name a node binds) is this machine's loopback only."""
+    import ipaddress
+    name = str(host or "").strip("[]").lower()
+    if name in ("localhost", "localhost.localdomain", ""):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def curve_for(host, requested=None):
+    """Whether a role binding ``host`` uses CURVE: ``requested`` when given (True / False), else on whenever
+    ``host`` is not loopback (traffic that leaves the machine is encrypted by default). ConfigError when CURVE
+    is on and this libzmq lacks it."""
+    curve = (not is_loopback(host)) if requested is None else bool(requested)
+    if curve and not curve_available():
+        raise ConfigError("CURVE encryption is needed for a job binding %s (not loopback) but this libzmq was "
+                          "built without CURVE; pass curve=False to send in plaintext" % host)
+    return curve
+
+
+def curve_from_env(environ=None):
+    """The ``SPARKPS_CURVE`` setting of a process's environment (``1``/``true``/``yes``: on)."""
+    import os
+    value = (os.environ if environ is None else environ).get("SPARKPS_CURVE", "")
+    return value.strip().lower() in ("1", "true", "yes", "on")

@@ -17,6 +17,7 @@ from sparkps.errors import ConfigError, ShapeError
 from sparkps.kvstore.base import OPTIMIZER, ROW_SPARSE, TABLE_OPTIONS, KVStoreBase, key_kind, key_value_lists
 from sparkps.kvstore.local_rows import RowSparseKeys, RowTable
 from sparkps.optimizer import get_updater
+from sparkps.optimizer.finite import check_pushed
 from sparkps.rows.values import RowSparse
 
 
@@ -70,6 +71,7 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
                     raise ShapeError(f"kvstore push: key {key!r} holds shape {tuple(stored.shape)}, "
                                      f"got {tuple(grad.shape)}")
             merged = grads[0] if len(grads) == 1 else sum(grads[1:], grads[0].copy())
+            check_pushed(key, merged)
             if self._updater is not None:
                 self._updater(key, merged, stored)
             else:

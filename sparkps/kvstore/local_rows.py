@@ -20,6 +20,7 @@ methods take the checked int64 ids. Nothing here blocks.
 import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
+from sparkps.optimizer.finite import check_pushed
 from sparkps.optimizer.rowwise import RowOptimizer, follow_job_scaling
 from sparkps.rows.config import TableConfig, table_config
 from sparkps.rows.ids import in_bounds, row_ids
@@ -236,6 +237,7 @@ class RowSparseKeys:
         merged = grads[0]
         for grad in grads[1:]:
             merged = merged.add(grad)
+        check_pushed(key, merged.rows, merged.ids)
         if table.own_optimizer is not None:
             if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
                 follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)

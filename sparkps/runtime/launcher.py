@@ -39,6 +39,7 @@ class LocalCluster:
         self.first_failure = None
         self.checkpoint_dir = self.checkpoint_steps = self.resume_from = None
         self.max_restarts, self.restarts = 0, []
+        self.stopped = set()   # id() of the roles this launcher ended itself (stop)
 
     def set_checkpoints(self, folder, every_steps=None, resume=False, max_restarts=2):
         """Checkpoint into ``folder`` (worker 0 has the servers save at each epoch end and every ``every_steps``
@@ -137,6 +138,7 @@ class LocalCluster:
 
     def stop(self):
         """SIGTERM every role's process group, SIGKILL after ``grace`` seconds; reap them all."""
+        self.stopped.update(id(r) for r in self.roles if r.process.poll() is None)   # ended by us, not by a fault
         stop_all(self.roles, self.grace)
 
     def report(self):
@@ -149,7 +151,7 @@ class LocalCluster:
         cause = first_cause(self.roles, self.first_failure)
         failed.sort(key=lambda r: r is not cause)  # the first to fail is the likely cause
         if cause is not None:
-            self.out.write("sparkps launch: the first failure: %s\n" % (cause_line(cause) or cause.name))
+            self.out.write("sparkps launch: the first failure: %s\n" % cause_text(self.roles, cause, self.stopped))
         for r in failed:
             why = describe_exit(r.process.returncode)
             last = f": {r.last_line}" if r.last_line and r.process.returncode > 0 else ""
@@ -191,7 +193,7 @@ class LocalCluster:
         if self.kvstore not in RESUMABLE:   # a kvstore type that keeps no weights on the servers
             return False
         cause = first_cause(self.roles, self.first_failure)
-        line = cause_line(cause) if cause is not None else "a role failed"
+        line = cause_text(self.roles, cause, self.stopped) if cause is not None else "a role failed"
         if not transient(line):
             return False
         if len(self.restarts) >= self.max_restarts:
@@ -206,7 +208,7 @@ class LocalCluster:
         self.out.write("sparkps launch: restart %d of %d after %s; resuming from %s\n"
                        % (len(self.restarts), self.max_restarts, line, where))
         self.resume_from = point.path if point else None
-        self.roles, self.first_failure = [], None
+        self.roles, self.first_failure, self.stopped = [], None, set()
         return True
 
 
@@ -222,6 +224,19 @@ def first_cause(roles, first_exited):
             if r.name == named.group(1):
                 return r
     return first_exited
+
+
+def cause_text(roles, cause, stopped=()):
+    """What the first failure was: the scheduler's words when it blamed ``cause`` for missed heartbeats and the
+    role did not end by itself (still running, or ended by the launcher: ``id(role)`` in ``stopped``; its own
+    SIGKILL of a stopped or hung role is not the cause); else :func:`cause_line`."""
+    scheduler = next((r for r in roles if r.name == "scheduler"), None)
+    line = scheduler.last_line if scheduler is not None else ""
+    missed = re.search(r"\b(%s)(?: \(node \d+\))? stopped sending heartbeats.*$" % re.escape(cause.name), line or "")
+    code = cause.process.returncode
+    if missed and (code is None or id(cause) in stopped):
+        return missed.group(0)
+    return cause_line(cause)
 
 
 def cause_line(role):

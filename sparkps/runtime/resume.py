@@ -11,7 +11,8 @@ kvstore checkpoint (:mod:`sparkps.comm.manifest`) whose manifest also records wh
 when the save arrived is not among them), so a resumed worker skips exactly those batches of its data and no
 step is applied twice. The manifest is written last and atomically (a temporary file renamed): a checkpoint
 whose manifest is missing, unreadable or lacks ``resume`` (a crash mid-save, a half-written file) is passed
-over for the one before it (:func:`latest_checkpoint`).
+over for the one before it (:func:`latest_checkpoint`), and so is one with a damaged piece (missing, truncated,
+altered or replaced by another file: the manifest records each piece's digest), with one warning naming it.
 
 Worker side: :class:`Checkpointer` (worker 0 saves, from the batch-end and epoch-end callbacks),
 ``kv.resume_from(path)`` of the dist kvstore (loads the checkpoint once the optimizer is set) and
@@ -28,7 +29,7 @@ import re
 import shutil
 from typing import NamedTuple
 
-from sparkps.comm.manifest import MANIFEST, read_manifest
+from sparkps.comm.manifest import MANIFEST, read_manifest, verify_checkpoint
 from sparkps.errors import ConfigError, DataError
 from sparkps.io import DataIter
 from sparkps.kvstore.strategies import DIST_TYPES
@@ -128,9 +129,21 @@ def checkpoints(folder):
 
 
 def latest_checkpoint(folder):
-    """The newest complete checkpoint in ``folder`` as a ResumePoint, or None when there is none."""
-    found = checkpoints(folder)
-    return found[-1] if found else None
+    """The newest complete checkpoint in ``folder`` whose pieces are all intact, as a ResumePoint, or None
+    when there is none. A damaged one (:func:`sparkps.comm.manifest.verify_checkpoint`) is passed over with
+    one warning naming its first damaged piece. Blocks while it reads the pieces of the checkpoints it checks."""
+    for point in reversed(checkpoints(folder)):
+        try:
+            damaged = verify_checkpoint(point.path)
+        except DataError as exc:
+            damaged = [(MANIFEST, str(exc))]
+        if not damaged:
+            return point
+        name, why = damaged[0]
+        more = " (and %d more damaged pieces)" % (len(damaged) - 1) if len(damaged) > 1 else ""
+        log.warning("sparkps: skipping damaged checkpoint %s: piece %s: %s%s; trying the one before it",
+                    point.path, os.path.join(point.path, os.path.basename(name)), why, more)
+    return None
 
 
 def prune(folder, keep=2):

@@ -11,15 +11,18 @@ import sys
 from sparkps.runtime.supervisor import spawn
 
 
-def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1"):
+def spawn_server(scheduler_uri, secret, rank=None, env=None, timeouts=None, stderr=None, host="127.0.0.1",
+                 curve=False):
     """Start ``python -m sparkps.server`` as a supervised subprocess; returns its
     :class:`~sparkps.runtime.supervisor.Child` (Popen's interface, plus ``stop(grace)``). Never blocks.
 
     ``host`` is the address the server binds and advertises (an address other nodes can reach). The secret
-    travels in the child's environment (``SPARKPS_SECRET``), not on its command line.
+    travels in the child's environment (``SPARKPS_SECRET``), not on its command line, and so does ``curve``
+    (``SPARKPS_CURVE``: the server's sockets use CURVE with keys derived from the secret).
     """
     child_env = dict(os.environ if env is None else env)
     child_env["SPARKPS_SECRET"] = secret
+    child_env["SPARKPS_CURVE"] = "1" if curve else "0"
     command = [sys.executable, "-m", "sparkps.server", "--scheduler", scheduler_uri, "--host", host]
     if rank is not None:
         command += ["--rank", str(int(rank))]

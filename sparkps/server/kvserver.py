@@ -5,7 +5,9 @@ It runs on the node's handler thread (one request at a time). Every request is p
 table their ``table`` field names (:mod:`sparkps.server.tables`), and pushes go through the round policy
 INIT chose (:mod:`sparkps.server.policy`: ``sync`` rounds or ``async``). A pull for a round not yet
 applied is parked with its responder and answered when the round completes. Bad requests are answered with an
-ERROR naming what was wrong; nothing a peer sends can stop the server.
+ERROR naming what was wrong; nothing a peer sends can stop the server. A push holding NaN or infinity is refused
+with an ERROR naming the worker and the key or row, or (server setting ``nonfinite='skip'``, from
+``SPARKPS_NONFINITE``) dropped and counted, its round completing without it (:mod:`sparkps.optimizer.finite`).
 
 >>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
 """
@@ -18,6 +20,7 @@ from sparkps.comm import protocol
 from sparkps.comm.buffers import BufferPool
 from sparkps.comm.manifest import read_manifest
 from sparkps.errors import ConfigError, MalformedMessage
+from sparkps.optimizer.finite import NonFinite, nonfinite_mode
 from sparkps.server.policy import create_policy
 from sparkps.server.tables import create_table
 
@@ -28,8 +31,10 @@ _EMPTY = np.zeros(0, np.float32)
 class KVServer:
     """Serves the tables of one server node; ``handle(msg, responder)`` is the node's handler."""
 
-    def __init__(self, postoffice):
+    def __init__(self, postoffice, nonfinite=None):
         self.postoffice = postoffice
+        self.nonfinite = nonfinite_mode(nonfinite)
+        self.skipped = collections.Counter()  # pushes dropped for a NaN or infinity (nonfinite='skip'), by sender
         self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
         self.served = collections.Counter()  # requests served, by (command, sender node id)
         self.steps = collections.Counter()   # steps pushed, by sender node id (a checkpoint's data positions)
@@ -94,12 +99,12 @@ class KVServer:
 
     def _push(self, request, sender, responder, reply=True):
         """Hand the update to the round policy; returns whether the policy dropped it as stale."""
-        update = self._table(request.table).gradient(request)
+        updates = self._finite(sender, {request.table: (self._table(request.table), request)})
         round_ = self._round(request)
         if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
             self.steps[sender] += 1
         stale = self.policy.answers_round and self.policy.is_stale(round_)
-        self._apply_rounds(self.policy.push(sender, round_, {request.table: update}))
+        self._apply_rounds(self.policy.push(sender, round_, updates))
         if reply:
             responder.reply(meta={"stale": True} if stale else None)
         return stale
@@ -119,16 +124,32 @@ class KVServer:
         """A step: the dense push and every table's row push are one round; the pull waits for it."""
         round_ = self._round(request)
         self.steps[sender] += 1
-        updates = {}
+        pushes = {}
         if request.keys:
-            updates[protocol.DEFAULT_TABLE] = self.dense.gradient(request.as_push())
+            pushes[protocol.DEFAULT_TABLE] = (self.dense, request.as_push())
         for part in request.tables:
             table = self._table(part.name)
             if part.push_ids is not None:
-                updates[part.name] = table.gradient(protocol.Push([], round_, part.name, part.push_ids, part.grads))
-        self._apply_rounds(self.policy.push(sender, round_, updates))
+                pushes[part.name] = (table, protocol.Push([], round_, part.name, part.push_ids, part.grads))
+        self._apply_rounds(self.policy.push(sender, round_, self._finite(sender, pushes)))
         if self.policy.wait_pull(round_, (responder, request)):
             self._answer_pull(responder, request)
+
+    def _finite(self, sender, pushes):
+        """``{table name: update}`` of the pushes ``{table name: (table, request)}`` of one step; a NaN or
+        infinity in any of them refuses the step naming the worker (NonFinite), or with ``nonfinite='skip'``
+        drops the whole step (``{}``: its round completes without it) and counts it."""
+        try:
+            return {name: table.gradient(request) for name, (table, request) in pushes.items()}
+        except NonFinite as exc:
+            who = self.postoffice.peer_name(sender)
+            if self.nonfinite != "skip":
+                raise NonFinite("%s pushed %s" % (who, exc)) from None
+            self.skipped[sender] += 1
+            if self.skipped[sender] == 1:
+                log.warning("%s: skipping the pushes of %s holding NaN or infinity (nonfinite='skip'): %s; "
+                            "later ones are counted in the stats", self.postoffice.name, who, exc)
+            return {}
 
     def _answer_pull(self, responder, request, stale=False):
         meta = None
@@ -177,7 +198,8 @@ class KVServer:
         # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
         return {"tables": {name: table.stats() for name, table in self.tables.items()
                            if name != protocol.DEFAULT_TABLE},
-                "policy": {"policy": self._policy_name, **self.policy.status()}}
+                "policy": {"policy": self._policy_name, **self.policy.status()},
+                "nonfinite_skipped": {self.postoffice.peer_name(n): c for n, c in self.skipped.items()}}
 
     def _set_lr(self, request):
         for table in self.tables.values():

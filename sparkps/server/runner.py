@@ -1,7 +1,8 @@
 """Run a server node: in this process (``run_server``) or from the shell (a subprocess:
 :func:`sparkps.runtime.server_node.spawn_server`).
 
-``python -m sparkps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``) registers
+``python -m sparkps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``, CURVE on with
+``SPARKPS_CURVE=1``) registers
 with the scheduler, serves until the scheduler sends TERMINATE, and exits 0; it exits 1 with a message
 naming the peer when the job fails (a dead node, a lost scheduler).
 """
@@ -12,6 +13,7 @@ import sys
 import threading
 
 from sparkps.comm.postoffice import Postoffice
+from sparkps.comm.security import curve_from_env
 from sparkps.comm.settings import NodeSettings
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import SparkpsError
@@ -55,7 +57,7 @@ def main(argv=None):
     threading.Thread(target=_warm_tables, name="sparkps-warm-tables", daemon=True).start()
     try:
         timeouts = Timeouts(**json.loads(args.timeouts)) if args.timeouts else None
-        run_server(args.scheduler, None, args.rank, host=args.host, timeouts=timeouts)
+        run_server(args.scheduler, None, args.rank, host=args.host, timeouts=timeouts, curve=curve_from_env())
     except (SparkpsError, ValueError, TypeError) as exc:
         print("sparkps server: %s" % exc, file=sys.stderr)
         return 1

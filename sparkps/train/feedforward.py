@@ -14,6 +14,7 @@ updates the executor's weights in place; with a KVStore object (or 'dist_sync'/'
 ``push`` of all gradients and one ``pull`` of all weights, and the final weights are pulled from the store.
 """
 import logging
+import math
 import time
 
 import numpy as np
@@ -263,6 +264,7 @@ class FeedForward(Inference):
         elif sparse is not None:
             step = with_sparse_push(step, sparse, kv)
         train_metric = metric_mod.create(eval_metric)
+        self._diverged = DivergedLoss(self.symbol.list_outputs(), opt)
         for epoch in range(self.begin_epoch, self.num_epoch):
             self._train_epoch(epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse,
                               exchange)
@@ -293,6 +295,7 @@ class FeedForward(Inference):
                 inputs = sparse.pull(kv, inputs, exchange.exchange if exchange else None)
             exe.forward(is_train=True, **inputs)
             exe.backward()
+            self._diverged.check(exe.outputs, epoch, nbatch)     # before the step: no NaN gradient goes out
             step()
             valid = batch.data[0].shape[0] - batch.pad
             train_metric.update([lab[:valid] for lab in batch.label], [out[:valid] for out in exe.outputs])
@@ -344,3 +347,24 @@ class FeedForward(Inference):
         return model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric,
                          epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
                          kvstore=kvstore, logger=logger)
+
+
+class DivergedLoss:
+    """The check that stops a diverging fit: once per batch, the sum of each output of the loss heads (one pass
+    over batch x outputs values, far below a step's cost); a NaN or infinity there is a DataError naming the
+    epoch, the batch and the output, pointing at the learning rate."""
+
+    def __init__(self, names, opt):
+        self.names, self.opt = list(names), opt
+
+    def check(self, outputs, epoch, nbatch):
+        """Raise DataError when an output of the batch after ``nbatch`` batches of ``epoch`` is not finite."""
+        for i, out in enumerate(outputs):
+            if math.isfinite(float(out.sum())) or np.isfinite(host(out)).all():   # a sum of finite values may
+                continue                                                         # overflow
+            name = self.names[i] if i < len(self.names) else "output %d" % i
+            lr = getattr(self.opt, "lr", None)
+            raise DataError("training diverged: the loss output %r holds NaN or infinity at epoch %d, step %d "
+                            "(batch %d of the epoch); the learning rate%s is likely too large: lower it (or clip "
+                            "the gradients with clip_gradient)" % (name, epoch, nbatch + 1, nbatch + 1,
+                                                                   "" if lr is None else " (%g)" % lr))

@@ -51,7 +51,7 @@ class DistRowSparseKeys:
 
     def _init_rows(self, key, value, config=None):
         """Create table ``key`` (its TableConfig ``config``) on every server (rank 0 sends its ``to_dict`` form;
-        then a barrier). Collective."""
+        then a barrier), and record it on this worker once that succeeded. Collective."""
         if not isinstance(key, str) or not key or not isinstance(value, RowSparse):
             raise ConfigError(f"kvstore init: a sparse table is a name (a non-empty string) with a RowSparse value, "
                               f"got {key!r} with {type(value).__name__}")
@@ -60,11 +60,11 @@ class DistRowSparseKeys:
                               f"initial rows cannot be given ({value.ids.size} were)")
         config = table_config(key, config).replace(dim=value.dim, input_dim=value.shape[0])
         options = config.to_dict()
-        self._row_tables()[key] = value.shape
         if self.rank == 0:
             shard = self.num_servers
             self.worker.wait(self.worker.init_table(key, "sparse", lambda s: dict(options, shard=[s, shard])))
         self.barrier()
+        self._row_tables()[key] = value.shape     # only once every server holds it: a refused INIT leaves no table
 
     def _progress_tables(self):
         """Rank 0's view of the sparse tables' statistics for a progress report (None elsewhere or without

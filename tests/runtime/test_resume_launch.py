@@ -2,6 +2,7 @@
 `launch --resume` ends within 1 % of a clean run's accuracy; a SIGKILLed worker restarts the cluster from the
 newest checkpoint; `--resume` without a checkpoint is one clear error."""
 import os
+import re
 import signal
 import threading
 import time
@@ -9,7 +10,8 @@ import time
 import pytest
 
 from launch_helpers import FAST_CLUSTER, Sparkps, digits_accuracy, recorded_pids, write_digits
-from sparkps.runtime.resume import latest_checkpoint
+from sparkps.comm.manifest import read_manifest
+from sparkps.runtime.resume import checkpoints, latest_checkpoint
 
 pytestmark = pytest.mark.slow
 EPOCHS = 6
@@ -111,3 +113,30 @@ def test_after_max_restarts_the_launcher_gives_up_naming_the_role(job, tmp_path)
         proc.kill()
     assert "sparkps launch: worker 1 killed by SIGKILL again after 1 restart(s) (--max-restarts 1); giving up" \
         in proc.output, proc.output
+
+
+def test_a_restart_passes_over_a_damaged_newest_checkpoint_for_the_one_before_it(job, tmp_path):
+    prefix, folder, pids_file = tmp_path / "digits", tmp_path / "checkpoints", str(tmp_path / "pids")
+    proc = launch(job, prefix, folder, env={"SPARKPS_LAUNCH_PIDS_FILE": pids_file})
+    try:
+        wait_for_checkpoint(folder, 30, proc)
+        pids = recorded_pids(pids_file)
+        os.kill(pids["worker 0"], signal.SIGSTOP)        # worker 0 writes the manifests: no new checkpoint now
+        threading.Event().wait(1.0)                        # a save in flight stays without manifest (incomplete)
+        found = checkpoints(str(folder))
+        newest, older = found[-1].path, found[-2].path
+        piece = os.path.join(newest, read_manifest(newest)["keys"]["0"]["pieces"][0]["file"])
+        with open(piece, "r+b") as f:                      # one bit flipped in the first weight piece
+            f.seek(200)
+            byte = f.read(1)
+            f.seek(200)
+            f.write(bytes([byte[0] ^ 1]))
+        os.kill(pids["worker 1"], signal.SIGKILL)
+        assert proc.finish(180) == 0, proc.output
+    finally:
+        proc.kill()
+    assert "skipping damaged checkpoint %s: piece %s" % (newest, piece) in proc.output, proc.output
+    # the stopped worker 0 or the killed worker 1, whichever the scheduler notices first
+    assert re.search(r"restart 1 of 2 after worker [01]\b.*; resuming from %s \(" % re.escape(older), proc.output), \
+        proc.output
+    assert os.path.exists(str(prefix) + "-%04d.params" % EPOCHS)

@@ -142,6 +142,14 @@ def test_a_file_of_another_table_is_named(incremental, tmp_path_factory):
     train([items], np.arange(5), 3)
     ckpt.save_table(other, items, 0, 0)
     os.replace(os.path.join(other, 'sparse-item-g0-s0.npz'), os.path.join(incremental, 'sparse-user-g1-s0.npz'))
+    line = cli_error(incremental)        # its digest is not the one the manifest records
+    assert f"table 'user': cannot read checkpoint file {os.path.join(incremental, 'sparse-user-g1-s0.npz')}: " \
+           f"damaged" in line
+    saved = manifests.read_manifest(incremental)          # without digests (a version 1 manifest): its content
+    saved['version'] = 1
+    for gen in saved['tables']['user']['generations']:
+        del gen['digests']
+    manifests.save_manifest(incremental, saved)
     line = cli_error(incremental)
     assert line.endswith(f"table 'user': checkpoint file {os.path.join(incremental, 'sparse-user-g1-s0.npz')} "
                          f"holds rows of table 'item'")

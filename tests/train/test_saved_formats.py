@@ -80,8 +80,9 @@ def test_the_broadcast_bytes_carry_the_format_too():
 # ---- parameter-server checkpoints --------------------------------------------------------------------------
 
 def test_the_0_1_kvstore_manifest_is_version_1_and_a_newer_one_is_refused(tmp_path):
-    saved = manifest.read_manifest(os.path.join(RELEASE_0_1, 'kvstore_checkpoint'))
-    assert saved['format'] == 'sparkps-kvstore' and saved['version'] == 1 == manifest.VERSION
+    saved = manifest.read_manifest(os.path.join(RELEASE_0_1, 'kvstore_checkpoint'))   # read in today's layout
+    assert saved['format'] == 'sparkps-kvstore' and saved['version'] == 2 == manifest.VERSION
+    assert manifest.verify_checkpoint(os.path.join(RELEASE_0_1, 'kvstore_checkpoint')) == []   # no digests
     assert manifest.key_shapes(saved) == {0: (6, 5), 1: (5,), 2: (5, 3), 3: (3,)}
 
     folder = tmp_path / 'ckpt'
@@ -90,10 +91,10 @@ def test_the_0_1_kvstore_manifest_is_version_1_and_a_newer_one_is_refused(tmp_pa
         text = json.load(handle)
     del text['version']                                     # no version: version 1
     manifest.save_manifest(str(folder), text)
-    assert manifest.read_manifest(str(folder))['version'] == 1
-    manifest.save_manifest(str(folder), dict(text, version=2))
-    with pytest.raises(DataError, match=r"ckpt/manifest\.json is a kvstore checkpoint of format version 2, .*"
-                                        r"reads versions 1 to 1"):
+    assert manifest.read_manifest(str(folder))['version'] == 2
+    manifest.save_manifest(str(folder), dict(text, version=3))
+    with pytest.raises(DataError, match=r"ckpt/manifest\.json is a kvstore checkpoint of format version 3, .*"
+                                        r"reads versions 1 to 2"):
         manifest.read_manifest(str(folder))
     manifest.save_manifest(str(folder), dict(text, format='something-else'))
     with pytest.raises(DataError, match="is not a sparkps kvstore checkpoint"):

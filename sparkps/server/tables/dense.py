@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sparkps.errors import ConfigError, MalformedMessage
+from sparkps.optimizer.finite import check_dense
 from sparkps.server.tables import dense_pieces
 
 ELEMENTWISE = frozenset(("sgd", "nag", "adam", "adagrad", "rmsprop", "adadelta", "ftrl"))
@@ -106,12 +107,14 @@ class DenseTable:
         self.add_group(request.pieces, request.shapes, request.values)
 
     def gradient(self, request):
-        """The DenseGradient a PUSH carries for the keys held here; raises MalformedMessage on a bad size."""
+        """The DenseGradient a PUSH carries for the keys held here; raises MalformedMessage on a bad size and
+        NonFinite (:mod:`sparkps.server.tables.finite`) naming the key on a NaN or infinity."""
         keys = self.known(request.keys)
         sizes = [self.slots[k].size for k in keys]
         flat = request.values.reshape(-1)
         if flat.size != sum(sizes):
             raise MalformedMessage("message carries %d values but keys %s hold %d here" % (flat.size, keys, sum(sizes)))
+        check_dense(keys, sizes, flat)
         return DenseGradient(keys, sizes, flat)
 
     def read(self, request):

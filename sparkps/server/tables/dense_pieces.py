@@ -7,14 +7,15 @@ import os
 
 import numpy as np
 
-from sparkps.comm.manifest import piece_file, read_manifest
+from sparkps.comm.manifest import file_digest, piece_file, read_manifest, read_piece
 from sparkps.errors import ConfigError, DataError
 
 
 def save_pieces(directory, table):
     """Write every piece ``table`` holds into ``directory``; returns the piece descriptions (msgpack-able).
 
-    Blocks on file I/O only. Each description is ``[key, lo, hi, file, shape, count]``.
+    Blocks on file I/O only. Each description is ``[key, lo, hi, file, shape, count, digest]`` (the digest of
+    the file as written, :func:`sparkps.comm.manifest.file_digest`).
     """
     os.makedirs(directory, exist_ok=True)
     opt = table.optimizer
@@ -30,8 +31,9 @@ def save_pieces(directory, table):
         name = piece_file(key, slot.lo, slot.hi)
         tmp = os.path.join(directory, name + ".tmp.npz")
         np.savez(tmp, **arrays)
+        digest = file_digest(tmp)
         os.replace(tmp, os.path.join(directory, name))
-        described.append([key, slot.lo, slot.hi, name, list(slot.shape), int(counts.get(str(key), 0))])
+        described.append([key, slot.lo, slot.hi, name, list(slot.shape), int(counts.get(str(key), 0)), digest])
     return described
 
 
@@ -44,9 +46,10 @@ def _read_range(directory, entry, lo, hi, cache):
             continue
         name = os.path.basename(piece["file"])
         if name not in cache:
-            with np.load(os.path.join(directory, name), allow_pickle=False) as data:
-                cache[name] = {k: data[k] for k in data.files}
+            cache[name] = read_piece(directory, name, piece.get("digest"))
         arrays = cache[name]
+        if "weight" not in arrays:
+            raise DataError("checkpoint piece %s holds no \"weight\" array" % os.path.join(directory, name))
         names = ["weight"] + sorted((k for k in arrays if k.startswith("state")), key=lambda s: int(s[5:]))
         parts.append([arrays[n][a - piece["lo"]:b - piece["lo"]] for n in names])
     if not parts or sum(len(p[0]) for p in parts) != hi - lo:

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from sparkps.comm.manifest import MANIFEST, add_table_generation, read_manifest, save_manifest
+from sparkps.comm.manifest import MANIFEST, add_table_generation, file_digest, read_manifest, read_piece, save_manifest
 from sparkps.errors import DataError
 from sparkps.rows.ids import shard_of
 from sparkps.server.tables.sparse import SparseTable
@@ -43,7 +43,9 @@ def _write(directory, name, arrays):
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, name + '.tmp.npz')
     np.savez(tmp, **arrays)
+    digest = file_digest(tmp)
     os.replace(tmp, os.path.join(directory, name))
+    return digest
 
 
 def save_table(directory, table, rank, generation, delta=False):
@@ -54,22 +56,21 @@ def save_table(directory, table, rank, generation, delta=False):
     if table.sketch is not None:
         arrays['sketch'] = table.sketch.total(with_base=rank == 0)
     name = table_file(table.name, generation, rank)
-    _write(directory, name, arrays)
+    digest = _write(directory, name, arrays)
     table.mark_saved()
-    return {'table': table.name, 'generation': int(generation), 'delta': bool(delta), 'file': name,
+    return {'table': table.name, 'generation': int(generation), 'delta': bool(delta), 'file': name, 'digest': digest,
             'rows': int(arrays['ids'].size), 'removed': int(arrays['removed'].size), 'options': table.options()}
 
 
 _NEEDED = ('ids', 'values', 'updates', 'seen', 'last_seen', 'removed', 'step', 'optimizer_updates')
 
 
-def _read(directory, name, table):
+def _read(directory, name, table, digest=None):
     path = os.path.join(directory, os.path.basename(name))
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as exc:
-        raise DataError(f"table {table!r}: cannot read checkpoint file {path}: {exc}") from None
+        arrays = read_piece(directory, name, digest)
+    except DataError as exc:
+        raise DataError(f"table {table!r}: {exc}") from None
     held = str(arrays['table']) if 'table' in arrays else table     # files of older saves do not record it
     if held != table:
         raise DataError(f"table {table!r}: checkpoint file {path} holds rows of table {held!r}")
@@ -97,7 +98,7 @@ def load_table(directory, manifest, name, rank, num_servers, table_class=SparseT
     for gen in entry['generations']:
         sketches = []
         for file_name in gen['files']:
-            arrays = _read(directory, file_name, name)
+            arrays = _read(directory, file_name, name, (gen.get('digests') or {}).get(file_name))
             removed = arrays['removed']
             table.drop(removed[shard_of(removed, num_servers) == rank])
             rows = {k: v for k, v in arrays.items() if k in _ROW_FIELDS or k.startswith('state')}

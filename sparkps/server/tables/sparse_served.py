@@ -33,6 +33,7 @@ import numpy as np
 
 from sparkps.comm.manifest import MANIFEST, next_table_generation, read_manifest
 from sparkps.errors import DataError
+from sparkps.optimizer.finite import check_rows
 from sparkps.rows.ids import shard_of
 from sparkps.server.tables import sparse_checkpoint
 from sparkps.server.tables.sparse import SparseTable
@@ -97,8 +98,11 @@ class SparseRows:
         return ids
 
     def gradient(self, request):
-        """PUSH of rows: a RowSparse gradient of ``request.ids`` and ``request.values`` (the grads)."""
-        return self._held().row_gradient(self._ids(request.ids), request.values)
+        """PUSH of rows: a RowSparse gradient of ``request.ids`` and ``request.values`` (the grads); NonFinite
+        naming the row on a NaN or infinity (:mod:`sparkps.server.tables.finite`)."""
+        ids = self._ids(request.ids)
+        check_rows(self._held().name, ids, request.values)
+        return self._held().row_gradient(ids, request.values)
 
     def apply(self, update, scale=1.0):
         """Apply a round's (or one push's) summed RowSparse gradient once."""

@@ -43,8 +43,8 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
     ``scheduler.status()`` every quarter second for progress (shown through ``view``) and errors.  On any
     failure it cancels the job group, stops the scheduler (which tells every node to terminate) and raises
     StageFailed (PeerTimeout on timeout) naming the failed role and its cause; with ``local`` (every role on
-    this machine) it first waits for the server processes to end, killing any left after
-    SERVER_EXIT_SECONDS, so none outlives the failed fit.
+    this machine: :func:`same_machine`) it first waits for the server processes to end, SIGKILLing any left
+    after SERVER_EXIT_SECONDS (a stopped or hung one) and reaping them, so none outlives the failed fit.
     """
     job_group = "sparkps-%s" % uuid.uuid4().hex[:12]
     stage = _StageThread(sc, rdd, task, job_group, description)
@@ -78,6 +78,13 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
     if failure is not None:
         raise failure
     return stage.results
+
+
+def same_machine(master):
+    """True when every executor of ``master`` runs on this machine (``local[...]`` and ``local-cluster[...]``):
+    the driver can then end any server process a failed fit left (a SIGSTOPped one ignores SIGTERM)."""
+    from sparkps.spark.driver.checks import is_local
+    return is_local(master) or str(master).startswith("local-cluster[")
 
 
 def server_pids(status):

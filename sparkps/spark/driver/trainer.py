@@ -20,7 +20,7 @@ from sparkps.spark.driver.arguments import argument_names, check_network, checke
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import fit_stats, trained_model
-from sparkps.spark.driver.stage import StageFailed, run_stage
+from sparkps.spark.driver.stage import StageFailed, run_stage, same_machine
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.task.barrier_task import make_train_task
 
@@ -49,7 +49,7 @@ class SparkTrainer:
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
-                 input_layout=None):
+                 input_layout=None, curve=None):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -80,6 +80,7 @@ class SparkTrainer:
         # a PackedLayout (sparkps.ctr.packed): each feature vector holds several named inputs, e.g. a
         # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
         self.input_layout = input_layout
+        self.curve = None if curve is None else bool(curve)   # None: on when the roles bind beyond loopback
         self.num_classes, self.data_dtype = check_network(self)     # a network that cannot train fails here
         self.model_name = name or network_name(self.symbol_json)
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
@@ -175,13 +176,16 @@ class SparkTrainer:
         does."""
         from sparkps.comm.timeouts import Timeouts
         from sparkps.scheduler import Scheduler
+        from sparkps.spark.driver.encryption import fit_curve, warn_unprotected_rpc
         conf = checks.spark_conf_dict(sc)
-        scheduler = Scheduler(servers, workers, host=checks.scheduler_host(sc.master, conf),
-                              timeouts=Timeouts(**self.timeouts))
+        host = checks.scheduler_host(sc.master, conf)
+        warn_unprotected_rpc(sc.master, conf)
+        curve = fit_curve(self.curve, host)
+        scheduler = Scheduler(servers, workers, host=host, timeouts=Timeouts(**self.timeouts), curve=curve)
         scheduler.start()
         self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
         try:
-            plan = self._plan(scheduler.uri, scheduler.secret, workers, servers)
+            plan = dict(self._plan(scheduler.uri, scheduler.secret, workers, servers), curve=curve)
             point = extra.pop("resume", None)
             plan.update(extra, resume=point.as_plan() if point else None, attempt=restarts.count)
             task = make_train_task(plan)
@@ -189,7 +193,7 @@ class SparkTrainer:
             scheduler.stop()
             raise
         return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
-                         local=self._local_master)
+                         local=same_machine(sc.master))
 
     def tracked_params(self, workers, servers):
         """The settings of a fit as MLflow params."""

@@ -163,8 +163,40 @@ class HasCheckpoints(Params):
         self._setDefault(checkpointDir="", checkpointSteps=0, maxRestarts=2)
 
 
+class HasCurve(Params):
+    """``curve``: CURVE encryption of the fit's parameter-server traffic: 'auto' (the default: on whenever the
+    roles bind an address other than loopback, i.e. on a cluster), 'on' or 'off' (SparkTrainer's ``curve``)."""
+
+    curve = declare("curve", "CURVE encryption of the parameter-server traffic: auto (on whenever the roles bind "
+                    "an address other than loopback), on or off", TypeConverters.toString)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(curve="auto")
+
+    def getCurve(self):
+        return self.getOrDefault(self.curve)
+
+    def setCurve(self, value):
+        """'auto', 'on' or 'off' (checked when ``fit`` starts)."""
+        return self._set(curve=value)
+
+
+CURVE_VALUES = {"auto": None, "on": True, "off": False}
+
+
+def curve_of(value):
+    """SparkTrainer's ``curve`` (None, True, False) of the ``curve`` param; ConfigError naming the param."""
+    key = str(value).strip().lower()
+    if key not in CURVE_VALUES:
+        from sparkps.errors import ConfigError
+        raise ConfigError("param curve must be auto, on or off, got %r" % (value,))
+    return CURVE_VALUES[key]
+
+
 class HasTrainerParams(HasBatchSize, HasNumEpochs, HasNumWorkers, HasNumServers, HasKvstore, HasOptimizer,
-                       HasLearningRate, HasTrainingSeed, HasValidationFraction, HasStrategyOptions, HasCheckpoints):
+                       HasLearningRate, HasTrainingSeed, HasValidationFraction, HasStrategyOptions, HasCheckpoints,
+                       HasCurve):
     """Every param both estimators hand SparkTrainer: the training loop's, the strategy's and the checkpoints'."""
 
 
@@ -176,14 +208,16 @@ def compression_of(kind, threshold):
 
 
 def strategy_settings(estimator):
-    """SparkTrainer's ``kvstore``, ``kvstore_params`` and ``gradient_compression`` of an estimator's params, checked
-    first: an unknown strategy, option or codec is one ConfigError naming it, before any Spark job runs."""
+    """SparkTrainer's ``kvstore``, ``kvstore_params``, ``gradient_compression`` and ``curve`` of an estimator's
+    params, checked first: an unknown strategy, option or codec is one ConfigError naming it, before any Spark job
+    runs."""
     get = estimator.getOrDefault
     compression = compression_of(get("gradientCompression"), get("compressionThreshold"))
     options = check_strategy(get("kvstore"), parse_options(get("kvstoreParams")), compression)
     from sparkps.comm.codec import create_codec
     create_codec(compression)
-    return {"kvstore": get("kvstore"), "kvstore_params": options, "gradient_compression": compression}
+    return {"kvstore": get("kvstore"), "kvstore_params": options, "gradient_compression": compression,
+            "curve": curve_of(get("curve"))}
 
 
 def checkpoint_settings(estimator):

@@ -12,7 +12,8 @@ from sparkps.kvstore.strategies import OPTION_NAMES, STRATEGIES, check_strategy,
 
 def add_strategy_flags(parser):
     """``--kvstore``, ``--kvstore-param NAME=VALUE`` (repeatable), ``--compression``, ``--compression-threshold``,
-    ``--checkpoint-dir``, ``--checkpoint-steps`` and ``--max-restarts`` on an argparse parser."""
+    ``--checkpoint-dir``, ``--checkpoint-steps``, ``--max-restarts`` and ``--curve/--no-curve`` on an argparse
+    parser."""
     parser.add_argument("--kvstore", default="dist_sync", choices=STRATEGIES, help="distributed strategy")
     parser.add_argument("--kvstore-param", dest="kvstore_params", action="append", default=[], metavar="NAME=VALUE",
                         help="a strategy option: %s (repeatable)" % ", ".join(OPTION_NAMES))
@@ -22,6 +23,10 @@ def add_strategy_flags(parser):
                                                  "whose task or server dies restarts from the newest one")
     parser.add_argument("--checkpoint-steps", type=int, help="also checkpoint every N steps")
     parser.add_argument("--max-restarts", type=int, default=2, help="restarts before the fit fails (default 2)")
+    parser.add_argument("--curve", dest="curve", action="store_true", default=None,
+                        help="encrypt the parameter-server traffic with CURVE (default: on whenever the roles bind "
+                             "an address other than loopback, as on a cluster)")
+    parser.add_argument("--no-curve", dest="curve", action="store_false", help="never encrypt it")
 
 
 def _compression(args):
@@ -37,7 +42,7 @@ def trainer_settings(args):
     options = check_strategy(args.kvstore, parse_options(args.kvstore_params), compression)
     return {"kvstore": args.kvstore, "kvstore_params": options, "gradient_compression": compression,
             "checkpoint_dir": args.checkpoint_dir, "checkpoint_steps": args.checkpoint_steps,
-            "max_restarts": args.max_restarts}
+            "max_restarts": args.max_restarts, **curve_settings(args)}
 
 
 def estimator_settings(args):
@@ -47,3 +52,17 @@ def estimator_settings(args):
             "gradientCompression": args.compression or "", "compressionThreshold": args.compression_threshold,
             "checkpointDir": args.checkpoint_dir or "", "checkpointSteps": args.checkpoint_steps or 0,
             "maxRestarts": args.max_restarts}
+
+
+def curve_settings(args):
+    """SparkTrainer's ``curve`` of ``--curve`` / ``--no-curve`` (``{}`` without either: decided by the bind
+    address)."""
+    curve = getattr(args, "curve", None)
+    return {} if curve is None else {"curve": curve}
+
+
+def estimator_curve(args):
+    """The estimators' ``curve`` param of ``--curve`` / ``--no-curve``, for ``estimator.setParams(**...)``:
+    ``{"curve": "on" | "off"}``, ``{}`` without either (the param's default, auto)."""
+    curve = getattr(args, "curve", None)
+    return {} if curve is None else {"curve": "on" if curve else "off"}

@@ -71,10 +71,9 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     timeline = {"task_start": time.time()}
 
     def register():
-        with watch_server_exit(server, plan, rank):
-            kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
-                                rank=rank, timeouts=plan.get("timeouts"), host=host,
-                                compression=plan.get("compression"), **plan.get("kvstore_params", {}))
+        kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
+                            rank=rank, timeouts=plan.get("timeouts"), host=host, curve=bool(plan.get("curve")),
+                            compression=plan.get("compression"), **plan.get("kvstore_params", {}))
         timeline["registered"] = time.time()
         return kv
 
@@ -84,8 +83,7 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
                                    seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
                                    dtype=plan.get("data_dtype", "float32"))
-        with watch_server_exit(server, plan, rank):   # a server that dies while training fails the job at once
-            result = _fit(plan, kv, start, batches, rank, ctx, fault_hook(plan, rank, server))
+        result = _fit(plan, kv, start, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
 
@@ -101,7 +99,10 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
                 server = _start_server(plan, rank, host)
             checkpoints = Checkpoints(ResumePoint.from_plan(plan.get("resume")), plan.get("checkpoint_dir"),
                                       plan.get("checkpoint_steps"))
-            result = run_worker(register, fit, explain, checkpoints)
+            # a server that dies while this worker registers, trains or closes (after its last step: the final
+            # pull, the last checkpoint) fails the job at once, not after the heartbeat timeout
+            with watch_server_exit(server, plan, rank):
+                result = run_worker(register, fit, explain, checkpoints)
             if server is not None:
                 server.wait_exit(SERVER_EXIT_SECONDS)
             timeline["task_end"] = time.time()
@@ -250,21 +251,26 @@ def _start_server(plan, rank, host):
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
-    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host)
+    return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host,
+                        curve=bool(plan.get("curve")))
 
 
 def watch_server_exit(process, plan, rank):
-    """While this task registers and trains, watch the server process it started: if that process ends, tell
-    the scheduler at once (ABORT), so every node fails now with the exit code instead of waiting out the
-    registration or heartbeat timeout."""
+    """For the whole life of this task's worker (register, train, close), watch the server process it started:
+    if that process fails (a non-zero exit or a signal; a server the scheduler ended exits 0), tell the scheduler
+    at once (ABORT), so every node fails now with the exit code instead of waiting out the registration or
+    heartbeat timeout."""
     from sparkps.runtime.supervisor import ExitWatch, describe_exit
 
     def abort(code):
+        if code == 0:      # the job ended (TERMINATE): every worker closed, nothing is lost
+            return
         from sparkps.scheduler.client import report_abort
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
                          "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
-                                                                    else "was " + describe_exit(code)))
+                                                                    else "was " + describe_exit(code)),
+                         curve=bool(plan.get("curve")))
     return ExitWatch(process, abort)
 
 

@@ -27,3 +27,48 @@ def test_a_server_process_dying_at_start_fails_registration_with_its_exit_code()
         server.wait(10)
         worker.stop()
         sched.stop()
+
+
+@pytest.mark.parametrize("code, fails", [(0, False), (3, True), (-9, True)])
+def test_the_watch_fails_the_job_for_a_server_that_failed_not_for_one_the_job_ended(code, fails):
+    """The watch spans the worker's whole life, its close included: a server ending with code 0 (TERMINATE, once
+    every worker closed) is no failure; a non-zero code or a signal fails the job at once."""
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
+    script = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)" if code < 0 else "raise SystemExit(%d)" % code
+    server = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0):
+            server.wait(10)
+            deadline = time.monotonic() + 5
+            while not sched.status()["errors"] and time.monotonic() < deadline and fails:
+                time.sleep(0.05)
+            time.sleep(0.3)       # a watch polls every 0.1 s: an ABORT it sent has arrived by now
+        errors = sched.status()["errors"]
+        assert bool(errors) is fails, errors
+        if fails:
+            assert "its process (started by worker 0)" in str(errors[0])
+    finally:
+        sched.stop()
+
+
+def test_the_driver_ends_left_over_servers_on_local_and_local_cluster_masters():
+    from sparkps.spark.driver.stage import same_machine
+    assert same_machine("local[2]") and same_machine("local-cluster[2,1,1024]") and same_machine("local")
+    assert not same_machine("spark://host:7077") and not same_machine("yarn")
+
+
+def test_a_stopped_server_process_is_killed_and_reaped_after_the_grace_period():
+    import os
+    import signal
+
+    from sparkps.spark.driver.stage import _running, reap
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        os.kill(stopped.pid, signal.SIGSTOP)         # ignores SIGTERM until continued; SIGKILL still ends it
+        reap([stopped.pid], 0.5)
+        assert stopped.wait(10) == -signal.SIGKILL
+        assert not _running(stopped.pid)
+    finally:
+        if stopped.poll() is None:
+            stopped.kill()
+            stopped.wait(10)
