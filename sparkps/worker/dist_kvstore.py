@@ -312,13 +312,14 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
 
 def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, timeouts=None, compression=None,
                         transport="tcp", host="127.0.0.1", zmq_context=None, postoffice=None, curve=False,
-                        **strategy):
+                        max_message_bytes=None, **strategy):
     """Register a worker node with the scheduler and return its DistKVStore.
 
     ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
     anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/
-    ``SPARKPS_SECRET``/``SPARKPS_RANK``. Blocks until every node registered (at most ``timeouts.register`` s). A started
-    ``postoffice`` may be given instead (it is not stopped by ``close``).
+    ``SPARKPS_SECRET``/``SPARKPS_RANK``; ``max_message_bytes`` the size limit of the worker's sockets (default
+    ``SPARKPS_MAX_MESSAGE_BYTES`` or 1 GiB). Blocks until every node registered (at most ``timeouts.register``
+    s). A started ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))
@@ -333,7 +334,8 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     if isinstance(timeouts, dict):
         timeouts = Timeouts(**timeouts)
     postoffice = Postoffice("worker", scheduler_uri, secret, rank=rank, host=host, transport=transport,
-                            zmq_context=zmq_context, timeouts=timeouts, curve=curve)
+                            zmq_context=zmq_context, timeouts=timeouts, curve=curve,
+                            max_message_bytes=max_message_bytes)
     postoffice.start()
     try:
         return DistKVStore(kvtype, postoffice, compression, **strategy)

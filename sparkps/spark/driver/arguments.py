@@ -51,6 +51,31 @@ def check_layout(net, layout, input_shape, label_name, batch_size):
         raise ConfigError("input_layout %s does not fit the network: %s" % (layout.to_list(), exc)) from None
 
 
+def message_limit(trainer, num_servers):
+    """The largest frame a node of this job may receive, with a margin (``comm.settings.message_size_limit``):
+    the dense parameters cut into ``num_servers`` ranges, or a batch's rows of the widest sparse table. Every
+    node of the fit sets it on its sockets (``zmq.MAXMSGSIZE``), so a stranger's larger frames are dropped
+    before they are allocated."""
+    import numpy as np
+
+    from sparkps import symbol as sym
+    from sparkps.comm.settings import message_size_limit
+    from sparkps.symbol.ops.embedding import sparse_tables
+    net = sym.load_json(trainer.symbol_json)
+    tables = sparse_tables(net)
+    if trainer.input_layout is not None:
+        shapes = trainer.input_layout.shapes(trainer.batch_size)
+    else:
+        shapes = {trainer.data_name: (trainer.batch_size,) + tuple(trainer.input_shape)}
+    arg_shapes, _, _ = net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
+    inputs = set(shapes) | set(tables) | {trainer.label_name}
+    dense = sum(int(np.prod(shape)) for name, shape in zip(net.list_arguments(), arg_shapes or ())
+                if name not in inputs and shape is not None)
+    ids = sum(int(np.prod(shapes[field])) for spec in tables.values() for field in spec.fields if field in shapes)
+    widest = max((spec.dim for spec in tables.values()), default=0)
+    return message_size_limit(dense_elements=dense, num_servers=num_servers, sparse_rows=ids, row_dim=widest)
+
+
 def checked_restarts(checkpoint_steps, max_restarts):
     """``(checkpoint_steps, max_restarts)`` as ints; ConfigError naming the bad one."""
     if checkpoint_steps is not None and (isinstance(checkpoint_steps, bool) or int(checkpoint_steps) < 1):

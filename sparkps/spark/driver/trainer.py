@@ -16,7 +16,13 @@ from sparkps.kvstore.strategies import check_strategy
 from sparkps.optimizer import create as create_optimizer
 from sparkps.spark.common.row_places import in_input, tag_rows
 from sparkps.spark.driver import checks
-from sparkps.spark.driver.arguments import argument_names, check_network, checked_restarts, network_name
+from sparkps.spark.driver.arguments import (
+    argument_names,
+    check_network,
+    checked_restarts,
+    message_limit,
+    network_name,
+)
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import fit_stats, trained_model
@@ -269,6 +275,7 @@ class SparkTrainer:
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
+                "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
 

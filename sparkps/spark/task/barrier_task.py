@@ -73,7 +73,8 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def register():
         kv = kvstore.create(plan["kvstore"], scheduler_uri=plan["scheduler_uri"], secret=plan["secret"],
                             rank=rank, timeouts=plan.get("timeouts"), host=host, curve=bool(plan.get("curve")),
-                            compression=plan.get("compression"), **plan.get("kvstore_params", {}))
+                            compression=plan.get("compression"), max_message_bytes=plan.get("max_message_bytes"),
+                            **plan.get("kvstore_params", {}))
         timeline["registered"] = time.time()
         return kv
 
@@ -250,6 +251,8 @@ def _start_server(plan, rank, host):
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    if plan.get("max_message_bytes"):       # the job's largest legitimate frame (driver/arguments.message_limit)
+        env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host,
                         curve=bool(plan.get("curve")))
