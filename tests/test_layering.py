@@ -256,3 +256,13 @@ def test_a_planted_folder_loop_and_a_reach_through_a_third_folder_are_caught(tin
     plant(tiny_tree, "sparkps/worker/kvworker.py", "from sparkps.spark.task import barrier_task\n")
     plant(tiny_tree, "sparkps/spark/task/barrier_task.py", "from sparkps.server import tables\n")
     assert "sparkps.server.tables" in reachable(tiny_tree, "sparkps.worker")
+
+
+def test_test_modules_have_unique_basenames():
+    """pytest imports the test folders (no __init__.py) by basename: two ``test_model.py`` stop collection."""
+    seen = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        if (path.parent / "__init__.py").exists():
+            continue
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
