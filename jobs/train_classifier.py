@@ -97,6 +97,8 @@ def spark_session(master=None, log_level="FATAL"):
     if "spark.sql.shuffle.partitions" not in conf:
         builder = builder.config("spark.sql.shuffle.partitions", "4")
     spark = builder.getOrCreate()
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
     spark.sparkContext.setLogLevel(log_level)
     return spark
 

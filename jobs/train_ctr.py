@@ -81,6 +81,8 @@ def spark_session(master):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master or "local[2]")
     spark = builder.getOrCreate()
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
     spark.sparkContext.setLogLevel("FATAL")
     return spark
 
