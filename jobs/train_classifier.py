@@ -25,7 +25,7 @@ import numpy as np
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
-from sparkps.spark.submit.output import quiet_parameter_server
+from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 
 LOG = logging.getLogger("train_classifier")
 
@@ -59,7 +59,9 @@ def parse_args(argv=None):
     p.add_argument("--ctx", default="cpu", help="cpu or gpu (each task uses its Spark GPU resource)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
                                                   "(default local[*]); spark-submit's --master always wins")
-    p.add_argument("--output", default="sparkps-output", help="output directory")
+    p.add_argument("--output", default="sparkps-output",
+                   help="output folder, written whole at the end (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     p.add_argument("--spark-log-level", default="FATAL",
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
                         "job, naming the role and its first cause; ERROR or WARN show Spark's own logs too)")
@@ -244,6 +246,19 @@ def run(args):
     if not args.demo and not (args.train or args.input_table):
         raise ConfigError("give --train PATH or --input-table TABLE (and --validation / --validation-table), "
                           "or --demo")
+    check_output_folder(args.output, args.overwrite)
+    final = args.output
+    with staged_output(final) as folder:
+        args.output = folder
+        try:
+            train_and_report(args, final)
+        finally:
+            args.output = final
+    return 0
+
+
+def train_and_report(args, final):
+    """Train, save, score and plot into ``args.output`` (the staging folder of ``final``)."""
     spark = spark_session(args.master, args.spark_log_level)
     try:
         if args.demo:
@@ -254,7 +269,6 @@ def run(args):
                 spark, args, args.validation, args.validation_table)
         workers, servers = fit_workers(spark, args.workers, args.servers)
         model, seconds = train(args, train_df, workers, servers)
-        os.makedirs(args.output, exist_ok=True)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)
         for entry in history:
@@ -269,11 +283,10 @@ def run(args):
         with open(os.path.join(args.output, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1)
         print("trained in %.1f s on %s; model saved to %s" % (seconds, spark.sparkContext.master,
-                                                             os.path.join(args.output, "model")))
-        print("training curve: %s" % os.path.join(args.output, "training-curve.png"))
+                                                             os.path.join(final, "model")))
+        print("training curve: %s" % os.path.join(final, "training-curve.png"))
     finally:
         spark.stop()
-    return 0
 
 
 def main(argv=None):

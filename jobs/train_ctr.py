@@ -25,7 +25,7 @@ import sys
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
-from sparkps.spark.submit.output import quiet_parameter_server
+from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 
 FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
@@ -60,7 +60,9 @@ def parse_args(argv=None):
     p.add_argument("--optimizer")
     p.add_argument("--lr", type=float)
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
-    p.add_argument("--output", default="sparkps-ctr-output")
+    p.add_argument("--output", default="sparkps-ctr-output",
+                   help="output folder, written whole at the end (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:
         estimator_settings(args)     # an unknown strategy option stops the job before Spark starts
@@ -211,6 +213,17 @@ def plot(history, auc, logloss, path):
 
 
 def run(args):
+    """Train into a temporary sibling of --output that replaces it only when the run succeeds."""
+    final = args.output
+    with staged_output(final) as folder:
+        args.output = folder
+        try:
+            return train_and_report(args)
+        finally:
+            args.output = final
+
+
+def train_and_report(args):
     if args.demo:
         args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
         args.format = "criteo"
@@ -245,8 +258,8 @@ def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)
-    os.makedirs(args.output, exist_ok=True)
     try:
+        check_output_folder(args.output, args.overwrite)
         return run(args)
     except SparkpsError as exc:
         print("train_ctr: %s" % exc, file=sys.stderr)
