@@ -26,6 +26,7 @@ from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file, workers_for_slots
 
 LOG = logging.getLogger("train_classifier")
 
@@ -171,8 +172,7 @@ def network(args):
     if args.symbol:
         if not args.num_features:
             raise ConfigError("--symbol needs --num-features")
-        with open(args.symbol, encoding="utf-8") as f:
-            return f.read(), (args.num_features,)
+        return read_symbol_file(args.symbol), (args.num_features,)
     layers = parse_layers(args.layers)
     if args.num_features and args.num_features != layers[0]:
         raise ConfigError("--num-features %d differs from the first of --layers %s" % (args.num_features, layers))
@@ -247,6 +247,10 @@ def run(args):
         raise ConfigError("give --train PATH or --input-table TABLE (and --validation / --validation-table), "
                           "or --demo")
     check_output_folder(args.output, args.overwrite)
+    network(args)                # the symbol file or the layers, checked before Spark starts
+    check_input_paths(train=args.train, validation=args.validation)
+    args.workers, args.servers = workers_for_slots(master_of(args.master, "local[*]"), args.workers, args.servers,
+                                                   "--workers")
     final = args.output
     with staged_output(final) as folder:
         args.output = folder
@@ -312,7 +316,7 @@ def _main(argv=None):
         return run(args)
     except SparkpsError as exc:
         print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 def with_input_line(message, args):

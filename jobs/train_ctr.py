@@ -26,6 +26,7 @@ import sys
 from sparkps.errors import SparkpsError
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of, workers_for_slots
 
 FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
@@ -260,10 +261,14 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         check_output_folder(args.output, args.overwrite)
+        check_ctr_settings(args)
+        check_input_paths(train=args.train, test=args.test)
+        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master), args.num_workers,
+                                                               args.num_servers)
         return run(args)
     except SparkpsError as exc:
         print("train_ctr: %s" % exc, file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from sparkps.errors import ConfigError, SparkpsError
+from sparkps.errors import ConfigError, DataError, SparkpsError
 
 
 def timeout_options(function):
@@ -46,13 +46,14 @@ def node_options(function):
 
 
 def reports_errors(command_name):
-    """Turn our errors into a one-line message and exit code 1 (2 for bad options), Ctrl-C into 130."""
+    """Turn our errors into a one-line message and exit code 1 (2 for bad options or
+    bad input data), Ctrl-C into 130."""
     def decorate(function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             try:
                 return function(*args, **kwargs)
-            except ConfigError as exc:
+            except (ConfigError, DataError) as exc:       # bad input or usage: 2, as click's own usage errors
                 click.echo("sparkps %s: error: %s" % (command_name, exc), err=True)
                 sys.exit(2)
             except (SparkpsError, OSError) as exc:
