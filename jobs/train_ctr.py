@@ -23,12 +23,12 @@ import logging
 import os
 import sys
 
-from sparkps.errors import SparkpsError
+from sparkps.errors import ConfigError, SparkpsError
+from sparkps.io.formats import CTR_FORMATS, detect_format
+from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of, workers_for_slots
-
-FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
 
 
 def parse_args(argv=None):
@@ -37,7 +37,11 @@ def parse_args(argv=None):
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")
     p.add_argument("--test", help="test data, same format")
-    p.add_argument("--format", choices=FORMATS, default="parquet")
+    p.add_argument("--format", choices=("auto",) + CTR_FORMATS, default="auto",
+                   help="input format (default: auto, from the content: magic bytes, then the first line)")
+    p.add_argument("--bad-lines", choices=BAD_LINES, default="error",
+                   help="criteo: stop at the first bad line naming file:line and column (error), or drop bad "
+                        "lines and report how many (skip) (default: %(default)s)")
     p.add_argument("--label-col", default="label")
     p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
     p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
@@ -74,6 +78,16 @@ def parse_args(argv=None):
     return args
 
 
+def settle_format(args):
+    """--format, or the training file's content (sparkps.io.formats.detect_format, the rule every job shares);
+    --bad-lines skip only where lines are checked in Spark (criteo)."""
+    if not args.demo:
+        args.format = detect_format(args.train, args.format, CTR_FORMATS)
+    if args.bad_lines == "skip" and args.format not in ("criteo",) and not args.demo:
+        raise ConfigError("--bad-lines skip applies to criteo input; %s input stops at its first bad line, "
+                          "naming it" % args.format)
+
+
 def spark_session(master):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark import SparkConf, SparkContext
@@ -88,15 +102,6 @@ def spark_session(master):
     choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
     spark.sparkContext.setLogLevel("FATAL")
     return spark
-
-
-def criteo_frame(spark, path):
-    from pyspark.sql.types import DoubleType, StringType, StructField, StructType
-
-    from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
-    fields = [StructField("label", DoubleType())] + [StructField(c, DoubleType()) for c in CRITEO_NUMERIC] + \
-        [StructField(c, StringType()) for c in CRITEO_CATEGORICAL]
-    return spark.read.csv(path, sep="\t", schema=StructType(fields), header=False, mode="FAILFAST")
 
 
 def local_rows_frame(spark, path, fmt):
@@ -142,14 +147,18 @@ def ffm_frame(spark, rows):
 
 
 def read(spark, args, path):
-    """(DataFrame, default categorical, numeric and multi-valued columns)."""
+    """(DataFrame, default categorical, numeric and multi-valued columns); criteo lines checked first (see
+    sparkps.spark.submit.criteo)."""
     if args.format == "parquet":
         return spark.read.parquet(path), None, [], []
     if args.format == "csv":
         return spark.read.csv(path, header=True, inferSchema=True), None, [], []
     if args.format == "criteo":
         from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
-        return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
+        frame, skipped = read_criteo(spark, path, args.bad_lines)
+        if skipped:
+            print("train_ctr: %s: skipped %d bad lines (--bad-lines skip)" % (path, skipped), file=sys.stderr)
+        return frame, list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
     frame, names, multi = local_rows_frame(spark, path, args.format)
     return frame, names, [], multi
 
@@ -235,6 +244,10 @@ def train_and_report(args):
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
         multi = args.multi_value_cols.split(",") if args.multi_value_cols else multi
+        if args.network and numeric:
+            print("train_ctr: --network %s reads feature indices only: numeric columns %s are not used"
+                  % (args.network, ",".join(numeric)), file=sys.stderr)
+            numeric = []
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
@@ -263,6 +276,7 @@ def main(argv=None):
         check_output_folder(args.output, args.overwrite)
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
+        settle_format(args)
         args.num_workers, args.num_servers = workers_for_slots(master_of(args.master), args.num_workers,
                                                                args.num_servers)
         return run(args)
