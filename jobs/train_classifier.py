@@ -33,7 +33,8 @@ LOG = logging.getLogger("train_classifier")
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm, CSV, Parquet, ORC or "
-                                            "a table).")
+                                            "a table).",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--demo", action="store_true", help="scikit-learn digits on local[*]: the `make demo` run")
     p.add_argument("--export-digits", metavar="DIR", help="write digits as train/test .libsvm and .csv, exit")
     p.add_argument("--train", help="training data: a file or folder (libsvm, CSV, Parquet, ORC)")
@@ -50,8 +51,9 @@ def parse_args(argv=None):
     p.add_argument("--symbol", help="network as sparkps symbol JSON (overrides --layers; needs --num-features)")
     p.add_argument("--batch-size", type=int, default=None, help="per worker (default 32; --demo 16)")
     p.add_argument("--epochs", type=int, default=None, help="default 10 (--demo 20)")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--servers", type=int, default=1)
+    p.add_argument("--num-workers", "--workers", dest="workers", type=int, default=2,
+                   help="training workers (Spark tasks); fewer when the master has fewer task slots")
+    p.add_argument("--num-servers", "--servers", dest="servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
     p.add_argument("--optimizer", default="sgd")
     p.add_argument("--lr", type=float, default=0.1)
@@ -250,7 +252,7 @@ def run(args):
     network(args)                # the symbol file or the layers, checked before Spark starts
     check_input_paths(train=args.train, validation=args.validation)
     args.workers, args.servers = workers_for_slots(master_of(args.master, "local[*]"), args.workers, args.servers,
-                                                   "--workers")
+                                                   "--num-workers")
     final = args.output
     with staged_output(final) as folder:
         args.output = folder

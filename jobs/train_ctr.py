@@ -32,11 +32,12 @@ from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths,
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.")
+    p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")
-    p.add_argument("--test", help="test data, same format")
+    p.add_argument("--test", help="test data, same format (required with --train): scored for the final AUC")
     p.add_argument("--format", choices=("auto",) + CTR_FORMATS, default="auto",
                    help="input format (default: auto, from the content: magic bytes, then the first line)")
     p.add_argument("--bad-lines", choices=BAD_LINES, default="error",
@@ -48,7 +49,8 @@ def parse_args(argv=None):
     p.add_argument("--multi-value-cols", default="",
                    help="comma-separated multi-valued columns (arrays, or strings joined by --separator); libffm "
                         "fields that repeat in a row become such columns by themselves")
-    p.add_argument("--separator", default="|", help="separator of multi-valued string cells")
+    p.add_argument("--separator", default=",", help="separator of multi-valued string cells (as the estimator's "
+                                                    "multiValueSeparator)")
     p.add_argument("--validation-fraction", type=float, default=0.0,
                    help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
@@ -59,8 +61,9 @@ def parse_args(argv=None):
                    help="reduce ids to this many table rows (default 0: 64-bit ids in sparse tables)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int)
-    p.add_argument("--num-workers", type=int, default=2)
-    p.add_argument("--num-servers", type=int, default=1)
+    p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
+                   help="training workers (Spark tasks); fewer when a local master has fewer task slots")
+    p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
     p.add_argument("--optimizer")
     p.add_argument("--lr", type=float)
@@ -163,6 +166,27 @@ def read(spark, args, path):
     return frame, names, [], multi
 
 
+def indexed_label(train_df, test_df, label_col):
+    """(train, test, class names): a string label column indexed as RFormula does (StringIndexer, most frequent
+    first), which must give exactly two classes; a numeric label as it is (class names None)."""
+    from pyspark.ml.feature import StringIndexer
+    from pyspark.sql.types import StringType
+    if label_col not in train_df.columns or not isinstance(train_df.schema[label_col].dataType, StringType):
+        return train_df, test_df, None
+    indexer = StringIndexer(inputCol=label_col, outputCol=label_col + "__indexed", stringOrderType="frequencyDesc",
+                            handleInvalid="error").fit(train_df)
+    names = list(indexer.labels)
+    if len(names) != 2:
+        raise ConfigError("label column %r holds %d distinct strings %s; a click label has two"
+                          % (label_col, len(names), names[:5]))
+    print("train_ctr: label column %r indexed as RFormula does: %r -> 0, %r -> 1" % (label_col, *names),
+          file=sys.stderr)
+
+    def index(frame):
+        return indexer.transform(frame).drop(label_col).withColumnRenamed(label_col + "__indexed", label_col)
+    return index(train_df), index(test_df), names
+
+
 def demo_files(folder, rows):
     """Criteo-shaped TSV files of planted DeepFM clicks (sparkps.ctr.synthetic) in ``folder``."""
     from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
@@ -205,11 +229,16 @@ def test_metrics(scored, label_col):
     return auc, float(row.logloss), int(row.n)
 
 
+def numbered_from_one(history):
+    """The history with epochs counted from 1, as the progress lines, the plot and train_classifier count them."""
+    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
+
+
 def plot(history, auc, logloss, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    epochs = [h["epoch"] + 1 for h in history]
+    epochs = [h["epoch"] for h in history]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(epochs, [h["logloss"] for h in history], "o-", label="training logloss (per epoch)")
     ax.axhline(logloss, color="tab:orange", ls="--", label="test logloss %.4f" % logloss)
@@ -241,6 +270,7 @@ def train_and_report(args):
     try:
         train_df, categorical, numeric, multi = read(spark, args, args.train)
         test_df = read(spark, args, args.test)[0]
+        train_df, test_df, classes = indexed_label(train_df, test_df, args.label_col)
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
         multi = args.multi_value_cols.split(",") if args.multi_value_cols else multi
@@ -251,17 +281,19 @@ def train_and_report(args):
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
-        for entry in model.history:
-            line = "epoch %d training logloss %.4f" % (entry["epoch"] + 1, entry["logloss"])
+        history = numbered_from_one(model.history)
+        for entry in history:
+            line = "epoch %d training logloss %.4f" % (entry["epoch"], entry["logloss"])
             if "validation-auc" in entry:
                 line += " validation AUC %.4f logloss %.4f COPC %.3f" % (
                     entry["validation-auc"], entry["validation-logloss"], entry["validation-copc"])
             print(line)
         model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
-        plot(model.history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
+        plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": model.history}, f, indent=1)
+            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": history,
+                       "classes": classes}, f, indent=1)
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         spark.stop()
@@ -271,6 +303,7 @@ def train_and_report(args):
 def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     quiet_parameter_server()     # the job reports a failure once, below
+    logging.getLogger("sparkps.spark").setLevel(logging.INFO)    # live progress: a line per epoch, with metrics
     args = parse_args(argv)
     try:
         check_output_folder(args.output, args.overwrite)
