@@ -43,7 +43,7 @@ def parse_args(argv=None):
     p.add_argument("--bad-lines", choices=BAD_LINES, default="error",
                    help="criteo: stop at the first bad line naming file:line and column (error), or drop bad "
                         "lines and report how many (skip) (default: %(default)s)")
-    p.add_argument("--label-col", default="label")
+    p.add_argument("--label-col", default="label", help="label column (0/1, or two strings)")
     p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
     p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
     p.add_argument("--multi-value-cols", default="",
@@ -55,18 +55,18 @@ def parse_args(argv=None):
                    help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
-    p.add_argument("--embedding-dim", type=int, default=8)
-    p.add_argument("--hidden-units", default="64,32")
+    p.add_argument("--embedding-dim", type=int, default=8, help="embedding width per field")
+    p.add_argument("--hidden-units", default="64,32", help="MLP widths of the deep part")
     p.add_argument("--num-buckets", type=int, default=0,
                    help="reduce ids to this many table rows (default 0: 64-bit ids in sparse tables)")
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int)
+    p.add_argument("--epochs", type=int, help="default: 5, or the --network file's own")
+    p.add_argument("--batch-size", type=int, help="per worker (default: 256, or the --network file's own)")
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
                    help="training workers (Spark tasks); fewer when a local master has fewer task slots")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
-    p.add_argument("--optimizer")
-    p.add_argument("--lr", type=float)
+    p.add_argument("--optimizer", help="default: adam, or the --network file's own")
+    p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     p.add_argument("--output", default="sparkps-ctr-output",
                    help="output folder, written whole at the end (default: %(default)s)")
