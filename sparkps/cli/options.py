@@ -1,6 +1,7 @@
 """The options and error handling every ``sparkps`` command shares: a node's timeouts, its scheduler, secret,
 rank and CURVE (read from the SPARKPS_* environment when absent), and one-line errors with exit codes."""
 import functools
+import os
 import sys
 
 import click
@@ -64,3 +65,40 @@ def reports_errors(command_name):
                 sys.exit(130)
         return wrapper
     return decorate
+
+
+def default_status_file():
+    """Where ``sparkps launch`` writes, and ``sparkps status`` reads, the job's address and secret by default:
+    SPARKPS_STATUS_FILE, else ~/.sparkps/launch-status.json."""
+    return os.environ.get("SPARKPS_STATUS_FILE") or os.path.join(os.path.expanduser("~"), ".sparkps",
+                                                                  "launch-status.json")
+
+
+def read_status_file(path):
+    """(scheduler URI, secret, curve) from a launcher's status file; ConfigError naming the file otherwise."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return saved["scheduler"], saved["secret"], bool(saved.get("curve"))
+    except OSError as exc:
+        raise ConfigError("status file %s: %s (start the job with `sparkps launch`, or give --scheduler and "
+                          "SPARKPS_SECRET)" % (path, exc.strerror or exc)) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError("status file %s: expected JSON with 'scheduler' and 'secret' (as `sparkps launch` "
+                          "writes it), got an error at %s" % (path, exc)) from None
+
+
+def check_symbol_file(path):
+    """ConfigError naming ``path`` when it is not a symbol JSON document (say, an Angel network), saying what
+    was expected; returns ``path``."""
+    from sparkps.symbol import load_json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            load_json(handle.read())
+    except OSError as exc:
+        raise ConfigError("--symbol %s: %s" % (path, exc.strerror or exc)) from None
+    except ConfigError as exc:
+        raise ConfigError("--symbol %s: expected a symbol JSON document (an object with 'nodes' and 'heads', as "
+                          "`sparkps symbol mlp` writes); %s" % (path, exc)) from None
+    return path
