@@ -58,4 +58,26 @@ def test_status_reaches_a_launched_job_through_its_status_file(tmp_path):
         assert result.exit_code == 0, result.output
     finally:
         proc.process.terminate()
-        proc.finish(60)
+        proc.finish(180)
+
+
+def test_a_bad_label_is_named_by_its_file_line_not_its_row_in_a_shard(tmp_path):
+    data = tmp_path / "labels.libsvm"
+    data.write_text("1 1:1\n0 2:1\n1 1:1\n0 2:1\n7 1:1\n1 2:1\n")      # line 5: worker 0's row 2 of 2 workers
+    net = tmp_path / "net.json"
+    assert run(["symbol", "mlp", "--layers", "2,4,2", "-o", str(net)]).exit_code == 0
+    proc = Sparkps(["launch", "-w", "2", "--status-file", str(tmp_path / "st.json")] + FAST_CLUSTER +
+                   ["--", "train", "--symbol", str(net), "--data", str(data), "--num-features", "2", "--epochs", "1",
+                    "--batch-size", "2"])
+    assert proc.finish(120) == 1
+    assert ("the first failure: worker 0 exit code 2: sparkps worker train: error: %s:5: label 'softmax_label' "
+            "holds 7, but the network predicts 2 classes" % data) in proc.output
+
+
+def test_with_file_line_maps_a_shard_row_to_its_line_past_a_csv_header(tmp_path):
+    from sparkps.errors import DataError
+    from sparkps.io.readers import with_file_line
+    data = tmp_path / "d.csv"
+    data.write_text("label,x\n1,0\n0,1\n\n3,1\n")
+    exc = with_file_line(DataError("label 'y' holds 3 at row 1, but"), str(data), 0, 2, csv=True)
+    assert str(exc) == "%s:5: label 'y' holds 3, but" % data
