@@ -24,9 +24,10 @@ import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
+from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file, workers_for_slots
+from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
 

@@ -25,10 +25,11 @@ import sys
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
+from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of, workers_for_slots
+from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
 
 def parse_args(argv=None):

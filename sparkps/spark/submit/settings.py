@@ -1,7 +1,7 @@
 """The jobs' settings checked before Spark starts or reads any data, and the exit code of a failure.
 
     check_ctr_settings(args)             # model name, network file, numbers, roles: ConfigError naming the flag
-    args.num_workers = workers_for_slots(master_of(args.master), args.num_workers)
+    args.num_workers, args.num_servers = checks.workers_for_slots(master_of(args.master), ...)   # driver.checks
     ...
     except SparkpsError as exc:
         return exit_code(exc)            # 2: bad input or usage; 1: a failure while training
@@ -9,13 +9,10 @@
 Nothing here starts a JVM: the master is the one spark-submit gave (read through its gateway, already running) or
 ``--master``; task slots are counted only for local masters, whose brackets say them.
 """
-import logging
 import os
 
 from sparkps.errors import ConfigError, DataError, ShapeError
-from sparkps.spark.driver import checks
 
-LOG = logging.getLogger("sparkps.jobs")
 BAD_INPUT = 2        # bad input data, a bad flag or setting: the same command will fail again
 TRAINING_FAILED = 1  # a failure while training (a role died, a timeout): a retry may succeed
 
@@ -36,22 +33,6 @@ def master_of(flag, default="local[2]"):
         if submitted:
             return submitted
     return flag or default
-
-
-def workers_for_slots(master, workers, servers, flag="--num-workers"):
-    """``(workers, servers)`` that fit a local master's task slots: fewer workers, with a warning, when it has
-    fewer slots than asked (other masters are checked by SparkTrainer once Spark runs)."""
-    checks.check_roles(workers, servers)
-    if not checks.is_local(master):
-        return workers, servers
-    slots = checks.count_task_slots(master, {}, 0)
-    if slots < 1:
-        raise ConfigError("the Spark master %s has no task slots for training workers" % master)
-    if slots >= workers:
-        return workers, servers
-    LOG.warning("%s %d but the master %s has %d task slots: training with %d workers", flag, workers, master,
-                slots, slots)
-    return slots, min(servers, slots)
 
 
 def positive(args, *names):

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import spark_env
 from sparkps.errors import ClusterError, ConfigError, DataError
-from sparkps.spark.submit.settings import check_input_paths, exit_code, workers_for_slots
+from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.submit.settings import check_input_paths, exit_code
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 JOBS = {name: os.path.join(ROOT, "jobs", name + ".py") for name in ("train_classifier", "train_ctr")}
