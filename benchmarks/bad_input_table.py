@@ -41,7 +41,7 @@ def files(folder):
                        "nan": cell(GOOD, 8, "nan"), "label2": cell(GOOD, 0, "2")}.items():
         out[name] = criteo_with(folder, name + ".tsv", line)
     write = {"angel.json": json.dumps({"data": {"indexrange": 10}, "layers": []}), "notjson.json": "{layers",
-             "notes.txt": "hello world\n", "bad.ffm": "1 0:3:1 1:x:1\n", "bad.dummy": "1 4 5\n1 4 x\n",
+             "notes.txt": "hello world\n", "bad.ffm": "1 0:3:1 1:4:1\n0 0:3:1 1:4\n", "bad.dummy": "1 4 5\n1 4 x\n",
              "labels.libsvm": "1 1:1\n0 2:1\n1 1:1\n0 2:1\n7 1:1\n1 2:1\n", "ok.libsvm": "1 1:1\n0 2:1\n",
              "ffm.txt": "1 0:3:1 1:4:1\n0 0:2:1 1:5:1\n"}
     for name, text in write.items():
@@ -79,8 +79,9 @@ def job_cases(f):
         ("job train_ctr: existing --output", ctr + ["--output", f["full"]]),
         ("job train_ctr: Criteo line of 25 cells", ["train_ctr", "--train", f["c25"], "--test", f["good"],
                                                     "--master", "local[1]", "--num-workers", "1"]),
-        ("job train_ctr: libffm token 1:x:1", ["train_ctr", "--train", f["bad.ffm"], "--test", f["bad.ffm"],
-                                               "--master", "local[1]", "--num-workers", "1"]),
+        ("job train_ctr: libffm token 1:4 (no value)", ["train_ctr", "--train", f["bad.ffm"], "--test", f["bad.ffm"],
+                                                        "--format", "libffm", "--master", "local[1]",
+                                                        "--num-workers", "1"]),
         ("job train_classifier: foreign JSON as --symbol", mlp + ["--symbol", f["angel.json"], "--num-features", "2"]),
         ("job train_classifier: missing --symbol file", mlp + ["--symbol", "missing.json", "--num-features", "2"]),
         ("job train_classifier: --workers 0", mlp + ["--workers", "0"]),
@@ -119,7 +120,7 @@ def api_cases(spark, f):
         ("API read_criteo: abc in I6", lambda: read_criteo(spark, f["abc"])),
         ("API read_criteo: nan in I8", lambda: read_criteo(spark, f["nan"])),
         ("API read_criteo: label 2", lambda: read_criteo(spark, f["label2"])),
-        ("API read_libffm: token 1:x:1", lambda: read_libffm(f["bad.ffm"])),
+        ("API read_libffm: token 1:4 (no value)", lambda: read_libffm(f["bad.ffm"])),
         ("API read_dummy: index x", lambda: read_dummy(f["bad.dummy"])),
         ("API CTR estimator: string label", fit(spark.createDataFrame([("yes", "a")], ["click", "site"]))),
         ("API CTR estimator: label 2", fit(spark.createDataFrame(rows + [(2.0, "x", 1.0)], ["click", "site", "hour"])
@@ -128,7 +129,7 @@ def api_cases(spark, f):
                                                                     "click double, site string, hour double")
                                               .coalesce(1))),
         ("API CTR estimator: missing column", fit(good, categoricalCols=["site", "app"])),
-        ("API CTR estimator: string numeric column", fit(good, numericCols=["site"])),
+        ("API CTR estimator: string numeric column", fit(good, categoricalCols=["hour"], numericCols=["site"])),
         ("API CTR estimator: unknown strategy option", fit(good, kvstoreParams=["bogus=1"])),
         ("API CTR estimator: network with multiValueCols", fit(good, network=os.path.join(ROOT, "jobs", "networks",
                                                                                           "deepfm.json"),

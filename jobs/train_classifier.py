@@ -119,7 +119,7 @@ def fit_workers(spark, workers, servers):
         raise ConfigError("the Spark master %s has no task slots for training workers" % sc.master)
     if slots >= workers:
         return workers, servers
-    LOG.warning("--workers %d but the master %s has %d task slots: training with %d workers",
+    LOG.warning("--num-workers %d but the master %s has %d task slots: training with %d workers",
                 workers, sc.master, slots, slots)
     return slots, min(servers, slots)
 
