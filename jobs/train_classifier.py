@@ -199,13 +199,20 @@ def train(args, train_df, workers, servers):
     return model, time.time() - started
 
 
-def score(model, frame, folder, label_col="label"):
-    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV; returns the accuracy."""
+def score(model, frame, folder, label_col="label", classes=None):
+    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV (label and prediction as the class
+    names when the label was indexed from strings); returns the accuracy."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     scored = model.transform(frame)
     table = scored.select(F.col(label_col).alias("label"), "prediction",
-                          F.array_max(vector_to_array("probability")).alias("probability")).cache()
+                          F.array_max(vector_to_array("probability")).alias("probability"))
+    if classes:
+        names = F.array(*[F.lit(c) for c in classes])
+        table = table.select(F.element_at(names, F.col("label").cast("int") + 1).alias("label"),
+                             F.element_at(names, F.col("prediction").cast("int") + 1).alias("prediction"),
+                             "probability")
+    table = table.cache()
     table.write.mode("overwrite").option("header", "true").csv(os.path.join(folder, "predictions"))
     total = table.count()
     correct = table.filter(F.col("label") == F.col("prediction")).count()
@@ -274,6 +281,11 @@ def train_and_report(args, final):
             train_df = read_frame(spark, args, args.train, args.input_table)
             valid_df = None if not (args.validation or args.validation_table) else read_frame(
                 spark, args, args.validation, args.validation_table)
+        from sparkps.spark.submit.inputs import index_string_label
+        train_df, (valid_df,), classes = index_string_label(train_df, [valid_df], args.label_col)
+        if classes:
+            print("label column %r indexed as RFormula does: %s" % (
+                args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
         model, seconds = train(args, train_df, workers, servers)
         model.save(os.path.join(args.output, "model"))
@@ -282,9 +294,13 @@ def train_and_report(args, final):
             print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"], entry.get("cross-entropy", np.nan),
                                                          entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
-                   "servers": servers, "master": spark.sparkContext.master, "history": history}
+                   "servers": servers, "master": spark.sparkContext.master, "history": history,
+                   "classes": classes}
+        if classes:
+            with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
+                json.dump(classes, f)
         if valid_df is not None:
-            summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col)
+            summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col, classes)
             print("test accuracy: %.4f" % summary["validation_accuracy"])
         plot_curve(history, os.path.join(args.output, "training-curve.png"), summary.get("validation_accuracy"))
         with open(os.path.join(args.output, "summary.json"), "w") as f:

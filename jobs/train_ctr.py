@@ -168,24 +168,18 @@ def read(spark, args, path):
 
 
 def indexed_label(train_df, test_df, label_col):
-    """(train, test, class names): a string label column indexed as RFormula does (StringIndexer, most frequent
-    first), which must give exactly two classes; a numeric label as it is (class names None)."""
-    from pyspark.ml.feature import StringIndexer
-    from pyspark.sql.types import StringType
-    if label_col not in train_df.columns or not isinstance(train_df.schema[label_col].dataType, StringType):
+    """(train, test, class names): a string label column indexed as RFormula does (most frequent first), which
+    must give exactly two classes; a numeric label as it is (class names None)."""
+    from sparkps.spark.submit.inputs import index_string_label
+    train_df, (test_df,), names = index_string_label(train_df, [test_df], label_col)
+    if names is None:
         return train_df, test_df, None
-    indexer = StringIndexer(inputCol=label_col, outputCol=label_col + "__indexed", stringOrderType="frequencyDesc",
-                            handleInvalid="error").fit(train_df)
-    names = list(indexer.labels)
     if len(names) != 2:
         raise ConfigError("label column %r holds %d distinct strings %s; a click label has two"
                           % (label_col, len(names), names[:5]))
     print("train_ctr: label column %r indexed as RFormula does: %r -> 0, %r -> 1" % (label_col, *names),
           file=sys.stderr)
-
-    def index(frame):
-        return indexer.transform(frame).drop(label_col).withColumnRenamed(label_col + "__indexed", label_col)
-    return index(train_df), index(test_df), names
+    return train_df, test_df, names
 
 
 def demo_files(folder, rows):
