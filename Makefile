@@ -16,7 +16,7 @@ $(STAMP): setup.py
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) jobs/train_classifier.py --demo --output demo-output
+	$(PY) jobs/train_classifier.py --demo --overwrite --output demo-output
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -48,4 +48,4 @@ clean:
 	rm -rf $(VENV) demo-output demo-ctr build *.egg-info
 
 demo-ctr: $(STAMP)
-	$(PY) jobs/train_ctr.py --demo --model deepfm --embedding-dim 4 --epochs 3 --output demo-ctr
+	$(PY) jobs/train_ctr.py --demo --model deepfm --embedding-dim 4 --epochs 3 --overwrite --output demo-ctr

@@ -24,15 +24,18 @@ import numpy as np
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
+from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
-from sparkps.spark.submit.output import quiet_parameter_server
+from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm, CSV, Parquet, ORC or "
-                                            "a table).")
+                                            "a table).",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--demo", action="store_true", help="scikit-learn digits on local[*]: the `make demo` run")
     p.add_argument("--export-digits", metavar="DIR", help="write digits as train/test .libsvm and .csv, exit")
     p.add_argument("--train", help="training data: a file or folder (libsvm, CSV, Parquet, ORC)")
@@ -49,17 +52,20 @@ def parse_args(argv=None):
     p.add_argument("--symbol", help="network as sparkps symbol JSON (overrides --layers; needs --num-features)")
     p.add_argument("--batch-size", type=int, default=None, help="per worker (default 32; --demo 16)")
     p.add_argument("--epochs", type=int, default=None, help="default 10 (--demo 20)")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--servers", type=int, default=1)
+    p.add_argument("--num-workers", "--workers", dest="workers", type=int, default=2,
+                   help="training workers (Spark tasks); fewer when the master has fewer task slots")
+    p.add_argument("--num-servers", "--servers", dest="servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
-    p.add_argument("--optimizer", default="sgd")
-    p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--momentum", type=float, default=0.9)
-    p.add_argument("--wd", type=float, default=0.0)
+    p.add_argument("--optimizer", default="sgd", help="sgd, nag, adam, ...")
+    p.add_argument("--lr", type=float, default=0.1, help="learning rate")
+    p.add_argument("--momentum", type=float, default=0.9, help="sgd / nag momentum")
+    p.add_argument("--wd", type=float, default=0.0, help="weight decay")
     p.add_argument("--ctx", default="cpu", help="cpu or gpu (each task uses its Spark GPU resource)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
                                                   "(default local[*]); spark-submit's --master always wins")
-    p.add_argument("--output", default="sparkps-output", help="output directory")
+    p.add_argument("--output", default="sparkps-output",
+                   help="output folder, written whole at the end (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     p.add_argument("--spark-log-level", default="FATAL",
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
                         "job, naming the role and its first cause; ERROR or WARN show Spark's own logs too)")
@@ -97,6 +103,8 @@ def spark_session(master=None, log_level="FATAL"):
     if "spark.sql.shuffle.partitions" not in conf:
         builder = builder.config("spark.sql.shuffle.partitions", "4")
     spark = builder.getOrCreate()
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
     spark.sparkContext.setLogLevel(log_level)
     return spark
 
@@ -111,7 +119,7 @@ def fit_workers(spark, workers, servers):
         raise ConfigError("the Spark master %s has no task slots for training workers" % sc.master)
     if slots >= workers:
         return workers, servers
-    LOG.warning("--workers %d but the master %s has %d task slots: training with %d workers",
+    LOG.warning("--num-workers %d but the master %s has %d task slots: training with %d workers",
                 workers, sc.master, slots, slots)
     return slots, min(servers, slots)
 
@@ -167,8 +175,7 @@ def network(args):
     if args.symbol:
         if not args.num_features:
             raise ConfigError("--symbol needs --num-features")
-        with open(args.symbol, encoding="utf-8") as f:
-            return f.read(), (args.num_features,)
+        return read_symbol_file(args.symbol), (args.num_features,)
     layers = parse_layers(args.layers)
     if args.num_features and args.num_features != layers[0]:
         raise ConfigError("--num-features %d differs from the first of --layers %s" % (args.num_features, layers))
@@ -192,13 +199,20 @@ def train(args, train_df, workers, servers):
     return model, time.time() - started
 
 
-def score(model, frame, folder, label_col="label"):
-    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV; returns the accuracy."""
+def score(model, frame, folder, label_col="label", classes=None):
+    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV (label and prediction as the class
+    names when the label was indexed from strings); returns the accuracy."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     scored = model.transform(frame)
     table = scored.select(F.col(label_col).alias("label"), "prediction",
-                          F.array_max(vector_to_array("probability")).alias("probability")).cache()
+                          F.array_max(vector_to_array("probability")).alias("probability"))
+    if classes:
+        names = F.array(*[F.lit(c) for c in classes])
+        table = table.select(F.element_at(names, F.col("label").cast("int") + 1).alias("label"),
+                             F.element_at(names, F.col("prediction").cast("int") + 1).alias("prediction"),
+                             "probability")
+    table = table.cache()
     table.write.mode("overwrite").option("header", "true").csv(os.path.join(folder, "predictions"))
     total = table.count()
     correct = table.filter(F.col("label") == F.col("prediction")).count()
@@ -242,6 +256,23 @@ def run(args):
     if not args.demo and not (args.train or args.input_table):
         raise ConfigError("give --train PATH or --input-table TABLE (and --validation / --validation-table), "
                           "or --demo")
+    check_output_folder(args.output, args.overwrite)
+    network(args)                # the symbol file or the layers, checked before Spark starts
+    check_input_paths(train=args.train, validation=args.validation)
+    args.workers, args.servers = workers_for_slots(master_of(args.master, "local[*]"), args.workers, args.servers,
+                                                   "--num-workers")
+    final = args.output
+    with staged_output(final) as folder:
+        args.output = folder
+        try:
+            train_and_report(args, final)
+        finally:
+            args.output = final
+    return 0
+
+
+def train_and_report(args, final):
+    """Train, save, score and plot into ``args.output`` (the staging folder of ``final``)."""
     spark = spark_session(args.master, args.spark_log_level)
     try:
         if args.demo:
@@ -250,28 +281,35 @@ def run(args):
             train_df = read_frame(spark, args, args.train, args.input_table)
             valid_df = None if not (args.validation or args.validation_table) else read_frame(
                 spark, args, args.validation, args.validation_table)
+        from sparkps.spark.submit.inputs import index_string_label
+        train_df, (valid_df,), classes = index_string_label(train_df, [valid_df], args.label_col)
+        if classes:
+            print("label column %r indexed as RFormula does: %s" % (
+                args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
         model, seconds = train(args, train_df, workers, servers)
-        os.makedirs(args.output, exist_ok=True)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)
         for entry in history:
             print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"], entry.get("cross-entropy", np.nan),
                                                          entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
-                   "servers": servers, "master": spark.sparkContext.master, "history": history}
+                   "servers": servers, "master": spark.sparkContext.master, "history": history,
+                   "classes": classes}
+        if classes:
+            with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
+                json.dump(classes, f)
         if valid_df is not None:
-            summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col)
+            summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col, classes)
             print("test accuracy: %.4f" % summary["validation_accuracy"])
         plot_curve(history, os.path.join(args.output, "training-curve.png"), summary.get("validation_accuracy"))
         with open(os.path.join(args.output, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1)
         print("trained in %.1f s on %s; model saved to %s" % (seconds, spark.sparkContext.master,
-                                                             os.path.join(args.output, "model")))
-        print("training curve: %s" % os.path.join(args.output, "training-curve.png"))
+                                                             os.path.join(final, "model")))
+        print("training curve: %s" % os.path.join(final, "training-curve.png"))
     finally:
         spark.stop()
-    return 0
 
 
 def main(argv=None):
@@ -297,7 +335,7 @@ def _main(argv=None):
         return run(args)
     except SparkpsError as exc:
         print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 def with_input_line(message, args):

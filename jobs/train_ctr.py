@@ -23,44 +23,55 @@ import logging
 import os
 import sys
 
-from sparkps.errors import SparkpsError
+from sparkps.errors import ConfigError, SparkpsError
+from sparkps.io.formats import CTR_FORMATS, detect_format
+from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
-from sparkps.spark.submit.output import quiet_parameter_server
-
-FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
+from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.")
+    p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")
-    p.add_argument("--test", help="test data, same format")
-    p.add_argument("--format", choices=FORMATS, default="parquet")
-    p.add_argument("--label-col", default="label")
+    p.add_argument("--test", help="test data, same format (required with --train): scored for the final AUC")
+    p.add_argument("--format", choices=("auto",) + CTR_FORMATS, default="auto",
+                   help="input format (default: auto, from the content: magic bytes, then the first line)")
+    p.add_argument("--bad-lines", choices=BAD_LINES, default="error",
+                   help="criteo: stop at the first bad line naming file:line and column (error), or drop bad "
+                        "lines and report how many (skip) (default: %(default)s)")
+    p.add_argument("--label-col", default="label", help="label column (0/1, or two strings)")
     p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
     p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
     p.add_argument("--multi-value-cols", default="",
                    help="comma-separated multi-valued columns (arrays, or strings joined by --separator); libffm "
                         "fields that repeat in a row become such columns by themselves")
-    p.add_argument("--separator", default="|", help="separator of multi-valued string cells")
+    p.add_argument("--separator", default=",", help="separator of multi-valued string cells (as the estimator's "
+                                                    "multiValueSeparator)")
     p.add_argument("--validation-fraction", type=float, default=0.0,
                    help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
-    p.add_argument("--embedding-dim", type=int, default=8)
-    p.add_argument("--hidden-units", default="64,32")
+    p.add_argument("--embedding-dim", type=int, default=8, help="embedding width per field")
+    p.add_argument("--hidden-units", default="64,32", help="MLP widths of the deep part")
     p.add_argument("--num-buckets", type=int, default=0,
                    help="reduce ids to this many table rows (default 0: 64-bit ids in sparse tables)")
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--num-workers", type=int, default=2)
-    p.add_argument("--num-servers", type=int, default=1)
+    p.add_argument("--epochs", type=int, help="default: 5, or the --network file's own")
+    p.add_argument("--batch-size", type=int, help="per worker (default: 256, or the --network file's own)")
+    p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
+                   help="training workers (Spark tasks); fewer when a local master has fewer task slots")
+    p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
-    p.add_argument("--optimizer")
-    p.add_argument("--lr", type=float)
+    p.add_argument("--optimizer", help="default: adam, or the --network file's own")
+    p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
-    p.add_argument("--output", default="sparkps-ctr-output")
+    p.add_argument("--output", default="sparkps-ctr-output",
+                   help="output folder, written whole at the end (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:
         estimator_settings(args)     # an unknown strategy option stops the job before Spark starts
@@ -69,6 +80,16 @@ def parse_args(argv=None):
     if not args.demo and not (args.train and args.test):
         p.error("--train and --test are required (or --demo)")
     return args
+
+
+def settle_format(args):
+    """--format, or the training file's content (sparkps.io.formats.detect_format, the rule every job shares);
+    --bad-lines skip only where lines are checked in Spark (criteo)."""
+    if not args.demo:
+        args.format = detect_format(args.train, args.format, CTR_FORMATS)
+    if args.bad_lines == "skip" and args.format not in ("criteo",) and not args.demo:
+        raise ConfigError("--bad-lines skip applies to criteo input; %s input stops at its first bad line, "
+                          "naming it" % args.format)
 
 
 def spark_session(master):
@@ -81,17 +102,10 @@ def spark_session(master):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master or "local[2]")
     spark = builder.getOrCreate()
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
     spark.sparkContext.setLogLevel("FATAL")
     return spark
-
-
-def criteo_frame(spark, path):
-    from pyspark.sql.types import DoubleType, StringType, StructField, StructType
-
-    from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
-    fields = [StructField("label", DoubleType())] + [StructField(c, DoubleType()) for c in CRITEO_NUMERIC] + \
-        [StructField(c, StringType()) for c in CRITEO_CATEGORICAL]
-    return spark.read.csv(path, sep="\t", schema=StructType(fields), header=False, mode="FAILFAST")
 
 
 def local_rows_frame(spark, path, fmt):
@@ -137,16 +151,35 @@ def ffm_frame(spark, rows):
 
 
 def read(spark, args, path):
-    """(DataFrame, default categorical, numeric and multi-valued columns)."""
+    """(DataFrame, default categorical, numeric and multi-valued columns); criteo lines checked first (see
+    sparkps.spark.submit.criteo)."""
     if args.format == "parquet":
         return spark.read.parquet(path), None, [], []
     if args.format == "csv":
         return spark.read.csv(path, header=True, inferSchema=True), None, [], []
     if args.format == "criteo":
         from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
-        return criteo_frame(spark, path), list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
+        frame, skipped = read_criteo(spark, path, args.bad_lines)
+        if skipped:
+            print("train_ctr: %s: skipped %d bad lines (--bad-lines skip)" % (path, skipped), file=sys.stderr)
+        return frame, list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
     frame, names, multi = local_rows_frame(spark, path, args.format)
     return frame, names, [], multi
+
+
+def indexed_label(train_df, test_df, label_col):
+    """(train, test, class names): a string label column indexed as RFormula does (most frequent first), which
+    must give exactly two classes; a numeric label as it is (class names None)."""
+    from sparkps.spark.submit.inputs import index_string_label
+    train_df, (test_df,), names = index_string_label(train_df, [test_df], label_col)
+    if names is None:
+        return train_df, test_df, None
+    if len(names) != 2:
+        raise ConfigError("label column %r holds %d distinct strings %s; a click label has two"
+                          % (label_col, len(names), names[:5]))
+    print("train_ctr: label column %r indexed as RFormula does: %r -> 0, %r -> 1" % (label_col, *names),
+          file=sys.stderr)
+    return train_df, test_df, names
 
 
 def demo_files(folder, rows):
@@ -191,11 +224,16 @@ def test_metrics(scored, label_col):
     return auc, float(row.logloss), int(row.n)
 
 
+def numbered_from_one(history):
+    """The history with epochs counted from 1, as the progress lines, the plot and train_classifier count them."""
+    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
+
+
 def plot(history, auc, logloss, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    epochs = [h["epoch"] + 1 for h in history]
+    epochs = [h["epoch"] for h in history]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(epochs, [h["logloss"] for h in history], "o-", label="training logloss (per epoch)")
     ax.axhline(logloss, color="tab:orange", ls="--", label="test logloss %.4f" % logloss)
@@ -209,6 +247,17 @@ def plot(history, auc, logloss, path):
 
 
 def run(args):
+    """Train into a temporary sibling of --output that replaces it only when the run succeeds."""
+    final = args.output
+    with staged_output(final) as folder:
+        args.output = folder
+        try:
+            return train_and_report(args)
+        finally:
+            args.output = final
+
+
+def train_and_report(args):
     if args.demo:
         args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
         args.format = "criteo"
@@ -216,23 +265,30 @@ def run(args):
     try:
         train_df, categorical, numeric, multi = read(spark, args, args.train)
         test_df = read(spark, args, args.test)[0]
+        train_df, test_df, classes = indexed_label(train_df, test_df, args.label_col)
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
         multi = args.multi_value_cols.split(",") if args.multi_value_cols else multi
+        if args.network and numeric:
+            print("train_ctr: --network %s reads feature indices only: numeric columns %s are not used"
+                  % (args.network, ",".join(numeric)), file=sys.stderr)
+            numeric = []
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
-        for entry in model.history:
-            line = "epoch %d training logloss %.4f" % (entry["epoch"] + 1, entry["logloss"])
+        history = numbered_from_one(model.history)
+        for entry in history:
+            line = "epoch %d training logloss %.4f" % (entry["epoch"], entry["logloss"])
             if "validation-auc" in entry:
                 line += " validation AUC %.4f logloss %.4f COPC %.3f" % (
                     entry["validation-auc"], entry["validation-logloss"], entry["validation-copc"])
             print(line)
         model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
-        plot(model.history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
+        plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": model.history}, f, indent=1)
+            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": history,
+                       "classes": classes}, f, indent=1)
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         spark.stop()
@@ -242,13 +298,19 @@ def run(args):
 def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     quiet_parameter_server()     # the job reports a failure once, below
+    logging.getLogger("sparkps.spark").setLevel(logging.INFO)    # live progress: a line per epoch, with metrics
     args = parse_args(argv)
-    os.makedirs(args.output, exist_ok=True)
     try:
+        check_output_folder(args.output, args.overwrite)
+        check_ctr_settings(args)
+        check_input_paths(train=args.train, test=args.test)
+        settle_format(args)
+        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master), args.num_workers,
+                                                               args.num_servers)
         return run(args)
     except SparkpsError as exc:
         print("train_ctr: %s" % exc, file=sys.stderr)
-        return 1
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,14 @@ import os
 
 import click
 
+from sparkps import __version__
 from sparkps.cli import models, roles, training
 from sparkps.cli.checkpoints import verify_checkpoint_command
 from sparkps.plan.command import plan
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="sparkps", message="%(prog)s %(version)s")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="warning",
               show_default=True, envvar="SPARKPS_LOG_LEVEL", help="Logging level of this process.")
 def main(log_level):

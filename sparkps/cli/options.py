@@ -1,11 +1,12 @@
 """The options and error handling every ``sparkps`` command shares: a node's timeouts, its scheduler, secret,
 rank and CURVE (read from the SPARKPS_* environment when absent), and one-line errors with exit codes."""
 import functools
+import os
 import sys
 
 import click
 
-from sparkps.errors import ConfigError, SparkpsError
+from sparkps.errors import ConfigError, DataError, SparkpsError
 
 
 def timeout_options(function):
@@ -46,13 +47,14 @@ def node_options(function):
 
 
 def reports_errors(command_name):
-    """Turn our errors into a one-line message and exit code 1 (2 for bad options), Ctrl-C into 130."""
+    """Turn our errors into a one-line message and exit code 1 (2 for bad options or
+    bad input data), Ctrl-C into 130."""
     def decorate(function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             try:
                 return function(*args, **kwargs)
-            except ConfigError as exc:
+            except (ConfigError, DataError) as exc:       # bad input or usage: 2, as click's own usage errors
                 click.echo("sparkps %s: error: %s" % (command_name, exc), err=True)
                 sys.exit(2)
             except (SparkpsError, OSError) as exc:
@@ -63,3 +65,40 @@ def reports_errors(command_name):
                 sys.exit(130)
         return wrapper
     return decorate
+
+
+def default_status_file():
+    """Where ``sparkps launch`` writes, and ``sparkps status`` reads, the job's address and secret by default:
+    SPARKPS_STATUS_FILE, else ~/.sparkps/launch-status.json."""
+    return os.environ.get("SPARKPS_STATUS_FILE") or os.path.join(os.path.expanduser("~"), ".sparkps",
+                                                                  "launch-status.json")
+
+
+def read_status_file(path):
+    """(scheduler URI, secret, curve) from a launcher's status file; ConfigError naming the file otherwise."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            saved = json.load(handle)
+        return saved["scheduler"], saved["secret"], bool(saved.get("curve"))
+    except OSError as exc:
+        raise ConfigError("status file %s: %s (start the job with `sparkps launch`, or give --scheduler and "
+                          "SPARKPS_SECRET)" % (path, exc.strerror or exc)) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError("status file %s: expected JSON with 'scheduler' and 'secret' (as `sparkps launch` "
+                          "writes it), got an error at %s" % (path, exc)) from None
+
+
+def check_symbol_file(path):
+    """ConfigError naming ``path`` when it is not a symbol JSON document (say, an Angel network), saying what
+    was expected; returns ``path``."""
+    from sparkps.symbol import load_json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            load_json(handle.read())
+    except OSError as exc:
+        raise ConfigError("--symbol %s: %s" % (path, exc.strerror or exc)) from None
+    except ConfigError as exc:
+        raise ConfigError("--symbol %s: expected a symbol JSON document (an object with 'nodes' and 'heads', as "
+                          "`sparkps symbol mlp` writes); %s" % (path, exc)) from None
+    return path

@@ -6,7 +6,14 @@ import sys
 
 import click
 
-from sparkps.cli.options import make_timeouts, node_options, reports_errors, timeout_options
+from sparkps.cli.options import (
+    default_status_file,
+    make_timeouts,
+    node_options,
+    read_status_file,
+    reports_errors,
+    timeout_options,
+)
 from sparkps.comm import settings
 
 
@@ -73,10 +80,16 @@ def server(scheduler_uri, secret, rank, curve, host, **kw):
 @click.option("--json", "as_json", is_flag=True, help="Print the raw status as JSON.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
               help="Seconds to wait for the scheduler's answer.")
+@click.option("--status-file", type=click.Path(dir_okay=False),
+              help="The file `sparkps launch` wrote (scheduler address and secret); default: that of the last "
+                   "launch when neither --scheduler nor SPARKPS_SCHEDULER_URI is given.")
 @reports_errors("status")
-def status(scheduler_uri, secret, curve, as_json, timeout):
-    """Print the job's state, nodes, per-worker progress and errors."""
+def status(scheduler_uri, secret, curve, as_json, timeout, status_file):
+    """Print the job's state, nodes, per-worker progress and errors (of a `sparkps launch` job: from its status
+    file)."""
     from sparkps.scheduler import fetch_status, format_status
+    if status_file or not (scheduler_uri or os.environ.get("SPARKPS_SCHEDULER_PORT")):
+        scheduler_uri, secret, curve = read_status_file(status_file or default_status_file())
     result = fetch_status(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret),
                           timeout=timeout, curve=curve)
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))

@@ -5,7 +5,14 @@ import sys
 
 import click
 
-from sparkps.cli.options import make_timeouts, node_options, reports_errors, timeout_options
+from sparkps.cli.options import (
+    check_symbol_file,
+    default_status_file,
+    make_timeouts,
+    node_options,
+    reports_errors,
+    timeout_options,
+)
 from sparkps.comm import settings
 from sparkps.errors import ConfigError
 from sparkps.kvstore.strategies import OPTION_NAMES, STRATEGIES
@@ -61,6 +68,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
     """
     from sparkps.kvstore.strategies import check_strategy, parse_options
     from sparkps.worker import command as train_worker
+    check_symbol_file(symbol_file)
     if compression == "2bit":
         compression = {"type": "2bit", "threshold": compression_threshold}
     strategy = check_strategy(kvstore, parse_options(kvstore_params), compression)
@@ -95,11 +103,14 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
 @click.option("--resume", is_flag=True, help="Continue a stopped job from the newest checkpoint in --checkpoint-dir.")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=2, show_default=True,
               help="With --checkpoint-dir: restarts of the whole cluster after a role dies.")
+@click.option("--status-file", type=click.Path(dir_okay=False),
+              help="Where to write the scheduler address and secret (mode 0600) for `sparkps status` "
+                   "[default: SPARKPS_STATUS_FILE or ~/.sparkps/launch-status.json].")
 @timeout_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @reports_errors("launch")
 def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, checkpoint_steps, resume, max_restarts,
-           command, **kw):
+           status_file, command, **kw):
     """Start a scheduler, servers and workers on 127.0.0.1 as subprocesses and run COMMAND on the workers.
 
     COMMAND is what follows `--`: `train ...` with the options of `sparkps worker train` (each worker
@@ -112,6 +123,7 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     if command[0] != "train":
         raise ConfigError("the launcher runs `train ...` on the workers, got %r" % " ".join(command))
     train_context = train.make_context("sparkps launch -- train", list(command[1:]))  # bad options: fail now
+    check_symbol_file(train_context.params["symbol_file"])
     from sparkps.kvstore.strategies import check_strategy, parse_options
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
@@ -119,6 +131,7 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     if checkpoint_dir or resume:
         cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)
     cluster.pids_file = os.environ.get("SPARKPS_LAUNCH_PIDS_FILE")
+    cluster.status_file = status_file or default_status_file()
     sys.exit(cluster.run())
 
 

@@ -99,6 +99,18 @@ def _criteo_numeric(where, cells):
     return out
 
 
+def check_criteo_line(where, text):
+    """Raise DataError naming ``where`` (``file:line``) and the column at fault when ``text`` is not a Criteo line:
+    40 tab-separated cells, a 0/1 (or -1) label, integers or empty cells in I1-I13."""
+    width = 1 + len(CRITEO_NUMERIC) + len(CRITEO_CATEGORICAL)
+    cells = text.split("\t")
+    if len(cells) != width:
+        raise DataError("%s: expected %d tab-separated columns (label, I1-I13, C1-C26), got %d"
+                        % (where, width, len(cells)))
+    parse_label(where, cells[0])
+    _criteo_numeric(where, cells[1:14])
+
+
 def read_criteo(path, part_index=0, num_parts=1):
     """Read Criteo's TSV (40 tab-separated columns) into a CTRTable."""
     labels, numeric, categorical, lines = [], [], [], []

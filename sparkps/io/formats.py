@@ -16,18 +16,25 @@ import os
 from sparkps.errors import ConfigError
 
 FORMATS = ("libsvm", "csv", "parquet", "orc")
+# the CTR job's formats: Criteo's TSV (40 tab-separated cells), libffm (field:feature:value), Angel's dummy
+# (label then integer feature indices), besides libsvm, CSV and Parquet
+CTR_FORMATS = ("parquet", "csv", "criteo", "libffm", "dummy", "libsvm")
+CRITEO_TABS = 39
 MAGIC = {b"PAR1": "parquet", b"ORC": "orc"}
 EXTENSIONS = {".parquet": "parquet", ".orc": "orc", ".csv": "csv", ".tsv": "csv", ".libsvm": "libsvm",
               ".svm": "libsvm"}
 SNIFF_BYTES = 8192
 
 
-def detect_format(path, flag=None):
-    """The format of ``path`` ('libsvm', 'csv', 'parquet' or 'orc'); ``flag`` (e.g. --format) wins when given
-    and not 'auto'.  Raises ConfigError for a missing path, an empty folder or content of no known format."""
+def detect_format(path, flag=None, formats=FORMATS):
+    """The format of ``path``, one of ``formats`` (default 'libsvm', 'csv', 'parquet' or 'orc'; the CTR job
+    passes CTR_FORMATS); ``flag`` (e.g. --format) wins when given and not 'auto'.  One rule for every job and
+    the CLI: magic bytes (Parquet, ORC), else the first data line (40 tab-separated cells: criteo; ``label
+    i:v ...``: libsvm; ``label f:i:v ...``: libffm; ``label i j ...``: dummy; commas: csv), else the file name.
+    Raises ConfigError for a missing path, an empty folder or content of no known format."""
     if flag and flag != "auto":
-        if flag not in FORMATS:
-            raise ConfigError("unknown input format %r; use one of %s" % (flag, ", ".join(FORMATS)))
+        if flag not in formats:
+            raise ConfigError("unknown input format %r; use one of %s" % (flag, ", ".join(formats)))
         return flag
     local = _local_path(path)
     if local is None:
@@ -35,8 +42,8 @@ def detect_format(path, flag=None):
     if not os.path.exists(local):
         raise ConfigError("input %s does not exist" % path)
     if os.path.isdir(local):
-        return _folder_format(path, local)
-    return _file_format(path, local)
+        return _folder_format(path, local, formats)
+    return _file_format(path, local, formats)
 
 
 def data_files(folder):
@@ -60,7 +67,7 @@ def csv_has_header(path):
     return line is not None and not all(_is_number(cell) for cell in line.split(","))
 
 
-def _folder_format(path, local):
+def _folder_format(path, local, formats=FORMATS):
     files = data_files(local)
     if not files:
         raise ConfigError("input folder %s holds no data files" % path)
@@ -69,10 +76,10 @@ def _folder_format(path, local):
         return kinds.pop()
     if len(kinds) > 1:
         raise ConfigError("input folder %s mixes formats (%s); give --format" % (path, ", ".join(sorted(kinds))))
-    return _file_format(files[0], files[0])
+    return _file_format(files[0], files[0], formats)
 
 
-def _file_format(path, local):
+def _file_format(path, local, formats=FORMATS):
     with open(local, "rb") as handle:
         head = handle.read(SNIFF_BYTES)
     for magic, name in MAGIC.items():
@@ -81,25 +88,40 @@ def _file_format(path, local):
     by_name = _from_name(local)
     if by_name in ("parquet", "orc"):
         raise ConfigError("%s is named like a %s file but does not start with its magic bytes" % (path, by_name))
-    if by_name:
+    if by_name and formats == FORMATS:
         return by_name
     if b"\0" in head:
-        return _refuse(path, "it is binary and neither Parquet nor ORC")
-    return _sniff_text(path, head.decode("utf-8", "replace"))
+        return _refuse(path, "it is binary and neither Parquet nor ORC", formats)
+    return _sniff_text(path, head.decode("utf-8", "replace"), formats)
 
 
-def _sniff_text(path, text):
-    """'libsvm' when the first data line is ``label index:value ...``, 'csv' when it has commas."""
-    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    if not lines:
-        return _refuse(path, "it has no data lines")
-    tokens = lines[0].split()
+def _sniff_text(path, text, formats=FORMATS):
+    """The format of the first data line (see detect_format), or the file name's, or ConfigError."""
+    raw = [line for line in text.splitlines() if line.split("#", 1)[0].strip()]
+    if not raw:
+        return _refuse(path, "it has no data lines", formats)
+    tokens = raw[0].split("#", 1)[0].split()
+    if "criteo" in formats and raw[0].count("\t") == CRITEO_TABS:
+        return "criteo"
     if _is_number(tokens[0]) and all(_is_feature(t) for t in tokens[1:]):
         return "libsvm"
-    if "," in lines[0]:
+    if "libffm" in formats and _is_number(tokens[0]) and all(_is_ffm(t) for t in tokens[1:]):
+        return "libffm"
+    if "dummy" in formats and len(tokens) > 1 and all(_is_int(t) for t in tokens):
+        return "dummy"
+    if "," in raw[0]:
         return "csv"
-    return _refuse(path, "its first line is neither 'label index:value ...' nor comma-separated")
+    return _from_name(path) or _refuse(path, "its first line is neither 'label index:value ...' nor "
+                                             "comma-separated", formats)
+
+
+def _is_ffm(token):
+    parts = token.split(":")
+    return len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and _is_number(parts[2])
+
+
+def _is_int(token):
+    return token.lstrip("-").isdigit()
 
 
 def _is_feature(token):
@@ -144,8 +166,8 @@ def _local_path(path):
     return None if "://" in text else text
 
 
-def _refuse(path, why):
-    raise ConfigError("cannot tell the format of %s (%s): give --format %s" % (path, why, "|".join(FORMATS)))
+def _refuse(path, why, formats=FORMATS):
+    raise ConfigError("cannot tell the format of %s (%s): give --format %s" % (path, why, "|".join(formats)))
 
 
 def input_line(path, kind, row):

@@ -188,3 +188,25 @@ class CSVIter(NDArrayIter):
         X, y = read_csv(path, label_column=label_column, delimiter=delimiter, header=header,
                         part_index=part_index, num_parts=num_parts)
         super().__init__(X, y, batch_size=batch_size, **iter_kwargs)
+
+
+def shard_row_line(path, row, part_index=0, num_parts=1, skip_first=False):
+    """The 1-based file line of data row ``row`` (0-based) of a shard, as the readers above count them
+    (``skip_first``: a CSV header); None when the shard has fewer rows."""
+    for number, (lineno, _) in enumerate(_shard_lines(path, part_index, num_parts, skip_first)):
+        if number == row:
+            return lineno
+    return None
+
+
+def with_file_line(exc, path, part_index=0, num_parts=1, csv=False):
+    """``exc`` (a DataError saying ``at row N`` of a shard's rows) as a DataError starting ``path:line:``; ``exc``
+    itself when it names no row or the row is not found.  ``csv``: the file is CSV (a header line is skipped as
+    read_csv skips it)."""
+    import re
+    skip_first = bool(csv) and _is_header(_first_line(path).strip().split(','))
+    found = re.search(r"\bat row (\d+)", str(exc))
+    line = shard_row_line(path, int(found.group(1)), part_index, num_parts, skip_first) if found else None
+    if line is None:
+        return exc
+    return DataError("%s:%d: %s" % (path, line, re.sub(r" at row \d+", "", str(exc), count=1)))

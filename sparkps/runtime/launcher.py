@@ -5,6 +5,7 @@ When a role fails the others are expected to stop on their own (the scheduler no
 whatever still runs after the heartbeat timeout plus a grace period is sent SIGTERM, then SIGKILL.
 Ctrl-C and SIGTERM stop every role the same way.  No process is left behind.
 """
+import json
 import os
 import re
 import signal
@@ -36,6 +37,7 @@ class LocalCluster:
         self.env = dict(os.environ if env is None else env)
         self.roles = []
         self.pids_file = None
+        self.status_file = None     # where start() writes the scheduler address and the secret (mode 0600)
         self.first_failure = None
         self.checkpoint_dir = self.checkpoint_steps = self.resume_from = None
         self.max_restarts, self.restarts = 0, []
@@ -110,6 +112,7 @@ class LocalCluster:
         secret = generate_secret()
         with tempfile.TemporaryDirectory(prefix="sparkps-launch-") as workdir:
             uri = self._start_scheduler(secret, workdir)
+        self._write_status_file(uri, secret)
         for rank in range(self.num_servers):
             self._start("server %d" % rank, ["server", "--rank", str(rank)] + self._timeout_args(),
                         self._role_env("server", secret, uri))
@@ -118,6 +121,22 @@ class LocalCluster:
             self._start("worker %d" % rank, args + self._timeout_args() + self.train_args[1:] + self._checkpoint_args(),
                         self._role_env("worker", secret, uri))
         return uri
+
+    def _write_status_file(self, uri, secret):
+        """Write {scheduler, secret, curve, pid} to ``status_file`` (readable by this user only) and say where, so
+        that ``sparkps status --status-file FILE`` reaches the job."""
+        if not self.status_file:
+            return
+        folder = os.path.dirname(os.path.abspath(self.status_file))
+        os.makedirs(folder, exist_ok=True)
+        partial = self.status_file + ".partial"
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"scheduler": uri, "secret": secret, "curve": bool(self.curve), "pid": os.getpid()}, handle)
+        os.chmod(partial, 0o600)
+        os.replace(partial, self.status_file)
+        self.out.write("sparkps launch: scheduler %s; `sparkps status --status-file %s` shows the job\n"
+                       % (uri, self.status_file))
 
     def _wait(self):
         """Wait for every role; after the first failure give the rest heartbeat timeout + grace to stop."""

@@ -125,7 +125,12 @@ def train(config, kv, start):
         X, y = start.skip(NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True,
                                       last_batch_handle="roll_over", seed=config.seed)), None
         model.begin_epoch = start.begin_epoch
-    model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **start.callbacks())
+    try:
+        model.fit(X, y, eval_data=eval_data, kvstore=kv, logger=epoch_logger(kv.rank), **start.callbacks())
+    except DataError as exc:        # a bad label of this shard: named by its file line
+        from sparkps.io.readers import with_file_line
+        raise with_file_line(exc, config.data, kv.rank, kv.num_workers, config.format_of(config.data) == "csv") \
+            from None
     if config.save_prefix and kv.rank == 0:
         directory = os.path.dirname(os.path.abspath(config.save_prefix))
         os.makedirs(directory, exist_ok=True)

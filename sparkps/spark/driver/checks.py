@@ -3,6 +3,7 @@
 The slot arithmetic is a pure function of the master string and a few config values, tested without Spark.
 """
 import functools
+import logging
 import os
 import re
 import shutil
@@ -10,6 +11,8 @@ import subprocess
 import sys
 
 from sparkps.errors import ConfigError
+
+LOG = logging.getLogger("sparkps.jobs")
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -62,6 +65,22 @@ def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None
             "executor cores (spark.executor.cores / spark.executor.instances, or a larger local[N])"
             % (num_workers, num_workers, master, slots, max(slots, 1)))
     return slots
+
+
+def workers_for_slots(master, workers, servers, flag="--num-workers"):
+    """``(workers, servers)`` that fit a local master's task slots: fewer workers, with a warning, when it has
+    fewer slots than asked (other masters are checked by SparkTrainer once Spark runs)."""
+    check_roles(workers, servers)
+    if not is_local(master):
+        return workers, servers
+    slots = count_task_slots(master, {}, 0)
+    if slots < 1:
+        raise ConfigError("the Spark master %s has no task slots for training workers" % master)
+    if slots >= workers:
+        return workers, servers
+    LOG.warning("%s %d but the master %s has %d task slots: training with %d workers", flag, workers, master,
+                slots, slots)
+    return slots, min(servers, slots)
 
 
 def choose_worker_python(sc):

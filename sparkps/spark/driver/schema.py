@@ -165,6 +165,7 @@ def first_bad_label(df, label_col, key, num_classes=None):
             "non_finite": lambda v: v is not None and not math.isfinite(v),
             "fractional": lambda v: v is not None and math.isfinite(v) and v != math.floor(v),
             "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes,
+            "binary": lambda v: v is not None and math.isfinite(v) and v not in (0.0, 1.0),
             "weight": lambda v: v is None or not math.isfinite(v) or v < 0}[key]
     found = (df.select(label_col).rdd.map(lambda r: None if r[0] is None else float(r[0])).zipWithIndex()
              .filter(lambda pair: test(pair[0])).take(1))

@@ -24,6 +24,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
 from sparkps.nets.mlp import mlp_symbol
+from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out, prepare_rows
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
@@ -93,6 +94,7 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
 
     def _fit(self, dataset):
+        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
         symbol_json, input_shape = self._network()
         get = self.getOrDefault
         optimizer_params = {"learning_rate": get("learningRate"), "wd": get("weightDecay")}

@@ -19,6 +19,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError
+from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
@@ -144,6 +145,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
+        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
         strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))

@@ -48,7 +48,7 @@ class CTRFeaturizer:
 
     def check_columns(self, df, label_col=None):
         """DataError naming the first column the DataFrame lacks, or a numeric column that is not numeric."""
-        from pyspark.sql.types import NumericType
+        from pyspark.sql.types import BooleanType, NumericType
         wanted = self.categorical_cols + self.numeric_cols + self.multi_value_cols + ([label_col] if label_col else [])
         missing = [c for c in wanted if c not in df.columns]
         if missing:
@@ -56,6 +56,10 @@ class CTRFeaturizer:
         for name in self.numeric_cols:
             if not isinstance(df.schema[name].dataType, NumericType):
                 raise DataError("numeric column %r has type %s" % (name, df.schema[name].dataType.simpleString()))
+        kind = df.schema[label_col].dataType if label_col else None
+        if kind is not None and not isinstance(kind, (NumericType, BooleanType)):     # MLlib's own words
+            raise DataError("Column %s must be of type numeric but was actually of type %s. (Index a string "
+                            "label with StringIndexer, as RFormula does.)" % (label_col, kind.simpleString()))
 
     def _value_count(self, df, name):
         """A Spark expression: the number of values in multi-valued column ``name`` (array or joined string)."""
@@ -86,8 +90,8 @@ class CTRFeaturizer:
             exprs += [F.count(value), F.sum(value), F.sum(value * value)]
         exprs += [F.max(self._value_count(df, name)) for name in self.multi_value_cols]
         row = df.agg(*exprs).collect()[0] if exprs else []
-        facts = dict(zip(("rows", "nulls", "non_finite"), [int(v or 0) for v in row[:3]])) if label_col else None
-        cells = [0.0 if v is None else float(v) for v in row[3 if label_col else 0:]]
+        facts = dict(zip(LABEL_FACTS, [int(v or 0) for v in row[:len(LABEL_FACTS)]])) if label_col else None
+        cells = [0.0 if v is None else float(v) for v in row[len(LABEL_FACTS) if label_col else 0:]]
         numeric = cells[:3 * len(self.numeric_cols)]
         infinite = [c for j, c in enumerate(self.numeric_cols) if not np.isfinite(numeric[3 * j + 1:3 * j + 3]).all()]
         if infinite:
@@ -179,8 +183,13 @@ class CTRFeaturizer:
         ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
         path finds the row."""
         from sparkps.spark.driver import schema
-        facts = facts if facts is not None else schema.scan_labels(df, label_col)
+        facts = facts if facts is not None else dict(zip(LABEL_FACTS, [int(v or 0) for v in df.agg(
+            *_label_facts(label_col)).first()]))
         schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(df, label_col, key))
+        if facts.get("not_binary"):
+            row, value = schema.first_bad_label(df, label_col, "binary")
+            raise DataError("row %s: label %r in column %r is not 0 or 1 (%d such labels): a click label is 0 or 1"
+                            % (row, value, label_col, facts["not_binary"]))
         return facts["rows"]
 
     def to_dict(self):
@@ -189,12 +198,18 @@ class CTRFeaturizer:
                 "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
 
 
+LABEL_FACTS = ("rows", "nulls", "non_finite", "not_binary")
+
+
 def _label_facts(label_col):
-    """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads)."""
+    """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads), finite labels
+    other than 0 and 1."""
     from pyspark.sql import functions as F
     y = F.col(label_col).cast("double")
+    finite = y.isNotNull() & ~F.isnan(y) & (F.abs(y) != float("inf"))
     return [F.count(F.lit(1)), F.sum(F.when(y.isNull(), 1).otherwise(0)),
-            F.sum(F.when(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf"))), 1).otherwise(0))]
+            F.sum(F.when(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf"))), 1).otherwise(0)),
+            F.sum(F.when(finite & ~y.isin(0.0, 1.0), 1).otherwise(0))]
 
 
 def _regex_quote(text):

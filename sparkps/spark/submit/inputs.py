@@ -6,8 +6,9 @@
 
 The format comes from ``fmt`` or the content (sparkps.io.formats, the rule the CLI uses too).  The
 features are a Vector column named ``features`` when the input has one, else ``features_cols``, else every
-other numeric column, assembled with VectorAssembler.  The label column keeps its type: the trainer's
-schema checks refuse a non-numeric one with MLlib's advice (StringIndexer) instead of a cast to null.
+other numeric column, assembled with VectorAssembler.  The label column keeps its type; the jobs index a string
+label as RFormula does (``index_string_label``), and the trainer's schema checks refuse any other non-numeric one
+with MLlib's advice (StringIndexer) instead of a cast to null.
 """
 import logging
 
@@ -94,3 +95,28 @@ def _table(spark, table):
 
 def _shown(columns, limit=12):
     return columns if len(columns) <= limit else columns[:limit] + ["... (%d in all)" % len(columns)]
+
+
+def index_string_label(train, others, label_col):
+    """``(train, others, class names)``: a string ``label_col`` indexed as MLlib's RFormula indexes a string label
+    (StringIndexer, most frequent first, ties by name), fitted on ``train`` and applied to ``train`` and each of
+    ``others`` (None kept); a numeric label as it is, with class names None.  A label in ``others`` that
+    ``train`` lacks is a ConfigError naming it.  Blocks for one Spark job (the label counts)."""
+    from pyspark.ml.feature import StringIndexer
+    from pyspark.sql.types import StringType
+    if label_col not in train.columns or not isinstance(train.schema[label_col].dataType, StringType):
+        return train, others, None
+    indexed = label_col + "__indexed"
+    indexer = StringIndexer(inputCol=label_col, outputCol=indexed, stringOrderType="frequencyDesc",
+                            handleInvalid="error").fit(train)     # unseen labels are named below
+    names = list(indexer.labels)
+
+    def index(frame):
+        if frame is None:
+            return None
+        unseen = frame.select(label_col).distinct().where(~frame[label_col].isin(names)).limit(1).collect()
+        if unseen:
+            raise ConfigError("label %r of column %r is not among the training labels %s"
+                              % (unseen[0][0], label_col, names[:10]))
+        return indexer.transform(frame).drop(label_col).withColumnRenamed(indexed, label_col)
+    return index(train), [index(frame) for frame in others], names

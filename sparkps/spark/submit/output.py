@@ -21,8 +21,10 @@ The parameter server's own log lines (the scheduler's, a server's, a worker's) a
 reports a failure once itself (``quiet_parameter_server``).
 """
 import array
+import contextlib
 import logging
 import os
+import shutil
 import stat
 import sys
 import time
@@ -93,3 +95,38 @@ def _is_pipe(fd):
         return stat.S_ISFIFO(os.fstat(fd).st_mode)
     except OSError:
         return False
+
+
+def check_output_folder(path, overwrite):
+    """Raise ConfigError when ``path`` is a non-empty folder (or a file) and ``overwrite`` is false: a job never
+    replaces a model it was not told to.  Called before Spark starts."""
+    from sparkps.errors import ConfigError
+    if os.path.isfile(path):
+        raise ConfigError("--output %s is a file, not a folder" % path)
+    if os.path.isdir(path) and os.listdir(path) and not overwrite:
+        raise ConfigError("--output %s exists and is not empty: pass --overwrite to replace it, or choose "
+                          "another folder" % path)
+
+
+@contextlib.contextmanager
+def staged_output(path):
+    """Yield a fresh temporary sibling of ``path`` (``.NAME.partial-PID``) to write the job's output into; when
+    the block ends normally the sibling replaces ``path`` (the previous folder is renamed aside, then removed),
+    otherwise the sibling is removed and ``path`` is left as it was.  A run killed meanwhile leaves only the
+    sibling behind, never a half-written ``path``."""
+    path = os.path.abspath(path)
+    parent, name = os.path.split(path)
+    os.makedirs(parent, exist_ok=True)
+    staging = os.path.join(parent, ".%s.partial-%d" % (name, os.getpid()))
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    previous = os.path.join(parent, ".%s.previous-%d" % (name, os.getpid()))
+    if os.path.exists(path):
+        os.rename(path, previous)
+    os.rename(staging, path)
+    shutil.rmtree(previous, ignore_errors=True)

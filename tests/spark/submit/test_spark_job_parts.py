@@ -25,7 +25,7 @@ def test_more_workers_than_slots_trains_fewer_workers_on_the_same_master(spark, 
     with caplog.at_level(logging.WARNING, logger="train_classifier"):
         assert job.fit_workers(spark, 3, 3) == (2, 2)
         assert job.fit_workers(spark, 2, 1) == (2, 1)
-    assert "--workers 3 but the master local[2] has 2 task slots: training with 2 workers" in caplog.text
+    assert "--num-workers 3 but the master local[2] has 2 task slots: training with 2 workers" in caplog.text
     assert spark.sparkContext.master == "local[2]"
 
 

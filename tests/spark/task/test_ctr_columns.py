@@ -73,7 +73,7 @@ def test_training_blocks_equal_the_transformed_rows_and_labels_are_checked(spark
     frame = spark.createDataFrame(rows, "click double, site string, hour int, count double").repartition(2)
     featurizer = CTRFeaturizer(["site", "hour"], ["count"])
     stats = featurizer.fit_stats(frame, "click")
-    assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0}
+    assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0, "not_binary": 0}
     assert featurizer.check_labels(frame, "click", stats.label_facts) == 300
     blocks = featurizer.blocks(frame, stats, "click").collect()
     X = np.concatenate([b[0] for b in blocks])

@@ -1,0 +1,41 @@
+"""The CTR estimator on local[2] with PYSPARK_PYTHON unset: the worker Python is settled before the estimator
+wraps any Python function, so the tasks import sparkps (the default ``python3`` of this machine lacks zmq)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+SCRIPT = textwrap.dedent("""
+    from pyspark.sql import SparkSession
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("FATAL")
+    rows = [(float(i % 2), "a%d" % (i % 3), "b%d" % (i % 2)) for i in range(64)]
+    frame = spark.createDataFrame(rows, ["click", "site", "app"])
+    model = SparkpsCTRClassifier(labelCol="click", categoricalCols=["site", "app"], model="lr", numEpochs=1,
+                                 batchSize=16, numWorkers=2, numServers=1).fit(frame)
+    print("fitted epochs", len(model.history))
+    spark.stop()
+""")
+
+
+def clean_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
+    env.update(PYTHONPATH=ROOT, SPARK_LOCAL_IP="127.0.0.1", OMP_NUM_THREADS="1")
+    return env
+
+
+def test_ctr_estimator_without_pyspark_python(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], env=clean_env(), capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "fitted epochs 1" in done.stdout
