@@ -196,7 +196,7 @@ def demo_files(folder, rows):
 
 
 def estimator(args, categorical, numeric, multi=()):
-    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
+    from sparkps.spark.ml import SparkpsCTRClassifier
     settings = dict(labelCol=args.label_col, categoricalCols=categorical, numericCols=numeric, model=args.model,
                     embeddingDim=args.embedding_dim, numBuckets=args.num_buckets,
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,

@@ -73,7 +73,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  batchSize=None, numEpochs=None, numWorkers=None, numServers=None, kvstore=None, optimizer=None,
                  learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
                  earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
-                 gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None):
+                 gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None,
+                 curve=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 

@@ -116,7 +116,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None,
                  multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
-                 maxRestarts=None):
+                 maxRestarts=None, curve=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 

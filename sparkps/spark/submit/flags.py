@@ -51,7 +51,7 @@ def estimator_settings(args):
     return {"kvstore": args.kvstore, "kvstoreParams": list(args.kvstore_params),
             "gradientCompression": args.compression or "", "compressionThreshold": args.compression_threshold,
             "checkpointDir": args.checkpoint_dir or "", "checkpointSteps": args.checkpoint_steps or 0,
-            "maxRestarts": args.max_restarts}
+            "maxRestarts": args.max_restarts, **estimator_curve(args)}
 
 
 def curve_settings(args):

@@ -151,3 +151,20 @@ def test_a_job_with_an_unknown_strategy_option_stops_before_spark_starts(name, c
         job_module(name).parse_args(["--demo", "--kvstore", "dist_easgd", "--kvstore-param", "interval_steps=4"])
     assert stop.value.code == 2
     assert "kvstore 'dist_easgd' has no option(s) interval_steps" in capsys.readouterr().err
+
+
+def test_curve_is_a_constructor_param_of_both_estimators_and_the_ctr_jobs_flag_reaches_it():
+    """``curve`` (auto, on, off) is taken by both constructors, and ``--curve`` / ``--no-curve`` of the jobs give
+    the estimator's param (train_ctr builds its estimator from estimator_settings)."""
+    import argparse
+
+    from sparkps.spark.ml import SparkpsClassifier, SparkpsCTRClassifier
+    from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
+    assert SparkpsClassifier(curve="on").getCurve() == "on"
+    assert SparkpsCTRClassifier(curve="off").getCurve() == "off"
+    assert SparkpsCTRClassifier().getCurve() == "auto"
+    parser = argparse.ArgumentParser()
+    add_strategy_flags(parser)
+    for flags, value in ((["--curve"], "on"), (["--no-curve"], "off"), ([], "auto")):
+        settings = estimator_settings(parser.parse_args(["--kvstore", "dist_sync"] + flags))
+        assert SparkpsCTRClassifier(**settings).getCurve() == value
