@@ -45,10 +45,12 @@ def test_header_frames_and_mac():
     step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64))
     meta = protocol.PushPull([0, 1, 2, 3], 17, tables=(step,)).meta()
     arrays = [np.zeros(10, np.float32)] + step.arrays()   # array sizes of 128..65535: 2 more bytes each
-    frames = encode(Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays), b'k')
-    assert len(frames[0]) == C.STEP_HEADER_BYTES
-    reply = encode(Message('PUSHPULL', sender=9, rid=1234, reply=True, arrays=arrays[:2]), b'k')
-    assert len(reply[0]) == C.REPLY_HEADER_BYTES
+    request = Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays)
+    reply = Message('PUSHPULL', sender=9, rid=1234, reply=True, arrays=arrays[:2])
+    for message in (request, reply):        # as a node sends it: its session, a sequence number of 128..255
+        message.session, message.seq = bytes(16), 200
+    assert len(encode(request, b'k')[0]) == C.STEP_HEADER_BYTES
+    assert len(encode(reply, b'k')[0]) == C.REPLY_HEADER_BYTES
 
 
 @pytest.mark.parametrize("codec", ['fp16', '2bit'])
