@@ -142,9 +142,9 @@ def test_cli_predict_from_mxnet_refuses_sparkps_files_in_one_line(tmp_path):
     data = write_csv(tmp_path / 'rows.csv', np.zeros((1, 5)), [0])
     result = CliRunner().invoke(main, ['predict', '--from-mxnet', ours, '--epoch', '4', '--data', data],
                                 catch_exceptions=False)
-    assert result.exit_code == 1
+    assert result.exit_code == 2                                  # bad input: exit 2 (docs/cli.md)
     assert result.output.strip().count('\n') == 0
-    assert "DataError" in result.output and "ours-0004.params is not an MXNet params file" in result.output
+    assert "error: " in result.output and "ours-0004.params is not an MXNet params file" in result.output
     detected = CliRunner().invoke(main, ['predict', '--model', ours, '--epoch', '4', '--data', data],
                                   catch_exceptions=False)
     assert detected.exit_code == 0 and len(detected.output.splitlines()) == 2

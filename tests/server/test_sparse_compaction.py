@@ -105,7 +105,7 @@ def test_the_cli_command_compacts_and_reports(incremental):
 
 def cli_error(*args):
     result = CliRunner().invoke(main, ['compact-checkpoint', *args])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output   # bad input: exit 2 (docs/cli.md)
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output                             # one message, no traceback
     return lines[0]
@@ -113,7 +113,7 @@ def cli_error(*args):
 
 def test_a_directory_that_is_not_a_checkpoint_is_named(tmp_path):
     line = cli_error(str(tmp_path))
-    assert line.startswith("sparkps compact-checkpoint: DataError: cannot read kvstore checkpoint "
+    assert line.startswith("sparkps compact-checkpoint: error: cannot read kvstore checkpoint "
                            f"{tmp_path / 'manifest.json'}")
     (tmp_path / 'manifest.json').write_text(json.dumps({'format': 'other'}))
     assert f"{tmp_path / 'manifest.json'} is not a sparkps kvstore checkpoint" in cli_error(str(tmp_path))

@@ -95,13 +95,13 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
 
     def _fit(self, dataset):
-        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
+        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         symbol_json, input_shape = self._network()
+        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
         get = self.getOrDefault
         optimizer_params = {"learning_rate": get("learningRate"), "wd": get("weightDecay")}
         if get("optimizer") in ("sgd", "nag"):
             optimizer_params["momentum"] = get("momentum")
-        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         trainer = SparkTrainer(symbol_json, input_shape, batch_size=get("batchSize"), num_epoch=get("numEpochs"),
                                num_workers=get("numWorkers"), num_servers=get("numServers"),
                                optimizer=get("optimizer"), optimizer_params=optimizer_params, seed=get("seed"),

@@ -145,8 +145,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
-        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
         strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
+        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)

@@ -56,7 +56,7 @@ def test_the_job_reports_a_bad_label_once_with_its_file_line(tmp_path):
     run = subprocess.run([sys.executable, JOB, "--train", str(data), "--layers", "2,4,2", "--epochs", "1",
                           "--master", "local[2]", "--output", str(tmp_path / "out")],
                          env=spark_env(), capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]     # bad input: exit 2
     mentions = [line for line in run.stderr.splitlines() if "2.5" in line]
     assert mentions == ["train_classifier: %s:5: row 3: label 2.5 is not a whole number (1 such labels) (labels "
                         "must be class indices 0..1; index other labels with StringIndexer)" % data], run.stderr
