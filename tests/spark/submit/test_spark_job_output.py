@@ -45,7 +45,7 @@ def run_as_spark_submit_does(args, piece=16, pause=0.2, timeout=120):
 
 def test_a_failing_jobs_message_is_the_whole_last_line():
     code, text = run_as_spark_submit_does([])
-    assert code == 1
+    assert code == 2                                  # usage: exit 2
     assert text.endswith("train_classifier: give --train PATH or --input-table TABLE (and --validation / "
                          "--validation-table), or --demo\n"), repr(text[-300:])
 
