@@ -58,11 +58,19 @@ class Endpoint:
     wait for replies) or, with ``threaded=True``, on a ``sparkps-handler`` thread of its own (it may
     then request and wait).  An exception it raises becomes an ERROR reply.  ``request`` never blocks;
     ``wait`` blocks at most ``timeout`` s.
+
+    With ``hold_requests=True`` (servers and workers, whose node id comes with the node table) requests
+    that arrive before ``registered`` are held, at most ``MAX_HELD``, and served in arrival order once
+    the node knows its id: a peer that got the table first must not get a reply signed as node -1.
     """
 
+    MAX_HELD = 4096
+
     def __init__(self, name, secret, handler=None, transport="tcp", host="127.0.0.1", port=0,
-                 zmq_context=None, curve=None, threaded=False, max_message_bytes=None, strict=False):
+                 zmq_context=None, curve=None, threaded=False, max_message_bytes=None, strict=False,
+                 hold_requests=False):
         self.name, self.handler, self.node_id, self.threaded = name, handler, -1, threaded
+        self._holding, self._held, self._hold_lock = hold_requests, [], threading.Lock()
         self._key = MacKey(secret)
         self.sequencer = Sequencer()
         self.customer = Customer()
@@ -135,10 +143,36 @@ class Endpoint:
         """Wake every present and future wait with ``error``."""
         self.customer.fail_all(error)
 
+    def registered(self, node_id, name):
+        """This node's id and name are known: serve the requests held until now (never blocks)."""
+        with self._hold_lock:
+            self.node_id, self.name = node_id, name
+            self._holding = False
+        self.van.call_soon(self._release_held)
+
+    def _release_held(self):
+        with self._hold_lock:
+            held, self._held = self._held, []
+        for msg, route in held:
+            self._accept(msg, route)
+
     def _received_request(self, msg, route):
         if msg.reply:
             log.warning("%s: dropped a reply (%s) that arrived as a request", self.name, msg.cmd)
             return
+        with self._hold_lock:
+            if self._holding:
+                if len(self._held) < self.MAX_HELD:
+                    self._held.append((msg, route))
+                else:
+                    log.warning("%s: dropped %s from node %d: too many requests before registration",
+                                self.name, msg.cmd, msg.sender)
+                return
+        if self._held:  # released but not served yet: keep the arrival order
+            self._release_held()
+        self._accept(msg, route)
+
+    def _accept(self, msg, route):
         if self.threaded:
             self._inbox.put((msg, route))
         else:

@@ -55,7 +55,7 @@ class Postoffice:
         self._peers = {}
         self._endpoint = Endpoint("%s (unregistered)" % role, secret, self._handle, transport, host, 0,
                                   zmq_context, CurveKeys(secret) if curve else None,
-                                  max_message_bytes=max_message_bytes)
+                                  max_message_bytes=max_message_bytes, hold_requests=True)
         self._handler = None
         self._done = threading.Event()
         self._failure = None
@@ -139,10 +139,10 @@ class Postoffice:
         self.nodes = sorted(meta["nodes"], key=lambda n: n["id"])
         self._peers = {n["id"]: (n["address"], node_name(n["role"], n["rank"], n["id"])) for n in self.nodes}
         self._peers[0] = (self.scheduler_uri, SCHEDULER_NAME)
-        self._endpoint.node_id = self.node_id
-        self._endpoint.name = self._endpoint.van.name = self.name
+        self._endpoint.van.name = self.name
         self._endpoint.van.freshness.install({n["id"]: n["session"] for n in self.nodes if "session" in n},
                                              anonymous=False)
+        self._endpoint.registered(self.node_id, self.name)
 
     def peer_name(self, node_id):
         """The readable name of node ``node_id`` ('worker 1 (node 4)')."""

@@ -218,9 +218,16 @@ class Van:
         for item in items:
             self._deliver(*item)
 
+    def call_soon(self, fn):
+        """Run ``fn()`` on the I/O thread (now when called there); never blocks."""
+        self._post(("call", fn, None))
+
     def _deliver(self, kind, target, frames):
-        """Send on the I/O thread: a reply through the ROUTER, a request through the peer's DEALER."""
-        if kind == "router":
+        """On the I/O thread: send a reply through the ROUTER, a request through the peer's DEALER, or
+        run a call."""
+        if kind == "call":
+            target()
+        elif kind == "router":
             self._send(self._router, [target] + frames, target)
         else:
             self._send(self._dealers.get(target) or self._connect(target), frames, target)
