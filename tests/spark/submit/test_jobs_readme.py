@@ -40,8 +40,16 @@ def test_the_readme_has_a_block_per_job():
 
 
 def test_train_classifier_commands(tmp_path):
+    """Its first command is the spark-submit run on local[2] with libsvm files: every output is checked."""
     output = run_block(readme_blocks()["train_classifier"], tmp_path)
-    assert "test accuracy" in output
+    assert "test accuracy" in output and "every worker finished" not in output
+    first = tmp_path / "out" / "libsvm"
+    summary = json.load(open(first / "summary.json"))
+    assert [h["epoch"] for h in summary["history"]] == [1, 2, 3] and summary["validation_accuracy"] >= 0.85
+    assert (first / "model" / "model-0003.params").exists() and (first / "model" / "model-symbol.json").exists()
+    assert (first / "training-curve.png").stat().st_size > 1000
+    lines = "".join(p.read_text() for p in sorted((first / "predictions").glob("part-*.csv"))).splitlines()
+    assert len([line for line in lines if not line.startswith("label")]) == 360
     summary = json.load(open(tmp_path / "out" / "csv" / "summary.json"))
     assert [h["epoch"] for h in summary["history"]] == [1, 2]
 
