@@ -140,6 +140,79 @@ class PolyScheduler(LRScheduler):
         return self.final_lr + (self.base_lr - self.final_lr) * (1.0 - frac) ** self.pwr
 
 
+class _AngelDecay(LRScheduler):
+    """Angel's decays (``com.tencent.angel.ml.core.optimizer.decayer``) as pure functions of ``num_update``.
+
+    Angel asks its decay for the next rate once per epoch, before the epoch's first batch (``GraphLearner``,
+    the default), so epoch ``e`` (from 0) trains at the decay's step ``e + 1``; with ``on_batch`` (Angel's
+    ``ml.opt.decay.on.batch``) once per batch, after that batch's gradient is pushed, so update ``n`` (from 1)
+    runs at step ``n - 1`` (the first update at the initial rate, step 0). ``updates_per_epoch`` turns an
+    update count into an epoch (unused with ``on_batch``)."""
+
+    def __init__(self, updates_per_epoch=1, on_batch=False, **kwargs):
+        super().__init__(**kwargs)
+        self.updates_per_epoch = _positive_int(type(self).__name__, 'updates_per_epoch', updates_per_epoch)
+        self.on_batch = bool(on_batch)
+
+    def step(self, num_update):
+        """Angel's decay step of update ``num_update`` (counted from 1)."""
+        done = max(int(num_update) - 1, 0)
+        return done if self.on_batch else done // self.updates_per_epoch + 1
+
+    def _rate(self, num_update):
+        return self.rate_at(self.step(num_update))
+
+    def rate_at(self, step):
+        """The rate after ``step`` calls of Angel's ``next()`` (step 0: the initial rate)."""
+        raise NotImplementedError
+
+
+def _non_negative(owner, key, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ConfigError(f"{owner}: {key} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+@_register
+class AngelStandardDecay(_AngelDecay):
+    """Angel's StandardDecay: ``lr / sqrt(1 + decay * t)`` at step ``t`` (see ``_AngelDecay`` for the steps)."""
+    name = 'angel_standard'
+    keys = ('updates_per_epoch', 'decay', 'on_batch')
+
+    def __init__(self, updates_per_epoch=1, decay=0.001, on_batch=False, **kwargs):
+        super().__init__(updates_per_epoch, on_batch, **kwargs)
+        self.decay = _non_negative('AngelStandardDecay', 'decay', decay)
+
+    def rate_at(self, step):
+        return self.base_lr / math.sqrt(1.0 + self.decay * step)
+
+
+@_register
+class AngelWarmRestarts(_AngelDecay):
+    """Angel's WarmRestarts (SGDR): cosine cycles from ``eta_max`` down to ``eta_min = lr / 10``; the first
+    cycle is ``interval`` steps long, each next one twice the last, and after the ``k``-th restart
+    ``eta_max`` is divided by ``sqrt(1 + k * alpha)``. At position ``c`` (1..length) of a cycle of ``length``
+    steps the rate is ``eta_min + (eta_max - eta_min) * (1 + cos(pi * c / length)) / 2`` (the last step of a
+    cycle is ``eta_min``); step 0 is ``lr``."""
+    name = 'angel_warm_restarts'
+    keys = ('updates_per_epoch', 'alpha', 'interval', 'on_batch')
+
+    def __init__(self, updates_per_epoch=1, alpha=0.001, interval=100, on_batch=False, **kwargs):
+        super().__init__(updates_per_epoch, on_batch, **kwargs)
+        self.alpha = _non_negative('AngelWarmRestarts', 'alpha', alpha)
+        self.interval = _positive_int('AngelWarmRestarts', 'interval', interval)
+
+    def rate_at(self, step):
+        if step <= 0:
+            return self.base_lr
+        eta_min, eta_max = self.base_lr / 10.0, self.base_lr
+        start, length, restarts = 0, self.interval, 0
+        while step > start + length:          # whole cycles before this step: O(log step)
+            start, length, restarts = start + length, length * 2, restarts + 1
+            eta_max /= math.sqrt(1.0 + restarts * self.alpha)
+        return eta_min + 0.5 * (eta_max - eta_min) * (1.0 + math.cos(math.pi * (step - start) / length))
+
+
 def scheduler_from_config(config):
     """Rebuild a scheduler from ``to_config()`` output; unknown names or keys -> ConfigError."""
     if not isinstance(config, dict) or set(config) - {'name', 'params'}:

@@ -7,7 +7,8 @@
 
 Sections: ``data`` (``indexrange`` required: rows of the input tables; ``numfield``: features per row,
 required by embeddings; ``format``), ``model`` (read and ignored: storage types are Angel's), ``train``
-(``epoch``, ``lr``, ``batchsize``, ``numupdateperepoch``, ``decayclass``/``decayalpha``/``decaybeta``),
+(``epoch``, ``lr``, ``batchsize``, ``numupdateperepoch`` (read, unused: sparkps batches by ``batchsize``),
+the decay: ``decayclass``/``decayalpha``/``decaybeta``, see ``angel_decay``),
 ``default_optimizer`` and ``layers`` (see ``angel_layers``). Every row of input is ``numfield`` feature
 indices in [0, indexrange) (Angel's dummy format; hashed CTR ids reduced to buckets give the same).
 
@@ -17,11 +18,10 @@ match, a per-layer optimizer of another type than the default: each fails with o
 layer.
 """
 import json
-import math
 
 from sparkps.ctr.features import IDS
 from sparkps.errors import ConfigError
-from sparkps.lr_scheduler import SCHEDULERS, LRScheduler
+from sparkps.nets.angel_decay import TrainDecay
 from sparkps.nets.angel_layers import LAYER_TYPES, LayerError
 
 SECTIONS = {"data", "model", "train", "default_optimizer", "default_transfunc", "default_lossfunc", "layers"}
@@ -31,23 +31,6 @@ OPTIMIZERS = {"momentum": ("sgd", {"momentum": "momentum"}, {"momentum": 0.9}),
               "adam": ("adam", {"beta": "beta1", "gamma": "beta2"}, {}),
               "adagrad": ("adagrad", {}, {}),
               "ftrl": ("ftrl", {"beta": "beta", "reg1": "lamda1"}, {})}
-
-
-class AngelStandardDecay(LRScheduler):
-    """Angel's StandardDecay, per epoch: lr / sqrt(1 + decay * epoch), never below lr / 5."""
-    name = "angel_standard"
-    keys = ("updates_per_epoch", "decay")
-
-    def __init__(self, updates_per_epoch, decay, **kwargs):
-        super().__init__(**kwargs)
-        self.updates_per_epoch, self.decay = max(int(updates_per_epoch), 1), float(decay)
-
-    def _rate(self, num_update):
-        epoch = max(int(num_update) - 1, 0) // self.updates_per_epoch
-        return max(self.base_lr / math.sqrt(1.0 + self.decay * epoch), self.base_lr / 5)
-
-
-SCHEDULERS.setdefault(AngelStandardDecay.name, AngelStandardDecay)
 
 
 def _parse(text, source):
@@ -96,6 +79,7 @@ class AngelNetwork:
         self.num_fields = data.get("numfield")
         self.format = str(data.get("format", "dummy")).lower()
         self.train = dict(config.get("train", {}))
+        self.decay = TrainDecay.parse(self.train, source)
         self.default_optimizer = _optimizer(config.get("default_optimizer", "momentum"),
                                             "%s: default_optimizer" % source)
         self.layers = self._layers(config.get("layers"))
@@ -207,11 +191,12 @@ class AngelNetwork:
                 best = name if best is None or len(name) > len(best) else best
         return best
 
-    def fit_args(self, num_rows=None, batch_size=None):
+    def fit_args(self, num_rows=None, batch_size=None, require_rows=False):
         """FeedForward arguments from the train section and the optimizers: ``num_epoch``, ``optimizer``,
         ``learning_rate``, ``wd`` 1 with per-parameter ``wd_mult`` = the owning layer's reg2 (biases 0; a sparse
         table's too, so a table layer with reg2 0 beside a dense layer with reg2 > 0 does not decay),
-        ``batch_size``, and Angel's StandardDecay as ``lr_scheduler`` when ``num_rows`` is known."""
+        ``batch_size``, and the train section's decay as ``lr_scheduler`` (``angel_decay``): a per-epoch decay
+        needs ``num_rows``; without it ConfigError when ``require_rows``, else a constant rate, logged once."""
         batch = int(batch_size or self.train.get("batchsize", 256))
         name, args, default_reg2 = self.default_optimizer
         out = {"num_epoch": int(self.train.get("epoch", 10)), "optimizer": name,
@@ -226,13 +211,9 @@ class AngelNetwork:
             wd_mult[param] = 0.0 if param.endswith("_bias") else reg2
         if any(wd_mult.values()):
             out.update(wd=1.0, wd_mult=wd_mult)
-        decay = self.train.get("decaybeta", self.train.get("decayalpha"))
-        kind = str(self.train.get("decayclass", "StandardDecay")).lower()
-        if decay and num_rows and kind == "standarddecay":
-            out["lr_scheduler"] = AngelStandardDecay(math.ceil(num_rows / batch), decay)
-        elif decay and kind not in ("standarddecay", "constantlearningrate"):
-            raise ConfigError("%s: train.decayclass %r is not supported (StandardDecay, ConstantLearningRate are)"
-                              % (self.source, self.train.get("decayclass")))
+        schedule = self.decay.scheduler(num_rows, batch, require_rows)
+        if schedule is not None:
+            out["lr_scheduler"] = schedule
         return out
 
 

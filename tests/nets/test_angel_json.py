@@ -46,9 +46,9 @@ def test_train_section_and_per_layer_reg2():
     assert json.loads(own)["optimizer"]["params"]["wd"] == 0.0001      # ... its table's own adam applies it
     schedule = args["lr_scheduler"]
     schedule.base_lr = 0.01
-    # StandardDecay per epoch (10 updates): lr / sqrt(1 + 0.01 * epoch), floored at lr / 5
-    assert schedule(1) == pytest.approx(0.01) and schedule(11) == pytest.approx(0.01 / np.sqrt(1.01))
-    assert angel_json.AngelStandardDecay(1, 100.0, base_lr=1.0)(50) == pytest.approx(0.2)
+    # StandardDecay once per epoch (10 updates): epoch e trains at lr / sqrt(1 + 0.01 * (e + 1)), as Angel
+    assert schedule(1) == schedule(10) == pytest.approx(0.01 / np.sqrt(1.01))
+    assert schedule(11) == pytest.approx(0.01 / np.sqrt(1.02))
 
 
 def mutated(change):
