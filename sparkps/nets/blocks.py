@@ -2,35 +2,48 @@
 tower and the click head. Each returns a Symbol; names are fixed so that saved parameters load by name.
 
 The tables are ``contrib.HashEmbedding`` reads of 64-bit ids (see ``features``): in training each step pulls the
-rows of its batch's unique ids from the kvstore and pushes their gradients back, never the whole table."""
+rows of its batch's unique ids from the kvstore and pushes their gradients back, never the whole table.
+
+A network's ``Regularisation`` (``inputs.regularisation``) puts weight-decay multipliers on the weights of each
+part and dropout after each hidden layer of the deep part; by default it adds nothing to the graph."""
 import sparkps.symbol as sym
 from sparkps.ctr.features import DENSE, PADDING_ID
+from sparkps.nets.regularisation import Regularisation
 from sparkps.rows.config import table_attr
 
 
 class Inputs:
     """The input variables of one network (each name is one graph node, however often it is used) and its table
-    weight variables (one per table, shared by every read of it)."""
+    weight variables (one per table, shared by every read of it), and the network's ``regularisation``."""
 
-    def __init__(self, spec):
+    def __init__(self, spec, regularisation=None):
         self.spec = spec
+        self.regularisation = regularisation or Regularisation()
         self.ids = {item.name: sym.Variable(item.name) for item in spec.id_inputs()}
         self.dense = sym.Variable(DENSE) if spec.numeric else None
         self._tables = {}
 
-    def table(self, config):
-        """The weight Variable of the table ``config`` (a TableConfig) names, declaring its options."""
+    def table(self, config, part="embedding"):
+        """The weight Variable of the table ``config`` (a TableConfig) names, declaring its options and the weight
+        decay multiplier of ``part`` ('embedding' or 'linear')."""
         if config.name not in self._tables:
             options = config.options
-            self._tables[config.name] = sym.Variable(config.name, attr=table_attr(**options) if options else None)
+            self._tables[config.name] = sym.Variable(config.name, attr=table_attr(**options) if options else None,
+                                                     wd_mult=self.regularisation.wd_mult(part))
         return self._tables[config.name]
+
+    def weight(self, name, part):
+        """``{"weight": Variable}`` for the dense layer ``name`` of ``part`` when that part has a weight-decay
+        multiplier, else ``{}`` (the layer makes its own ``<name>_weight``)."""
+        mult = self.regularisation.wd_mult(part)
+        return {} if mult is None else {"weight": sym.Variable(name + "_weight", wd_mult=mult)}
 
 
 def _reads(inputs, dim, kind, name):
     """(batch, fields, dim) rows of every field, read from the ``kind`` tables ('embedding' or 'linear')."""
     parts = []
     for item in inputs.spec.id_inputs():
-        table = inputs.table(item.table if kind == "embedding" else item.linear_table)
+        table = inputs.table(item.table if kind == "embedding" else item.linear_table, kind)
         rows = sym.contrib.HashEmbedding(inputs.ids[item.name], weight=table, output_dim=dim, pooling=item.pooling,
                                          padding_id=PADDING_ID, name="%s_%s" % (name, item.name))
         if item.pooling != "none":    # one pooled row of the field: (batch, dim) -> (batch, 1, dim)
@@ -58,20 +71,29 @@ def linear_term(inputs, name="linear"):
     numeric columns and a bias."""
     weights = _reads(inputs, 1, "linear", name + "_embedding")
     total = sym.sum(sym.Reshape(weights, shape=(0, -1)), axis=1, keepdims=True)
-    if inputs.dense is None:
-        return sym.FullyConnected(total, num_hidden=1, name=name)
-    return sym.FullyConnected(sym.Concat(total, inputs.dense, dim=1), num_hidden=1, name=name)
+    if inputs.dense is not None:
+        total = sym.Concat(total, inputs.dense, dim=1)
+    return sym.FullyConnected(total, num_hidden=1, name=name, **inputs.weight(name, "linear"))
 
 
-def mlp(data, hidden_units, name, out_units=1, act_type="relu"):
+def mlp(data, hidden_units, name, out_units=1, act_type="relu", inputs=None):
     """Fully connected layers ``hidden_units`` with ``act_type``, then a linear layer of ``out_units``
-    (none when out_units is None)."""
+    (none when out_units is None). With ``inputs``, its regularisation's deep part: the weights' decay
+    multiplier and ``Dropout`` (``<name>_dropout<i>``) after each hidden layer."""
+    regularisation = inputs.regularisation if inputs is not None else Regularisation()
+
+    def weight(layer):
+        return inputs.weight(layer, "deep") if inputs is not None else {}
+
     for i, units in enumerate(hidden_units):
-        data = sym.Activation(sym.FullyConnected(data, num_hidden=units, name="%s_fc%d" % (name, i + 1)),
+        layer = "%s_fc%d" % (name, i + 1)
+        data = sym.Activation(sym.FullyConnected(data, num_hidden=units, name=layer, **weight(layer)),
                               act_type=act_type, name="%s_%s%d" % (name, act_type, i + 1))
+        if regularisation.dropout > 0:
+            data = sym.Dropout(data, p=regularisation.dropout, name="%s_dropout%d" % (name, i + 1))
     if out_units is None:
         return data
-    return sym.FullyConnected(data, num_hidden=out_units, name=name + "_out")
+    return sym.FullyConnected(data, num_hidden=out_units, name=name + "_out", **weight(name + "_out"))
 
 
 def click_head(logits, name="ctr"):

@@ -2,10 +2,12 @@
 FeatureSpec and ending in ``click_head`` (a probability of a click).
 
     net = build('deepfm', FeatureSpec(categorical=['C1', 'C2'], numeric=['I1']))
+    net = build('deepfm', spec, embedding_wd_mult=1.0, deep_wd_mult=0.0, dropout=0.2)   # see regularisation.py
 """
 import sparkps.symbol as sym
 from sparkps.errors import ConfigError
 from sparkps.nets.blocks import Inputs, click_head, field_embedding, flat_features, linear_term, mlp
+from sparkps.nets.regularisation import Regularisation
 
 
 def lr(inputs):
@@ -20,14 +22,14 @@ def fm(inputs):
 
 def widedeep(inputs):
     """Wide & Deep: the linear term beside an MLP over the field embeddings and numeric columns."""
-    deep = mlp(flat_features(inputs, field_embedding(inputs)), inputs.spec.hidden_units, "deep")
+    deep = mlp(flat_features(inputs, field_embedding(inputs)), inputs.spec.hidden_units, "deep", inputs=inputs)
     return click_head([linear_term(inputs), deep])
 
 
 def deepfm(inputs):
     """DeepFM: FM and an MLP sharing one field embedding."""
     embedded = field_embedding(inputs)
-    deep = mlp(flat_features(inputs, embedded), inputs.spec.hidden_units, "deep")
+    deep = mlp(flat_features(inputs, embedded), inputs.spec.hidden_units, "deep", inputs=inputs)
     return click_head([linear_term(inputs), sym.BiInnerSumCross(embedded, name="fm_cross"), deep])
 
 
@@ -37,9 +39,11 @@ def dcn(inputs):
     x0 = flat_features(inputs, field_embedding(inputs))
     cross = x0
     for i in range(inputs.spec.cross_layers):
-        cross = sym.CrossLayer(data=cross, x0=x0, name="cross%d" % (i + 1))
-    deep = mlp(x0, inputs.spec.hidden_units, "deep", out_units=None)
-    joined = sym.FullyConnected(sym.Concat(cross, deep, dim=1), num_hidden=1, name="dcn_out")
+        layer = "cross%d" % (i + 1)
+        cross = sym.CrossLayer(data=cross, x0=x0, name=layer, **inputs.weight(layer, "deep"))
+    deep = mlp(x0, inputs.spec.hidden_units, "deep", out_units=None, inputs=inputs)
+    joined = sym.FullyConnected(sym.Concat(cross, deep, dim=1), num_hidden=1, name="dcn_out",
+                                **inputs.weight("dcn_out", "deep"))
     return click_head([linear_term(inputs), joined])
 
 
@@ -48,23 +52,26 @@ def pnn(inputs):
     linear term (as Angel's PNN sums a wide input layer into its output)."""
     embedded = field_embedding(inputs)
     products = sym.BiInnerCross(embedded, name="pnn_cross")
-    deep = mlp(flat_features(inputs, embedded, products), inputs.spec.hidden_units, "deep")
+    deep = mlp(flat_features(inputs, embedded, products), inputs.spec.hidden_units, "deep", inputs=inputs)
     return click_head([linear_term(inputs), deep])
 
 
 def nfm(inputs):
     """Neural FM: the linear term plus an MLP over the bi-interaction pooling of the field embeddings."""
     pooled = sym.BiInteractionCross(field_embedding(inputs), name="nfm_cross")
-    return click_head([linear_term(inputs), mlp(pooled, inputs.spec.hidden_units, "deep")])
+    return click_head([linear_term(inputs), mlp(pooled, inputs.spec.hidden_units, "deep", inputs=inputs)])
 
 
 MODELS = {"lr": lr, "fm": fm, "widedeep": widedeep, "deepfm": deepfm, "dcn": dcn, "pnn": pnn, "nfm": nfm}
 
 
-def build(name, spec):
-    """The Symbol of zoo model ``name`` for ``spec``; ConfigError naming the model when unknown."""
+def build(name, spec, embedding_wd_mult=None, linear_wd_mult=None, deep_wd_mult=None, dropout=0.0):
+    """The Symbol of zoo model ``name`` for ``spec``; ConfigError naming the model when unknown, or the setting
+    at fault. The weight-decay multipliers (None: MXNet's rule) and the deep part's ``dropout`` are those of
+    ``regularisation.Regularisation``; the defaults add nothing to the graph."""
     try:
         make = MODELS[str(name).lower()]
     except KeyError:
         raise ConfigError("unknown CTR model %r; known: %s" % (name, sorted(MODELS))) from None
-    return make(Inputs(spec))
+    settings = Regularisation(embedding_wd_mult, linear_wd_mult, deep_wd_mult, dropout)
+    return make(Inputs(spec, settings))
