@@ -1,0 +1,131 @@
+"""sparkps.onnx.export_model on MLPs: ONNX Runtime's outputs equal sparkps's forward pass to 1e-5 (at another
+batch size than the one exported); saved model files work as input; an op without a translation names itself,
+its node and layer; without onnx installed the one error says ``pip install onnx``."""
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from onnx_parity import bind_seeded, run_onnx, table_feeds  # noqa: E402
+
+import sparkps.symbol as sym  # noqa: E402
+from sparkps.ctr.features import FeatureSpec  # noqa: E402
+from sparkps.errors import ConfigError  # noqa: E402
+from sparkps.model_files import save_checkpoint  # noqa: E402
+from sparkps.nets import zoo  # noqa: E402
+from sparkps.nets.mlp import ACTIVATIONS, mlp_symbol  # noqa: E402
+from sparkps.onnx import UnsupportedOp, export_model, exportable_ops  # noqa: E402
+from sparkps.rows.values import RowSparse  # noqa: E402
+from sparkps.symbol.op import OPS  # noqa: E402
+
+
+def forward(net, shapes, inputs, seed=0):
+    exe, params = bind_seeded(net, shapes, seed)
+    return [np.asarray(o).copy() for o in exe.forward(is_train=False, **inputs)], params
+
+
+def batchnorm_net():
+    """FC -> BatchNorm (learned gamma) -> LeakyReLU -> Dropout -> FC(flatten=False) + scalar -> softmax, and a
+    second head: a 3-D input's FC -> BatchNorm (fix_gamma) -> sigmoid, summed over axis 1."""
+    data, image = sym.Variable("data"), sym.Variable("image")
+    net = sym.FullyConnected(data, num_hidden=6, name="fc1")
+    net = sym.BatchNorm(net, fix_gamma=False, eps=1e-3, name="bn1")
+    net = sym.LeakyReLU(net, act_type="leaky", slope=0.1, name="leaky1")
+    net = sym.Dropout(net, p=0.5, name="drop1")
+    net = sym.FullyConnected(net, num_hidden=3, flatten=False, name="fc2") * 2.0
+    first = sym.SoftmaxOutput(net, name="softmax")
+    side = sym.FullyConnected(image, num_hidden=4, name="fc3")
+    side = sym.Activation(sym.BatchNorm(side, name="bn2"), act_type="sigmoid", name="sig")
+    second = sym.sum(sym.Reshape(side, shape=(0, 2, 2)), axis=1, name="total")
+    return sym.Group([first, second])
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_mlp_matches_sparkps_at_another_batch_size(activation, tmp_path):
+    net = mlp_symbol([5, 7, 4, 3], activation=activation, dropout=0.3)
+    _, params = bind_seeded(net, {"data": (2, 5)})
+    x = np.random.default_rng(1).normal(size=(9, 5)).astype(np.float32)
+    want, _ = forward(net, {"data": (9, 5)}, {"data": x})
+    path = export_model(net, params, [(2, 5)], tmp_path / "mlp.onnx")
+    got = run_onnx(path, {"data": x})
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[0].sum(axis=1), 1, rtol=1e-5)
+
+
+def test_batchnorm_leaky_relu_reshape_and_two_heads(tmp_path):
+    net = batchnorm_net()
+    shapes = {"data": (4, 5), "image": (4, 2, 3)}
+    rng = np.random.default_rng(2)
+    inputs = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+    want, params = forward(net, shapes, inputs)
+    got = run_onnx(export_model(net, params, shapes, tmp_path / "bn.onnx"), inputs)
+    assert [g.shape for g in got] == [(4, 3), (4, 2)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_saved_symbol_json_and_params_files_are_input(tmp_path):
+    """A checkpoint's PREFIX-symbol.json and PREFIX-0000.params (sparse tables stored as rows) export as the
+    objects do; the tables' rows stay out of the ONNX file."""
+    spec = FeatureSpec(categorical=["a", "b"], numeric=["x"], embedding_dim=3, hidden_units=(4,))
+    net = zoo.build("deepfm", spec)
+    shapes = spec.input_shapes(3)
+    exe, params = bind_seeded(net, shapes)
+    ids = {"ids": np.array([[0, 1], [2, 3], [4, 4]], np.float32)}
+    dense = {"dense": np.array([[0.5], [-1.0], [2.0]], np.float32)}
+    want = np.asarray(exe.forward(is_train=False, **ids, **dense)[0])
+    tables = {"embedding_weight", "linear_embedding_weight"}
+    arg = {k: (RowSparse(np.arange(len(v), dtype=np.uint64), v, (None, v.shape[1])) if k in tables else v)
+           for k, v in params.items()}
+    save_checkpoint(str(tmp_path / "ctr"), 0, net, arg, {})
+    path = export_model(str(tmp_path / "ctr-symbol.json"), str(tmp_path / "ctr-0000.params"), shapes,
+                        tmp_path / "ctr.onnx", fields=spec)
+    import onnx
+    model = onnx.load(str(path))
+    assert not tables & {i.name for i in model.graph.initializer}
+    got = run_onnx(path, dict(table_feeds(net, params, ids, {"ids": ["a", "b"]}), **dense))[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_an_unsupported_op_names_the_op_node_and_layer(tmp_path):
+    data = sym.Variable("data")
+    net = sym.FullyConnected(sym.floor(sym.FullyConnected(data, num_hidden=4, name="head_fc"), name="tower_floor"),
+                             num_hidden=2, name="out")
+    _, params = bind_seeded(net, {"data": (2, 3)})
+    with pytest.raises(UnsupportedOp, match=r"cannot export op 'floor' to ONNX \(node 'tower_floor', "
+                                            r"layer 'tower'\)"):
+        export_model(net, params, {"data": (2, 3)}, tmp_path / "x.onnx")
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_bad_arguments_are_named(tmp_path):
+    net = mlp_symbol([3, 2])
+    _, params = bind_seeded(net, {"data": (2, 3)})
+    with pytest.raises(ConfigError, match=r"input_shapes gives 2 shape\(s\) for the data input\(s\) \['data'\]"):
+        export_model(net, params, [(2, 3), (2, 3)], tmp_path / "x.onnx")
+    with pytest.raises(ConfigError, match="params has no value for 'fc1_bias'"):
+        export_model(net, {"fc1_weight": params["fc1_weight"]}, {"data": (2, 3)}, tmp_path / "x.onnx")
+    spec = FeatureSpec(categorical=["a", "b"], embedding_dim=2)
+    _, params = bind_seeded(zoo.build("lr", spec), spec.input_shapes(2))
+    with pytest.raises(ConfigError, match=r"fields names 1 field\(s\) \['a'\] for ids input 'ids', which holds 2"):
+        export_model(zoo.build("lr", spec), params, spec.input_shapes(2), tmp_path / "x.onnx", fields={"ids": "a"})
+
+
+def test_every_translated_op_is_a_sparkps_op():
+    assert set(exportable_ops()) <= set(OPS)
+    assert {"FullyConnected", "BatchNorm", "CrossLayer", "BiInnerCross", "SoftmaxOutput"} <= set(exportable_ops())
+
+
+def test_without_onnx_importing_works_and_export_says_pip_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "onnx", None)           # `import onnx` now raises ImportError
+    for name in [n for n in sys.modules if n == "sparkps.onnx" or n.startswith("sparkps.onnx.")]:
+        monkeypatch.delitem(sys.modules, name)
+    fresh = importlib.import_module("sparkps.onnx")
+    net = mlp_symbol([3, 2])
+    _, params = bind_seeded(net, {"data": (2, 3)})
+    with pytest.raises(ConfigError, match=r"needs the onnx package: pip install onnx"):
+        fresh.export_model(net, params, {"data": (2, 3)}, tmp_path / "x.onnx")
