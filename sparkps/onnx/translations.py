@@ -220,8 +220,10 @@ def reduce(out, node):
     axes = sorted({int(a) % rank for a in ([axes] if np.isscalar(axes) else axes)})
     if op.exclude:
         axes = [a for a in range(rank) if a not in axes]
-    return out.add(kind, [_in(out, node, 0), out.axes(node.name, axes)], [_out(out, node)],
-                   keepdims=int(bool(op.keepdims)))
+    keepdims = int(bool(op.keepdims))
+    if kind == "ReduceMean":                  # opset 17: ReduceMean's axes are an attribute (ReduceSum's an input)
+        return out.add(kind, [_in(out, node, 0)], [_out(out, node)], axes=axes, keepdims=keepdims)
+    return out.add(kind, [_in(out, node, 0), out.axes(node.name, axes)], [_out(out, node)], keepdims=keepdims)
 
 
 @translates("Reshape")

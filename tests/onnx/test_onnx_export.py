@@ -2,6 +2,7 @@
 batch size than the one exported); saved model files work as input; an op without a translation names itself,
 its node and layer; without onnx installed the one error says ``pip install onnx``."""
 import importlib
+import pathlib
 import sys
 
 import numpy as np
@@ -129,3 +130,65 @@ def test_without_onnx_importing_works_and_export_says_pip_install(monkeypatch, t
     _, params = bind_seeded(net, {"data": (2, 3)})
     with pytest.raises(ConfigError, match=r"needs the onnx package: pip install onnx"):
         fresh.export_model(net, params, {"data": (2, 3)}, tmp_path / "x.onnx")
+
+
+def every_translation():
+    """One graph using every translated op that the networks above do not."""
+    x, y, a, b, ids = (sym.Variable(n) for n in ("x", "y", "a", "b", "ids"))
+    weight, bias = sym.Variable("w", shape=(5, 4)), sym.Variable("bias", shape=(1, 4))
+    return sym.Group([
+        sym.log(x) + sym.sqrt(x) - sym.abs(y) * sym.exp(sym.negative(y)) / x,
+        sym.clip(sym.square(y), a_min=0.1, a_max=2.0) + (3 - y) * (2 / x) + (y / 4 - 1) * 2 + 1,
+        sym.dot(x, weight, transpose_b=True),
+        sym.batch_dot(a, b) + sym.batch_dot(sym.transpose(a, axes=(0, 2, 1)), sym.transpose(b, axes=(0, 2, 1)),
+                                            transpose_a=True, transpose_b=True),
+        sym.expand_dims(y, axis=1),
+        sym.mean(a, axis=2) + sym.sum(a, axis=(0, 1), exclude=True, keepdims=False),
+        sym.transpose(a),
+        sym.softmax(y, axis=0) + sym.log_softmax(y) + sym.SoftmaxActivation(y),
+        sym.relu(y) + sym.sigmoid(y) + sym.tanh(y) + sym.Activation(y, act_type="softsign"),
+        sym.LeakyReLU(y, act_type="elu", slope=0.3) + sym.LeakyReLU(y, act_type="selu"),
+        sym.Flatten(sym.Embedding(ids, input_dim=6, output_dim=3, name="dense_embed")),
+        sym.LinearRegressionOutput(sym.BlockGrad(y), name="reg"),
+        sym.broadcast_div(sym.broadcast_sub(sym.broadcast_mul(y, bias), bias), sym.broadcast_add(x, bias)),
+        sym.Reshape(a, shape=(0, -3)),
+    ])
+
+
+def test_every_translation_matches_sparkps(tmp_path):
+    net = every_translation()
+    shapes = {"x": (3, 4), "y": (3, 4), "a": (3, 4, 2), "b": (3, 2, 5), "ids": (3, 2)}
+    rng = np.random.default_rng(4)
+    inputs = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+    inputs["x"] = rng.uniform(0.5, 2.0, shapes["x"]).astype(np.float32)
+    inputs["ids"] = rng.integers(0, 6, shapes["ids"]).astype(np.float32)
+    exe, params = bind_seeded(net, shapes, seed=5)
+    want = [np.asarray(o).copy() for o in exe.forward(is_train=False, **inputs)]
+    got = run_onnx(export_model(net, params, shapes, tmp_path / "all.onnx"), inputs)
+    assert len(got) == len(want) == 14
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg="output %d" % k)
+    used = {node.op.name for node in exe_nodes(net)} | {"BatchNorm", "Dropout", "LeakyReLU", "SoftmaxOutput",
+                                                        "FullyConnected", "Activation", "Concat", "add_n",
+                                                        "Flatten", "LogisticRegressionOutput", "BiInnerCross",
+                                                        "BiInnerSumCross", "BiInteractionCross", "CrossLayer",
+                                                        "_MulScalar"}
+    assert sorted(set(exportable_ops()) - used) == ["MAERegressionOutput", "_copy"]    # identities as BlockGrad
+
+
+def exe_nodes(net):
+    from sparkps.symbol.graph import topo_order
+    return [n for n in topo_order(net.entries) if n.op is not None]
+
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "export.md"
+
+
+def test_the_documented_example_runs_and_the_op_list_is_current(tmp_path, monkeypatch):
+    text = DOC.read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, str(DOC), "exec"), {"__name__": "export_example"})     # it asserts ONNX == sparkps
+    assert (tmp_path / "deepfm.onnx").is_file()
+    listed = text.split("### Exportable ops", 1)[1].split("\n\n", 2)[1]
+    assert listed == ", ".join("`%s`" % name for name in exportable_ops()) + "."
