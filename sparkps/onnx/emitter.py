@@ -67,9 +67,11 @@ class Emitter:
         return self.const(hint + "_axes", list(axes), np.int64)
 
     def param(self, name, value=None):
-        """The initializer of parameter ``name`` (its value from params, or ``value`` when given)."""
+        """The initializer of parameter ``name`` (its value from params, or ``value`` when given), floating
+        values as float32 (the type of the graph's inputs)."""
         if name not in self.initializers:
-            self.initializers[name] = np.asarray(self.walk.param(name) if value is None else value)
+            array = np.asarray(self.walk.param(name) if value is None else value)
+            self.initializers[name] = array.astype(np.float32) if array.dtype.kind == "f" else array
         return name
 
     def entry(self, entry):

@@ -104,8 +104,23 @@ def to_model(out, symbol, dynamic=True, name="sparkps"):
     return model
 
 
+def _check_types(onnx_file_path, in_types):
+    """MXNet's positional order puts ``in_types`` fourth; here it is keyword-only and float32 (what the model
+    takes): a type where the path belongs, or another type, is one ConfigError saying so."""
+    if not isinstance(onnx_file_path, (str, os.PathLike)):
+        raise ConfigError("export_model's 4th argument is the ONNX file path (sym, params, input_shapes, "
+                          "onnx_file_path), got %r; pass in_types= by keyword" % (onnx_file_path,))
+    for dtype in in_types if isinstance(in_types, (list, tuple)) else [in_types]:
+        try:
+            ok = np.dtype(dtype) == np.float32
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ConfigError("in_types: a sparkps network takes float32 inputs, got %r" % (dtype,))
+
+
 def export_model(sym, params, input_shapes=None, onnx_file_path="model.onnx", fields=None, dynamic=True,
-                 verbose=False):
+                 verbose=False, *, in_types=np.float32):
     """Write ``sym`` with ``params`` as an ONNX model at ``onnx_file_path`` and return that path.
 
     ``sym``: a Symbol or the path of a symbol JSON file. ``params``: {name: array} (arguments and auxiliary
@@ -114,10 +129,12 @@ def export_model(sym, params, input_shapes=None, onnx_file_path="model.onnx", fi
     (MXNet's ``in_shapes``); for a CTR network, the shapes of its id and numeric inputs (``spec.input_shapes(n)``).
     ``fields``: the field names of each ids input ({'ids': ['C1', 'C2'], 'ids_tags': ['tags']}, or the
     FeatureSpec), naming the looked-up rows the graph takes; ``dynamic``: the first (batch) dimension of every
-    input and output is symbolic. The graph is cut at the sparse table reads (see sparkps.onnx.graph_walk and
-    docs/export.md). Raises ConfigError saying ``pip install onnx`` without onnx, UnsupportedOp naming an op
-    without a translation. Blocks on reading and writing the files."""
+    input and output is symbolic; ``in_types``: float32 (MXNet's argument, keyword-only here). The graph is cut
+    at the sparse table reads (see sparkps.onnx.graph_walk and docs/export.md). Raises ConfigError saying
+    ``pip install onnx`` without onnx, UnsupportedOp naming an op without a translation. Blocks on reading and
+    writing the files."""
     onnx = _onnx()
+    _check_types(onnx_file_path, in_types)
     symbol = _symbol(sym)
     values = _params(params)
     shapes = _input_shapes(symbol, input_shapes, values)

@@ -51,7 +51,8 @@ def test_mlp_matches_sparkps_at_another_batch_size(activation, tmp_path):
     _, params = bind_seeded(net, {"data": (2, 5)})
     x = np.random.default_rng(1).normal(size=(9, 5)).astype(np.float32)
     want, _ = forward(net, {"data": (9, 5)}, {"data": x})
-    path = export_model(net, params, [(2, 5)], tmp_path / "mlp.onnx")
+    doubles = {k: v.astype(np.float64) for k, v in params.items()}        # written as float32
+    path = export_model(net, doubles, [(2, 5)], tmp_path / "mlp.onnx", in_types=[np.float32])
     got = run_onnx(path, {"data": x})
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[0].sum(axis=1), 1, rtol=1e-5)
@@ -108,6 +109,10 @@ def test_bad_arguments_are_named(tmp_path):
     _, params = bind_seeded(net, {"data": (2, 3)})
     with pytest.raises(ConfigError, match=r"input_shapes gives 2 shape\(s\) for the data input\(s\) \['data'\]"):
         export_model(net, params, [(2, 3), (2, 3)], tmp_path / "x.onnx")
+    with pytest.raises(ConfigError, match=r"4th argument is the ONNX file path .* pass in_types= by keyword"):
+        export_model(net, params, [(2, 3)], np.float32, str(tmp_path / "x.onnx"))
+    with pytest.raises(ConfigError, match="in_types: a sparkps network takes float32 inputs, got 'int8'"):
+        export_model(net, params, [(2, 3)], tmp_path / "x.onnx", in_types="int8")
     with pytest.raises(ConfigError, match="params has no value for 'fc1_bias'"):
         export_model(net, {"fc1_weight": params["fc1_weight"]}, {"data": (2, 3)}, tmp_path / "x.onnx")
     spec = FeatureSpec(categorical=["a", "b"], embedding_dim=2)
