@@ -24,7 +24,8 @@ LAYERS = [
     ["sparkps.spark.common"],
     ["sparkps.worker"],
     ["sparkps.runtime", "sparkps.server", "sparkps.scheduler"],
-    ["sparkps.nets", "sparkps.model"],     # sparkps.model: MXNet's mx.model names (FeedForward, model files)
+    ["sparkps.nets", "sparkps.model",      # sparkps.model: MXNet's mx.model names (FeedForward, model files)
+     "sparkps.onnx"],                      # MXNet's mx.onnx: ONNX export, beside the model files it reads
     ["sparkps.train"],
     ["sparkps.kvstore", "sparkps.callback", "sparkps.metric", "sparkps.ctr", "sparkps.io"],
     ["sparkps.model_files"],
