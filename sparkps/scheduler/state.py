@@ -220,12 +220,14 @@ class RequestBook:
     >>> book.summary(names)['servers']['0']['served']
     {'PUSHPULL': {'worker 0': 4}}
     >>> book.summary(names)['scheduler']
-    {'received': {'HEARTBEAT': 2}, 'span_s': 2.0}
+    {'received': {'HEARTBEAT': 2}, 'span_s': 2.0, 'spans_s': {'HEARTBEAT': 2.0}}
     """
 
     def __init__(self):
         self.by_command = {}
         self.first = self.last = None
+        self.first_of = {}    # command -> when the first of its messages came
+        self.last_of = {}
         self.counters = {}
 
     def received(self, cmd, now):
@@ -233,7 +235,8 @@ class RequestBook:
         self.by_command[cmd] = self.by_command.get(cmd, 0) + 1
         if self.first is None:
             self.first = now
-        self.last = now
+        self.first_of.setdefault(cmd, now)
+        self.last = self.last_of[cmd] = now
 
     def update(self, node_id, counters):
         """Merge a report of node ``node_id``'s counters (a dict; anything else is ignored)."""
@@ -241,8 +244,9 @@ class RequestBook:
             self.counters[node_id] = merge_counts(self.counters.get(node_id, {}), counters)
 
     def summary(self, roles):
-        """``{'scheduler': {'received', 'span_s'}, 'servers': {rank: counters}, 'workers': {rank: counters}}`` with
-        every sender node id named ('worker 2', 'scheduler'); ``roles``: {node id: (role, rank)}."""
+        """``{'scheduler': {'received', 'span_s', 'spans_s'}, 'servers': {rank: counters}, 'workers': {rank:
+        counters}}`` with every sender node id named ('worker 2', 'scheduler'); ``roles``: {node id: (role, rank)}.
+        ``span_s``: seconds from the first message received to the last; ``spans_s``: the same by command."""
         def name(node):
             node = int(node) if str(node).lstrip("-").isdigit() else node
             if node == 0:
@@ -261,5 +265,6 @@ class RequestBook:
             elif role == "worker":
                 workers[str(rank)] = dict(counters)
         span = 0.0 if self.first is None else round(self.last - self.first, 3)
-        return {"scheduler": {"received": dict(self.by_command), "span_s": span}, "servers": servers,
-                "workers": workers}
+        spans = {cmd: round(self.last_of[cmd] - first, 3) for cmd, first in self.first_of.items()}
+        return {"scheduler": {"received": dict(self.by_command), "span_s": span, "spans_s": spans},
+                "servers": servers, "workers": workers}
