@@ -9,6 +9,7 @@ import pytest
 
 from cluster import run_in_threads
 from sparkps.optimizer import SGD
+from sparkps.scheduler import format_status
 
 STEPS = 3
 
@@ -49,3 +50,6 @@ def test_n_steps_show_as_n_requests_per_server_per_worker(ps_cluster, kvtype):
     received = status["requests"]["scheduler"]["received"]
     assert received["REGISTER"] == 4 and received["FINISH"] == 2 and received["HEARTBEAT"] > 0
     assert received["BARRIER"] >= 2 * 2 and status["requests"]["scheduler"]["span_s"] > 0
+    shown = format_status(status)     # what `sparkps status` prints
+    assert "server 1 served: " in shown and "PUSHPULL %d" % (2 * STEPS) in shown
+    assert "worker 1 sent: %d steps, %d step requests" % (STEPS, 2 * STEPS) in shown
