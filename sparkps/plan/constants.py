@@ -55,3 +55,5 @@ HEARTBEAT_INTERVAL_S = 1.0      # Timeouts.heartbeat_interval: every node sends 
 BARRIERS_AT_START = 2           # DistKVStore: after the dense init, after SET_OPTIMIZER
 BARRIERS_PER_TABLE = 1          # DistKVStore._init_rows: one barrier per sparse table's INIT
 BARRIERS_AT_END = 1             # DistKVStore.close: the workers' last barrier
+PROGRESS_INTERVAL_S = 1.0       # DistKVStore(progress_interval=): a training worker reports progress at most this often
+# a server reports its request counters every heartbeat interval while they change (server/runner.report_counters)

@@ -69,6 +69,7 @@ class Estimate:
             ("step time", f"{self.step_seconds * 1e3:.2f} ms ({self.samples_per_second:,.0f} samples/s "
                           f"over {w.workers} workers)"),
             ("scheduler", f"{self.scheduler['heartbeats_per_s']:.0f} heartbeats/s, "
+                          f"{self.scheduler['reports_per_s']:.0f} progress reports/s at most, "
                           f"{self.scheduler['barriers_per_job']} barriers per job, "
                           f"{self.scheduler['barriers_per_step']} per step"),
             ("checkpoint", f"{gb(self.checkpoint['total_bytes'])} in all, {gb(self.checkpoint['server_bytes'])} "

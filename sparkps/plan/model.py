@@ -158,10 +158,13 @@ def step_time(times, latency):
 
 
 def scheduler_load(w, tables=1):
-    """Messages the scheduler receives: heartbeats per second, barriers per job and per step."""
+    """Messages the scheduler receives: heartbeats per second, progress reports per second at most while training
+    (each worker's progress, each server's request counters), barriers per job and per step."""
     nodes = w.workers + w.servers
     barriers = C.BARRIERS_AT_START + C.BARRIERS_PER_TABLE * tables + C.BARRIERS_AT_END
-    return {'heartbeats_per_s': nodes / w.heartbeat_interval, 'barriers_per_job': barriers,
+    return {'heartbeats_per_s': nodes / w.heartbeat_interval,
+            'reports_per_s': w.workers / C.PROGRESS_INTERVAL_S + w.servers / w.heartbeat_interval,
+            'barriers_per_job': barriers,
             'barrier_messages_per_job': 2 * barriers * w.workers, 'barriers_per_step': 0}
 
 

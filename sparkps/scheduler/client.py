@@ -75,6 +75,25 @@ def format_status(status):
         for name, t in sorted((p.get("tables") or {}).items()):  # sparse tables, summed over the servers
             lines.append("  table %s: %s rows, %s bytes, %s admitted, %s evicted" % (
                 name, t.get("rows"), t.get("bytes"), t.get("admitted"), t.get("evicted")))
+    lines += _request_lines(status.get("requests") or {})
     for e in status["errors"]:
         lines.append("error from %s: %s" % (e["node"] or "scheduler", e["message"]))
     return "\n".join(lines)
+
+
+def _request_lines(requests):
+    """The request counters: what the scheduler received, what each server served (by command, summed over the
+    workers) and each worker's steps."""
+    lines = []
+    scheduler = requests.get("scheduler") or {}
+    if scheduler.get("received"):
+        lines.append("scheduler received: %s over %.1fs" % (
+            ", ".join("%s %d" % item for item in sorted(scheduler["received"].items())), scheduler.get("span_s", 0)))
+    for rank, server in sorted((requests.get("servers") or {}).items(), key=lambda item: int(item[0])):
+        served = ", ".join("%s %d" % (cmd, sum(by.values())) for cmd, by in sorted(server.get("served", {}).items()))
+        lines.append("server %s served: %s; row steps %d" % (rank, served or "nothing",
+                                                             sum((server.get("row_steps") or {}).values())))
+    for rank, worker in sorted((requests.get("workers") or {}).items(), key=lambda item: int(item[0])):
+        lines.append("worker %s sent: %s steps, %s step requests" % (rank, worker.get("steps"),
+                                                                    worker.get("step_requests")))
+    return lines

@@ -15,7 +15,7 @@ from sparkps.comm.security import CurveKeys, generate_secret
 from sparkps.comm.settings import HEADER_LIMIT_BYTES
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout
-from sparkps.scheduler.state import BarrierBook, HeartbeatMonitor, JobLifecycle, Registry
+from sparkps.scheduler.state import BarrierBook, HeartbeatMonitor, JobLifecycle, Registry, RequestBook
 
 log = logging.getLogger(__name__)
 GROUP_ROLES = {"workers": ("worker",), "servers": ("server",), "all": ("server", "worker")}
@@ -36,6 +36,7 @@ class Scheduler:
         self._barriers = BarrierBook()
         self._heartbeats = HeartbeatMonitor(self.timeouts.heartbeat_timeout)
         self._job = JobLifecycle(num_workers)
+        self._requests = RequestBook()
         # strict: a node id is accepted only with the session it registered; no message to the scheduler
         # carries arrays, so its sockets refuse any frame above the header limit
         self._endpoint = Endpoint("scheduler", self.secret, self._handle, transport, host, port, zmq_context,
@@ -69,6 +70,7 @@ class Scheduler:
     # -- requests -------------------------------------------------------------------------------
     def _handle(self, msg, responder):
         with self._lock:
+            self._requests.received(msg.cmd, time.monotonic())
             if msg.cmd == "REGISTER":
                 return self._register(msg, responder)
             if msg.cmd == "STATUS":
@@ -137,8 +139,19 @@ class Scheduler:
     def _on_progress(self, msg, responder, node):
         progress = msg.meta.get("progress")
         if isinstance(progress, dict):
-            self._progress[node["rank"]] = dict(progress, time=time.time())
+            progress = dict(progress)
+            self._requests.update(node["id"], progress.pop("counters", None))
+            servers = progress.pop("server_counters", None)   # worker 0's last look at every server, by rank
+            if isinstance(servers, dict):
+                for rank, counters in servers.items():
+                    self._requests.update(self._server_id(rank), counters)
+            if node["role"] == "worker" and progress:
+                self._progress[node["rank"]] = dict(progress, time=time.time())
         responder.reply()
+
+    def _server_id(self, rank):
+        found = [n["id"] for n in self._nodes.values() if n["role"] == "server" and str(n["rank"]) == str(rank)]
+        return found[0] if found else None
 
     def _on_report_error(self, msg, responder, node):
         responder.reply()
@@ -202,7 +215,13 @@ class Scheduler:
 
     # -- public -------------------------------------------------------------------------------
     def status(self):
-        """Nodes, heartbeat ages, per-worker progress, errors and the job state (a plain dict)."""
+        """Nodes, heartbeat ages, per-worker progress, errors, the job state and ``requests`` (a plain dict).
+
+        ``requests`` (:class:`RequestBook`): the messages this scheduler received by command and the seconds
+        between the first and the last; each server's ``served`` requests by command and worker and its
+        ``row_steps``; each worker's ``steps``, ``step_requests`` and ``sent`` requests by command. Servers report
+        every heartbeat interval and worker 0 once more after the workers' last barrier; workers with their
+        progress and once more then, so a finished job's counts are final."""
         with self._lock:
             now = time.monotonic()
             nodes = []
@@ -218,6 +237,7 @@ class Scheduler:
                     "errors": [dict(e) for e in self._job.errors],
                     "dropped_messages": self._endpoint.van.dropped,
                     "refused_messages": self._endpoint.van.freshness.replays,
+                    "requests": self._requests.summary({n["id"]: (n["role"], n["rank"]) for n in self._nodes.values()}),
                     "uptime": round(now - self._started_at, 3) if self._started_at else 0.0}
 
     @property

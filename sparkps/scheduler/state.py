@@ -188,3 +188,83 @@ class JobLifecycle:
             return False
         self.state, self.failure = "failed", error
         return True
+
+
+def merge_counts(old, new):
+    """Counters of one node (nested dicts of integers) merged by taking the larger count everywhere: counts only
+    grow, so an older report arriving late never lowers one.
+
+    >>> merge_counts({'served': {'PUSHPULL': {'3': 3}}}, {'served': {'PUSHPULL': {'3': 2, '4': 1}}})
+    {'served': {'PUSHPULL': {'3': 3, '4': 1}}}
+    """
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        if isinstance(new, int) and isinstance(old, int):
+            return max(old, new)
+        return new if new is not None else old
+    merged = dict(old)
+    for key, value in new.items():
+        merged[key] = merge_counts(old.get(key), value) if key in old else value
+    return merged
+
+
+class RequestBook:
+    """What the scheduler knows of the job's requests: the messages it received by command (and the span they
+    came over), and each node's latest counters (a server's served requests, a worker's steps), merged with
+    :func:`merge_counts`. Servers report the senders of what they served as node ids; ``summary`` names them.
+
+    >>> book = RequestBook()
+    >>> book.received('HEARTBEAT', now=1.0); book.received('HEARTBEAT', now=3.0)
+    >>> book.update(1, {'served': {'PUSHPULL': {'3': 4}}, 'row_steps': {'3': 4}})
+    >>> book.update(3, {'steps': 4, 'step_requests': 4})
+    >>> names = {1: ('server', 0), 3: ('worker', 0)}
+    >>> book.summary(names)['servers']['0']['served']
+    {'PUSHPULL': {'worker 0': 4}}
+    >>> book.summary(names)['scheduler']
+    {'received': {'HEARTBEAT': 2}, 'span_s': 2.0, 'spans_s': {'HEARTBEAT': 2.0}}
+    """
+
+    def __init__(self):
+        self.by_command = {}
+        self.first = self.last = None
+        self.first_of = {}    # command -> when the first of its messages came
+        self.last_of = {}
+        self.counters = {}
+
+    def received(self, cmd, now):
+        """Count one message ``cmd`` received at ``now`` (monotonic seconds)."""
+        self.by_command[cmd] = self.by_command.get(cmd, 0) + 1
+        if self.first is None:
+            self.first = now
+        self.first_of.setdefault(cmd, now)
+        self.last = self.last_of[cmd] = now
+
+    def update(self, node_id, counters):
+        """Merge a report of node ``node_id``'s counters (a dict; anything else is ignored)."""
+        if isinstance(counters, dict):
+            self.counters[node_id] = merge_counts(self.counters.get(node_id, {}), counters)
+
+    def summary(self, roles):
+        """``{'scheduler': {'received', 'span_s', 'spans_s'}, 'servers': {rank: counters}, 'workers': {rank:
+        counters}}`` with every sender node id named ('worker 2', 'scheduler'); ``roles``: {node id: (role, rank)}.
+        ``span_s``: seconds from the first message received to the last; ``spans_s``: the same by command."""
+        def name(node):
+            node = int(node) if str(node).lstrip("-").isdigit() else node
+            if node == 0:
+                return "scheduler"
+            return "%s %s" % roles[node] if node in roles else "node %s" % node
+
+        servers, workers = {}, {}
+        for node_id, counters in self.counters.items():
+            role, rank = roles.get(node_id, (None, None))
+            if role == "server":
+                counters = dict(counters)
+                counters["served"] = {cmd: {name(s): n for s, n in by.items()}
+                                      for cmd, by in (counters.get("served") or {}).items()}
+                counters["row_steps"] = {name(s): n for s, n in (counters.get("row_steps") or {}).items()}
+                servers[str(rank)] = counters
+            elif role == "worker":
+                workers[str(rank)] = dict(counters)
+        span = 0.0 if self.first is None else round(self.last - self.first, 3)
+        spans = {cmd: round(self.last_of[cmd] - first, 3) for cmd, first in self.first_of.items()}
+        return {"scheduler": {"received": dict(self.by_command), "span_s": span, "spans_s": spans},
+                "servers": servers, "workers": workers}

@@ -37,6 +37,7 @@ class KVServer:
         self.skipped = collections.Counter()  # pushes dropped for a NaN or infinity (nonfinite='skip'), by sender
         self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
         self.served = collections.Counter()  # requests served, by (command, sender node id)
+        self.row_steps = collections.Counter()  # PUSHPULLs carrying sparse rows (a whole step), by sender node id
         self.steps = collections.Counter()   # steps pushed, by sender node id (a checkpoint's data positions)
         self.optimizer_config = None
         self._policy_name = "async"
@@ -66,6 +67,15 @@ class KVServer:
         request = protocol.parse_request(msg)
         self.served[msg.cmd, msg.sender] += 1
         self._handlers[type(request)](request, msg.sender, responder)
+
+    def counters(self):
+        """The requests this server served, as plain JSON values: ``{'served': {command: {sender node id: n}},
+        'row_steps': {sender node id: n}}`` (node ids as strings; a row step is a PUSHPULL carrying sparse rows,
+        also counted under PUSHPULL). Never blocks; safe from another thread (it copies the counters first)."""
+        served = {}
+        for (cmd, sender), n in dict(self.served).items():
+            served.setdefault(cmd, {})[str(sender)] = n
+        return {"served": served, "row_steps": {str(sender): n for sender, n in dict(self.row_steps).items()}}
 
     def _table(self, name):
         table = self.tables.get(name)
@@ -124,6 +134,7 @@ class KVServer:
         """A step: the dense push and every table's row push are one round; the pull waits for it."""
         round_ = self._round(request)
         self.steps[sender] += 1
+        self.row_steps[sender] += 1
         pushes = {}
         if request.keys:
             pushes[protocol.DEFAULT_TABLE] = (self.dense, request.as_push())
@@ -199,7 +210,8 @@ class KVServer:
         return {"tables": {name: table.stats() for name, table in self.tables.items()
                            if name != protocol.DEFAULT_TABLE},
                 "policy": {"policy": self._policy_name, **self.policy.status()},
-                "nonfinite_skipped": {self.postoffice.peer_name(n): c for n, c in self.skipped.items()}}
+                "nonfinite_skipped": {self.postoffice.peer_name(n): c for n, c in self.skipped.items()},
+                "requests": self.counters()}
 
     def _set_lr(self, request):
         for table in self.tables.values():

@@ -16,7 +16,7 @@ from sparkps.comm.postoffice import Postoffice
 from sparkps.comm.security import curve_from_env
 from sparkps.comm.settings import NodeSettings
 from sparkps.comm.timeouts import Timeouts
-from sparkps.errors import SparkpsError
+from sparkps.errors import ClusterError, SparkpsError
 from sparkps.server.kvserver import KVServer
 
 log = logging.getLogger(__name__)
@@ -35,13 +35,34 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
     server = KVServer(postoffice)
     postoffice.start(server.handle)
+    stopping = threading.Event()
+    reports = threading.Thread(target=report_counters, args=(server, postoffice, stopping), daemon=True,
+                               name="sparkps-counters-%s" % postoffice.name)
+    reports.start()
     try:
         if on_started is not None:
             on_started(server)
         postoffice.wait_for_termination()
     finally:
+        stopping.set()
+        reports.join(5.0)
         server.close("%s is stopping" % postoffice.name)
         postoffice.stop()
+
+
+def report_counters(server, postoffice, stopping):
+    """Send the server's request counters (``KVServer.counters``) to the scheduler every heartbeat interval when they
+    changed, until ``stopping`` is set or the node failed (what ``sparkps status`` shows while the job runs)."""
+    last = None
+    while not stopping.wait(postoffice.timeouts.heartbeat_interval):
+        counters = server.counters()
+        if counters == last:
+            continue
+        try:
+            postoffice.report_progress({"counters": counters})
+        except ClusterError:
+            return
+        last = counters
 
 
 def main(argv=None):

@@ -268,7 +268,8 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
             metrics["push_bytes_per_step"] = float(self.bytes_per_step)
         if self.worker.rounds == "server":
             metrics["stale_pushes"] = float(self.worker.stale_pushes)
-        progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time()}
+        progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time(),
+                    "counters": self.worker.counters()}
         tables = self._progress_tables()   # rank 0 adds the sparse tables' statistics
         if tables:
             progress["tables"] = tables
@@ -287,6 +288,16 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
             self._local.finish(self.worker)
         self._leave_rounds()
         self.postoffice.barrier("workers")
+        self._report_counters()
+
+    def _report_counters(self):
+        """The final request counts, before this worker finishes: its own steps and requests, and from rank 0 (every
+        worker's steps are served once all passed the barrier) every server's. Never blocks but for rank 0's one
+        stats request."""
+        counters = {"counters": self.worker.counters()}
+        if self.rank == 0:
+            counters["server_counters"] = {str(s): c for s, c in enumerate(self.server_requests())}
+        self.postoffice.report_progress(counters)
 
     def _leave_rounds(self):
         if self.worker.rounds and not self._left:

@@ -14,11 +14,13 @@ In sync mode each push is numbered (its *round*); a pull asks each server for th
 pushed to it, so it returns the weights after that round was applied by every worker. ``rounds="server"``
 (``dist_sync_replicas``) tags a push with the round after the one its weights came from (a pull's reply names
 it), so a worker whose push was stale continues from the server's current round. Pushed gradients go
-through a codec (:mod:`sparkps.comm.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped.
+through a codec (:mod:`sparkps.comm.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped;
+``counters()`` the steps (``step`` / ``pushpull`` calls), the requests they sent and every request by command.
 
 >>> # worker = KVWorker(postoffice, sync=True)
 >>> # worker.declare({0: (3, 2)}); rid = worker.push([0], [grad]); worker.wait(rid, timeout=60)
 """
+import collections
 import itertools
 import threading
 import time
@@ -52,6 +54,8 @@ class KVWorker:
         self.codec = create_codec(compression)
         self.push_dtype = self.codec.dtype
         self.bytes_pushed = self.pushes = self.stale_pushes = 0
+        self.steps = self.step_requests = 0   # step / pushpull calls, and the requests (one per server) they sent
+        self.sent = collections.Counter()     # requests sent, by command
         self.timeout = timeout
         self.layout = KeyLayout(postoffice.num_servers)
         self.round = 0
@@ -226,9 +230,18 @@ class KVWorker:
                 arrays = [dense] + [a for part in request.tables for a in part.arrays()]
                 rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
                 parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
+            self.steps += 1
+            self.step_requests += len(parts)
+            self.sent["PUSHPULL"] += len(parts)
             rid = next(self._ids)
             self._requests[rid] = PendingRequest(parts, Outputs(dict(zip(given, outs)), group_of(given, outs)))
             return rid
+
+    def counters(self):
+        """``{'steps', 'step_requests', 'sent': {command: n}}`` of this worker so far (plain JSON values): a step is
+        one ``step``/``pushpull`` call, its requests one per server it reached. Never blocks."""
+        with self._lock:
+            return {"steps": self.steps, "step_requests": self.step_requests, "sent": dict(self.sent)}
 
     def leave(self):
         """LEAVE every server's sync rounds (this worker pushes no more); returns a request id."""
@@ -273,6 +286,10 @@ class KVWorker:
                 parts.append((s, rid, pieces))
             if cmd in ("PUSH", "PUSHPULL"):
                 self.pushes += 1
+            if cmd == "PUSHPULL":
+                self.steps += 1
+                self.step_requests += len(parts)
+            self.sent[cmd] += len(parts)
             rid = next(self._ids)
             self._requests[rid] = PendingRequest(parts, outs)
             return rid

@@ -18,6 +18,13 @@ class ServerCommands:
         replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
         return [r.meta.get("policy", {}) for r in replies]
 
+    def server_requests(self):
+        """The requests every server served (``KVServer.counters``: by command and sender, and the row steps),
+        by server rank. Blocks until every server answered (at most the request timeout)."""
+        self._wait_pushes()
+        replies = self.worker.wait(self.worker.command(protocol.Command("stats")))
+        return [r.meta.get("requests", {}) for r in replies]
+
     def set_optimizer(self, optimizer):
         """Rank 0 sends ``optimizer.to_config()`` (JSON) to every server; then a barrier. Collective.
 

@@ -70,3 +70,10 @@ def test_checkpoint_columns_are_the_exported_ones():
 
 def test_heartbeat_interval_is_the_default():
     assert Timeouts().heartbeat_interval == C.HEARTBEAT_INTERVAL_S
+
+
+def test_progress_interval_is_the_default():
+    import inspect
+
+    from sparkps.worker.dist_kvstore import DistKVStore
+    assert inspect.signature(DistKVStore).parameters['progress_interval'].default == C.PROGRESS_INTERVAL_S

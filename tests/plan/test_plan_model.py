@@ -64,7 +64,7 @@ def test_step_times_and_the_sync_step():
 
 def test_scheduler_and_checkpoint():
     w = model.Workload(workers=100, servers=10, rows=1e9, disk_bandwidth=1000)
-    assert model.scheduler_load(w) == {'heartbeats_per_s': 110, 'barriers_per_job': 4,
+    assert model.scheduler_load(w) == {'heartbeats_per_s': 110, 'reports_per_s': 110, 'barriers_per_job': 4,
                                        'barrier_messages_per_job': 800, 'barriers_per_step': 0}
     point = model.checkpoint(w, 1000)
     assert point == {'server_bytes': 148_000, 'total_bytes': 1_480_000, 'seconds': 148}
