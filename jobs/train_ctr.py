@@ -27,7 +27,7 @@ from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
-from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
@@ -65,7 +65,7 @@ def parse_args(argv=None):
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
                    help="training workers (Spark tasks); fewer when a local master has fewer task slots")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
-    add_strategy_flags(p)
+    add_strategy_flags(p, SPARSE_STRATEGIES)
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
     p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
