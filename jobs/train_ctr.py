@@ -26,6 +26,7 @@ import sys
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
@@ -224,11 +225,6 @@ def test_metrics(scored, label_col):
     return auc, float(row.logloss), int(row.n)
 
 
-def numbered_from_one(history):
-    """The history with epochs counted from 1, as the progress lines, the plot and train_classifier count them."""
-    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
-
-
 def plot(history, auc, logloss, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -287,8 +283,8 @@ def train_and_report(args):
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": history,
-                       "classes": classes}, f, indent=1)
+            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "epochs": len(history),
+                       "history": history, "classes": classes}, f, indent=1)
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         spark.stop()
