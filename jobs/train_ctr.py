@@ -92,9 +92,19 @@ def parse_args(argv=None):
 
 def settle_format(args):
     """--format, or the training file's content (sparkps.io.formats.detect_format, the rule every job shares);
-    tables are read by Spark (their format is the catalog's)."""
-    if not args.demo and args.train:
-        args.format = detect_format(args.train, args.format, JOB_FORMATS)
+    tables are read by Spark (their format is the catalog's).  ``--format parquet|orc`` on local files whose
+    content is another format is a ConfigError naming both (Spark would fail inside a task)."""
+    if args.demo or not args.train:
+        return
+    flag, args.format = args.format, detect_format(args.train, args.format, JOB_FORMATS)
+    if flag in ("parquet", "orc"):
+        for option, path in (("--train", args.train), ("--test", args.test)):
+            try:
+                found = detect_format(path, "auto", JOB_FORMATS) if path else flag
+            except ConfigError:
+                continue          # not local, or of no known format: Spark says
+            if found != flag:
+                raise ConfigError("--format %s, but %s %s holds %s" % (flag, option, path, found))
 
 
 def spark_session(master):

@@ -156,21 +156,22 @@ def read_criteo(path, part_index=0, num_parts=1):
                     CRITEO_CATEGORICAL, CRITEO_NUMERIC, np.asarray(lines, np.int64))
 
 
-def _ffm_token(where, token):
+def _ffm_token(where, token, column=None):
+    at = "" if column is None else "column %d; " % column
     parts = token.split(":")
     if len(parts) != 3 or not parts[1]:
-        raise DataError("%s: malformed feature %r (expected field:feature:value)" % (where, token))
+        raise DataError("%s: malformed feature %r (%sexpected field:feature:value)" % (where, token, at))
     try:
         return int(parts[0]), parts[1], float(parts[2])
     except ValueError:
-        raise DataError("%s: malformed feature %r (field must be an integer, value a number)"
-                        % (where, token)) from None
+        raise DataError("%s: malformed feature %r (%sfield must be an integer, value a number)"
+                        % (where, token, at)) from None
 
 
 def _ffm_line(where, text):
     tokens = text.split()
-    return parse_label(where, tokens[0]), [_ffm_token("%s: column %d" % (where, k), token)
-                                           for k, token in enumerate(tokens[1:], 2)]
+    return parse_label(where, tokens[0]), [_ffm_token(where, token, column)
+                                           for column, token in enumerate(tokens[1:], 2)]
 
 
 def read_libffm(path, part_index=0, num_parts=1, bad_lines=None):
@@ -206,11 +207,11 @@ def _dummy_line(where, text, index_range=None):
         try:
             index = int(token)
         except ValueError:
-            raise DataError("%s: column %d: feature index %r is not an integer" % (where, position + 2, token)) \
+            raise DataError("%s: feature index %r is not an integer (column %d)" % (where, token, position + 2)) \
                 from None
         if index < 0 or (index_range is not None and index >= index_range):
-            raise DataError("%s: column %d: feature index %d outside [0, %s)"
-                            % (where, position + 2, index, index_range or "2**63"))
+            raise DataError("%s: feature index %d outside [0, %s) (column %d)"
+                            % (where, index, index_range or "2**63", position + 2))
         indices.append(index)
     return label, indices
 
@@ -244,8 +245,8 @@ def _libsvm_line(where, text):
                 raise ValueError
             float(value)
         except ValueError:
-            raise DataError("%s: column %d: malformed feature %r (expected index:value)"
-                            % (where, position + 2, token)) from None
+            raise DataError("%s: malformed feature %r (column %d; expected index:value)"
+                            % (where, token, position + 2)) from None
         indices.append(int(index))
     return label, indices
 

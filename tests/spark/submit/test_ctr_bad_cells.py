@@ -10,8 +10,8 @@ from sparkps.errors import DataError
 from tests.spark.submit.test_job_flags import job_module
 
 GOOD = {"libffm": "1 0:3:1 1:2:1", "dummy": "1 3 7", "libsvm": "0 3:1 7:1"}
-BAD = {"libffm": ("1 0:3:1 1:4", r":3: column 3: malformed feature '1:4'"),
-       "dummy": ("-1 3 x", r":3: column 3: feature index 'x' is not an integer"),
+BAD = {"libffm": ("1 0:3:1 1:4", r":3: malformed feature '1:4' \(column 3; expected field:feature:value\)"),
+       "dummy": ("-1 3 x", r":3: feature index 'x' is not an integer \(column 3\)"),
        "libsvm": ("2 3:1 7:1", r":3: label '2' must be 0 or 1")}
 READERS = {"libffm": read_libffm, "dummy": read_dummy, "libsvm": read_libsvm_ids}
 
@@ -100,3 +100,13 @@ def test_the_job_takes_orc_tables_and_skip_for_every_format(tmp_path):
     args = job.parse_args(["--train", str(path), "--test", str(path), "--bad-lines", "skip"])
     job.settle_format(args)        # libffm with skip: no longer refused
     assert args.format == "libffm"
+
+
+def test_format_orc_on_a_text_file_is_refused_naming_both(tmp_path):
+    from sparkps.errors import ConfigError
+    job = job_module("train_ctr")
+    path = tmp_path / "day0.ffm"
+    path.write_text("1 0:3:1\n")
+    args = job.parse_args(["--train", str(path), "--test", str(path), "--format", "orc"])
+    with pytest.raises(ConfigError, match="--format orc, but --train %s holds libffm" % path):
+        job.settle_format(args)
