@@ -8,10 +8,13 @@
         --network jobs/networks/deepfm.json --output out/
     python jobs/train_ctr.py --demo --output demo-ctr        # generated Criteo-shaped data (`make demo-ctr`)
 
-Formats: parquet, csv (header, types inferred), criteo (label, I1-I13, C1-C26, tab-separated, empty cells
-allowed), libffm (field:feature:value; one feature per field), dummy (Angel: label then one feature index per
-field; the indices are table rows, not hashed), libsvm (one index per field, hashed). With ``--network`` the
-JSON's own train section (epochs, lr, batch size, optimizer) applies unless a flag sets it.
+Formats: parquet, orc, csv (header, types inferred), a table (``--input-table``, ``--test-table``), criteo (label,
+I1-I13, C1-C26, tab-separated, empty cells allowed), libffm (field:feature:value; one feature per field), dummy
+(Angel: label then one feature index per field; the indices are table rows, not hashed), libsvm (one index per
+field, hashed). With ``--network`` the
+JSON's own train section (epochs, lr, batch size, optimizer) applies unless a flag sets it.  ``--bad-lines error``
+stops at the first bad line or cell of any input, naming it (file:line, or file and row, or table; and column);
+``--bad-lines skip`` drops them and prints how many (docs/ctr.md, "Bad lines and cells").
 
 Prints the training logloss of each epoch and ends with ``test AUC <auc> logloss <logloss> (<n> rows)``
 (AUC exact over every test row: BinaryClassificationEvaluator on the driver). Writes OUTPUT/model (a
