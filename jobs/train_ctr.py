@@ -8,10 +8,13 @@
         --network jobs/networks/deepfm.json --output out/
     python jobs/train_ctr.py --demo --output demo-ctr        # generated Criteo-shaped data (`make demo-ctr`)
 
-Formats: parquet, csv (header, types inferred), criteo (label, I1-I13, C1-C26, tab-separated, empty cells
-allowed), libffm (field:feature:value; one feature per field), dummy (Angel: label then one feature index per
-field; the indices are table rows, not hashed), libsvm (one index per field, hashed). With ``--network`` the
-JSON's own train section (epochs, lr, batch size, optimizer) applies unless a flag sets it.
+Formats: parquet, orc, csv (header, types inferred), a table (``--input-table``, ``--test-table``), criteo (label,
+I1-I13, C1-C26, tab-separated, empty cells allowed), libffm (field:feature:value; one feature per field), dummy
+(Angel: label then one feature index per field; the indices are table rows, not hashed), libsvm (one index per
+field, hashed). With ``--network`` the
+JSON's own train section (epochs, lr, batch size, optimizer) applies unless a flag sets it.  ``--bad-lines error``
+stops at the first bad line or cell of any input, naming it (file:line, or file and row, or table; and column);
+``--bad-lines skip`` drops them and prints how many (docs/ctr.md, "Bad lines and cells").
 
 Prints the training logloss of each epoch and ends with ``test AUC <auc> logloss <logloss> (<n> rows)``
 (AUC exact over every test row: BinaryClassificationEvaluator on the driver). Writes OUTPUT/model (a
@@ -26,10 +29,14 @@ import sys
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
-from sparkps.spark.submit.flags import add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
+
+JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
+SPARK_FORMATS = ("csv", "parquet", "orc")    # read by Spark, their cells checked there (see read)
 
 
 def parse_args(argv=None):
@@ -39,11 +46,13 @@ def parse_args(argv=None):
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")
     p.add_argument("--test", help="test data, same format (required with --train): scored for the final AUC")
-    p.add_argument("--format", choices=("auto",) + CTR_FORMATS, default="auto",
+    p.add_argument("--input-table", help="training data from a table Spark can read (instead of --train)")
+    p.add_argument("--test-table", help="test data from a table (instead of --test)")
+    p.add_argument("--format", choices=("auto",) + JOB_FORMATS, default="auto",
                    help="input format (default: auto, from the content: magic bytes, then the first line)")
     p.add_argument("--bad-lines", choices=BAD_LINES, default="error",
-                   help="criteo: stop at the first bad line naming file:line and column (error), or drop bad "
-                        "lines and report how many (skip) (default: %(default)s)")
+                   help="stop at the first bad line or cell naming its file:line (or file and row, or table) and "
+                        "column (error), or drop bad lines and rows and report how many (skip)")
     p.add_argument("--label-col", default="label", help="label column (0/1, or two strings)")
     p.add_argument("--categorical-cols", help="comma-separated (criteo: C1..C26; libffm/dummy/libsvm: f0..)")
     p.add_argument("--numeric-cols", default="", help="comma-separated (criteo: I1..I13)")
@@ -65,7 +74,7 @@ def parse_args(argv=None):
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
                    help="training workers (Spark tasks); fewer when a local master has fewer task slots")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
-    add_strategy_flags(p)
+    add_strategy_flags(p, SPARSE_STRATEGIES)
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
     p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
@@ -77,19 +86,28 @@ def parse_args(argv=None):
         estimator_settings(args)     # an unknown strategy option stops the job before Spark starts
     except SparkpsError as exc:
         p.error(str(exc))
-    if not args.demo and not (args.train and args.test):
-        p.error("--train and --test are required (or --demo)")
+    if not args.demo and not ((args.train or args.input_table) and (args.test or args.test_table)):
+        p.error("--train (or --input-table) and --test (or --test-table) are required (or --demo)")
+    if (args.train and args.input_table) or (args.test and args.test_table):
+        p.error("give --train or --input-table, --test or --test-table, not both")
     return args
 
 
 def settle_format(args):
     """--format, or the training file's content (sparkps.io.formats.detect_format, the rule every job shares);
-    --bad-lines skip only where lines are checked in Spark (criteo)."""
-    if not args.demo:
-        args.format = detect_format(args.train, args.format, CTR_FORMATS)
-    if args.bad_lines == "skip" and args.format not in ("criteo",) and not args.demo:
-        raise ConfigError("--bad-lines skip applies to criteo input; %s input stops at its first bad line, "
-                          "naming it" % args.format)
+    tables are read by Spark (their format is the catalog's).  ``--format parquet|orc`` on local files whose
+    content is another format is a ConfigError naming both (Spark would fail inside a task)."""
+    if args.demo or not args.train:
+        return
+    flag, args.format = args.format, detect_format(args.train, args.format, JOB_FORMATS)
+    if flag in ("parquet", "orc"):
+        for option, path in (("--train", args.train), ("--test", args.test)):
+            try:
+                found = detect_format(path, "auto", JOB_FORMATS) if path else flag
+            except ConfigError:
+                continue          # not local, or of no known format: Spark says
+            if found != flag:
+                raise ConfigError("--format %s, but %s %s holds %s" % (flag, option, path, found))
 
 
 def spark_session(master):
@@ -108,27 +126,21 @@ def spark_session(master):
     return spark
 
 
-def local_rows_frame(spark, path, fmt):
-    """libffm / dummy / libsvm read on the driver by sparkps's readers (errors name file:line): (DataFrame,
-    single-valued columns, multi-valued columns)."""
-    from sparkps.ctr.files import ParsedRows, read_dummy, read_libffm
+def local_rows_frame(spark, path, fmt, bad_lines="error"):
+    """libffm / dummy / libsvm read on the driver by sparkps.ctr.files (a bad line named by file:line and column,
+    or, with ``bad_lines`` skip, dropped and counted): (DataFrame, single-valued columns, multi-valued columns,
+    lines skipped)."""
+    from sparkps.ctr.files import LinePolicy, one_feature_per_field, read_dummy, read_libffm, read_libsvm_ids
+    policy = LinePolicy(bad_lines)
     if fmt == "libffm":
-        return ffm_frame(spark, read_libffm(path))
-    if fmt == "dummy":
-        rows = read_dummy(path)
-    else:
-        from sparkps.io.readers import read_libsvm
-        X, y = read_libsvm(path, zero_based="auto", sparse=True)
-        rows = ParsedRows(y, None, X.indices, X.data, X.indptr, list(range(1, len(y) + 1)))
-    counts = {int(c) for c in (rows.indptr[1:] - rows.indptr[:-1])}
-    if len(counts) != 1:
-        raise SparkpsError("%s: rows hold %s features; a CTR row needs one feature per field" % (path, sorted(counts)))
-    width = counts.pop()
+        return (*ffm_frame(spark, read_libffm(path, bad_lines=policy)), policy.skipped)
+    rows = (read_dummy if fmt == "dummy" else read_libsvm_ids)(path, bad_lines=policy)
+    rows, width = one_feature_per_field(rows, path, policy)
     ids, _ = rows.per_field(width, path)
     names = ["f%d" % j for j in range(width)]
     cast = int if fmt == "dummy" else str
     data = [(float(label), *[cast(v) for v in row]) for label, row in zip(rows.labels, ids.tolist())]
-    return spark.createDataFrame(data, ["label"] + names), names, []
+    return spark.createDataFrame(data, ["label"] + names), names, [], policy.skipped
 
 
 def ffm_frame(spark, rows):
@@ -150,21 +162,35 @@ def ffm_frame(spark, rows):
             ["f%d" % f for f in columns if f not in single])
 
 
-def read(spark, args, path):
-    """(DataFrame, default categorical, numeric and multi-valued columns); criteo lines checked first (see
-    sparkps.spark.submit.criteo)."""
-    if args.format == "parquet":
-        return spark.read.parquet(path), None, [], []
-    if args.format == "csv":
-        return spark.read.csv(path, header=True, inferSchema=True), None, [], []
-    if args.format == "criteo":
+def read(spark, args, path, table=None):
+    """(DataFrame, default categorical, numeric and multi-valued columns) of ``path`` or ``table``, its bad lines or
+    cells found first (sparkps.spark.submit.criteo, sparkps.ctr.files, sparkps.spark.submit.ctr_cells) and, with
+    --bad-lines skip, dropped and counted on stderr."""
+    name = path or "table %s" % table
+    if table or args.format in SPARK_FORMATS:
+        from sparkps.spark.submit.ctr_cells import checked_cells
+        from sparkps.spark.submit.inputs import read_table
+        if table:
+            frame = read_table(spark, table)
+        elif args.format == "csv":
+            frame = spark.read.csv(path, header=True, inferSchema=True)
+        else:
+            frame = spark.read.format(args.format).load(path)
+        numeric = [c for c in args.numeric_cols.split(",") if c]
+        frame, skipped = checked_cells(frame, name, args.label_col, numeric, args.bad_lines,
+                                       csv=args.format == "csv" and not table)
+        categorical, numeric, multi = None, [], []
+    elif args.format == "criteo":
         from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
         frame, skipped = read_criteo(spark, path, args.bad_lines)
-        if skipped:
-            print("train_ctr: %s: skipped %d bad lines (--bad-lines skip)" % (path, skipped), file=sys.stderr)
-        return frame, list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
-    frame, names, multi = local_rows_frame(spark, path, args.format)
-    return frame, names, [], multi
+        categorical, numeric, multi = list(CRITEO_CATEGORICAL), list(CRITEO_NUMERIC), []
+    else:
+        frame, categorical, multi, skipped = local_rows_frame(spark, path, args.format, args.bad_lines)
+        numeric = []
+    if skipped:
+        unit = "rows" if table or args.format in ("parquet", "orc") else "lines"
+        print("train_ctr: %s: skipped %d bad %s (--bad-lines skip)" % (name, skipped, unit), file=sys.stderr)
+    return frame, categorical, numeric, multi
 
 
 def indexed_label(train_df, test_df, label_col):
@@ -224,11 +250,6 @@ def test_metrics(scored, label_col):
     return auc, float(row.logloss), int(row.n)
 
 
-def numbered_from_one(history):
-    """The history with epochs counted from 1, as the progress lines, the plot and train_classifier count them."""
-    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
-
-
 def plot(history, auc, logloss, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -263,8 +284,8 @@ def train_and_report(args):
         args.format = "criteo"
     spark = spark_session(args.master)
     try:
-        train_df, categorical, numeric, multi = read(spark, args, args.train)
-        test_df = read(spark, args, args.test)[0]
+        train_df, categorical, numeric, multi = read(spark, args, args.train, args.input_table)
+        test_df = read(spark, args, args.test, args.test_table)[0]
         train_df, test_df, classes = indexed_label(train_df, test_df, args.label_col)
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
@@ -287,8 +308,8 @@ def train_and_report(args):
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "history": history,
-                       "classes": classes}, f, indent=1)
+            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "epochs": len(history),
+                       "history": history, "classes": classes}, f, indent=1)
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         spark.stop()

@@ -10,7 +10,8 @@
     rows = read_libffm('train.ffm')            # ParsedRows: labels, fields, ids, values, indptr
 
 Categorical values become ids by ``hashing.hash_column`` (field and value together); Angel's dummy indices
-are ids already and stay as they are. Every bad line raises DataError naming ``file:line``.
+are ids already and stay as they are. Every bad line raises DataError naming ``file:line``, or, read with
+``bad_lines=LinePolicy("skip")``, is dropped and counted in the policy's ``skipped``.
 """
 from collections import namedtuple
 
@@ -53,6 +54,29 @@ class ParsedRows(namedtuple("ParsedRows", ["labels", "fields", "ids", "values", 
             at = self.fields == field
             out[int(field)] = (self.ids[at], np.bincount(rows[at], minlength=len(self.labels)))
         return out
+
+
+BAD_LINES = ("error", "skip")
+
+
+class LinePolicy:
+    """What a reader does with a bad line: ``error`` raises its DataError (naming ``file:line`` and the column),
+    ``skip`` drops it and counts it in ``skipped``."""
+
+    def __init__(self, policy="error"):
+        if policy not in BAD_LINES:
+            raise ConfigError("bad-lines policy must be one of %s, got %r" % (", ".join(BAD_LINES), policy))
+        self.policy, self.skipped = policy, 0
+
+    def parsed(self, parse, where, text):
+        """``parse(where, text)``, or None for a bad line under ``skip``."""
+        try:
+            return parse(where, text)
+        except DataError:
+            if self.policy == "error":
+                raise
+            self.skipped += 1
+            return None
 
 
 def _check_shard(part_index, num_parts):
@@ -132,26 +156,35 @@ def read_criteo(path, part_index=0, num_parts=1):
                     CRITEO_CATEGORICAL, CRITEO_NUMERIC, np.asarray(lines, np.int64))
 
 
-def _ffm_token(where, token):
+def _ffm_token(where, token, column=None):
+    at = "" if column is None else "column %d; " % column
     parts = token.split(":")
     if len(parts) != 3 or not parts[1]:
-        raise DataError("%s: malformed feature %r (expected field:feature:value)" % (where, token))
+        raise DataError("%s: malformed feature %r (%sexpected field:feature:value)" % (where, token, at))
     try:
         return int(parts[0]), parts[1], float(parts[2])
     except ValueError:
-        raise DataError("%s: malformed feature %r (field must be an integer, value a number)"
-                        % (where, token)) from None
+        raise DataError("%s: malformed feature %r (%sfield must be an integer, value a number)"
+                        % (where, token, at)) from None
 
 
-def read_libffm(path, part_index=0, num_parts=1):
-    """Read libffm (``label field:feature:value ...``) into ParsedRows; each id hashes (field, feature)."""
+def _ffm_line(where, text):
+    tokens = text.split()
+    return parse_label(where, tokens[0]), [_ffm_token(where, token, column)
+                                           for column, token in enumerate(tokens[1:], 2)]
+
+
+def read_libffm(path, part_index=0, num_parts=1, bad_lines=None):
+    """Read libffm (``label field:feature:value ...``) into ParsedRows; each id hashes (field, feature).
+    ``bad_lines``: a LinePolicy (default: raise at the first bad line)."""
+    policy = bad_lines or LinePolicy()
     labels, fields, features, values, indptr, lines = [], [], [], [], [0], []
     for lineno, text in shard_lines(path, part_index, num_parts):
-        where = "%s:%d" % (path, lineno)
-        tokens = text.split()
-        labels.append(parse_label(where, tokens[0]))
-        for token in tokens[1:]:
-            field, feature, value = _ffm_token(where, token)
+        row = policy.parsed(_ffm_line, "%s:%d" % (path, lineno), text)
+        if row is None:
+            continue
+        labels.append(row[0])
+        for field, feature, value in row[1]:
             fields.append(field)
             features.append(feature)
             values.append(value)
@@ -167,24 +200,95 @@ def read_libffm(path, part_index=0, num_parts=1):
                       np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
 
 
-def read_dummy(path, part_index=0, num_parts=1, index_range=None):
+def _dummy_line(where, text, index_range=None):
+    tokens = text.replace(",", " ").split()
+    label, indices = parse_label(where, tokens[0]), []
+    for position, token in enumerate(tokens[1:]):
+        try:
+            index = int(token)
+        except ValueError:
+            raise DataError("%s: feature index %r is not an integer (column %d)" % (where, token, position + 2)) \
+                from None
+        if index < 0 or (index_range is not None and index >= index_range):
+            raise DataError("%s: feature index %d outside [0, %s) (column %d)"
+                            % (where, index, index_range or "2**63", position + 2))
+        indices.append(index)
+    return label, indices
+
+
+def read_dummy(path, part_index=0, num_parts=1, index_range=None, bad_lines=None):
     """Read Angel's dummy format into ParsedRows (values 1, field = position in the row). With
-    ``index_range`` every index must lie in [0, index_range)."""
+    ``index_range`` every index must lie in [0, index_range).  ``bad_lines``: a LinePolicy (default: raise)."""
+    policy = bad_lines or LinePolicy()
     labels, ids, positions, indptr, lines = [], [], [], [0], []
     for lineno, text in shard_lines(path, part_index, num_parts):
-        where = "%s:%d" % (path, lineno)
-        tokens = text.replace(",", " ").split()
-        labels.append(parse_label(where, tokens[0]))
-        for position, token in enumerate(tokens[1:]):
-            try:
-                index = int(token)
-            except ValueError:
-                raise DataError("%s: feature index %r is not an integer" % (where, token)) from None
-            if index < 0 or (index_range is not None and index >= index_range):
-                raise DataError("%s: feature index %d outside [0, %s)" % (where, index, index_range or "2**63"))
-            ids.append(index)
-            positions.append(position)
+        row = policy.parsed(lambda where, line: _dummy_line(where, line, index_range), "%s:%d" % (path, lineno),
+                            text)
+        if row is None:
+            continue
+        labels.append(row[0])
+        ids.extend(row[1])
+        positions.extend(range(len(row[1])))
         indptr.append(len(ids))
         lines.append(lineno)
     return ParsedRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
                       np.ones(len(ids), np.float32), np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
+
+
+def _libsvm_line(where, text):
+    tokens = text.split("#", 1)[0].split()
+    label, indices = parse_label(where, tokens[0]), []
+    for position, token in enumerate(tokens[1:]):
+        index, sep, value = token.partition(":")
+        try:
+            if not sep or int(index) < 0:
+                raise ValueError
+            float(value)
+        except ValueError:
+            raise DataError("%s: malformed feature %r (column %d; expected index:value)"
+                            % (where, token, position + 2)) from None
+        indices.append(int(index))
+    return label, indices
+
+
+def read_libsvm_ids(path, part_index=0, num_parts=1, bad_lines=None):
+    """Read libsvm (``label index:value ...``) as CTR rows: ParsedRows of the indices as they are written (ids,
+    field = position in the row, values 1), the label 0/1 or -1/1.  ``bad_lines``: a LinePolicy (default: raise)."""
+    policy = bad_lines or LinePolicy()
+    labels, ids, positions, indptr, lines = [], [], [], [0], []
+    for lineno, text in shard_lines(path, part_index, num_parts):
+        if not text.split("#", 1)[0].strip():
+            continue
+        row = policy.parsed(_libsvm_line, "%s:%d" % (path, lineno), text)
+        if row is None:
+            continue
+        labels.append(row[0])
+        ids.extend(row[1])
+        positions.extend(range(len(row[1])))
+        indptr.append(len(ids))
+        lines.append(lineno)
+    return ParsedRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
+                      np.ones(len(ids), np.float32), np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
+
+
+def one_feature_per_field(rows, path, bad_lines=None):
+    """(rows, width): the rows holding the most common number of features (one per field); a row with another
+    count is a bad line (DataError naming ``file:line`` under ``error``, dropped and counted under ``skip``)."""
+    policy = bad_lines or LinePolicy()
+    counts = np.diff(rows.indptr)
+    if not counts.size:
+        return rows, 0
+    values, seen = np.unique(counts, return_counts=True)
+    width = int(values[np.argmax(seen)])
+    keep = counts == width
+    if keep.all():
+        return rows, width
+    if policy.policy == "error":
+        r = int(np.flatnonzero(~keep)[0])
+        raise DataError("%s:%d: expected %d features (one per field, as most rows hold), got %d"
+                        % (path, rows.lines[r], width, counts[r]))
+    policy.skipped += int((~keep).sum())
+    at = np.repeat(keep, counts)
+    indptr = np.concatenate([[0], np.cumsum(counts[keep])]).astype(np.int64)
+    return ParsedRows(rows.labels[keep], rows.fields[at], rows.ids[at], rows.values[at], indptr,
+                      rows.lines[keep]), width

@@ -24,7 +24,7 @@ from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
 from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
-from sparkps.spark.ml.persistence import ModelReader, ModelWriter
+from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
@@ -221,7 +221,9 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         return small
 
     def write(self):
-        return ModelWriter(self)
+        """pyspark.ml's writer; the metadata also holds ``epochs`` and ``history``, epochs counted from 1."""
+        history = numbered_from_one(self.history)
+        return ModelWriter(self, {"epochs": len(history), "history": history})
 
     @classmethod
     def read(cls):

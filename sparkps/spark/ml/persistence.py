@@ -8,6 +8,11 @@ The saved layout is versioned by ``sparkpsFormat`` in the pyspark.ml metadata (s
 * 2: ``sparkpsFormat: 2``, the class recorded where it is defined now (``sparkps.spark.ml.classifier``,
   ``sparkps.spark.ml.ctr_classifier``), ``weights`` in SparkModel format 2.
 
+A CTR model's metadata also holds ``epochs`` (how many it was trained) and ``history`` (its per-epoch metrics), epochs
+counted from 1 as the jobs' summaries count them (the ``weights`` folder is SparkModel's own, whose history counts
+from 0 like its ``best_epoch``).  Saving over an existing path needs ``write().overwrite()``, as pyspark.ml's own
+writers: without it the save is a ConfigError naming the path, before anything is written.
+
 The ``weights`` folder carries its own version (:meth:`SparkModel.load` reads every earlier one). A version newer
 than :data:`FORMAT` is a DataError naming the model's folder and both versions.
 """
@@ -15,7 +20,7 @@ import os
 
 from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter
 
-from sparkps.errors import DataError
+from sparkps.errors import ConfigError, DataError
 from sparkps.spark.model.spark_model import SparkModel
 
 WEIGHTS_DIR = "weights"
@@ -23,12 +28,18 @@ FORMAT_FIELD, FORMAT = "sparkpsFormat", 2
 
 
 class ModelWriter(DefaultParamsWriter):
-    """Params as pyspark.ml metadata (with ``sparkpsFormat``), then the weights of ``instance.spark_model`` in
-    ``<path>/weights``."""
+    """Params as pyspark.ml metadata (with ``sparkpsFormat`` and ``extra``, a dict of JSON values), then the weights
+    of ``instance.spark_model`` in ``<path>/weights``.  Blocks for a small Spark job (the metadata file)."""
+
+    def __init__(self, instance, extra=None):
+        super().__init__(instance)
+        self.extra = dict(extra or {})
 
     def saveImpl(self, path):
+        check_free(path, self.shouldOverwrite)
         # self.sc, not self.sparkSession: pyspark 3.5 takes a SparkContext here, 4.x either
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc, extraMetadata={FORMAT_FIELD: FORMAT})
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc,
+                                         extraMetadata={**self.extra, FORMAT_FIELD: FORMAT})
         self.instance.spark_model.save(os.path.join(local_path(path), WEIGHTS_DIR))
 
 
@@ -40,6 +51,19 @@ class ModelReader(DefaultParamsReader):
         model = super().load(path)
         model.spark_model = SparkModel.load(os.path.join(local_path(path), WEIGHTS_DIR))
         return model
+
+
+def check_free(path, overwrite):
+    """ConfigError naming ``path`` when something is there and ``overwrite`` is false (pyspark.ml would fail inside
+    the metadata's Spark job, with a Java trace); ``write().overwrite()`` has removed it already."""
+    if not overwrite and os.path.exists(local_path(path)):
+        raise ConfigError("%s already exists: save with write().overwrite().save(%r) to replace it, or choose "
+                          "another path" % (path, path))
+
+
+def numbered_from_one(history):
+    """``history`` (per-epoch dicts, ``epoch`` counted from 0 as a fit records it) with epochs counted from 1."""
+    return [dict(entry, epoch=int(entry["epoch"]) + 1) for entry in history]
 
 
 def check_format(path, metadata):

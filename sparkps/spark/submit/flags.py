@@ -7,16 +7,25 @@ as on ``sparkps launch`` / ``sparkps worker train``, and what they become for Sp
 An unknown strategy option or a value of the wrong kind is one ConfigError naming it (from ``check_strategy``),
 before Spark starts any job.
 """
-from sparkps.kvstore.strategies import OPTION_NAMES, STRATEGIES, check_strategy, parse_options
+from sparkps.kvstore.strategies import LOCAL_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS, check_strategy, parse_options
+
+# the strategies a job with sparse tables (train_ctr) can run: those whose optimizer runs on the workers' own copy
+# of every weight cannot train a table whose rows live only on the servers
+SPARSE_STRATEGIES = tuple(name for name in STRATEGIES if name not in LOCAL_STRATEGIES)
 
 
-def add_strategy_flags(parser):
-    """``--kvstore``, ``--kvstore-param NAME=VALUE`` (repeatable), ``--compression``, ``--compression-threshold``,
-    ``--checkpoint-dir``, ``--checkpoint-steps``, ``--max-restarts`` and ``--curve/--no-curve`` on an argparse
-    parser."""
-    parser.add_argument("--kvstore", default="dist_sync", choices=STRATEGIES, help="distributed strategy")
+def add_strategy_flags(parser, strategies=STRATEGIES):
+    """``--kvstore`` (one of ``strategies``, so ``--help`` lists only those and argparse refuses any other with a
+    usage error naming the flag), ``--kvstore-param NAME=VALUE`` (repeatable), ``--compression``,
+    ``--compression-threshold``, ``--checkpoint-dir``, ``--checkpoint-steps``, ``--max-restarts`` and
+    ``--curve/--no-curve`` on an argparse parser."""
+    refused = [name for name in STRATEGIES if name not in strategies]
+    note = " (%s train on the workers' own weights and cannot train sparse tables)" % " and ".join(refused) \
+        if refused else ""
+    parser.add_argument("--kvstore", default="dist_sync", choices=strategies, help="distributed strategy" + note)
+    options = [option for name in strategies for option in STRATEGY_OPTIONS[name]]
     parser.add_argument("--kvstore-param", dest="kvstore_params", action="append", default=[], metavar="NAME=VALUE",
-                        help="a strategy option: %s (repeatable)" % ", ".join(OPTION_NAMES))
+                        help="a strategy option: %s (repeatable)" % ", ".join(options))
     parser.add_argument("--compression", choices=["fp16", "2bit"], help="compress pushed gradients")
     parser.add_argument("--compression-threshold", type=float, default=0.5, help="2bit: the threshold t")
     parser.add_argument("--checkpoint-dir", help="folder every server can write: checkpoints after each epoch; a fit "

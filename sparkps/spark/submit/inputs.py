@@ -27,7 +27,7 @@ def read_input(spark, path=None, table=None, fmt=None, num_features=None, label_
     if bool(path) == bool(table):
         raise ConfigError("give either a path or a table as input, not %s" % ("both" if path else "neither"))
     name = path or "table %s" % table
-    frame = _table(spark, table) if table else _read_path(spark, path, fmt, num_features)
+    frame = read_table(spark, table) if table else _read_path(spark, path, fmt, num_features)
     if label_col not in frame.columns:
         hint = " (a CSV file without a header names its columns _c0, _c1, ...)" if "_c0" in frame.columns else ""
         raise ConfigError("%s has no label column %r; its columns are %s%s: give --label-col"
@@ -85,7 +85,8 @@ def _read_path(spark, path, fmt, num_features):
     return spark.read.format(kind).load(path)
 
 
-def _table(spark, table):
+def read_table(spark, table):
+    """The DataFrame of ``table`` (any name Spark's catalog knows); ConfigError naming it when it is unknown."""
     try:
         return spark.table(table)
     except Exception as exc:   # AnalysisException: the table is unknown to the catalog
