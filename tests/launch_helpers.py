@@ -35,13 +35,19 @@ def write_digits(tmp_path):
     return paths
 
 
+# `python -m sparkps.cli`, with Ctrl-C (SIGINT) handled as in a terminal even where the suite itself runs in the
+# background of a non-interactive shell, which starts its commands with SIGINT ignored (inherited over exec).
+CLI = ("import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+       "runpy.run_module('sparkps.cli', run_name='__main__', alter_sys=True)")
+
+
 class Sparkps:
     """`python -m sparkps.cli ARGS` with its merged output collected line by line."""
 
     def __init__(self, args, env=None, cwd=None, new_session=False):
         child_env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         child_env.update(env or {})
-        self.process = subprocess.Popen([sys.executable, "-m", "sparkps.cli"] + list(args), env=child_env,
+        self.process = subprocess.Popen([sys.executable, "-c", CLI] + list(args), env=child_env,
                                         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=new_session)
         self.lines, self._queue = [], queue.Queue()
