@@ -43,7 +43,7 @@ def files(folder):
     write = {"angel.json": json.dumps({"data": {"indexrange": 10}, "layers": []}), "notjson.json": "{layers",
              "notes.txt": "hello world\n", "bad.ffm": "1 0:3:1 1:4:1\n0 0:3:1 1:4\n", "bad.dummy": "1 4 5\n1 4 x\n",
              "labels.libsvm": "1 1:1\n0 2:1\n1 1:1\n0 2:1\n7 1:1\n1 2:1\n", "ok.libsvm": "1 1:1\n0 2:1\n",
-             "ffm.txt": "1 0:3:1 1:4:1\n0 0:2:1 1:5:1\n"}
+             "ffm.txt": "1 0:3:1 1:4:1\n0 0:2:1 1:5:1\n", "label2.csv": "click,site\n1,a\n2,b\n0,c\n"}
     for name, text in write.items():
         out[name] = os.path.join(folder, name)
         with open(out[name], "w") as handle:
@@ -70,12 +70,17 @@ def job_cases(f):
         ("job train_ctr: --validation-fraction 1.5", ctr + ["--validation-fraction", "1.5"]),
         ("job train_ctr: more servers than workers", ctr + ["--num-servers", "3"]),
         ("job train_ctr: unknown strategy option", ctr + ["--kvstore-param", "bogus=1"]),
-        ("job train_ctr: unknown --format", ctr + ["--format", "orc"]),
+        ("job train_ctr: unknown --format", ctr + ["--format", "xls"]),
+        ("job train_ctr: --format orc on a libffm file", ["train_ctr", "--train", f["ffm.txt"], "--test", f["ffm.txt"],
+                                                          "--format", "orc"]),
+        ("job train_ctr: a strategy that trains no tables", ctr + ["--kvstore", "dist_easgd"]),
         ("job train_ctr: missing --train file", ["train_ctr", "--train", "nope.tsv", "--test", f["good"]]),
         ("job train_ctr: --train without --test", ["train_ctr", "--train", f["good"]]),
         ("job train_ctr: content of no known format", ["train_ctr", "--train", f["notes.txt"], "--test", f["good"]]),
-        ("job train_ctr: --bad-lines skip on libffm", ["train_ctr", "--train", f["ffm.txt"], "--test", f["ffm.txt"],
-                                                       "--bad-lines", "skip"]),
+        ("job train_ctr: unknown --bad-lines policy", ctr + ["--bad-lines", "drop"]),
+        ("job train_ctr: CSV label 2 on line 3", ["train_ctr", "--train", f["label2.csv"], "--test", f["label2.csv"],
+                                                  "--label-col", "click", "--master", "local[1]",
+                                                  "--num-workers", "1"]),
         ("job train_ctr: existing --output", ctr + ["--output", f["full"]]),
         ("job train_ctr: Criteo line of 25 cells", ["train_ctr", "--train", f["c25"], "--test", f["good"],
                                                     "--master", "local[1]", "--num-workers", "1"]),

@@ -26,6 +26,20 @@ def spark_env():
     return env
 
 
+@pytest.fixture(scope="session", autouse=True)
+def launch_status_file(tmp_path_factory):
+    """`sparkps launch` writes its status file here, not into the user's ~/.sparkps (and each test process of
+    a parallel run has its own)."""
+    path = str(tmp_path_factory.mktemp("status") / "launch-status.json")
+    previous = os.environ.get("SPARKPS_STATUS_FILE")
+    os.environ["SPARKPS_STATUS_FILE"] = path
+    yield path
+    if previous is None:
+        os.environ.pop("SPARKPS_STATUS_FILE", None)
+    else:
+        os.environ["SPARKPS_STATUS_FILE"] = previous
+
+
 @pytest.fixture(scope="session")
 def spark():
     """A local[2] SparkSession (UI off, 2 shuffle partitions), stopped at the end of the session."""
