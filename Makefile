@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(PY) jobs/train_classifier.py --demo --overwrite --output demo-output
 
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=15
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

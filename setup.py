@@ -31,7 +31,8 @@ setup(
         "gpu": ["cupy-cuda12x>=13"],
         "demo": ["scikit-learn>=1.2"],
         "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
-        "test": ["pytest>=7", "pytest-timeout>=2", "scikit-learn>=1.2", "ruff>=0.6", "onnx>=1.14", "onnxruntime>=1.16"],
+        "test": ["pytest>=7", "pytest-timeout>=2", "pytest-xdist>=3", "scikit-learn>=1.2", "ruff>=0.6",
+                 "onnx>=1.14", "onnxruntime>=1.16"],
     },
     entry_points={"console_scripts": ["sparkps=sparkps.cli:main"]},
 )
