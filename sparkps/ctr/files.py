@@ -219,11 +219,19 @@ def _dummy_line(where, text, index_range=None):
 def read_dummy(path, part_index=0, num_parts=1, index_range=None, bad_lines=None):
     """Read Angel's dummy format into ParsedRows (values 1, field = position in the row). With
     ``index_range`` every index must lie in [0, index_range).  ``bad_lines``: a LinePolicy (default: raise)."""
+    return _positional_rows(path, part_index, num_parts, bad_lines,
+                            lambda where, line: _dummy_line(where, line, index_range))
+
+
+def _positional_rows(path, part_index, num_parts, bad_lines, parse_line, skip_blank=False):
+    """ParsedRows of lines ``parse_line(where, text) -> (label, ids)`` gives, field = position in the row,
+    values 1; bad lines go to ``bad_lines`` (a LinePolicy, default: raise)."""
     policy = bad_lines or LinePolicy()
     labels, ids, positions, indptr, lines = [], [], [], [0], []
     for lineno, text in shard_lines(path, part_index, num_parts):
-        row = policy.parsed(lambda where, line: _dummy_line(where, line, index_range), "%s:%d" % (path, lineno),
-                            text)
+        if skip_blank and not text.split("#", 1)[0].strip():
+            continue
+        row = policy.parsed(parse_line, "%s:%d" % (path, lineno), text)
         if row is None:
             continue
         labels.append(row[0])
@@ -254,21 +262,7 @@ def _libsvm_line(where, text):
 def read_libsvm_ids(path, part_index=0, num_parts=1, bad_lines=None):
     """Read libsvm (``label index:value ...``) as CTR rows: ParsedRows of the indices as they are written (ids,
     field = position in the row, values 1), the label 0/1 or -1/1.  ``bad_lines``: a LinePolicy (default: raise)."""
-    policy = bad_lines or LinePolicy()
-    labels, ids, positions, indptr, lines = [], [], [], [0], []
-    for lineno, text in shard_lines(path, part_index, num_parts):
-        if not text.split("#", 1)[0].strip():
-            continue
-        row = policy.parsed(_libsvm_line, "%s:%d" % (path, lineno), text)
-        if row is None:
-            continue
-        labels.append(row[0])
-        ids.extend(row[1])
-        positions.extend(range(len(row[1])))
-        indptr.append(len(ids))
-        lines.append(lineno)
-    return ParsedRows(np.asarray(labels, np.float32), np.asarray(positions, np.int32), np.asarray(ids, np.int64),
-                      np.ones(len(ids), np.float32), np.asarray(indptr, np.int64), np.asarray(lines, np.int64))
+    return _positional_rows(path, part_index, num_parts, bad_lines, _libsvm_line, skip_blank=True)
 
 
 def one_feature_per_field(rows, path, bad_lines=None):
