@@ -71,11 +71,13 @@ def _plan(name, table, counts, held):
         changed, removed = export_delta.changed_rows(table, held[name])
         ids, rows = ids[changed], rows[changed]
     kept = None
-    if counts is not None:
+    if counts is not None:          # (sorted ids, counts): 0 for an id training never counted
         count_ids, values = counts
-        where = np.clip(np.searchsorted(count_ids, ids), 0, max(count_ids.size - 1, 0))
-        found = count_ids[where] == ids if count_ids.size else np.zeros(ids.size, bool)
-        kept = np.where(found, values[where] if count_ids.size else 0, 0).astype(np.int64)
+        kept = np.zeros(ids.size, np.int64)
+        if count_ids.size:
+            where = np.clip(np.searchsorted(count_ids, ids), 0, count_ids.size - 1)
+            found = count_ids[where] == ids
+            kept[found] = values[where[found]]
     return {"name": name, "ids": ids, "rows": rows, "counts": kept, "removed": removed, "dim": table.dim}
 
 
