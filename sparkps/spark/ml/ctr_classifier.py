@@ -220,6 +220,20 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         small.spark_model = self.spark_model.shrink(min_count)
         return small
 
+    def export_tables(self, path, since=None, overwrite=False):
+        """Write the sparse tables as Parquet rows (id int64, vector, count) under folder ``path``, with
+        ``manifest.json`` and ``featurization.json`` (docs/export.md, "Parquet table rows"); ``since``: a checkpoint
+        folder of this model, to write only the rows changed since it. Returns the manifest. ConfigError naming a
+        non-empty ``path`` without ``overwrite``; DataError naming ``since`` when it is another model's. Blocks on
+        file I/O."""
+        from sparkps.spark.model.export_tables import export_ctr_tables
+        if self.spark_model is None:
+            raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
+        stats = stats_from_json(self.getOrDefault("numericStats"))
+        return export_ctr_tables(path, self.spark_model, self._featurizer().to_dict(), self.feature_spec(stats),
+                                 stats, since=since, overwrite=overwrite,
+                                 model_name=self.getOrDefault("network") or self.getOrDefault("model"))
+
     def write(self):
         """pyspark.ml's writer; the metadata also holds ``epochs`` and ``history``, epochs counted from 1."""
         history = numbered_from_one(self.history)

@@ -1,0 +1,118 @@
+"""A CTR model's sparse tables as Parquet rows, with a manifest and the featurization a serving stack needs
+(docs/export.md, "Parquet table rows").
+
+    export_ctr_tables('/export/ctr', spark_model, featurizer, spec, stats)
+    export_ctr_tables('/export/ctr-delta', spark_model, featurizer, spec, stats, since='/ckpt/epoch-0001')
+
+writes into the folder ``path``::
+
+    <table>.parquet          id int64, vector array<float>, count int64 (when the model kept training counts)
+    <table>.removed.parquet  (a delta only) id int64: ids the checkpoint held that the model no longer does
+    featurization.json       (field, value) -> id, numeric standardisation, multi-valued fields, ONNX inputs
+    manifest.json            tables, dims, row counts, files, the model's format and sparkps version, delta/since
+
+Parquet is written with pyarrow (a dependency of sparkps). Decisions (what goes in each file) are made before any
+file is opened; a non-empty ``path`` without ``overwrite=True`` is refused before anything is written. Blocks on
+file I/O (and, with ``since``, on reading the checkpoint's files).
+"""
+import json
+import os
+import shutil
+
+import numpy as np
+
+from sparkps.errors import ConfigError
+from sparkps.rows.values import RowSparse
+from sparkps.spark.model import export_delta
+from sparkps.spark.model.export_featurization import featurization
+
+FORMAT = "sparkps.TableRows/1"
+MANIFEST, FEATURIZATION = "manifest.json", "featurization.json"
+
+
+def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, overwrite=False, model_name=None):
+    """Write the tables of ``spark_model`` (a SparkModel of a CTR network) under ``path`` and return the manifest
+    (a dict). ``featurizer``: ``CTRFeaturizer.to_dict()``; ``spec``: the FeatureSpec; ``stats``: the NumericStats;
+    ``since``: a checkpoint folder of this model: only rows changed since it (and the ids it held that the model
+    lost). ConfigError naming ``path`` when it is a non-empty folder (or a file) and ``overwrite`` is not set;
+    DataError naming ``since`` and the model when it is not a checkpoint of this model."""
+    path = os.fspath(path)
+    _check_target(path, overwrite)
+    arg_params = spark_model.arg_params
+    tables = {name: value for name, value in arg_params.items() if isinstance(value, RowSparse)}
+    held = export_delta.checkpoint_tables(since, arg_params) if since is not None else None
+    doc = featurization(featurizer, spec, stats, spark_model.symbol, arg_params)
+    plans = {name: _plan(name, table, spark_model.table_counts.get(name), held) for name, table in tables.items()}
+    if os.path.exists(path):
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    os.makedirs(path)
+    for plan in plans.values():
+        _write_rows(path, plan)
+    _write_json(path, FEATURIZATION, doc)
+    manifest = _manifest(spark_model, plans, since, model_name)
+    _write_json(path, MANIFEST, manifest)
+    return manifest
+
+
+def _check_target(path, overwrite):
+    if not os.path.exists(path) or overwrite:
+        return
+    if not os.path.isdir(path):
+        raise ConfigError("export_tables: %s exists and is a file; pass overwrite=True to replace it" % path)
+    if os.listdir(path):
+        raise ConfigError("export_tables: %s is not empty; pass overwrite=True to replace what it holds" % path)
+
+
+def _plan(name, table, counts, held):
+    """What one table's files hold: ``{"name", "ids", "rows", "counts" (or None), "removed" (or None)}``."""
+    ids, rows = table.ids, np.asarray(table.rows, np.float32)
+    removed = None
+    if held is not None:
+        changed, removed = export_delta.changed_rows(table, held[name])
+        ids, rows = ids[changed], rows[changed]
+    kept = None
+    if counts is not None:          # (sorted ids, counts): 0 for an id training never counted
+        count_ids, values = counts
+        kept = np.zeros(ids.size, np.int64)
+        if count_ids.size:
+            where = np.clip(np.searchsorted(count_ids, ids), 0, count_ids.size - 1)
+            found = count_ids[where] == ids
+            kept[found] = values[where[found]]
+    return {"name": name, "ids": ids, "rows": rows, "counts": kept, "removed": removed, "dim": table.dim}
+
+
+def _write_rows(path, plan):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rows = plan["rows"]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1), pa.float32()), plan["dim"])
+    columns = {"id": pa.array(plan["ids"], pa.int64()), "vector": vectors.cast(pa.list_(pa.float32()))}
+    if plan["counts"] is not None:
+        columns["count"] = pa.array(plan["counts"], pa.int64())
+    pq.write_table(pa.table(columns), os.path.join(path, plan["name"] + ".parquet"))
+    if plan["removed"] is not None:
+        pq.write_table(pa.table({"id": pa.array(plan["removed"], pa.int64())}),
+                       os.path.join(path, plan["name"] + ".removed.parquet"))
+
+
+def _write_json(path, name, value):
+    with open(os.path.join(path, name), "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1, sort_keys=True)
+
+
+def _manifest(spark_model, plans, since, model_name):
+    from sparkps import __version__
+    from sparkps.spark.model.spark_model import FORMAT as MODEL_FORMAT
+    from sparkps.spark.model.spark_model import FORMAT_NAME as MODEL_FORMAT_NAME
+    tables = {}
+    for name, plan in plans.items():
+        entry = {"dim": plan["dim"], "rows": int(plan["ids"].size), "file": name + ".parquet",
+                 "columns": ["id", "vector"] + (["count"] if plan["counts"] is not None else [])}
+        if plan["removed"] is not None:
+            entry.update(removed=int(plan["removed"].size), removed_file=name + ".removed.parquet")
+        tables[name] = entry
+    return {"format": FORMAT, "sparkps_version": __version__, "model": model_name,
+            "model_format": "%s/%d" % (MODEL_FORMAT_NAME, MODEL_FORMAT), "epoch": spark_model.epoch,
+            "delta": since is not None, "since": None if since is None else os.path.abspath(os.fspath(since)),
+            "last_seen": "not kept by a fitted model (the servers' checkpoint files hold it)",
+            "tables": tables, "featurization": FEATURIZATION}
