@@ -83,24 +83,24 @@ def test_a_ctr_model_and_its_pipeline_round_trip_through_both_flavors(mlflow, au
     from pyspark.ml import PipelineModel
 
     from sparkps.spark.ml import mlflow_flavor
-    model, _ = autologged
+    model, run_id = autologged
     expected = probabilities(model.transform(clicks), index=1)
     pandas_rows = clicks.select("site", "app", "hour").toPandas()
-    with mlflow.start_run():
-        plain = mlflow.spark.log_model(model, artifact_path="ctr", pip_requirements=REQUIREMENTS)
-        ours = mlflow_flavor.log_model(PipelineModel([model]), "ctr-pipeline", pip_requirements=REQUIREMENTS)
-    loaded = mlflow.spark.load_model(plain.model_uri)
-    np.testing.assert_allclose(probabilities(loaded.transform(clicks), index=1), expected, rtol=1e-6)
+    plain = "runs:/%s/model" % run_id          # autolog's mlflow.spark.log_model(model, "model")
+    np.testing.assert_allclose(probabilities(mlflow.spark.load_model(plain).transform(clicks), index=1), expected,
+                               rtol=1e-6)
     # mlflow.spark's pyfunc: the prediction column, p > 0.5
-    assert mlflow.pyfunc.load_model(plain.model_uri).predict(pandas_rows.head(50)) == \
-        [float(p > 0.5) for p in expected[:50]]
-    # sparkps's: the click probabilities, in the rows' order
+    assert mlflow.pyfunc.load_model(plain).predict(pandas_rows.head(50)) == [float(p > 0.5) for p in expected[:50]]
+    with mlflow.start_run():
+        ours = mlflow_flavor.log_model(PipelineModel([model]), "ctr-pipeline", pip_requirements=REQUIREMENTS)
+    # sparkps's pyfunc: the click probabilities, in the rows' order; its spark flavor as mlflow.spark's
     np.testing.assert_allclose(mlflow.pyfunc.load_model(ours.model_uri).predict(pandas_rows), expected, rtol=1e-6)
     np.testing.assert_allclose(probabilities(mlflow.spark.load_model(ours.model_uri).transform(clicks), index=1),
                                expected, rtol=1e-6)
 
 
-def test_a_classifier_pipeline_round_trips_and_its_pyfunc_reads_lists_of_features(mlflow, spark, digits):
+def test_a_classifier_pipeline_round_trips_and_its_pyfunc_reads_lists_of_features(mlflow, spark, digits,
+                                                                                   tmp_path):
     import mlflow.pyfunc
     import mlflow.spark
     import pandas as pd
@@ -116,14 +116,15 @@ def test_a_classifier_pipeline_round_trips_and_its_pyfunc_reads_lists_of_feature
     scored = pipeline.transform(frame)
     expected, predicted = probabilities(scored), [row.prediction for row in scored.select("prediction").collect()]
     with mlflow.start_run():
-        plain = mlflow.spark.log_model(pipeline, artifact_path="mlp", pip_requirements=REQUIREMENTS)
-        ours = mlflow_flavor.log_model(pipeline, "mlp-probabilities", pip_requirements=REQUIREMENTS)
-    np.testing.assert_allclose(probabilities(mlflow.spark.load_model(plain.model_uri).transform(frame)), expected,
+        info = mlflow.spark.log_model(pipeline, artifact_path="mlp", pip_requirements=REQUIREMENTS)
+    np.testing.assert_allclose(probabilities(mlflow.spark.load_model(info.model_uri).transform(frame)), expected,
                                rtol=1e-5, atol=1e-7)
     rows = pd.DataFrame({"features": [list(map(float, x)) for x in X[:40]]})
-    assert mlflow.pyfunc.load_model(plain.model_uri).predict(rows.copy()) == \
-        predicted[:40]
-    answered = mlflow.pyfunc.load_model(ours.model_uri).predict(rows)
+    assert mlflow.pyfunc.load_model(info.model_uri).predict(rows) == predicted[:40]
+    # sparkps's pyfunc of the same pipeline, without an MLflow run: the class probabilities
+    path = str(tmp_path / "mlp")
+    mlflow_flavor.save_model(pipeline, path, pip_requirements=REQUIREMENTS)
+    answered = mlflow.pyfunc.load_model(path).predict(rows)
     assert answered.shape == (40, 10)
     np.testing.assert_allclose(answered, expected[:40], rtol=1e-5, atol=1e-7)
 
