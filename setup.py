@@ -31,8 +31,9 @@ setup(
         "gpu": ["cupy-cuda12x>=13"],
         "demo": ["scikit-learn>=1.2"],
         "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
+        "mlflow": ["mlflow-skinny>=3.0,<4", "sqlalchemy", "alembic"],
         "test": ["pytest>=7", "pytest-timeout>=2", "pytest-xdist>=3", "scikit-learn>=1.2", "ruff>=0.6",
-                 "onnx>=1.14", "onnxruntime>=1.16"],
+                 "onnx>=1.14", "onnxruntime>=1.16", "mlflow-skinny>=3.0,<4", "sqlalchemy", "alembic"],
     },
     entry_points={"console_scripts": ["sparkps=sparkps.cli:main"]},
 )
