@@ -12,8 +12,9 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def tiny(spark):
-    """600 planted clicks over a wide vocabulary: most ids seen once or twice, so an FM at a high rate overfits."""
-    data = planted_ctr(600, num_fields=4, num_numeric=0, vocab=300, zipf=1.05, seed=11, deep_scale=0.0)
+    """600 planted clicks: an FM of width 8 on 420 of them learns for an epoch or two, then overfits (its held-out
+    AUC went 0.637, 0.672, 0.666, 0.651, ... over 8 epochs)."""
+    data = planted_ctr(600, num_fields=4, num_numeric=0, vocab=40, zipf=1.3, seed=11, deep_scale=0.0)
     rows = [(float(y), *[str(v) for v in cats]) for y, cats in zip(data.labels, data.categorical)]
     return spark.createDataFrame(rows, ["click", "a", "b", "c", "d"]).repartition(2).cache()
 
@@ -21,7 +22,7 @@ def tiny(spark):
 def classifier(**kwargs):
     from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
     settings = dict(labelCol="click", categoricalCols=["a", "b", "c", "d"], model="fm", embeddingDim=8,
-                    numEpochs=10, batchSize=32, optimizer="adam", learningRate=0.3, numWorkers=2, numServers=1,
+                    numEpochs=8, batchSize=32, optimizer="adam", learningRate=0.05, numWorkers=2, numServers=1,
                     validationFraction=0.3, seed=2)
     settings.update(kwargs)
     return SparkpsCTRClassifier(**settings)
@@ -37,9 +38,9 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
     history = model.history
     aucs = [h["validation-auc"] for h in history]
     best = model.bestEpoch
-    assert len(history) < 10, aucs                          # stopped before the last epoch
-    assert best == len(history) - 1 and aucs[best - 1] > aucs[-1], aucs     # patience 1: one worse epoch
-    assert best == int(np.argmax(aucs)) + 1
+    assert len(history) < 8, aucs                           # stopped before the last epoch
+    assert best == len(history) - 1 and aucs[best - 1] > aucs[-1] + 1e-3, aucs     # patience 1: one worse epoch
+    assert best == int(np.argmax(aucs)) + 1 and best > 1
     said = capsys.readouterr().out
     assert "early stopping after epoch %d: validation auc" % len(history) in said, said
     assert "keeps epoch %d" % best in said
@@ -48,7 +49,7 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
     labels, p = np.array([r.click for r in rows]), np.array([r.p for r in rows])
     # the model scores as the best epoch did (its dense weights and its rows), not as the last epoch
     assert roc_auc_score(labels, p) == pytest.approx(aucs[best - 1], abs=1e-6)
-    assert roc_auc_score(labels, p) != pytest.approx(aucs[-1], abs=1e-6)
+    assert roc_auc_score(labels, p) != pytest.approx(aucs[-1], abs=1e-4)
     path = str(tmp_path / "stopped")
     model.write().save(path)
     assert SparkpsCTRModel.load(path).bestEpoch == best
