@@ -91,9 +91,8 @@ def check_stop_metric(metric, patience):
 
 
 def log_early_stop(results):
-    """Log (and print) worker 0's reason for stopping early, naming the epoch and the metric; nothing when training
-    ran every epoch."""
+    """Log worker 0's reason for stopping early, naming the epoch and the metric (a warning on ``sparkps.spark``,
+    so it shows without any logging set up); nothing when training ran every epoch."""
     for result in results:
         if result.get("rank") == 0 and result.get("stop_reason"):
             LOG.warning("%s", result["stop_reason"])
-            print("sparkps: " + result["stop_reason"], flush=True)

@@ -28,20 +28,21 @@ def classifier(**kwargs):
     return SparkpsCTRClassifier(**settings)
 
 
-def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(tiny, capsys, tmp_path):
+def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(tiny, caplog, tmp_path):
     from pyspark.ml.functions import vector_to_array
     from sklearn.metrics import roc_auc_score
 
     from sparkps.spark.driver.input_rows import held_out
     from sparkps.spark.ml.ctr_classifier import SparkpsCTRModel
-    model = classifier(earlyStoppingPatience=1).fit(tiny)
+    with caplog.at_level("WARNING", logger="sparkps.spark"):
+        model = classifier(earlyStoppingPatience=1).fit(tiny)
     history = model.history
     aucs = [h["validation-auc"] for h in history]
     best = model.bestEpoch
     assert len(history) < 8, aucs                           # stopped before the last epoch
     assert best == len(history) - 1 and aucs[best - 1] > aucs[-1] + 1e-3, aucs     # patience 1: one worse epoch
     assert best == int(np.argmax(aucs)) + 1 and best > 1
-    said = capsys.readouterr().out
+    said = caplog.text
     assert "early stopping after epoch %d: validation auc" % len(history) in said, said
     assert "keeps epoch %d" % best in said
     validation = held_out(tiny, 0.3, seed=2, keep_order=True)[1]
