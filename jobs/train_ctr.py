@@ -18,7 +18,10 @@ stops at the first bad line or cell of any input, naming it (file:line, or file 
 
 Prints the training logloss of each epoch and ends with ``test AUC <auc> logloss <logloss> (<n> rows)``
 (AUC exact over every test row: BinaryClassificationEvaluator on the driver). Writes OUTPUT/model (a
-pyspark.ml model: SparkpsCTRModel.load) and OUTPUT/ctr-curve.png.
+pyspark.ml model: SparkpsCTRModel.load), OUTPUT/ctr-curve.png and OUTPUT/summary.json (with ``best_epoch``).
+``--early-stopping-patience N`` (with ``--validation-fraction``) stops once the held-out AUC (or logloss,
+``--early-stopping-metric``) has not improved for N epochs and keeps the best epoch; ``--embedding-l2`` and
+``--dropout`` regularise a zoo model (docs/ctr.md).
 """
 import argparse
 import json
