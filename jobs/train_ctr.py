@@ -18,7 +18,10 @@ stops at the first bad line or cell of any input, naming it (file:line, or file 
 
 Prints the training logloss of each epoch and ends with ``test AUC <auc> logloss <logloss> (<n> rows)``
 (AUC exact over every test row: BinaryClassificationEvaluator on the driver). Writes OUTPUT/model (a
-pyspark.ml model: SparkpsCTRModel.load) and OUTPUT/ctr-curve.png.
+pyspark.ml model: SparkpsCTRModel.load), OUTPUT/ctr-curve.png and OUTPUT/summary.json (with ``best_epoch``).
+``--early-stopping-patience N`` (with ``--validation-fraction``) stops once the held-out AUC (or logloss,
+``--early-stopping-metric``) has not improved for N epochs and keeps the best epoch; ``--embedding-l2`` and
+``--dropout`` regularise a zoo model (docs/ctr.md).
 """
 import argparse
 import json
@@ -63,6 +66,16 @@ def parse_args(argv=None):
                                                     "multiValueSeparator)")
     p.add_argument("--validation-fraction", type=float, default=0.0,
                    help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
+    p.add_argument("--early-stopping-patience", type=int, default=0,
+                   help="with --validation-fraction: stop once the validation metric has not improved for this "
+                        "many epochs and keep the best epoch's weights and table rows (default 0: off)")
+    p.add_argument("--early-stopping-metric", choices=("auc", "logloss"), default="auc",
+                   help="validation metric early stopping watches (default: auc)")
+    p.add_argument("--embedding-l2", type=float, default=0.0,
+                   help="L2 on the embedding rows (the optimizer's wd on the tables only, docs/regularisation.md; "
+                        "zoo models; default 0: none)")
+    p.add_argument("--dropout", type=float, default=0.0,
+                   help="dropout after each hidden layer of the deep part (zoo models; default 0: none)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
     p.add_argument("--embedding-dim", type=int, default=8, help="embedding width per field")
@@ -228,9 +241,12 @@ def estimator(args, categorical, numeric, multi=()):
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,
                     numServers=args.num_servers, hashIds=args.format != "dummy", multiValueCols=list(multi),
                     multiValueSeparator=args.separator, validationFraction=args.validation_fraction,
+                    earlyStoppingPatience=args.early_stopping_patience, earlyStoppingMetric=args.early_stopping_metric,
                     **estimator_settings(args))
     if args.network:
         settings.update(network=args.network, numericCols=[])
+    else:
+        settings.update(embeddingL2=args.embedding_l2, dropout=args.dropout)
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
                 "learningRate": args.lr}
     settings.update({k: v for k, v in optional.items() if v is not None})
@@ -265,6 +281,15 @@ def plot(history, auc, logloss, path):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def summary(model, auc, logloss, rows, classes):
+    """summary.json: the test metrics, the history (epochs counted from 1) and ``best_epoch``, the epoch whose
+    weights the model keeps (the last one trained unless early stopping chose another)."""
+    history = numbered_from_one(model.history)
+    best = model.bestEpoch if model.bestEpoch is not None else len(history)
+    return {"test_auc": auc, "test_logloss": logloss, "rows": rows, "epochs": len(history), "best_epoch": best,
+            "history": history, "classes": classes}
 
 
 def run(args):
@@ -308,8 +333,7 @@ def train_and_report(args):
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump({"test_auc": auc, "test_logloss": logloss, "rows": rows, "epochs": len(history),
-                       "history": history, "classes": classes}, f, indent=1)
+            json.dump(summary(model, auc, logloss, rows, classes), f, indent=1)
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         spark.stop()

@@ -6,8 +6,13 @@ every worker, the CTR tables' rows), the merged history and the training statist
 
 A task's result is the dict of sparkps.spark.task.barrier_task: rank, rows, history, and for rank 0 the weights.
 """
-from sparkps.errors import ClusterError
+import logging
+
+from sparkps.errors import ClusterError, ConfigError
 from sparkps.spark.model.spark_model import SparkModel
+from sparkps.spark.task.validation import STOP_METRICS
+
+LOG = logging.getLogger("sparkps.spark")
 
 
 def trained_model(trainer, results, point=None, restarts=()):
@@ -70,3 +75,24 @@ def merge_histories(results):
                     weights[epoch][name] += rows
     return [dict({name: total / weights[epoch][name] for name, total in sums[epoch].items()}, epoch=epoch)
             for epoch in sorted(sums)]
+
+
+def check_stop_metric(metric, patience):
+    """The validation metric a CTR fit stops early on ('auc', 'logloss'), None for none; ConfigError naming a bad
+    one or a negative patience."""
+    if int(patience) < 0:
+        raise ConfigError("patience (early stopping) must be >= 0 epochs, got %r" % (patience,))
+    if metric is None or metric == "":
+        return None
+    key = str(metric).strip().lower()
+    if key not in STOP_METRICS:
+        raise ConfigError("early stopping metric must be one of %s, got %r" % (", ".join(STOP_METRICS), metric))
+    return key
+
+
+def log_early_stop(results):
+    """Log worker 0's reason for stopping early, naming the epoch and the metric (a warning on ``sparkps.spark``,
+    so it shows without any logging set up); nothing when training ran every epoch."""
+    for result in results:
+        if result.get("rank") == 0 and result.get("stop_reason"):
+            LOG.warning("%s", result["stop_reason"])

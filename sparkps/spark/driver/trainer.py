@@ -25,7 +25,7 @@ from sparkps.spark.driver.arguments import (
 )
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import fit_stats, trained_model
+from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, trained_model
 from sparkps.spark.driver.stage import StageFailed, run_stage, same_machine
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.task.barrier_task import make_train_task
@@ -55,7 +55,7 @@ class SparkTrainer:
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
-                 input_layout=None, curve=None):
+                 input_layout=None, curve=None, stop_metric=None):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -83,6 +83,9 @@ class SparkTrainer:
         self.timeouts.setdefault("register", REGISTER_SECONDS)
         self.progress, self.seed, self.blas_threads = progress, int(seed), blas_threads
         self.patience = int(patience)
+        # a network fed through an input layout (CTR) stops early only when given the validation metric to watch
+        # ('auc' or 'logloss'); without it its validation rows are scored and recorded, never stopping training
+        self.stop_metric = check_stop_metric(stop_metric, self.patience)
         # a PackedLayout (sparkps.ctr.packed): each feature vector holds several named inputs, e.g. a
         # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
         self.input_layout = input_layout
@@ -161,6 +164,7 @@ class SparkTrainer:
             self._scheduler = None
         self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
         model = trained_model(self, results, point, restarts.entries)
+        log_early_stop(results)
         log_fit(self.tracked_params(workers, servers), model.history)
         return model
 
@@ -274,6 +278,7 @@ class SparkTrainer:
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
+                "stop_metric": self.stop_metric,
                 "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
                 "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not getattr(self, "_local_master", True)}

@@ -58,6 +58,16 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                       TypeConverters.toBoolean)
     maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
                              "to shrink it); 0: no limit", TypeConverters.toFloat)
+    earlyStoppingPatience = declare("earlyStoppingPatience", "with validationFraction: stop once the validation "
+                                    "metric has not improved for this many epochs and keep the best epoch's weights "
+                                    "and table rows (0: off, train every epoch)", TypeConverters.toInt)
+    earlyStoppingMetric = declare("earlyStoppingMetric", "validation metric early stopping watches: auc (higher is "
+                                  "better) or logloss (lower is better)", TypeConverters.toString)
+    embeddingL2 = declare("embeddingL2", "L2 coefficient on the embedding rows (the optimizer's wd, with "
+                          "embedding_wd_mult 1 and the linear and deep parts at 0: DeepCTR's l2_reg_embedding; a row "
+                          "decays when a batch reads it); 0: none. Zoo models only", TypeConverters.toFloat)
+    dropout = declare("dropout", "dropout rate after each hidden layer of the deep part (0: none). Zoo models only",
+                      TypeConverters.toFloat)
     numericStats = declare("numericStats", "training statistics of the numeric columns and the widths of the "
                            "multi-valued ones (JSON; set by fit)",
                            TypeConverters.toString)
@@ -68,7 +78,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0, numEpochs=5,
                          batchSize=256, optimizer="adam", learningRate=0.01, numericStats="",
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
-                         multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0)
+                         multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
+                         earlyStoppingPatience=0, earlyStoppingMetric="auc", embeddingL2=0.0, dropout=0.0)
 
     def _featurizer(self):
         get = self.getOrDefault
@@ -116,7 +127,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  learningRate=None, seed=None, predictionCol=None, probabilityCol=None, rawPredictionCol=None,
                  multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
-                 maxRestarts=None, curve=None):
+                 maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
+                 embeddingL2=None, dropout=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -125,22 +137,31 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
-    def network_symbol(self, spec):
+    def network_symbol(self, spec, num_rows=None):
         """(symbol, training settings) of the configured model or Angel network for FeatureSpec ``spec``. An Angel
-        network's own train section and default optimizer apply where a param was not set explicitly."""
+        network's own train section and default optimizer apply where a param was not set explicitly; its
+        per-epoch learning-rate decay counts the updates of an epoch from ``num_rows``, the training rows of one
+        worker (without it the rate stays constant, logged once)."""
         get = self.getOrDefault
         settings = {k: get(k) for k in ("numEpochs", "batchSize", "optimizer", "learningRate")}
         if get("network"):
+            for name in ("embeddingL2", "dropout"):
+                if get(name):
+                    raise ConfigError("network %s: param %s applies to zoo models only; an Angel network sets its "
+                                      "own regularisation (each layer's reg2)" % (get("network"), name))
             net = self._angel()
-            args = net.fit_args()
+            args = net.fit_args(num_rows=num_rows, batch_size=get("batchSize") if self.isSet("batchSize") else None)
             own = {"numEpochs": args["num_epoch"], "batchSize": args["batch_size"], "optimizer": args["optimizer"],
                    "learningRate": args["learning_rate"]}
             settings.update({k: v for k, v in own.items() if not self.isSet(k)})
             settings["optimizer_args"] = {k: v for k, v in args.items() if k in OPTIMIZER_ARGS} \
                 if settings["optimizer"] == args["optimizer"] else {}
+            if "lr_scheduler" in args:       # the train section's decay (angel_decay), whatever the optimizer
+                settings["optimizer_args"]["lr_scheduler"] = args["lr_scheduler"]
             return net.symbol, settings
         from sparkps.nets import build
-        return build(get("model"), spec), dict(settings, optimizer_args={})
+        return build(get("model"), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
+            dict(settings, optimizer_args={"wd": get("embeddingL2")} if get("embeddingL2") else {})
 
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
@@ -152,7 +173,10 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
         stats = featurizer.fit_stats(train, get("labelCol"))      # one pass: statistics and label counts
         spec = self.feature_spec(stats)
-        symbol, settings = self.network_symbol(spec)
+        rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly
+        symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
+        stop_metric = early_stopping_metric(get("earlyStoppingMetric"), get("earlyStoppingPatience"),
+                                            validation is not None)
         featurizer.check_labels(train, get("labelCol"), stats.label_facts)
         if train.rdd.getNumPartitions() != get("numWorkers"):     # one partition a worker, rows dealt evenly
             train = train.repartition(get("numWorkers"))
@@ -169,6 +193,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
                                input_layout=layout, timeouts=dict(CTR_TIMEOUTS), **strategy,
+                               patience=get("earlyStoppingPatience"), stop_metric=stop_metric,
                                **checkpoint_settings(self))
         spark_model = trainer.fit(rows, validation=validation)
         model = SparkpsCTRModel(spark_model)
@@ -176,6 +201,35 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats))
         return model
+
+
+def regularisation_args(embedding_l2, dropout):
+    """``zoo.build``'s regularisation keywords of the ``embeddingL2`` and ``dropout`` params (docs/regularisation.md):
+    an L2 on the embedding rows only, the optimizer's wd being ``embedding_l2``; nothing for the defaults."""
+    if not 0.0 <= float(dropout) < 1.0:
+        raise ConfigError("param dropout must be in [0, 1), got %r" % (dropout,))
+    if not float(embedding_l2) >= 0.0:
+        raise ConfigError("param embeddingL2 must be >= 0, got %r" % (embedding_l2,))
+    args = {"dropout": float(dropout)}
+    if embedding_l2:
+        args.update(embedding_wd_mult=1.0, linear_wd_mult=0.0, deep_wd_mult=0.0)
+    return args
+
+
+def early_stopping_metric(metric, patience, has_validation):
+    """SparkTrainer's ``stop_metric`` of the early-stopping params (None when off); ConfigError naming the param
+    at fault: an unknown metric, a negative patience, or a patience without validationFraction."""
+    if patience < 0:
+        raise ConfigError("param earlyStoppingPatience must be >= 0 epochs (0: off), got %r" % (patience,))
+    key = str(metric).strip().lower()
+    if key not in ("auc", "logloss"):
+        raise ConfigError("param earlyStoppingMetric must be auc or logloss, got %r" % (metric,))
+    if not patience:
+        return None
+    if not has_validation:
+        raise ConfigError("param earlyStoppingPatience=%d needs held-out rows to score: set validationFraction "
+                          "(e.g. 0.1)" % patience)
+    return key
 
 
 class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
@@ -191,6 +245,12 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def history(self):
         """Per-epoch training metrics of the fit (logloss, averaged over workers by rows: exact)."""
         return self.spark_model.history if self.spark_model is not None else []
+
+    @property
+    def bestEpoch(self):
+        """The epoch (counted from 1) whose weights and table rows early stopping kept; None without it."""
+        best = getattr(self.spark_model, "best_epoch", None)
+        return None if best is None else best + 1
 
     def _transform(self, dataset):
         from pyspark.ml.functions import array_to_vector, vector_to_array
@@ -237,7 +297,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def write(self):
         """pyspark.ml's writer; the metadata also holds ``epochs`` and ``history``, epochs counted from 1."""
         history = numbered_from_one(self.history)
-        return ModelWriter(self, {"epochs": len(history), "history": history})
+        return ModelWriter(self, {"epochs": len(history), "history": history, "bestEpoch": self.bestEpoch})
 
     @classmethod
     def read(cls):

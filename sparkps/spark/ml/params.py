@@ -120,7 +120,8 @@ class HasValidationFraction(Params):
 
     validationFraction = declare("validationFraction", "share of the rows held out and scored after every epoch "
                                  "(0: none): the classifier stops early on their loss and keeps the best epoch; the "
-                                 "CTR classifier records AUC, logloss and COPC over all of them in the history",
+                                 "CTR classifier records AUC, logloss and COPC over all of them in the history (and "
+                                 "stops early on one of them with earlyStoppingPatience)",
                                  TypeConverters.toFloat)
 
     def __init__(self, *args):

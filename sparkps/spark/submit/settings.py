@@ -67,6 +67,26 @@ def check_ctr_settings(args):
         raise ConfigError("--hidden-units must be positive, got %r" % args.hidden_units)
     if not 0.0 <= args.validation_fraction < 1.0:
         raise ConfigError("--validation-fraction must be in [0, 1), got %r" % args.validation_fraction)
+    check_regularisation_flags(args)
+
+
+def check_regularisation_flags(args):
+    """--early-stopping-patience (needs --validation-fraction), --embedding-l2 and --dropout (zoo models only):
+    ConfigError naming the flag. Flags a job does not have are skipped."""
+    patience = getattr(args, "early_stopping_patience", 0) or 0
+    if patience < 0:
+        raise ConfigError("--early-stopping-patience must be >= 0 (0: off), got %r" % patience)
+    if patience and not args.validation_fraction:
+        raise ConfigError("--early-stopping-patience %d needs held-out rows to score: give --validation-fraction "
+                          "(e.g. 0.1)" % patience)
+    l2, dropout = getattr(args, "embedding_l2", 0.0) or 0.0, getattr(args, "dropout", 0.0) or 0.0
+    if not l2 >= 0.0:
+        raise ConfigError("--embedding-l2 must be >= 0, got %r" % l2)
+    if not 0.0 <= dropout < 1.0:
+        raise ConfigError("--dropout must be in [0, 1), got %r" % dropout)
+    if args.network and (l2 or dropout):
+        raise ConfigError("--network %s: --embedding-l2 and --dropout apply to zoo models; an Angel network sets its "
+                          "own regularisation (each layer's reg2)" % args.network)
 
 
 def check_input_paths(**paths):

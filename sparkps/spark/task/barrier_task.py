@@ -153,15 +153,24 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
               "best_epoch": None if stopper is None else stopper.best_epoch,
+              "stop_reason": getattr(stopper, "reason", None),
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
+    best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
-        best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
         result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
     if data.layout is not None:       # sparse tables: this worker's rows and id counts (see spark/ctr_tables.py)
         from sparkps.spark.model.table_rows import worker_tables
-        result.update(worker_tables(model, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
+        kept = _BestRows(model, best) if best is not None else model    # the best epoch's rows (early stopping)
+        result.update(worker_tables(kept, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
     return result
+
+
+class _BestRows:
+    """A trained model seen with the best epoch's parameters (what ``worker_tables`` reads of it)."""
+
+    def __init__(self, model, best):
+        self.symbol, self.arg_params = model.symbol, best[0]
 
 
 def fault_hook(plan, rank, server):
@@ -194,14 +203,19 @@ def _row_places(plan, rank):
 
 def _early_stopping(plan, keep_best=False, rank=0):
     """An EarlyStopping over the plan's validation rows, or None when the plan has none. A network fed through an
-    input layout (CTR) gets worker 0's exact AUC/logloss/COPC over every validation row instead (ctr_validation)."""
+    input layout (CTR) gets worker 0's exact AUC/logloss/COPC over every validation row instead (validation.py);
+    with the plan's ``stop_metric`` and ``patience`` every worker scores them and stops on that metric."""
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
     if plan.get("input_layout") is not None:
         from sparkps.ctr.packed import PackedLayout
         from sparkps.spark.task.validation import CTRValidation
-        return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"])) if rank == 0 else None
+        metric = plan.get("stop_metric") if plan.get("patience") else None
+        if metric is None and rank != 0:      # only worker 0 records the metrics; stopping needs every worker
+            return None
+        return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"]), metric=metric,
+                             patience=plan.get("patience", 0))
     return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
 
 

@@ -7,28 +7,75 @@ worker reports them, so the driver's row-weighted merge of histories keeps them 
 
     scorer = CTRValidation(X_packed, y, layout)
     scorer.after_epoch(model)   # {'validation-auc': ..., 'validation-logloss': ..., 'validation-copc': ...}
+
+Early stopping (``metric`` 'auc' or 'logloss', ``patience`` > 0): every worker scores the validation rows, so
+every worker takes the decision itself, without a message. With ``dist_sync`` and as many batches per epoch on
+every worker (rows are dealt evenly), every worker ends an epoch on the same round of the servers, so all see the
+same weights and rows, agree, and stop after the same epoch. At each new best epoch each worker keeps a copy of
+its ``arg_params``: the dense weights and the table rows it holds (the ids it trained on and the validation ids,
+pulled from the servers at that epoch's end); the fit returns those copies, so the model holds the best epoch's
+dense weights and rows, not the last epoch's.
 """
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.rows.values import RowSparse
+
+STOP_METRICS = {"auc": 1.0, "logloss": -1.0}     # metric -> the sign of "better"
 
 
 class CTRValidation:
-    """Scores packed validation rows ``X`` (a PackedLayout's rows) against 0/1 labels ``y``; never stops training
-    (``stopped`` stays False). Blocks only on the model's prediction."""
+    """Scores packed validation rows ``X`` (a PackedLayout's rows) against 0/1 labels ``y``; stops training once
+    validation ``metric`` has not improved for ``patience`` epochs (``patience`` 0 or no metric: never stops).
+    Blocks only on the model's prediction."""
 
-    def __init__(self, X, y, layout):
+    def __init__(self, X, y, layout, metric=None, patience=0, tolerance=0.0, keep_best=True):
         self.inputs = layout.split(np.asarray(X))
         self.y = np.asarray(y, np.float64).reshape(-1)
         if not np.isin(self.y, (0.0, 1.0)).all():
             raise DataError("validation labels of a CTR model must be 0 or 1, got %s" % np.unique(self.y)[:5].tolist())
+        self.metric = metric if patience and metric else None
+        self.patience, self.tolerance, self.keep_best = int(patience), float(tolerance), bool(keep_best)
         self.stopped, self.stopped_after = False, None
-        self.best_epoch = self.best_params = None     # never stops early: the last weights are the model
+        self.best_epoch = self.best_params = self.best_value = None    # without a metric the last weights are kept
+        self.reason = None
+        self.waited, self._epoch = 0, -1
 
     def after_epoch(self, model):
-        """This epoch's validation metrics of ``model`` (a FeedForward)."""
+        """This epoch's validation metrics of ``model`` (a FeedForward); with a metric, the early-stopping
+        decision too (``stopped``, ``best_epoch``, ``best_params``, ``reason``)."""
+        self._epoch += 1
         p = np.asarray(model.predict(dict(self.inputs)), np.float64).reshape(-1)
-        return ctr_metrics(self.y, p, prefix="validation-")
+        metrics = ctr_metrics(self.y, p, prefix="validation-")
+        if self.metric is not None:
+            self._decide(metrics["validation-" + self.metric], model)
+        return metrics
+
+    def _decide(self, value, model):
+        sign = STOP_METRICS[self.metric]
+        if self.best_value is None or sign * (value - self.best_value) > self.tolerance:
+            self.best_value, self.best_epoch, self.waited = value, self._epoch, 0
+            if self.keep_best:
+                self.best_params = (copied(model.arg_params), copied(model.aux_params))
+            return
+        self.waited += 1
+        if self.waited >= self.patience and not self.stopped:
+            self.stopped, self.stopped_after = True, self._epoch
+            self.reason = ("early stopping after epoch %d: validation %s %.6f has not improved on epoch %d's %.6f "
+                           "for %d epoch(s) (patience %d); the model keeps epoch %d (epochs counted from 1)"
+                           % (self._epoch + 1, self.metric, value, self.best_epoch + 1, self.best_value,
+                              self.waited, self.patience, self.best_epoch + 1))
+
+
+def copied(params):
+    """A copy of ``params`` (dense arrays and RowSparse tables) that later training leaves as it is."""
+    out = {}
+    for name, value in (params or {}).items():
+        if isinstance(value, RowSparse):
+            out[name] = RowSparse(value.ids.copy(), value.rows.copy(), value.shape)
+        else:
+            out[name] = value.copy()
+    return out
 
 
 def ctr_metrics(labels, p, prefix=""):
