@@ -145,12 +145,12 @@ def test_the_spark_submit_jobs_take_every_strategy_and_the_checkpoint_flags():
     estimators()[1].setParams(**estimator_settings(args))       # the estimator takes them as they are
 
 
-@pytest.mark.parametrize("name", ["train_classifier", "train_ctr"])
-def test_a_job_with_an_unknown_strategy_option_stops_before_spark_starts(name, capsys):
+@pytest.mark.parametrize("name, kvstore", [("train_classifier", "dist_easgd"), ("train_ctr", "dist_async")])
+def test_a_job_with_an_unknown_strategy_option_stops_before_spark_starts(name, kvstore, capsys):
     with pytest.raises(SystemExit) as stop:
-        job_module(name).parse_args(["--demo", "--kvstore", "dist_easgd", "--kvstore-param", "interval_steps=4"])
+        job_module(name).parse_args(["--demo", "--kvstore", kvstore, "--kvstore-param", "interval_steps=4"])
     assert stop.value.code == 2
-    assert "kvstore 'dist_easgd' has no option(s) interval_steps" in capsys.readouterr().err
+    assert "kvstore '%s' has no option(s) interval_steps" % kvstore in capsys.readouterr().err
 
 
 def test_curve_is_a_constructor_param_of_both_estimators_and_the_ctr_jobs_flag_reaches_it():
