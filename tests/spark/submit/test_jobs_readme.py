@@ -39,6 +39,7 @@ def test_the_readme_has_a_block_per_job():
     assert sorted(readme_blocks()) == ["train_classifier", "train_ctr"]
 
 
+@pytest.mark.timeout(900)      # two jobs, each a JVM: minutes on a loaded 2-core machine
 def test_train_classifier_commands(tmp_path):
     """Its first command is the spark-submit run on local[2] with libsvm files: every output is checked."""
     output = run_block(readme_blocks()["train_classifier"], tmp_path)
@@ -54,6 +55,7 @@ def test_train_classifier_commands(tmp_path):
     assert [h["epoch"] for h in summary["history"]] == [1, 2]
 
 
+@pytest.mark.timeout(900)
 def test_train_ctr_commands(tmp_path):
     output = run_block(readme_blocks()["train_ctr"], tmp_path)
     assert output.count("test AUC") == 2
