@@ -149,14 +149,16 @@ class SparkModel:
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
-        ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/2``, see docs/saved_models.md).
+        ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
+        ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do).
         ``path`` is a local (or mounted) directory."""
         os.makedirs(path, exist_ok=True)
         feedforward = self.to_feedforward()
         feedforward.save(os.path.join(path, PREFIX), self.epoch)
         meta = {"format": "%s/%d" % (FORMAT_NAME, FORMAT), "prefix": PREFIX, "epoch": self.epoch,
                 "input_shape": list(self.input_shape), "label_name": self.label_name,
-                "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch}
+                "batch_size": self.batch_size, "history": [dict(h, epoch=h["epoch"] + 1) for h in self.history],
+                "best_epoch": None if self.best_epoch is None else self.best_epoch + 1}
         if self.input_layout is not None:
             meta["input_layout"] = self._layout_list()
         if self.table_counts:
@@ -226,15 +228,16 @@ class SparkModel:
         return cls(symbol_json, arg_params, aux_params, **meta)
 
 
-FORMAT_NAME, FORMAT = "sparkps.SparkModel", 2
+FORMAT_NAME, FORMAT = "sparkps.SparkModel", 3
 
 
 def saved_format(meta_path, meta):
     """The format version of a SparkModel's ``metadata.json`` (``"format": "sparkps.SparkModel/N"``).
 
     1: sparkps 0.1.0 (params file of params format 1); 2: the params file carries its own format
-    (``meta:format``, :mod:`sparkps.model_files`). Metadata without ``format`` is version 1. A newer version, or a
-    foreign format, is a DataError naming the file."""
+    (``meta:format``, :mod:`sparkps.model_files`); 3: ``history`` and ``best_epoch`` count epochs from 1
+    (the model in memory counts from 0, as MXNet's ``Epoch[0]`` lines do). Metadata without ``format`` is
+    version 1. A newer version, or a foreign format, is a DataError naming the file."""
     if not isinstance(meta, dict):
         raise DataError("%s is not SparkModel metadata (a JSON object expected)" % meta_path)
     text = meta.get("format", "%s/1" % FORMAT_NAME)
@@ -255,7 +258,18 @@ def _metadata_v1(meta_path, meta):
     return meta
 
 
-_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1}     # 2 changed the params file only
+def _metadata_v3(meta_path, meta):
+    """Epochs counted from 1 in ``history`` and ``best_epoch``: back to the model's count from 0."""
+    meta = _metadata_v1(meta_path, meta)
+    history = meta.get("history") or []
+    if any(not isinstance(h, dict) or not isinstance(h.get("epoch"), int) or h["epoch"] < 1 for h in history):
+        raise DataError("%s: every history entry needs an epoch counted from 1" % meta_path)
+    best = meta.get("best_epoch")
+    return dict(meta, history=[dict(h, epoch=h["epoch"] - 1) for h in history],
+                best_epoch=None if best is None else int(best) - 1)
+
+
+_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1, 3: _metadata_v3}     # 2 changed the params file only
 
 
 def _layout_of(meta):

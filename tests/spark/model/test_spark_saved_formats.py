@@ -31,7 +31,7 @@ def copy_of(name, tmp_path):
     return str(target)
 
 
-def test_a_spark_model_of_0_1_predicts_as_0_1_did_and_saves_as_format_2(expected, tmp_path):
+def test_a_spark_model_of_0_1_predicts_as_0_1_did_and_saves_as_format_3(expected, tmp_path):
     saved = expected['spark_model']
     with open(os.path.join(RELEASE_0_1, saved['path'], 'metadata.json'), encoding='utf-8') as handle:
         assert json.load(handle)['format'] == 'sparkps.SparkModel/1'
@@ -43,7 +43,10 @@ def test_a_spark_model_of_0_1_predicts_as_0_1_did_and_saves_as_format_2(expected
     path = str(tmp_path / 'again')
     model.save(path)
     with open(os.path.join(path, 'metadata.json'), encoding='utf-8') as handle:
-        assert json.load(handle)['format'] == 'sparkps.SparkModel/2'
+        saved_meta = json.load(handle)
+    assert saved_meta['format'] == 'sparkps.SparkModel/3'
+    assert saved_meta['history'] == [{'epoch': 1, 'accuracy': 0.5}]         # counted from 1 on disk
+    assert SparkModel.load(path).history == model.history                     # and from 0 in memory again
     with np.load(os.path.join(path, 'model-0001.params'), allow_pickle=False) as archive:
         assert int(archive['meta:format']) == 2
     np.testing.assert_allclose(SparkModel.load(path).predict_numpy(inputs), np.array(saved['outputs']),
@@ -55,12 +58,16 @@ def test_a_spark_model_of_a_newer_or_foreign_format_names_its_metadata(tmp_path)
     meta_path = os.path.join(path, 'metadata.json')
     with open(meta_path, encoding='utf-8') as handle:
         meta = json.load(handle)
-    for fmt, message in [('sparkps.SparkModel/3', r"SparkModel format 3 by a newer sparkps; .* formats 1 to 2"),
+    for fmt, message in [('sparkps.SparkModel/4', r"SparkModel format 4 by a newer sparkps; .* formats 1 to 3"),
                          ('somebody.Else/1', "is not a sparkps SparkModel")]:
         with open(meta_path, 'w', encoding='utf-8') as handle:
             json.dump(dict(meta, format=fmt), handle)
         with pytest.raises(DataError, match=r"spark_model/metadata\.json: .*" + message):
             SparkModel.load(path)
+    with open(meta_path, 'w', encoding='utf-8') as handle:       # format 3 counts epochs from 1
+        json.dump(dict(meta, format='sparkps.SparkModel/3', history=[{'epoch': 0, 'accuracy': 0.5}]), handle)
+    with pytest.raises(DataError, match=r"metadata\.json: every history entry needs an epoch counted from 1"):
+        SparkModel.load(path)
     del meta['format']                                      # no format: version 1
     with open(meta_path, 'w', encoding='utf-8') as handle:
         json.dump(meta, handle)

@@ -1,8 +1,10 @@
 """Early stopping returns the best epoch's weights (Keras' restore_best_weights, MLlib GBT's validation set)."""
+import json
+
 import numpy as np
 import pytest
 
-from sparkps.spark import SparkTrainer, mlp_symbol
+from sparkps.spark import SparkModel, SparkTrainer, mlp_symbol
 from sparkps.spark.task.early_stopping import EarlyStopping, validation_metrics
 
 pytestmark = pytest.mark.spark
@@ -30,7 +32,7 @@ def test_the_stopper_keeps_a_copy_of_the_best_epochs_weights():
     np.testing.assert_array_equal(stopper.best_params[0]["w"], np.full(3, 1.0))
 
 
-def test_the_fitted_model_scores_the_best_epochs_validation_loss(spark, digits):
+def test_the_fitted_model_scores_the_best_epochs_validation_loss(spark, digits, tmp_path):
     X_train, y_train, X_val, y_val = digits
     rdd = spark.sparkContext.parallelize(list(zip(X_train[:120], y_train[:120])), 2)
     validation = spark.sparkContext.parallelize(list(zip(X_val, y_val)), 2)
@@ -45,6 +47,12 @@ def test_the_fitted_model_scores_the_best_epochs_validation_loss(spark, digits):
     score = validation_metrics(np.asarray(probabilities, np.float64), y_val.astype(np.int64))
     assert score["validation-cross-entropy"] == pytest.approx(losses[model.best_epoch], rel=1e-4)
     assert score["validation-cross-entropy"] < losses[-1]
+    model.save(str(tmp_path / "model"))                 # on disk epochs count from 1, in memory from 0 again
+    with open(tmp_path / "model" / "metadata.json", encoding="utf-8") as handle:
+        saved = json.load(handle)
+    assert saved["best_epoch"] == model.best_epoch + 1 and saved["history"][0]["epoch"] == 1
+    again = SparkModel.load(str(tmp_path / "model"))
+    assert (again.best_epoch, again.history) == (model.best_epoch, model.history)
 
 
 def test_the_history_keeps_worker_0s_validation_scores():
