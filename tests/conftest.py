@@ -1,9 +1,17 @@
 """Shared fixtures: one local[2] SparkSession for every Spark test of the session."""
 import os
+import sys
 
 import pytest
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+# A pytest-xdist worker runs from `python -c`: its __main__ has neither __spec__ nor __file__, which
+# pyspark.sql.connect takes for a doctest run and answers with sys.exit(0) when Spark Connect's packages are
+# missing (MLflow imports it to tell Connect models apart).  Name the worker's main module as pytest's.
+_main = sys.modules["__main__"]
+if getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
+    _main.__file__ = pytest.__file__
 
 
 def pytest_configure(config):
