@@ -58,7 +58,7 @@ PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, line
 EARLY_STOP = dict(validationFraction=0.1, earlyStoppingPatience=2, earlyStoppingMetric="auc")
 VALIDATION = 0.1                      # MLlib's tuning split, the share early stopping holds out
 LR_GRID = {"regParam": [0.0, 1e-4, 1e-3, 1e-2]}
-FM_GRID = {"stepSize": [0.1, 1.0], "factorSize": [4, 8], "regParam": [0.0, 0.01]}
+FM_GRID = {"stepSize": [0.1, 1.0], "factorSize": [8], "regParam": [0.0, 0.01]}     # --fm-factor-sizes
 MOVIELENS = "recbole/dataset_example/ml-100k/ml-100k"
 
 
@@ -273,7 +273,7 @@ def iterations(model, default):
     return int(getattr(summary, "totalIterations", default)) if summary is not None else default
 
 
-def mllib_run(kind, encoded_train, encoded_test, seed, variant):
+def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,)):
     """MLlib LogisticRegression ('lr') or FMClassifier ('fm'): 'default' as constructed, 'tuned' the best point of
     its grid by AUC on a held-out tenth of the training rows (its time: the whole search)."""
     if variant == "default":
@@ -283,7 +283,7 @@ def mllib_run(kind, encoded_train, encoded_test, seed, variant):
     fit_part, val_part = encoded_train.randomSplit([1 - VALIDATION, VALIDATION], seed=seed)
     fit_part, val_part = fit_part.cache(), val_part.cache()
     started, candidates = time.perf_counter(), []
-    for setting in grid(LR_GRID if kind == "lr" else FM_GRID):
+    for setting in grid(LR_GRID if kind == "lr" else dict(FM_GRID, factorSize=factor_sizes)):
         est = mllib_estimator(kind, seed, **setting)
         model = est.fit(fit_part)
         labels, p = scored(model, val_part)
@@ -333,9 +333,11 @@ def settings_text(args, dataset):
             "epochs (epochs = epochs run; the model keeps the best). MLlib on one-hot features (StringIndexer + "
             "OneHotEncoder; numeric columns log1p, imputed, standardised): `default` as constructed; `tuned` the "
             "best by AUC on 10%% of the training rows (the same share early stopping holds out) of "
-            "LogisticRegression %s or FMClassifier %s, its fit time the whole search. Fit time excludes MLlib's "
+            "LogisticRegression %s or FMClassifier %s, its fit time the whole search (its iterations: the chosen "
+            "fit's). Fit time excludes MLlib's "
             "one-hot pipeline. %s %d seed(s): %s; a seed moves the models' seeds and the validation draw, not "
-            "the data." % (args.es_epochs, LR_GRID, FM_GRID, data, len(args.seeds), ", ".join(map(str, args.seeds))))
+            "the data." % (args.es_epochs, LR_GRID, dict(FM_GRID, factorSize=args.fm_factor_sizes), data,
+                            len(args.seeds), ", ".join(map(str, args.seeds))))
 
 
 def section_name(dataset):
@@ -411,6 +413,10 @@ def parse_args(argv=None):
     p.add_argument("--es-epochs", type=int, default=10, help="numEpochs of the early-stop variant (default 10)")
     p.add_argument("--noise", type=_list(float), default=[0.0, 0.3],
                    help="planted data sets, one per label-noise level (default 0,0.3)")
+    p.add_argument("--fm-factor-sizes", type=_list(int), default=[8],
+                   help="factorSize values of the tuned FMClassifier grid (default 8, its default: each value "
+                   "doubles the search)")
+    p.add_argument("--planted", choices=["on", "off"], default="on", help="the planted data sets (default on)")
     p.add_argument("--movielens", choices=["auto", "off"], default="auto",
                    help="MovieLens 100K from the recbole wheel when installed (default auto)")
     p.add_argument("--mllib", type=_list(str), default=["default", "tuned"],
@@ -431,7 +437,7 @@ def parse_args(argv=None):
 
 
 def datasets(args):
-    out = [planted_set(args.rows, noise) for noise in args.noise]
+    out = [planted_set(args.rows, noise) for noise in args.noise] if args.planted == "on" else []
     if args.movielens == "auto":
         movielens = movielens_set(args.rows)
         if movielens is None:
@@ -468,7 +474,8 @@ def run_quality(spark, args, dataset):
         encoded_train, encoded_test = one_hot(spark, dataset, train, test)
         for kind, name in (("lr", "MLlib LogisticRegression"), ("fm", "MLlib FMClassifier")):
             for variant in mllib:
-                runs = [mllib_run(kind, encoded_train, encoded_test, seed, variant) for seed in args.seeds]
+                runs = [mllib_run(kind, encoded_train, encoded_test, seed, variant, args.fm_factor_sizes)
+                        for seed in args.seeds]
                 chosen = sorted({setting_text(r["setting"]) for r in runs if "setting" in r})
                 record(name, variant, runs, "chose " + "; ".join(chosen) if chosen else "")
         encoded_train.unpersist(), encoded_test.unpersist()
