@@ -423,7 +423,7 @@ def parse_args(argv=None):
                    help="MLlib variants: default, tuned, or none")
     p.add_argument("--sweep", action="store_true", help="the fm/deepfm learning rate and embeddingL2 sweep instead")
     p.add_argument("--sweep-lr", type=_list(float), default=[0.001, 0.003, 0.01, 0.03, 0.1])
-    p.add_argument("--sweep-l2", type=_list(float), default=[0.0, 1e-5, 1e-4, 1e-3])
+    p.add_argument("--sweep-l2", type=_list(float), default=[0.0, 1e-4, 1e-3, 1e-2])
     args = report.add_output_args(p).parse_args(argv)
     if set(args.models) - set(MODELS):
         p.error("--models: unknown %s (the zoo: %s)" % (sorted(set(args.models) - set(MODELS)), ", ".join(MODELS)))
