@@ -1,0 +1,535 @@
+"""CTR quality: test AUC and logloss of every CTR zoo model (``SparkpsCTRClassifier`` at its defaults, and with
+early stopping) beside Spark MLlib's LogisticRegression and FMClassifier on one-hot features (at their defaults,
+and tuned on a validation split), over seeds, on planted data at two noise levels and on MovieLens 100K.
+
+    python -m benchmarks.bench_ctr_quality --rows 20000 --noise 0 --movielens off --write-docs   # one data set
+    python -m benchmarks.bench_ctr_quality --rows 20000 --write-docs      # all three data sets (longer)
+    python -m benchmarks.bench_ctr_quality --rows 500 --models lr,fm --mllib none --movielens off  # a smoke run
+    python -m benchmarks.bench_ctr_quality --sweep --rows 20000 --noise 0.3 --write-docs   # fm/deepfm lr, L2 sweep
+
+``--write-docs`` writes one section of docs/benchmarks.md per data set run (``ctr_quality_planted_noise0``,
+``ctr_quality_planted_noise0.3``, ``ctr_quality_movielens``) as soon as it is done, so the data sets can run
+in separate processes; ``--sweep`` writes ``ctr_quality_sweep``. ``--json PATH`` writes every row's figures.
+
+Every figure is measured on rows no model saw in training. Per model and data set: the mean test AUC over
+``--seeds`` seeds and its spread (max - min), the mean test logloss, the epochs (sparkps) or iterations (MLlib)
+run, and the mean fit time (``fit`` call to its return; MLlib's one-hot pipeline is fitted once per data set and
+its time is not counted in). A seed sets the sparkps and MLlib seeds and the validation draw; the data stay the
+same.
+
+**Planted data** (``sparkps.ctr.synthetic.planted_ctr``; :data:`PLANTED` gives its settings): categorical fields
+with Zipf-distributed values, numeric counts, and labels drawn from a planted FM + MLP logit. The noise level
+``--noise`` replaces each label by a fair coin with that probability (the ranking of the true probabilities is
+unchanged, so the *planted AUC* - the AUC of the true click probabilities on the test rows - is the ceiling any
+model can reach on average). ``--rows`` training rows and a quarter as many test rows.
+
+**MovieLens 100K** (F. Maxwell Harper and Joseph A. Konstan, ACM TiiS 2015; GroupLens's terms: research use,
+acknowledgement, no redistribution or commercial use without permission), as shipped inside the wheel of the
+``recbole`` package (MIT), in its atomic files ``recbole/dataset_example/ml-100k/ml-100k.{inter,user,item}``: read
+at run time from the installed package, which this benchmark never imports (``pip install --no-deps recbole``
+is enough; without it the data set is skipped with a message). Label: rating >= 4; columns: user, item, age,
+gender, occupation, zip prefix, release year, first genre. A seeded 80/20 split of the 100,000 ratings (the
+seed does not move it); ``--rows`` caps the training rows.
+
+Sparkps variants: ``default`` is ``SparkpsCTRClassifier(model=M, seed=S)`` with every other param at its
+default; ``early-stop`` adds ``validationFraction`` 0.1, ``earlyStoppingPatience`` 2 (metric auc) and
+``numEpochs`` ``--es-epochs``. MLlib: ``default`` is the estimator as constructed; ``tuned`` fits every point of
+:data:`LR_GRID` / :data:`FM_GRID` on 90% of the training rows, keeps the one with the best AUC on the other 10%
+(the same share early stopping holds out) and reports that fit.
+
+``--sweep`` instead fits fm and deepfm with early stopping on over the learning rates ``--sweep-lr`` (at
+embeddingL2 0) and the L2 coefficients ``--sweep-l2`` (at the default learning rate), one axis at a time, on the
+first data set, to show whether the defaults sit near the best setting swept.
+"""
+import argparse
+import importlib.metadata
+import itertools
+import os
+import sys
+import time
+
+import numpy as np
+
+from benchmarks import report
+
+MODELS = ("lr", "fm", "widedeep", "deepfm", "dcn", "pnn", "nfm")
+PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, linear_scale=0.5, fm_scale=0.5,
+               deep_scale=0.5, hidden=16, bias=-1.0, missing=0.05, seed=7)
+EARLY_STOP = dict(validationFraction=0.1, earlyStoppingPatience=2, earlyStoppingMetric="auc")
+VALIDATION = 0.1                      # MLlib's tuning split, the share early stopping holds out
+LR_GRID = {"regParam": [0.0, 1e-4, 1e-3, 1e-2]}
+FM_GRID = {"stepSize": [0.1, 1.0], "factorSize": [8], "regParam": [0.0, 0.01]}     # --fm-factor-sizes
+MOVIELENS = "recbole/dataset_example/ml-100k/ml-100k"
+
+
+# -- pure helpers (tests/benchmarks/test_ctr_quality_helpers.py) ----------------------------------------------
+
+def grid(axes):
+    """Every combination of ``axes`` ({param: [values]}) as a list of dicts, in the axes' order (the last axis
+    varies fastest); ``{}`` gives one empty setting."""
+    names = list(axes)
+    return [dict(zip(names, values)) for values in itertools.product(*(axes[n] for n in names))]
+
+
+def one_axis_sweep(defaults, axes):
+    """The settings of a one-axis-at-a-time sweep: for each axis in ``axes`` ({param: [values]}), every value with
+    the other params at ``defaults``; a setting met twice (the defaults) is kept once, first come."""
+    seen, out = set(), []
+    for name, values in axes.items():
+        for value in values:
+            setting = dict(defaults, **{name: value})
+            key = tuple(sorted(setting.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(setting)
+    return out
+
+
+def auc(labels, scores):
+    """Exact ROC AUC of ``scores`` against 0/1 ``labels`` (ties count a half: the Mann-Whitney statistic, as
+    scikit-learn's roc_auc_score); None when only one class is present."""
+    labels, scores = np.asarray(labels, float), np.asarray(scores, float)
+    positives = labels > 0.5
+    n_pos, n_neg = int(positives.sum()), int((~positives).sum())
+    if not n_pos or not n_neg:
+        return None
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    sorted_scores = scores[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
+    ends = np.r_[starts[1:], len(scores)]
+    for lo, hi in zip(starts, ends):          # tied scores share the mean of their ranks
+        if hi - lo > 1:
+            ranks[order[lo:hi]] = (lo + 1 + hi) / 2.0
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def logloss(labels, probability, eps=1e-15):
+    """Mean binary cross-entropy of ``probability`` (clipped to [eps, 1 - eps]) against 0/1 ``labels``."""
+    labels, p = np.asarray(labels, float), np.clip(np.asarray(probability, float), eps, 1 - eps)
+    return float(-np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
+
+
+def summarise(runs):
+    """One row of the table from the runs of a model over seeds ([{auc, logloss, epochs, fit_s, ...}]): the mean
+    and spread (max - min) of the AUC, the means of logloss, epochs and fit time, and the seeds counted."""
+    aucs = [r["auc"] for r in runs if r["auc"] is not None]
+    mean = lambda key: float(np.mean([r[key] for r in runs])) if runs else None     # noqa: E731
+    return {"auc": float(np.mean(aucs)) if aucs else None, "spread": float(np.ptp(aucs)) if aucs else None,
+            "logloss": mean("logloss"), "epochs": mean("epochs"), "fit_s": mean("fit_s"), "seeds": len(runs)}
+
+
+def best(candidates, key="val_auc"):
+    """The candidate with the highest ``key`` (the first of equals); None for none."""
+    return max(candidates, key=lambda c: c[key]) if candidates else None
+
+
+# -- data -----------------------------------------------------------------------------------------------------
+
+def planted_set(rows, noise):
+    """A data set dict: pandas train/test frames, their columns and the planted AUC on the test rows."""
+    import pandas as pd
+
+    from sparkps.ctr.synthetic import planted_ctr
+    data = planted_ctr(rows + rows // 4, **PLANTED)
+    labels = data.labels.astype(np.float64)
+    if noise:
+        rng = np.random.default_rng([PLANTED["seed"], 2])
+        coin = rng.random(len(labels)) < noise
+        labels = np.where(coin, (rng.random(len(labels)) < 0.5).astype(np.float64), labels)
+    table = pd.DataFrame({"label": labels})
+    for j, name in enumerate(data.numeric_names):
+        table[name] = data.numeric[:, j]
+    for j, name in enumerate(data.fields):
+        table[name] = data.categorical[:, j]
+    return {"name": "planted, noise %g" % noise, "slug": "planted_noise%g" % noise, "noise": noise,
+            "train": table.iloc[:rows], "test": table.iloc[rows:],
+            "categorical": list(data.fields), "numeric": list(data.numeric_names),
+            "ceiling": auc(labels[rows:], data.probability[rows:])}
+
+
+def movielens_files():
+    """The paths of MovieLens 100K's atomic files inside the installed recbole wheel, or None when recbole is not
+    installed (found through its distribution's metadata: recbole itself is never imported)."""
+    try:
+        dist = importlib.metadata.distribution("recbole")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    paths = {kind: str(dist.locate_file("%s.%s" % (MOVIELENS, kind))) for kind in ("inter", "user", "item")}
+    return paths if all(os.path.exists(p) for p in paths.values()) else None
+
+
+def movielens_set(rows, seed=0):
+    """MovieLens 100K as a CTR data set (rating >= 4 is a click), split 80/20 by a seeded draw; None when the
+    recbole wheel is not installed."""
+    import pandas as pd
+    files = movielens_files()
+    if files is None:
+        return None
+    read = lambda kind: pd.read_csv(files[kind], sep="\t", dtype=str, encoding="latin-1")     # noqa: E731
+    inter, users, items = read("inter"), read("user"), read("item")
+    for frame in (inter, users, items):
+        frame.columns = [c.split(":")[0] for c in frame.columns]
+    table = inter.merge(users, on="user_id", how="left").merge(items, on="item_id", how="left")
+    table["label"] = (table["rating"].astype(float) >= 4).astype(np.float64)
+    table["zip3"] = table["zip_code"].fillna("").str[:3]
+    table["genre"] = table["class"].fillna("").str.split(" ").str[0]
+    cats = ["user_id", "item_id", "age", "gender", "occupation", "zip3", "release_year", "genre"]
+    table = table[["label"] + cats].fillna("none")
+    test = np.random.default_rng([seed, 3]).random(len(table)) < 0.2
+    train = table[~test]
+    return {"name": "MovieLens 100K (rating >= 4)", "slug": "movielens", "train": train.iloc[:rows] if rows else train,
+            "test": table[test], "categorical": cats, "numeric": [], "ceiling": None}
+
+
+# -- fitting ----------------------------------------------------------------------------------------------------
+
+def spark_session():
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName("bench_ctr_quality")
+             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
+             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def frames(spark, dataset):
+    train = spark.createDataFrame(dataset["train"]).repartition(2).cache()
+    test = spark.createDataFrame(dataset["test"]).repartition(2).cache()
+    train.count(), test.count()
+    return train, test
+
+
+def scored(model, frame):
+    """(labels, click probabilities) of ``model`` on ``frame``, collected to the driver."""
+    from pyspark.ml.functions import vector_to_array
+    out = model.transform(frame).select("label", vector_to_array("probability")[1].alias("p")).toPandas()
+    return out["label"].to_numpy(), out["p"].to_numpy()
+
+
+def measure(fit, frame):
+    """Fit (``fit()`` returns (model, epochs)), time it, and score the model on ``frame``."""
+    started = time.perf_counter()
+    model, epochs = fit()
+    fit_s = time.perf_counter() - started
+    labels, p = scored(model, frame)
+    return {"auc": auc(labels, p), "logloss": logloss(labels, p), "epochs": epochs, "fit_s": fit_s}
+
+
+def sparkps_run(train, test, dataset, model, seed, variant, es_epochs, **params):
+    """One SparkpsCTRClassifier fit: ``variant`` 'default' or 'early-stop'; ``params`` override (the sweep)."""
+    from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
+    extra = dict(EARLY_STOP, numEpochs=es_epochs) if variant == "early-stop" else {}
+    clf = SparkpsCTRClassifier(categoricalCols=dataset["categorical"], numericCols=dataset["numeric"], model=model,
+                               seed=seed, **extra, **params)
+
+    kept = {}
+
+    def fit():
+        fitted = clf.fit(train)
+        kept["best_epoch"] = fitted.bestEpoch
+        return fitted, len(fitted.history)
+    return dict(measure(fit, test), **kept)
+
+
+def one_hot(spark, dataset, train, test):
+    """MLlib's one-hot pipeline (StringIndexer, OneHotEncoder, and for numeric columns Imputer, StandardScaler on
+    log1p) fitted on the training rows: (train, test) frames of (features, label), cached."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import Imputer, OneHotEncoder, StandardScaler, StringIndexer, VectorAssembler
+    from pyspark.sql import functions as F
+    cats, nums = dataset["categorical"], dataset["numeric"]
+    indexed, encoded = ["%s_idx" % c for c in cats], ["%s_vec" % c for c in cats]
+    stages = [StringIndexer(inputCols=cats, outputCols=indexed, handleInvalid="keep"),
+              OneHotEncoder(inputCols=indexed, outputCols=encoded, handleInvalid="keep")]
+    parts = list(encoded)
+    if nums:
+        logged = ["%s_log" % c for c in nums]
+        train, test = ((f.select("*", *[F.log1p(F.col(c)).alias(o) for c, o in zip(nums, logged)]))
+                       for f in (train, test))
+        imputed = ["%s_imp" % c for c in nums]
+        stages += [Imputer(inputCols=logged, outputCols=imputed),
+                   VectorAssembler(inputCols=imputed, outputCol="numeric"),
+                   StandardScaler(inputCol="numeric", outputCol="numeric_std", withMean=True)]
+        parts.append("numeric_std")
+    stages.append(VectorAssembler(inputCols=parts, outputCol="features"))
+    prep = Pipeline(stages=stages).fit(train)
+    encoded_train, encoded_test = (prep.transform(f).select("features", "label").cache() for f in (train, test))
+    encoded_train.count(), encoded_test.count()
+    return encoded_train, encoded_test
+
+
+def mllib_estimator(kind, seed, **params):
+    from pyspark.ml.classification import FMClassifier, LogisticRegression
+    return LogisticRegression(**params) if kind == "lr" else FMClassifier(seed=seed, **params)
+
+
+def iterations(model, default):
+    summary = model.summary if getattr(model, "hasSummary", False) else None
+    return int(getattr(summary, "totalIterations", default)) if summary is not None else default
+
+
+def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,)):
+    """MLlib LogisticRegression ('lr') or FMClassifier ('fm'): 'default' as constructed, 'tuned' the best point of
+    its grid by AUC on a held-out tenth of the training rows (its time: the whole search)."""
+    if variant == "default":
+        est = mllib_estimator(kind, seed)
+        return measure(lambda: (lambda m: (m, iterations(m, est.getMaxIter())))(est.fit(encoded_train)),
+                       encoded_test)
+    fit_part, val_part = encoded_train.randomSplit([1 - VALIDATION, VALIDATION], seed=seed)
+    fit_part, val_part = fit_part.cache(), val_part.cache()
+    started, candidates = time.perf_counter(), []
+    for setting in grid(LR_GRID if kind == "lr" else dict(FM_GRID, factorSize=factor_sizes)):
+        est = mllib_estimator(kind, seed, **setting)
+        model = est.fit(fit_part)
+        labels, p = scored(model, val_part)
+        candidates.append({"setting": setting, "model": model, "val_auc": auc(labels, p) or 0.0,
+                           "epochs": iterations(model, est.getMaxIter())})
+    chosen = best(candidates)
+    fit_s = time.perf_counter() - started
+    labels, p = scored(chosen["model"], encoded_test)
+    fit_part.unpersist(), val_part.unpersist()
+    return {"auc": auc(labels, p), "logloss": logloss(labels, p), "epochs": chosen["epochs"], "fit_s": fit_s,
+            "setting": chosen["setting"]}
+
+
+# -- report -----------------------------------------------------------------------------------------------------
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def setting_text(setting):
+    return ", ".join("%s %g" % kv for kv in setting.items())
+
+
+def table(rows, title):
+    lines = ["**%s**" % title, "",
+             "| model | variant | test AUC (mean) | spread | logloss | epochs / iters | fit (s) | note |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s = r["summary"]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], r["variant"], fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"), fmt(s["logloss"], ".4f"),
+            fmt(s["epochs"], ".1f"), fmt(s["fit_s"], ".1f"), r.get("note", "")))
+    return lines
+
+
+def settings_text(args, dataset):
+    data = ("Planted data: `planted_ctr(rows * 1.25, %s)`, each label replaced by a fair coin with probability "
+            "%g; the first %d rows train, the rest test." % (
+                ", ".join("%s=%r" % kv for kv in PLANTED.items()), dataset.get("noise", 0), args.rows)
+            if dataset["slug"] != "movielens" else
+            "MovieLens 100K from the installed recbole wheel (MIT; the data under GroupLens's terms), "
+            "rating >= 4 as the label; columns user_id, item_id, age, gender, occupation, zip3, release_year, "
+            "genre (the first listed); a seeded 80/20 split, the training rows capped at %d." % args.rows)
+    return ("Spark `local[2]`. sparkps `default`: `SparkpsCTRClassifier(model=M, seed=S)`, every other param at "
+            "its default (embeddingDim 8, hiddenUnits [64, 32], 5 epochs, batch 256, Adam lr 0.01, 2 workers, "
+            "1 server); `early-stop`: validationFraction 0.1, earlyStoppingPatience 2 on validation AUC, up to %d "
+            "epochs (epochs = epochs run; the model keeps the best). MLlib on one-hot features (StringIndexer + "
+            "OneHotEncoder; numeric columns log1p, imputed, standardised): `default` as constructed; `tuned` the "
+            "best by AUC on 10%% of the training rows (the same share early stopping holds out) of "
+            "LogisticRegression %s or FMClassifier %s, its fit time the whole search (its iterations: the chosen "
+            "fit's). Fit time excludes MLlib's "
+            "one-hot pipeline. %s %d seed(s): %s; a seed moves the models' seeds and the validation draw, not "
+            "the data." % (args.es_epochs, LR_GRID, dict(FM_GRID, factorSize=args.fm_factor_sizes), data,
+                            len(args.seeds), ", ".join(map(str, args.seeds))))
+
+
+def section_name(dataset):
+    """The docs/benchmarks.md section of a data set's table: one a data set, so each can be run apart."""
+    return "ctr_quality_" + dataset["slug"]
+
+
+def quality_markdown(dataset, rows, args):
+    lines = ["## CTR quality: sparkps zoo vs MLlib, %s (benchmarks/bench_ctr_quality.py)" % dataset["name"], "",
+             settings_text(args, dataset), ""]
+    lines += table(rows, title_of(dataset)) + [""]
+    lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
+    return "\n".join(lines)
+
+
+def sweep_markdown(title, rows, args):
+    lines = ["## CTR quality: learning rate and embeddingL2 sweep of fm and deepfm (benchmarks/bench_ctr_quality.py)",
+             "", "Early stopping on (validationFraction 0.1, patience 2 on AUC, up to %d epochs), every other param "
+             "at its default; one axis at a time: the learning rates at embeddingL2 0, the L2 coefficients at the "
+             "default rate 0.01. Data: %s, %d training rows, seed(s) %s." % (
+                 args.es_epochs, title, args.rows, ", ".join(map(str, args.seeds))), "",
+             "| model | learningRate | embeddingL2 | test AUC (mean) | spread | logloss | epochs | fit (s) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s = r["summary"]
+        mark = " **(default)**" if r["setting"] == {"learningRate": 0.01, "embeddingL2": 0.0} else ""
+        lines.append("| %s | %g%s | %g | %s | %s | %s | %.1f | %.1f |" % (
+            r["model"], r["setting"]["learningRate"], mark, r["setting"]["embeddingL2"], fmt(s["auc"], ".4f"),
+            fmt(s["spread"], ".4f"), fmt(s["logloss"], ".4f"), s["epochs"], s["fit_s"]))
+    for model in sorted({r["model"] for r in rows}):
+        mine = [r for r in rows if r["model"] == model and r["summary"]["auc"] is not None]
+        top = max(mine, key=lambda r: r["summary"]["auc"])
+        default = [r for r in mine if r["setting"] == {"learningRate": 0.01, "embeddingL2": 0.0}]
+        if default:
+            lines += ["", "%s: best swept setting %s (AUC %.4f); the defaults %.4f (%+.4f)." % (
+                model, setting_text(top["setting"]), top["summary"]["auc"], default[0]["summary"]["auc"],
+                default[0]["summary"]["auc"] - top["summary"]["auc"])]
+    lines += ["", "Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
+    return "\n".join(lines)
+
+
+def figures(sections):
+    out = {}
+    for title, rows in sections:
+        for r in rows:
+            key = "%s %s %s" % (title, r["model"], r["variant"])
+            out[key + " auc"] = report.higher(r["summary"]["auc"], "auc")
+            out[key + " logloss"] = report.lower(r["summary"]["logloss"], "logloss")
+            out[key + " fit"] = report.lower(r["summary"]["fit_s"], "s")
+    return out
+
+
+# -- main -------------------------------------------------------------------------------------------------------
+
+def _list(kind):
+    def parse(text):
+        try:
+            values = [kind(v) for v in text.split(",") if v]
+        except ValueError:
+            raise argparse.ArgumentTypeError("expected comma-separated %s values, got %r" % (kind.__name__, text)) \
+                from None
+        return values
+    return parse
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=20000, help="training rows (planted; MovieLens: a cap, 0: all)")
+    p.add_argument("--seeds", type=_list(int), default=[0], help="comma-separated seeds (default 0)")
+    p.add_argument("--models", type=_list(str), default=list(MODELS), help="sparkps zoo models (default all)")
+    p.add_argument("--variants", type=_list(str), default=["default", "early-stop"],
+                   help="sparkps variants: default, early-stop")
+    p.add_argument("--es-epochs", type=int, default=10, help="numEpochs of the early-stop variant (default 10)")
+    p.add_argument("--noise", type=_list(float), default=[0.0, 0.3],
+                   help="planted data sets, one per label-noise level (default 0,0.3)")
+    p.add_argument("--fm-factor-sizes", type=_list(int), default=[8],
+                   help="factorSize values of the tuned FMClassifier grid (default 8, its default: each value "
+                   "doubles the search)")
+    p.add_argument("--planted", choices=["on", "off"], default="on", help="the planted data sets (default on)")
+    p.add_argument("--movielens", choices=["auto", "off"], default="auto",
+                   help="MovieLens 100K from the recbole wheel when installed (default auto)")
+    p.add_argument("--mllib", type=_list(str), default=["default", "tuned"],
+                   help="MLlib variants: default, tuned, or none")
+    p.add_argument("--sweep", action="store_true", help="the fm/deepfm learning rate and embeddingL2 sweep instead")
+    p.add_argument("--sweep-lr", type=_list(float), default=[0.001, 0.003, 0.01, 0.03, 0.1])
+    p.add_argument("--sweep-l2", type=_list(float), default=[0.0, 1e-4, 1e-3, 1e-2])
+    args = report.add_output_args(p).parse_args(argv)
+    if set(args.models) - set(MODELS):
+        p.error("--models: unknown %s (the zoo: %s)" % (sorted(set(args.models) - set(MODELS)), ", ".join(MODELS)))
+    if set(args.variants) - {"default", "early-stop"}:
+        p.error("--variants takes default, early-stop")
+    if set(args.mllib) - {"default", "tuned", "none"}:
+        p.error("--mllib takes default, tuned or none")
+    if not args.seeds:
+        p.error("--seeds needs at least one seed")
+    return args
+
+
+def datasets(args):
+    out = [planted_set(args.rows, noise) for noise in args.noise] if args.planted == "on" else []
+    if args.movielens == "auto":
+        movielens = movielens_set(args.rows)
+        if movielens is None:
+            print("MovieLens 100K skipped: the recbole wheel is not installed (pip install --no-deps recbole)",
+                  flush=True)
+        else:
+            out.append(movielens)
+    return out
+
+
+def title_of(dataset):
+    ceiling = " (planted AUC %.4f)" % dataset["ceiling"] if dataset["ceiling"] is not None else ""
+    return "%s: %d train / %d test rows%s" % (dataset["name"], len(dataset["train"]), len(dataset["test"]), ceiling)
+
+
+def run_quality(spark, args, dataset):
+    train, test = frames(spark, dataset)
+    rows = []
+
+    def record(model, variant, runs, note=""):
+        row = {"model": model, "variant": variant, "summary": summarise(runs), "note": note, "runs": runs}
+        s = row["summary"]
+        print("%-28s %-10s %-10s auc %s +- %s logloss %s epochs %s fit %.1fs %s" % (
+            dataset["name"], model, variant, fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"),
+            fmt(s["logloss"], ".4f"), fmt(s["epochs"], ".1f"), s["fit_s"], note), flush=True)
+        rows.append(row)
+
+    for model in args.models:
+        for variant in args.variants:
+            record("sparkps " + model, variant,
+                   [sparkps_run(train, test, dataset, model, seed, variant, args.es_epochs) for seed in args.seeds])
+    mllib = [v for v in args.mllib if v != "none"]
+    if mllib:
+        encoded_train, encoded_test = one_hot(spark, dataset, train, test)
+        for kind, name in (("lr", "MLlib LogisticRegression"), ("fm", "MLlib FMClassifier")):
+            for variant in mllib:
+                runs = [mllib_run(kind, encoded_train, encoded_test, seed, variant, args.fm_factor_sizes)
+                        for seed in args.seeds]
+                chosen = sorted({setting_text(r["setting"]) for r in runs if "setting" in r})
+                record(name, variant, runs, "chose " + "; ".join(chosen) if chosen else "")
+        encoded_train.unpersist(), encoded_test.unpersist()
+    train.unpersist(), test.unpersist()
+    return rows
+
+
+def run_sweep(spark, args, dataset):
+    train, test = frames(spark, dataset)
+    rows = []
+    settings = one_axis_sweep({"learningRate": 0.01, "embeddingL2": 0.0},
+                              {"learningRate": args.sweep_lr, "embeddingL2": args.sweep_l2})
+    for model in [m for m in args.models if m in ("fm", "deepfm")] or ["fm", "deepfm"]:
+        for setting in settings:
+            runs = [sparkps_run(train, test, dataset, model, seed, "early-stop", args.es_epochs, **setting)
+                    for seed in args.seeds]
+            row = {"model": "sparkps " + model, "variant": setting_text(setting), "setting": setting,
+                   "summary": summarise(runs)}
+            s = row["summary"]
+            print("sweep %-8s %-36s auc %s logloss %s epochs %.1f fit %.1fs" % (
+                model, row["variant"], fmt(s["auc"], ".4f"), fmt(s["logloss"], ".4f"), s["epochs"], s["fit_s"]),
+                flush=True)
+            rows.append(row)
+    train.unpersist(), test.unpersist()
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    sets = datasets(args)
+    if not sets:
+        raise SystemExit("no data set to run: give --noise levels, or install recbole for MovieLens 100K")
+    spark = spark_session()
+    sections = []
+    try:
+        if args.sweep:
+            dataset = sets[0]
+            rows = run_sweep(spark, args, dataset)
+            sections.append((dataset["name"], rows))
+            text = sweep_markdown(title_of(dataset), rows, args)
+            print(text)
+            report.publish(args, "ctr_quality_sweep", text)
+        else:
+            for dataset in sets:
+                rows = run_quality(spark, args, dataset)
+                sections.append((dataset["name"], rows))
+                text = quality_markdown(dataset, rows, args)
+                print(text, flush=True)
+                report.publish(args, section_name(dataset), text)     # each data set as soon as it is done
+    finally:
+        spark.stop()
+    report.save_json(args, "bench_ctr_quality", figures(sections))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

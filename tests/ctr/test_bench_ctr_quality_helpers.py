@@ -1,0 +1,42 @@
+"""The pure helpers of benchmarks/bench_ctr_quality.py: the grids, the exact AUC, logloss and the per-model
+summary over seeds (no Spark)."""
+import numpy as np
+import pytest
+
+from benchmarks.bench_ctr_quality import auc, best, grid, logloss, one_axis_sweep, summarise
+
+
+def test_grid_is_every_combination_last_axis_fastest():
+    assert grid({"a": [1, 2], "b": ["x", "y"]}) == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"},
+                                                   {"a": 2, "b": "x"}, {"a": 2, "b": "y"}]
+    assert grid({}) == [{}]
+
+
+def test_one_axis_sweep_keeps_the_defaults_once():
+    settings = one_axis_sweep({"lr": 0.01, "l2": 0.0}, {"lr": [0.001, 0.01], "l2": [0.0, 1e-4]})
+    assert settings == [{"lr": 0.001, "l2": 0.0}, {"lr": 0.01, "l2": 0.0}, {"lr": 0.01, "l2": 1e-4}]
+
+
+def test_auc_matches_the_pair_count_with_ties():
+    rng = np.random.default_rng(0)
+    labels = rng.random(200) < 0.3
+    scores = np.round(rng.random(200) + labels * 0.3, 1)       # many ties
+    pos, neg = scores[labels], scores[~labels]
+    pairs = (pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean()
+    assert auc(labels, scores) == pytest.approx(pairs)
+    assert auc([0, 0, 1, 1], [0.1, 0.2, 0.3, 0.4]) == 1.0
+    assert auc([1, 1], [0.1, 0.2]) is None
+
+
+def test_logloss_clips_certain_mistakes():
+    assert logloss([1, 0], [0.5, 0.5]) == pytest.approx(np.log(2))
+    assert np.isfinite(logloss([1], [0.0]))
+
+
+def test_summarise_means_and_spread_over_seeds():
+    runs = [{"auc": 0.70, "logloss": 0.5, "epochs": 3, "fit_s": 10.0},
+            {"auc": 0.74, "logloss": 0.7, "epochs": 5, "fit_s": 20.0}]
+    row = summarise(runs)
+    assert row["auc"] == pytest.approx(0.72) and row["spread"] == pytest.approx(0.04)
+    assert (row["logloss"], row["epochs"], row["fit_s"], row["seeds"]) == (pytest.approx(0.6), 4.0, 15.0, 2)
+    assert best([{"val_auc": 0.6, "k": 1}, {"val_auc": 0.7, "k": 2}, {"val_auc": 0.7, "k": 3}])["k"] == 2
