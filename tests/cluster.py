@@ -15,6 +15,7 @@ recorded error, and no server thread may have raised. The fixtures in ``conftest
 ``node_cluster``) build the same objects and tear them down even when a test fails half way.
 """
 import threading
+import time
 
 import zmq
 
@@ -179,6 +180,9 @@ class PSCluster:
                                            transport=self.transport, zmq_context=self.context)
                 for r in ranks]
         self.kvstores = sorted(run_in_threads(make, timeout), key=lambda kv: kv.rank)
+        deadline = time.monotonic() + timeout     # every server registered; wait for their threads to publish them
+        while len(self.servers) < len(self._server_threads) and not self.server_errors and time.monotonic() < deadline:
+            time.sleep(0.01)
         return self.kvstores
 
     def run_workers(self, work, timeout=60.0):

@@ -38,7 +38,9 @@ def test_a_killed_worker_restarts_from_the_servers_average_or_center(digits_rdd,
     restarts = fit.last_fit["restarts"]
     assert len(restarts) == 1, restarts
     entry = restarts[0]
-    assert entry["checkpoint"] is not None and entry["checkpoint_step"] >= 30, entry
+    # a checkpoint of the fit's second epoch: the workers are not in lockstep, so worker 0, whose steps number the
+    # checkpoints, may be a dozen steps behind the killed worker's step 40 on a loaded machine
+    assert entry["checkpoint"] is not None and entry["checkpoint_step"] >= 24, entry
     # the servers count meetings: every worker resumes at a whole number of periods, at most the checkpoint's step
     held = {int(rank): steps for rank, steps in entry["resumed_steps"].items()}
     assert set(held) == {0, 1} and all(s % period == 0 and s > 0 for s in held.values()), held
