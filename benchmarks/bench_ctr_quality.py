@@ -86,23 +86,11 @@ def one_axis_sweep(defaults, axes):
 
 
 def auc(labels, scores):
-    """Exact ROC AUC of ``scores`` against 0/1 ``labels`` (ties count a half: the Mann-Whitney statistic, as
-    scikit-learn's roc_auc_score); None when only one class is present."""
-    labels, scores = np.asarray(labels, float), np.asarray(scores, float)
-    positives = labels > 0.5
-    n_pos, n_neg = int(positives.sum()), int((~positives).sum())
-    if not n_pos or not n_neg:
-        return None
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    sorted_scores = scores[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_scores)) + 1]
-    ends = np.r_[starts[1:], len(scores)]
-    for lo, hi in zip(starts, ends):          # tied scores share the mean of their ranks
-        if hi - lo > 1:
-            ranks[order[lo:hi]] = (lo + 1 + hi) / 2.0
-    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    """Exact ROC AUC of ``scores`` against 0/1 ``labels`` (sparkps.metric.ctr.binary_auc, ties count a half);
+    None when only one class is present."""
+    from sparkps.metric.ctr import binary_auc
+    value = binary_auc(np.asarray(labels, float) > 0.5, np.asarray(scores, float))
+    return None if np.isnan(value) else float(value)
 
 
 def logloss(labels, probability, eps=1e-15):
@@ -186,15 +174,7 @@ def movielens_set(rows, seed=0):
 # -- fitting ----------------------------------------------------------------------------------------------------
 
 def spark_session():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName("bench_ctr_quality")
-             .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return report.local_spark("bench_ctr_quality", "4g")
 
 
 def frames(spark, dataset):

@@ -47,15 +47,7 @@ def dataset():
 
 
 def spark_session():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName("bench_vs_mllib")
-             .config("spark.ui.enabled", "false").config("spark.driver.memory", "6g")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return report.local_spark("bench_vs_mllib", "6g")
 
 
 def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
