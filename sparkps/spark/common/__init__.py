@@ -1,2 +1,2 @@
-"""What the driver, the tasks and the model share about input rows: rows to float32 batches (batches.py),
+"""What the driver, the tasks and the model share: the session kind (session.py), rows to float32 batches (batches.py),
 where a row sits in the whole input (row_places.py), and a network's sparse inputs (sparse_inputs.py)."""
