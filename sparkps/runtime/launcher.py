@@ -42,6 +42,7 @@ class LocalCluster:
         self.checkpoint_dir = self.checkpoint_steps = self.resume_from = None
         self.max_restarts, self.restarts = 0, []
         self.stopped = set()   # id() of the roles this launcher ended itself (stop)
+        self.signalled = None  # 'got SIGTERM' once SIGTERM arrived (see _on_sigterm)
 
     def set_checkpoints(self, folder, every_steps=None, resume=False, max_restarts=2):
         """Checkpoint into ``folder`` (worker 0 has the servers save at each epoch end and every ``every_steps``
@@ -103,6 +104,7 @@ class LocalCluster:
                                    % (describe_exit(sched.process.returncode), sched.last_line), node="scheduler")
             if time.monotonic() > deadline:
                 raise ClusterError("the scheduler did not bind within %g s" % self.timeouts.register, node="scheduler")
+            self._check_signal()
             pause.wait(0.02)
         with open(uri_file, encoding="utf-8") as handle:
             return handle.read().strip()
@@ -114,9 +116,11 @@ class LocalCluster:
             uri = self._start_scheduler(secret, workdir)
         self._write_status_file(uri, secret)
         for rank in range(self.num_servers):
+            self._check_signal()
             self._start("server %d" % rank, ["server", "--rank", str(rank)] + self._timeout_args(),
                         self._role_env("server", secret, uri))
         for rank in range(self.num_workers):
+            self._check_signal()
             args = ["worker", *self.train_args[:1], "--rank", str(rank), "--kvstore", self.kvstore]
             self._start("worker %d" % rank, args + self._timeout_args() + self.train_args[1:] + self._checkpoint_args(),
                         self._role_env("worker", secret, uri))
@@ -145,6 +149,7 @@ class LocalCluster:
             codes = [r.process.poll() for r in self.roles]
             if all(code is not None for code in codes):
                 return
+            self._check_signal()
             if failed_at is None and any(code not in (None, 0) for code in codes):
                 failed_at = time.monotonic()
                 self.first_failure = next(r for r, code in zip(self.roles, codes) if code not in (None, 0))
@@ -179,7 +184,7 @@ class LocalCluster:
 
     def run(self):
         """Start, wait, stop and report; returns the exit code.  Ctrl-C / SIGTERM stop every role (130/143)."""
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt) if _main_thread() else None
+        previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
         try:
             self.start()
             self._wait()
@@ -201,6 +206,18 @@ class LocalCluster:
             self.stop()
         return self.report()
 
+
+    def _on_sigterm(self, signum, frame):
+        """SIGTERM: remember it, then raise KeyboardInterrupt.  Python can lose an exception raised by a signal
+        handler that runs while a child is forked with a preexec function, so the loops of ``start`` and
+        ``_wait`` also check ``signalled`` (:meth:`_check_signal`)."""
+        self.signalled = "got SIGTERM"
+        raise KeyboardInterrupt(self.signalled)
+
+    def _check_signal(self):
+        """Raise KeyboardInterrupt when SIGTERM arrived (its handler's own exception may have been lost)."""
+        if self.signalled:
+            raise KeyboardInterrupt(self.signalled)
 
     def _restart(self):
         """After a failed attempt: stop what is left and return True when the job restarts from its newest
@@ -270,6 +287,3 @@ def cause_line(role):
 def _main_thread():
     return threading.current_thread() is threading.main_thread()
 
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt("got SIGTERM")

@@ -56,3 +56,35 @@ def test_a_role_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path):
     assert len(terms) == 1 and terms[0] >= stop_began              # ... one SIGTERM it ignored
     assert stop_took >= 1.0                                        # and the grace period it was given
     assert codes["scheduler"] != -9 and codes["server 0"] != -9, codes   # the others stopped on SIGTERM
+
+
+def test_sigterm_whose_exception_was_lost_during_a_role_start_still_stops_the_job(tmp_path):
+    """Python can drop the KeyboardInterrupt a SIGTERM handler raises while a child is forked with a preexec
+    function (seen as a launch that went on training after SIGTERM).  The handler notes the signal first, so the
+    launcher's next check stops the job: 143, no role started after it, none left running."""
+    out = io.StringIO()
+    cluster = LocalCluster(1, 1, ["train", "--symbol", "unused.json", "--data", "unused.libsvm"], grace=1.0, out=out,
+                           timeouts=cluster_timeouts(register=60, request=60, heartbeat_timeout=30))
+    start = cluster._start
+
+    def start_then_lose_sigterm(name, args, env):
+        role = start(name, args, env)
+        if name == "server 0":
+            try:
+                cluster._on_sigterm(15, None)      # what SIGTERM runs; its exception lost on the way
+            except KeyboardInterrupt:
+                pass
+        return role
+
+    cluster._start = start_then_lose_sigterm
+    try:
+        code = cluster.run()
+    finally:
+        for role in cluster.roles:
+            if role.process.poll() is None:
+                role.process.kill()
+                role.process.wait()
+    assert code == 143, out.getvalue()
+    assert [role.name for role in cluster.roles] == ["scheduler", "server 0"], out.getvalue()
+    assert all(role.process.poll() is not None for role in cluster.roles)
+    assert "got SIGTERM; stopping every role" in out.getvalue()
