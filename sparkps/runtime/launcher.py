@@ -42,7 +42,7 @@ class LocalCluster:
         self.checkpoint_dir = self.checkpoint_steps = self.resume_from = None
         self.max_restarts, self.restarts = 0, []
         self.stopped = set()   # id() of the roles this launcher ended itself (stop)
-        self.signalled = None  # 'got SIGTERM' once SIGTERM arrived (see _on_sigterm)
+        self.signalled = None  # 'got SIGTERM' / 'interrupted' once SIGTERM / Ctrl-C arrived (see _on_signal)
 
     def set_checkpoints(self, folder, every_steps=None, resume=False, max_restarts=2):
         """Checkpoint into ``folder`` (worker 0 has the servers save at each epoch end and every ``every_steps``
@@ -184,7 +184,11 @@ class LocalCluster:
 
     def run(self):
         """Start, wait, stop and report; returns the exit code.  Ctrl-C / SIGTERM stop every role (130/143)."""
-        previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
+        previous = signal.signal(signal.SIGTERM, self._on_signal) if _main_thread() else None
+        # Ctrl-C the same way, unless SIGINT is ignored (a job started in the background) or handled by the caller
+        catch_int = _main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if catch_int:
+            signal.signal(signal.SIGINT, self._on_signal)
         try:
             self.start()
             self._wait()
@@ -203,19 +207,21 @@ class LocalCluster:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+            if catch_int:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             self.stop()
         return self.report()
 
 
-    def _on_sigterm(self, signum, frame):
-        """SIGTERM: remember it, then raise KeyboardInterrupt.  Python can lose an exception raised by a signal
-        handler that runs while a child is forked with a preexec function, so the loops of ``start`` and
+    def _on_signal(self, signum, frame):
+        """SIGTERM or Ctrl-C: remember it, then raise KeyboardInterrupt.  Python can lose an exception raised by a
+        signal handler that runs while a child is forked with a preexec function, so the loops of ``start`` and
         ``_wait`` also check ``signalled`` (:meth:`_check_signal`)."""
-        self.signalled = "got SIGTERM"
+        self.signalled = "got SIGTERM" if signum == signal.SIGTERM else "interrupted"
         raise KeyboardInterrupt(self.signalled)
 
     def _check_signal(self):
-        """Raise KeyboardInterrupt when SIGTERM arrived (its handler's own exception may have been lost)."""
+        """Raise KeyboardInterrupt when SIGTERM or Ctrl-C arrived (its handler's own exception may have been lost)."""
         if self.signalled:
             raise KeyboardInterrupt(self.signalled)
 

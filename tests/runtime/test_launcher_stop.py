@@ -1,6 +1,7 @@
 """The launcher's stop: SIGTERM to every role's process group, SIGKILL to what still runs after the grace."""
 import io
 import os
+import signal
 import stat
 import sys
 import threading
@@ -71,7 +72,7 @@ def test_sigterm_whose_exception_was_lost_during_a_role_start_still_stops_the_jo
         role = start(name, args, env)
         if name == "server 0":
             try:
-                cluster._on_sigterm(15, None)      # what SIGTERM runs; its exception lost on the way
+                cluster._on_signal(signal.SIGTERM, None)      # what SIGTERM runs; its exception lost on the way
             except KeyboardInterrupt:
                 pass
         return role
