@@ -5,8 +5,9 @@ small local matrix of ``capacity`` rows (the most unique ids one batch can hold:
 the table, at most ``input_dim``). Each step:
 
 1. ``pull(kv, inputs)``: checks the raw ids of each field (``sparkps.rows.ids.batch_ids``, naming the table and
-   the field; the kvstore takes the checked ids as they are), takes the unique ids
-   of the batch (``np.unique``; a padding id marks absent entries), pulls those rows once with
+   the field; the kvstore takes the checked ids as they are), takes the sorted unique ids
+   of the batch and each id's position among them in one compiled pass (``batch_index``; a padding id marks
+   absent entries), pulls those rows once with
    ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
    positions instead of the ids — 64-bit ids never reach float32 inputs;
 2. the executor runs an ordinary gather on the local matrix, and its backward pass sums the output gradients per
@@ -115,27 +116,31 @@ class SparseBatch:
         """Pull the batch's unique rows of every table into the local matrices; return ``inputs`` with each
         table's id fields replaced by local row positions (-1 for absent entries). ``exchange(rows)``, when
         given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out)}); otherwise
-        each table is read with ``kv.row_sparse_pull``."""
+        each table is read with ``kv.row_sparse_pull``. The unique ids and positions of one table's fields are one
+        compiled pass (``batch_index``); tables that read the same fields (a field's embedding and its first-order
+        weight) share it."""
+        from sparkps.train.batch_index import batch_positions
         raw, inputs = inputs, dict(inputs)
-        pulls, reader = {}, {}
+        pulls, reader, done = {}, {}, {}
         for name, spec in self.tables.items():
-            fields = [self._checked_ids(spec, f, raw[f]) for f in spec.fields]
-            present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
-            flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
-            unique, inverse = np.unique(flat, return_inverse=True)
+            key = (spec.fields, spec.padding_id)
+            if key not in done:
+                fields = [self._checked_ids(spec, f, raw[f]) for f in spec.fields]
+                flat = fields[0].reshape(-1) if len(fields) == 1 else \
+                    np.concatenate([ids.reshape(-1) for ids in fields])
+                positions = np.empty(flat.size, np.float32)
+                unique = batch_positions(flat, spec.padding_id, positions)
+                local, start = [], 0
+                for ids in fields:
+                    local.append(positions[start:start + ids.size].reshape(ids.shape))
+                    start += ids.size
+                done[key] = (unique, local)
+            unique, local = done[key]
             pulls[name] = unique
             self._unique[name] = unique
             self._remember(name, unique)
-            start = 0
-            for field, ids, mask in zip(spec.fields, fields, present):
-                local = np.full(ids.shape, -1.0, dtype=np.float32)
-                count = ids.size if mask is None else int(mask.sum())
-                if mask is None:
-                    local.reshape(-1)[:] = inverse[start:start + count]
-                else:
-                    local[mask] = inverse[start:start + count]
-                self._share_positions(inputs, reader, field, local, name)
-                start += count
+            for field, positions in zip(spec.fields, local):
+                self._share_positions(inputs, reader, field, positions, name)
         self._pull_rows(kv, pulls, exchange)
         return inputs
 
@@ -143,7 +148,7 @@ class SparseBatch:
     def _share_positions(inputs, reader, field, local, table):
         """Give the executor ``field``'s local positions in ``table``. Tables may share an id input (a field's
         embedding and its first-order weight) when they read the same fields: the positions are then equal."""
-        if field in reader and not np.array_equal(inputs[field], local):
+        if field in reader and inputs[field] is not local and not np.array_equal(inputs[field], local):
             raise ConfigError(f"tables {reader[field]!r} and {table!r} read id input {field!r} together with "
                               f"different other inputs; give each table its own id input")
         inputs[field], reader[field] = local, table
