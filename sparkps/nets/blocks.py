@@ -83,7 +83,7 @@ def linear_term(inputs, name="linear"):
     """First-order term (batch, 1): a weight per field value (a one-wide table) plus a linear function of the
     numeric columns and a bias."""
     if inputs.fused:     # each id input's weights summed over its fields by its read: (batch, 1)
-        sums = [_read(inputs, item, "linear", 1, "sum" if item.pooling == "none" else item.pooling,
+        sums = [_read(inputs, item, "linear", 1, "fields" if item.pooling == "none" else item.pooling,
                       name + "_embedding") for item in inputs.spec.id_inputs()]
         total = sums[0] if len(sums) == 1 else sym.add_n(*sums, name=name + "_embedding_fields")
     else:

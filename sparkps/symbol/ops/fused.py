@@ -3,8 +3,9 @@
 * ``contrib.FusedEmbedding``: ``contrib.HashEmbedding`` (same parameters, shapes and meaning; a sparse table read,
   see ``ops/embedding.py``) as one kernel that checks the positions, gathers the rows and pools them; its weight
   gradient (``_backward_FusedEmbedding``) is one kernel that sums each row's output gradients (the per-id gradient
-  sum the kvstore receives as a row-sparse gradient). With ``pooling='sum'`` over a (batch, fields) input it is
-  a whole first-order term (batch, 1) in one node.
+  sum the kvstore receives as a row-sparse gradient). ``pooling='fields'`` reads one id of each field of a
+  (batch, fields) input and sums their rows (the values of ``'sum'``; an ONNX export takes each field's row as its
+  own input, as for ``'none'``): a whole first-order term (batch, 1) in one node.
 * ``contrib.FMInteraction``: the pair-sum cross of (batch, fields, factors) rows, ``sum_{i<j} e_i * e_j`` by
   ``((sum e)^2 - sum e^2) / 2`` in one pass: FM's second-order term (batch, 1) (``BiInnerSumCross``) or, with
   ``keep_factors=True``, NFM's bi-interaction pooling (batch, factors) (``BiInteractionCross``); its gradient
@@ -22,7 +23,8 @@ from ..params import choice, to_bool
 from .cross import _field_shape
 from .embedding import HashEmbedding, _local_index
 
-_CODES = {"none": 0, "sum": 1, "mean": 2}
+POOLINGS = ("none", "sum", "mean", "fields")
+_CODES = {"none": 0, "sum": 1, "mean": 2, "fields": 1}
 
 
 def _kernels(rt):
@@ -49,9 +51,11 @@ def _rows_view(op, out):
 class FusedEmbedding(HashEmbedding):
     """``contrib.HashEmbedding`` in one kernel (see the module docstring); ``data`` holds row positions into
     ``weight`` (-1 = absent) when bound directly, as HashEmbedding's. A fractional, NaN or too large position is a
-    DataError naming the op and its input."""
+    DataError naming the op and its input. ``pooling='fields'``: the last axis holds one id of each field, their
+    rows summed (as ``'sum'``)."""
     name, hint = "_contrib_FusedEmbedding", "fusedembedding"
     aliases = ("FusedEmbedding",)
+    spec = dict(HashEmbedding.spec, pooling=(choice(*POOLINGS), "none"))
 
     def forward(self, rt, ins, outs, aux):
         self.compile(rt, ins, outs, aux)()
@@ -86,7 +90,7 @@ class FusedEmbeddingGrad(BackwardOp):
     """The weight gradient of a FusedEmbedding, shaped like its bound weight (the third input, read for the shape
     only): each present position's output gradient summed into its row, in one kernel."""
     name, hint = "_backward_FusedEmbedding", "_backward_fusedembedding"
-    spec = {"pooling": (choice("none", "sum", "mean"), "none")}
+    spec = {"pooling": (choice(*POOLINGS), "none")}
     num_inputs = 3
 
     def output_shapes(self, in_shapes):
