@@ -93,7 +93,7 @@ class SparseBatch:
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
-            self._seen[name] = [value.ids]
+            self._seen[name] = [np.unique(value.ids)]      # each entry sorted and distinct (_remember)
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
@@ -199,10 +199,13 @@ class SparseBatch:
 
     # ----- results --------------------------------------------------------------------------------
     def _remember(self, name, unique):
+        """Add ``unique`` (sorted ids) to the ids table ``name`` keeps. Every 64 batches the recent ones are merged
+        into one sorted array: the recent ids sorted together, then inserted into the kept ones (linear in what is
+        kept, never a sort of it: a long fit keeps every id of its data)."""
         seen = self._seen[name]
         seen.append(unique)
         if len(seen) > 64:
-            self._seen[name] = [np.unique(np.concatenate(seen))]
+            self._seen[name] = [merge_sorted(seen[0], np.unique(np.concatenate(seen[1:])))]
 
     def table_values(self, kv):
         """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
@@ -216,6 +219,16 @@ class SparseBatch:
                 kv.row_sparse_pull(name, out=rows, row_ids=ids)
             values[name] = RowSparse(ids, rows, self.full_shape(name))
         return values
+
+
+def merge_sorted(kept, new):
+    """The sorted distinct ids of two sorted distinct int64 arrays: ``new``'s ids not in ``kept`` inserted into it."""
+    if kept.size == 0:
+        return new
+    at = np.searchsorted(kept, new)
+    held = at < kept.size
+    held[held] = kept[at[held]] == new[held]
+    return np.insert(kept, at[~held], new[~held])
 
 
 def with_sparse_push(step, sparse, kv):

@@ -89,3 +89,21 @@ def test_train_metrics_are_computed_only_when_a_report_reads_them():
     assert CountingAUC.gets <= 1          # the epoch's log line; never once per step
     last = dict(store.reports[-1])
     assert set(last) == {"auc"} and 0 <= last["auc"] <= 1
+
+
+def test_the_kept_ids_merge_into_one_sorted_array():
+    from sparkps.train.sparse_batch import merge_sorted
+    rng = np.random.default_rng(4)
+    kept = np.unique(rng.integers(-50, 50, 40))
+    new = np.unique(rng.integers(-80, 80, 30))
+    np.testing.assert_array_equal(merge_sorted(kept, new), np.union1d(kept, new))
+    np.testing.assert_array_equal(merge_sorted(kept[:0], new), new)
+    spec = nets.FeatureSpec(categorical=["a"], embedding_dim=2)
+    sparse = SparseBatch.for_symbol(nets.build("lr", spec), spec.input_shapes(4))
+    batches = [np.unique(rng.integers(0, 500, 6)) for _ in range(150)]
+    for unique in batches:
+        sparse._remember("linear_embedding_weight", unique)
+    kept = sparse._seen["linear_embedding_weight"]
+    assert len(kept) <= 65
+    np.testing.assert_array_equal(np.unique(np.concatenate(kept)), np.unique(np.concatenate(batches)))
+    assert all((np.diff(part) > 0).all() for part in kept)
