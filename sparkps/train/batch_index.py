@@ -1,7 +1,9 @@
 """The batch-local re-index of a training step's ids as one compiled kernel (numba): the sorted unique ids of every
-field reading a table, and each id's position among them, written as the executor's float positions.
+field reading a table, and each id's position among them, written as the executor's float positions; and the set
+of every id a fit has pulled (``IdSet``: the rows its model keeps), added to each step without sorting anything.
 
     unique = batch_positions(ids, padding_id, positions)     # ids: flat int64; positions: float32, same size
+    seen = IdSet(); seen.add(unique); seen.sorted()
 
 It gives exactly what ``np.unique(ids[ids != padding], return_inverse=True)`` gives (unique ids sorted as int64,
 the padding id at position -1), in one pass over the ids with an open-addressing hash of them and a sort of the
@@ -11,6 +13,11 @@ Nothing here blocks beyond the computation.
 """
 import numba
 import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _slot(v, shift):
+    return np.int64((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> shift)   # Fibonacci hashing
 
 
 @numba.njit(cache=True, nogil=True)
@@ -53,6 +60,53 @@ def _unique_positions(ids, padding, has_padding, positions):
     for i in range(n):
         positions[i] = -1 if local[i] < 0 else rank[local[i]]
     return distinct[order]
+
+
+@numba.njit(cache=True, nogil=True)
+def _insert(keys, used, shift, ids):
+    """Insert ``ids`` into the open-addressing set (``keys``, ``used``); returns how many were new."""
+    mask = keys.size - 1
+    added = 0
+    for i in range(ids.size):
+        v = ids[i]
+        h = _slot(v, shift)
+        while used[h] and keys[h] != v:
+            h = (h + 1) & mask
+        if not used[h]:
+            used[h] = True
+            keys[h] = v
+            added += 1
+    return added
+
+
+class IdSet:
+    """A growing set of int64 ids (open addressing over flat arrays, at most half full): ``add`` costs the ids it is
+    given, whatever the set holds; ``sorted()`` sorts once, when the ids are read. Not thread-safe."""
+
+    def __init__(self, ids=None):
+        self._keys, self._used, self._shift, self.size = np.empty(0, np.int64), np.zeros(0, np.bool_), 0, 0
+        self._reserve(1024)
+        if ids is not None:
+            self.add(ids)
+
+    def _reserve(self, count):
+        if 2 * count <= self._keys.size:
+            return
+        bits = max(10, int(2 * count - 1).bit_length())
+        held = self._keys[self._used]
+        self._keys, self._used = np.empty(1 << bits, np.int64), np.zeros(1 << bits, np.bool_)
+        self._shift = np.uint64(64 - bits)
+        self.size = _insert(self._keys, self._used, self._shift, held)
+
+    def add(self, ids):
+        """Add the int64 ``ids`` (any shape, repeats allowed)."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
+        self._reserve(self.size + ids.size)
+        self.size += _insert(self._keys, self._used, self._shift, ids)
+
+    def sorted(self):
+        """The ids held, sorted (a new array)."""
+        return np.sort(self._keys[self._used])
 
 
 def batch_positions(ids, padding_id, positions):

@@ -53,7 +53,9 @@ class SparseBatch:
                 capacity = min(capacity, spec.input_dim)
             self.table_shapes[name] = (max(capacity, 1), spec.dim)
         self._weights, self._grads, self._unique = {}, {}, {}
-        self._seen = {name: [] for name in self.tables}    # ids given or pulled: the rows the model keeps
+        from sparkps.train.batch_index import IdSet, batch_positions  # numba: loaded by the first network with tables
+        self._id_set, self._positions = IdSet, batch_positions
+        self._seen = {name: IdSet() for name in self.tables}    # ids given or pulled: the rows the model keeps
 
     @classmethod
     def for_symbol(cls, symbol, input_shapes):
@@ -93,7 +95,7 @@ class SparseBatch:
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
-            self._seen[name] = [np.unique(value.ids)]      # each entry sorted and distinct (_remember)
+            self._seen[name] = self._id_set(value.ids)
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
@@ -119,7 +121,6 @@ class SparseBatch:
         each table is read with ``kv.row_sparse_pull``. The unique ids and positions of one table's fields are one
         compiled pass (``batch_index``); tables that read the same fields (a field's embedding and its first-order
         weight) share it."""
-        from sparkps.train.batch_index import batch_positions
         raw, inputs = inputs, dict(inputs)
         pulls, reader, done = {}, {}, {}
         for name, spec in self.tables.items():
@@ -129,7 +130,7 @@ class SparseBatch:
                 flat = fields[0].reshape(-1) if len(fields) == 1 else \
                     np.concatenate([ids.reshape(-1) for ids in fields])
                 positions = np.empty(flat.size, np.float32)
-                unique = batch_positions(flat, spec.padding_id, positions)
+                unique = self._positions(flat, spec.padding_id, positions)
                 local, start = [], 0
                 for ids in fields:
                     local.append(positions[start:start + ids.size].reshape(ids.shape))
@@ -199,13 +200,7 @@ class SparseBatch:
 
     # ----- results --------------------------------------------------------------------------------
     def _remember(self, name, unique):
-        """Add ``unique`` (sorted ids) to the ids table ``name`` keeps. Every 64 batches the recent ones are merged
-        into one sorted array: the recent ids sorted together, then inserted into the kept ones (linear in what is
-        kept, never a sort of it: a long fit keeps every id of its data)."""
-        seen = self._seen[name]
-        seen.append(unique)
-        if len(seen) > 64:
-            self._seen[name] = [merge_sorted(seen[0], np.unique(np.concatenate(seen[1:])))]
+        self._seen[name].add(unique)
 
     def table_values(self, kv):
         """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
@@ -213,22 +208,12 @@ class SparseBatch:
         ``kv.row_sparse_pull``; nothing of size ``input_dim x dim`` is made here."""
         values = {}
         for name in self.tables:
-            ids = np.unique(np.concatenate(self._seen[name])) if self._seen[name] else np.empty(0, np.int64)
+            ids = self._seen[name].sorted()
             rows = np.empty((ids.size, self.tables[name].dim), dtype=self._weights[name].dtype)
             if ids.size:
                 kv.row_sparse_pull(name, out=rows, row_ids=ids)
             values[name] = RowSparse(ids, rows, self.full_shape(name))
         return values
-
-
-def merge_sorted(kept, new):
-    """The sorted distinct ids of two sorted distinct int64 arrays: ``new``'s ids not in ``kept`` inserted into it."""
-    if kept.size == 0:
-        return new
-    at = np.searchsorted(kept, new)
-    held = at < kept.size
-    held[held] = kept[at[held]] == new[held]
-    return np.insert(kept, at[~held], new[~held])
 
 
 def with_sparse_push(step, sparse, kv):
