@@ -6,8 +6,8 @@ of every id a fit has pulled (``IdSet``: the rows its model keeps), added to eac
     seen = IdSet(); seen.add(unique); seen.sorted()
 
 It gives exactly what ``np.unique(ids[ids != padding], return_inverse=True)`` gives (unique ids sorted as int64,
-the padding id at position -1), in one pass over the ids with an open-addressing hash of them and a sort of the
-unique ids only (a batch of 256 rows x 26 fields holds a few thousand distinct ids among 6,656). numba is imported
+the padding id at position -1), in one pass over the ids with an open-addressing hash of them and a radix sort of
+the unique ids only (a batch of 256 rows x 26 fields holds a few thousand distinct ids among 6,656). numba is imported
 when this module is (``SparseBatch`` imports it on its first pull) and the kernel read from its on-disk cache.
 Nothing here blocks beyond the computation.
 """
@@ -18,6 +18,39 @@ import numpy as np
 @numba.njit(cache=True, nogil=True, inline="always")
 def _slot(v, shift):
     return np.int64((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> shift)   # Fibonacci hashing
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix_order(values):
+    """The order that sorts int64 ``values`` (a stable LSD radix sort over 8-bit digits, the sign bit flipped so the
+    order is the signed one; a digit all values share is skipped): about twice as fast as a comparison sort for the
+    few thousand distinct ids of a batch."""
+    n = values.size
+    keys = np.empty(n, np.uint64)
+    for i in range(n):
+        keys[i] = np.uint64(values[i]) ^ np.uint64(0x8000000000000000)
+    order = np.arange(n)
+    spare = np.empty(n, np.int64)
+    count = np.empty(257, np.int64)
+    for digit in range(8):
+        shift = np.uint64(8 * digit)
+        count[:] = 0
+        for i in range(n):
+            count[np.int64((keys[i] >> shift) & np.uint64(255)) + 1] += 1
+        top = 0
+        for b in range(257):
+            top = max(top, count[b])
+        if top == n:
+            continue
+        for b in range(1, 257):
+            count[b] += count[b - 1]
+        for i in range(n):
+            k = order[i]
+            d = np.int64((keys[k] >> shift) & np.uint64(255))
+            spare[count[d]] = k
+            count[d] += 1
+        order, spare = spare, order
+    return order
 
 
 @numba.njit(cache=True, nogil=True)
@@ -53,7 +86,7 @@ def _unique_positions(ids, padding, has_padding, positions):
                 break
             h = (h + 1) & (capacity - 1)
     distinct = first[:count]
-    order = np.argsort(distinct)
+    order = _radix_order(distinct)
     rank = np.empty(count, np.int64)
     for r in range(count):
         rank[order[r]] = r
