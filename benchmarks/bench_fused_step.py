@@ -247,7 +247,12 @@ def main(args):
         note = "PyTorch: the same DeepFM (one dense embedding table, Adam, BCE) at batch 2048."
     except ImportError:
         note = "PyTorch was not importable in this run: its column is empty."
-    lines += ["", "FM: embedding 8; DeepFM: embedding 16, MLP 400-400-400. " + note, "",
+    lines += ["", "FM: embedding 8; DeepFM: embedding 16, MLP 400-400-400. " + note + " Worker step: what a worker "
+              "computes in a step besides its requests to the servers (the batch-local re-index, forward, backward, "
+              "the row gradients handed out, the AUC update). Executor: forward + backward alone. Training step, "
+              "local store: FeedForward.fit in one process, the local tables' row lookups and Adam included. Both "
+              "columns share the compiled re-index; they differ in the graph (fused ops, or the plain ones of "
+              "`build(..., fused=False)`).", "",
               "Command: `%s`" % report.command("bench_fused_step", report.argv_options())]
     text = "\n".join(lines)
     print(text)
