@@ -55,7 +55,10 @@ class SparseBatch:
         self._weights, self._grads, self._unique = {}, {}, {}
         from sparkps.train.batch_index import IdSet, batch_positions  # numba: loaded by the first network with tables
         self._id_set, self._positions = IdSet, batch_positions
-        self._seen = {name: IdSet() for name in self.tables}    # ids given or pulled: the rows the model keeps
+        # ids given or pulled, the rows the model keeps: one set for the tables that read the same fields
+        sets = {}
+        self._seen = {name: sets.setdefault((spec.fields, spec.padding_id), IdSet())
+                      for name, spec in self.tables.items()}
 
     @classmethod
     def for_symbol(cls, symbol, input_shapes):
@@ -95,7 +98,8 @@ class SparseBatch:
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
-            self._seen[name] = self._id_set(value.ids)
+            if value.ids.size:          # rows given to this table alone: its own set
+                self._seen[name] = self._id_set(value.ids)
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
@@ -122,7 +126,7 @@ class SparseBatch:
         compiled pass (``batch_index``); tables that read the same fields (a field's embedding and its first-order
         weight) share it."""
         raw, inputs = inputs, dict(inputs)
-        pulls, reader, done = {}, {}, {}
+        pulls, reader, done, remembered = {}, {}, {}, set()
         for name, spec in self.tables.items():
             key = (spec.fields, spec.padding_id)
             if key not in done:
@@ -139,7 +143,9 @@ class SparseBatch:
             unique, local = done[key]
             pulls[name] = unique
             self._unique[name] = unique
-            self._remember(name, unique)
+            if (id(self._seen[name]), id(unique)) not in remembered:     # a set shared with a table read before
+                remembered.add((id(self._seen[name]), id(unique)))
+                self._remember(name, unique)
             for field, positions in zip(spec.fields, local):
                 self._share_positions(inputs, reader, field, positions, name)
         self._pull_rows(kv, pulls, exchange)

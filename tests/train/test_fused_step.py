@@ -50,11 +50,13 @@ def test_a_pull_reindexes_each_field_set_once_and_as_before():
     sparse.init_tables(kv)
     local = sparse.pull(kv, inputs)
     assert sparse._unique["embedding_weight"] is sparse._unique["linear_embedding_weight"]
+    assert sparse._seen["embedding_weight"] is sparse._seen["linear_embedding_weight"]      # kept once for both
     flat = np.concatenate([inputs["ids"].reshape(-1).view(np.int64), inputs["ids_tags"].reshape(-1).view(np.int64)])
     unique, positions = reference(flat, -1)
     np.testing.assert_array_equal(sparse._unique["embedding_weight"], unique)
     np.testing.assert_array_equal(local["ids"].reshape(-1), positions[:48])
     np.testing.assert_array_equal(local["ids_tags"].reshape(-1), positions[48:])
+    np.testing.assert_array_equal(sparse._seen["embedding_weight"].sorted(), unique)
     assert local["ids"].dtype == np.float32 and local["ids_tags"].shape == (16, 3)
 
 
