@@ -145,5 +145,13 @@ class IdSet:
 def batch_positions(ids, padding_id, positions):
     """The sorted distinct ``ids`` (flat int64) other than ``padding_id`` (None: no padding); writes each id's position
     among them into ``positions`` (flat, float32, as long as ``ids``), -1 for the padding id."""
-    padding = np.int64(0) if padding_id is None else np.array(padding_id).astype(np.int64)
+    padding = 0 if padding_id is None else np.array(padding_id).astype(np.int64).item()
     return _unique_positions(ids, padding, padding_id is not None, positions)
+
+
+def warm_up():
+    """Load (or compile, the first time after an installation) this module's kernels now, for the types a training
+    step calls them with."""
+    positions = np.empty(2, np.float32)
+    batch_positions(np.array([3, -1], np.int64), -1, positions)
+    IdSet(np.array([3, 4], np.int64)).sorted()

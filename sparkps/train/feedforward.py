@@ -31,7 +31,7 @@ from sparkps.io.validate import check_labels_fit, checked_arrays, copy_into, hos
 from sparkps.model_files import load_checkpoint, save_checkpoint
 from sparkps.param_group import bound_arrays
 from sparkps.train.inference import Inference, as_list, batch_inputs
-from sparkps.train.sparse_batch import QueuedStep, SparseBatch, with_sparse_push
+from sparkps.train.sparse_batch import QueuedStep, SparseBatch, warm_kernels, with_sparse_push
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
 LOG = logging.getLogger('sparkps')
@@ -214,6 +214,8 @@ class FeedForward(Inference):
         shapes = self._input_shapes(data)
         grad_req = {n: ('null' if n in shapes else 'write') for n in self.symbol.list_arguments()}
         sparse = SparseBatch.for_symbol(self.symbol, shapes)
+        if sparse is not None:
+            warm_kernels()          # loaded while the network binds and the store initialises
         self._tables = sparse.tables if sparse else {}
         if sparse is not None and len(self.contexts) > 1:
             raise ConfigError(f"a network with sparse embedding tables ({', '.join(self._tables)}) trains on one "

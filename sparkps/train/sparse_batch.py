@@ -222,6 +222,23 @@ class SparseBatch:
         return values
 
 
+def warm_kernels():
+    """Start loading the compiled kernels a CTR step runs (the re-index, the fused ops) on a daemon thread, so that
+    a fit's first step finds them loaded: reading them from numba's cache takes a second or two in a new process.
+    Returns the thread; nothing waits for it (a step that needs a kernel first waits on numba's own lock)."""
+    import threading
+
+    def load():
+        from sparkps.symbol.ops import fused_kernels
+        from sparkps.train import batch_index
+        batch_index.warm_up()
+        fused_kernels.warm_up()
+
+    thread = threading.Thread(target=load, name="sparkps-kernels", daemon=True)
+    thread.start()
+    return thread
+
+
 def with_sparse_push(step, sparse, kv):
     """``step`` preceded by the push of the batch's row-sparse table gradients."""
     def sparse_step():

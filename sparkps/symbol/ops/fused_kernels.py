@@ -132,3 +132,16 @@ def pair_sum_backward(x, dy, dx, keep_factors):
                 g = dy[b, k] if keep_factors else dy[b, 0]
                 dx[b, f, k] = g * (total[k] - x[b, f, k])
 
+
+def warm_up(dtype=np.float32):
+    """Load (or compile, the first time after an installation) every kernel for ``dtype`` positions, rows and
+    gradients, as a bound cpu executor calls them."""
+    pos, rows = np.zeros((1, 2), dtype), np.zeros((2, 2), dtype)
+    out = np.zeros((2, 2), dtype)
+    for pooling in (0, 1):
+        gather_rows(pos, rows, out, pooling)
+        scatter_rows(pos, out, rows, pooling)
+    x, dy = np.zeros((1, 2, 2), dtype), np.zeros((1, 2), dtype)
+    for keep in (False, True):
+        pair_sum_forward(x, dy, keep)
+        pair_sum_backward(x, dy, x.copy(), keep)
