@@ -91,15 +91,16 @@ class SparseBatch:
         empty, its rows created on first pull by the table's row initializer (``sparkps.rows.init``); a table with
         options goes through ``kv.init_table`` with its declared options (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
-        for name in self.tables:
+        empty = {}          # the tables given no rows that read the same fields keep one set of ids
+        for name, spec in self.tables.items():
             value = (given or {}).get(name)
             if value is None:
                 dim = self.tables[name].dim
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
-            if value.ids.size:          # rows given to this table alone: its own set
-                self._seen[name] = self._id_set(value.ids)
+            self._seen[name] = self._id_set(value.ids) if value.ids.size else \
+                empty.setdefault((spec.fields, spec.padding_id), self._id_set())
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
