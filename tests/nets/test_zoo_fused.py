@@ -9,6 +9,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import sparkps.nets as nets
+from opcheck import CONTEXTS
+from sparkps import backend
 from sparkps.ctr.hashing import hash_fields
 from sparkps.ctr.synthetic import planted_ctr
 from sparkps.metric.ctr import binary_auc
@@ -39,7 +41,7 @@ def test_every_zoo_model_builds_of_fused_ops_with_the_plain_parameters(model):
         assert "_contrib_FMInteraction" in ops_of(nets.build(model, SPEC))
 
 
-def bound_step(net, spec, batch, seed=0):
+def bound_step(net, spec, batch, seed=0, ctx="cpu"):
     """Outputs and every gradient (numpy) of one training step of ``net``: the tables bound as batch-local
     matrices (as SparseBatch binds them), positions with repeats and absent ids, parameters and labels drawn from
     a Generator of ``seed``."""
@@ -48,7 +50,7 @@ def bound_step(net, spec, batch, seed=0):
     shapes.update(sparse.table_shapes)
     shapes["ctr_label"] = (batch, 1)
     inputs = set(spec.input_shapes(batch)) | {"ctr_label"}
-    exe = net.simple_bind("cpu", grad_req={n: "null" if n in inputs else "write" for n in net.list_arguments()},
+    exe = net.simple_bind(ctx, grad_req={n: "null" if n in inputs else "write" for n in net.list_arguments()},
                           **shapes)
     rng = np.random.default_rng(seed)
     feed = {}
@@ -66,7 +68,7 @@ def bound_step(net, spec, batch, seed=0):
             feed[name] = rng.normal(0, 0.3, array.shape).astype(np.float32)
     exe.forward(is_train=True, **feed)
     exe.backward()
-    return exe.outputs[0].copy(), {k: v.copy() for k, v in exe.grad_dict.items()}
+    return backend.asnumpy(exe.outputs[0]).copy(), {k: backend.asnumpy(v).copy() for k, v in exe.grad_dict.items()}
 
 
 @pytest.mark.parametrize("model", ["fm", "deepfm", "nfm", "lr"])
@@ -79,6 +81,16 @@ def test_a_whole_step_of_the_fused_network_equals_the_plain_one(model, spec):
     for name in plain_grads:
         assert np.abs(plain_grads[name]).max() > 0 or name.endswith("bias"), name
         np.testing.assert_allclose(fused_grads[name], plain_grads[name], rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("ctx", CONTEXTS)
+@pytest.mark.parametrize("model", ["fm", "deepfm"])
+def test_a_fused_step_on_a_device_equals_the_plain_step_on_the_host(model, ctx):
+    fused_out, fused_grads = bound_step(nets.build(model, SPEC), SPEC, 32, ctx=ctx)
+    plain_out, plain_grads = bound_step(nets.build(model, SPEC, fused=False), SPEC, 32)
+    np.testing.assert_allclose(fused_out, plain_out, rtol=1e-5, atol=1e-6)
+    for name in plain_grads:
+        np.testing.assert_allclose(fused_grads[name], plain_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 def test_fused_and_plain_fm_train_to_the_same_auc():
