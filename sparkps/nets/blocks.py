@@ -5,7 +5,12 @@ The tables are ``contrib.HashEmbedding`` reads of 64-bit ids (see ``features``):
 rows of its batch's unique ids from the kvstore and pushes their gradients back, never the whole table.
 
 A network's ``Regularisation`` (``inputs.regularisation``) puts weight-decay multipliers on the weights of each
-part and dropout after each hidden layer of the deep part; by default it adds nothing to the graph."""
+part and dropout after each hidden layer of the deep part; by default it adds nothing to the graph.
+
+With ``inputs.fused`` (the default) the table reads are ``contrib.FusedEmbedding`` (one compiled kernel each way)
+and the first-order term reads each id input's weights summed in that one node; without it, the same network of
+the plain ops (``HashEmbedding``, ``Reshape``, ``sum``): equal values, equal gradients, the same parameters
+(``sparkps/symbol/ops/fused.py``)."""
 import sparkps.symbol as sym
 from sparkps.ctr.features import DENSE, PADDING_ID
 from sparkps.nets.regularisation import Regularisation
@@ -14,11 +19,13 @@ from sparkps.rows.config import table_attr
 
 class Inputs:
     """The input variables of one network (each name is one graph node, however often it is used) and its table
-    weight variables (one per table, shared by every read of it), and the network's ``regularisation``."""
+    weight variables (one per table, shared by every read of it), the network's ``regularisation`` and whether it is
+    built of the ``fused`` ops."""
 
-    def __init__(self, spec, regularisation=None):
+    def __init__(self, spec, regularisation=None, fused=True):
         self.spec = spec
         self.regularisation = regularisation or Regularisation()
+        self.fused = bool(fused)
         self.ids = {item.name: sym.Variable(item.name) for item in spec.id_inputs()}
         self.dense = sym.Variable(DENSE) if spec.numeric else None
         self._tables = {}
@@ -39,13 +46,19 @@ class Inputs:
         return {} if mult is None else {"weight": sym.Variable(name + "_weight", wd_mult=mult)}
 
 
+def _read(inputs, item, kind, dim, pooling, name):
+    """One read of id input ``item`` from its ``kind`` table ('embedding' or 'linear')."""
+    table = inputs.table(item.table if kind == "embedding" else item.linear_table, kind)
+    read = sym.contrib.FusedEmbedding if inputs.fused else sym.contrib.HashEmbedding
+    return read(inputs.ids[item.name], weight=table, output_dim=dim, pooling=pooling, padding_id=PADDING_ID,
+                name="%s_%s" % (name, item.name))
+
+
 def _reads(inputs, dim, kind, name):
     """(batch, fields, dim) rows of every field, read from the ``kind`` tables ('embedding' or 'linear')."""
     parts = []
     for item in inputs.spec.id_inputs():
-        table = inputs.table(item.table if kind == "embedding" else item.linear_table, kind)
-        rows = sym.contrib.HashEmbedding(inputs.ids[item.name], weight=table, output_dim=dim, pooling=item.pooling,
-                                         padding_id=PADDING_ID, name="%s_%s" % (name, item.name))
+        rows = _read(inputs, item, kind, dim, item.pooling, name)
         if item.pooling != "none":    # one pooled row of the field: (batch, dim) -> (batch, 1, dim)
             rows = sym.Reshape(rows, shape=(0, 1, dim))
         parts.append(rows)
@@ -69,8 +82,13 @@ def flat_features(inputs, embedded, *extra):
 def linear_term(inputs, name="linear"):
     """First-order term (batch, 1): a weight per field value (a one-wide table) plus a linear function of the
     numeric columns and a bias."""
-    weights = _reads(inputs, 1, "linear", name + "_embedding")
-    total = sym.sum(sym.Reshape(weights, shape=(0, -1)), axis=1, keepdims=True)
+    if inputs.fused:     # each id input's weights summed over its fields by its read: (batch, 1)
+        sums = [_read(inputs, item, "linear", 1, "fields" if item.pooling == "none" else item.pooling,
+                      name + "_embedding") for item in inputs.spec.id_inputs()]
+        total = sums[0] if len(sums) == 1 else sym.add_n(*sums, name=name + "_embedding_fields")
+    else:
+        weights = _reads(inputs, 1, "linear", name + "_embedding")
+        total = sym.sum(sym.Reshape(weights, shape=(0, -1)), axis=1, keepdims=True)
     if inputs.dense is not None:
         total = sym.Concat(total, inputs.dense, dim=1)
     return sym.FullyConnected(total, num_hidden=1, name=name, **inputs.weight(name, "linear"))

@@ -3,6 +3,10 @@ FeatureSpec and ending in ``click_head`` (a probability of a click).
 
     net = build('deepfm', FeatureSpec(categorical=['C1', 'C2'], numeric=['I1']))
     net = build('deepfm', spec, embedding_wd_mult=1.0, deep_wd_mult=0.0, dropout=0.2)   # see regularisation.py
+    net = build('fm', spec, fused=False)     # the same network of the plain (unfused) ops
+
+By default the table reads and the FM / NFM crosses are the fused ops of sparkps/symbol/ops/fused.py (one compiled
+kernel each way); ``fused=False`` builds the graph of the plain ops, with the same parameters and equal values.
 """
 import sparkps.symbol as sym
 from sparkps.errors import ConfigError
@@ -15,9 +19,15 @@ def lr(inputs):
     return click_head([linear_term(inputs)])
 
 
+def _fm_cross(inputs, embedded):
+    if inputs.fused:
+        return sym.contrib.FMInteraction(embedded, name="fm_cross")
+    return sym.BiInnerSumCross(embedded, name="fm_cross")
+
+
 def fm(inputs):
     """Factorisation machine: first-order term plus the pairwise inner products of field embeddings."""
-    return click_head([linear_term(inputs), sym.BiInnerSumCross(field_embedding(inputs), name="fm_cross")])
+    return click_head([linear_term(inputs), _fm_cross(inputs, field_embedding(inputs))])
 
 
 def widedeep(inputs):
@@ -30,7 +40,7 @@ def deepfm(inputs):
     """DeepFM: FM and an MLP sharing one field embedding."""
     embedded = field_embedding(inputs)
     deep = mlp(flat_features(inputs, embedded), inputs.spec.hidden_units, "deep", inputs=inputs)
-    return click_head([linear_term(inputs), sym.BiInnerSumCross(embedded, name="fm_cross"), deep])
+    return click_head([linear_term(inputs), _fm_cross(inputs, embedded), deep])
 
 
 def dcn(inputs):
@@ -58,20 +68,23 @@ def pnn(inputs):
 
 def nfm(inputs):
     """Neural FM: the linear term plus an MLP over the bi-interaction pooling of the field embeddings."""
-    pooled = sym.BiInteractionCross(field_embedding(inputs), name="nfm_cross")
+    embedded = field_embedding(inputs)
+    pooled = (sym.contrib.FMInteraction(embedded, keep_factors=True, name="nfm_cross") if inputs.fused
+              else sym.BiInteractionCross(embedded, name="nfm_cross"))
     return click_head([linear_term(inputs), mlp(pooled, inputs.spec.hidden_units, "deep", inputs=inputs)])
 
 
 MODELS = {"lr": lr, "fm": fm, "widedeep": widedeep, "deepfm": deepfm, "dcn": dcn, "pnn": pnn, "nfm": nfm}
 
 
-def build(name, spec, embedding_wd_mult=None, linear_wd_mult=None, deep_wd_mult=None, dropout=0.0):
+def build(name, spec, embedding_wd_mult=None, linear_wd_mult=None, deep_wd_mult=None, dropout=0.0, fused=True):
     """The Symbol of zoo model ``name`` for ``spec``; ConfigError naming the model when unknown, or the setting
     at fault. The weight-decay multipliers (None: MXNet's rule) and the deep part's ``dropout`` are those of
-    ``regularisation.Regularisation``; the defaults add nothing to the graph."""
+    ``regularisation.Regularisation``; the defaults add nothing to the graph. ``fused`` (default) builds the table
+    reads and crosses of the fused ops, False of the plain ones (the same parameters, equal values)."""
     try:
         make = MODELS[str(name).lower()]
     except KeyError:
         raise ConfigError("unknown CTR model %r; known: %s" % (name, sorted(MODELS))) from None
     settings = Regularisation(embedding_wd_mult, linear_wd_mult, deep_wd_mult, dropout)
-    return make(Inputs(spec, settings))
+    return make(Inputs(spec, settings, fused=fused))

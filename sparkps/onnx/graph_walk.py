@@ -2,9 +2,11 @@
 model's data inputs, where the graph is cut at its table reads, and the shape of every entry.
 
 No ``onnx`` here: the walk decides, ``sparkps.onnx.export`` writes. A CTR network is cut after its table lookups
-(``contrib.HashEmbedding``, ``contrib.SparseEmbedding`` and ``Embedding(sparse_grad=True)``, see
-sparkps/symbol/ops/embedding.py): the exported graph takes the looked-up rows of each field as inputs, named
-``<table>:<field>`` (``embedding_weight:C1``), and the serving side does the lookup. Blocks on nothing.
+(``contrib.HashEmbedding``, ``contrib.FusedEmbedding``, ``contrib.SparseEmbedding`` and ``Embedding(sparse_grad=True)``,
+see sparkps/symbol/ops/embedding.py and fused.py): the exported graph takes the looked-up rows of each field as
+inputs, named ``<table>:<field>`` (``embedding_weight:C1``), and the serving side does the lookup (a FusedEmbedding
+that sums the rows of several fields, ``pooling='fields'``, takes each field's row and sums them in the graph).
+Blocks on nothing.
 """
 from dataclasses import dataclass
 
@@ -15,7 +17,7 @@ from sparkps.rows.values import RowSparse
 from sparkps.symbol.graph import aux_name, topo_order
 from sparkps.symbol.ops.embedding import HashEmbedding
 
-TABLE_READS = ("_contrib_HashEmbedding", "_contrib_SparseEmbedding", "Embedding")
+TABLE_READS = ("_contrib_HashEmbedding", "_contrib_FusedEmbedding", "_contrib_SparseEmbedding", "Embedding")
 
 
 def is_table_read(op):
@@ -132,7 +134,7 @@ class GraphWalk:
         op = node.op
         (ids_node, _), (table_node, _) = node.inputs
         ids_shape = self.shape(node.inputs[0])
-        pooling = op.pooling if isinstance(op, HashEmbedding) else "none"
+        pooling = op.pooling if isinstance(op, HashEmbedding) and op.pooling != "fields" else "none"
         where = "%s '%s' (layer '%s')" % (op.name, node.name, layer_of(node.name))
         if ids_node.op is not None or table_node.op is not None:
             raise ConfigError("%s: its ids and table must be variables to cut the graph there" % where)

@@ -54,10 +54,13 @@ def _out(out, node, i=0):
 
 # ---- the cut: table reads become graph inputs ------------------------------------------------------------
 def cut_table_read(out, node):
-    """(batch, dim) rows per field as graph inputs; unpooled fields stacked into (batch, fields, dim)."""
+    """(batch, dim) rows per field as graph inputs; unpooled fields stacked into (batch, fields, dim), the fields of a
+    FusedEmbedding with ``pooling='fields'`` summed into (batch, dim)."""
     items, flat = out.walk.cut(node)
     batch = out.walk.shape(node.inputs[0])[0]
     names = [out.table_input(item, batch) for item in items]
+    if getattr(node.op, "pooling", None) == "fields":
+        return out.add("Sum", names, [_out(out, node)])
     if flat:
         return out.add("Identity", names, [_out(out, node)])
     one = out.axes(node.name, [1])
@@ -285,6 +288,12 @@ def _pair_sums(out, node):
     squares = out.op("ReduceSum", [out.op("Mul", [data, data], node.name), one], node.name, keepdims=0)
     difference = out.op("Sub", [out.op("Mul", [total, total], node.name), squares], node.name)
     return difference, out.const(node.name + "_half", 0.5)
+
+
+@translates("_contrib_FMInteraction")
+def fm_interaction(out, node):
+    """The fused pair-sum cross: NFM's bi-interaction with ``keep_factors``, else FM's second-order term."""
+    return bi_interaction(out, node) if node.op.keep_factors else bi_inner_sum(out, node)
 
 
 @translates("BiInteractionCross")

@@ -16,6 +16,7 @@ updates the executor's weights in place; with a KVStore object (or 'dist_sync'/'
 import logging
 import math
 import time
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from sparkps.io.validate import check_labels_fit, checked_arrays, copy_into, hos
 from sparkps.model_files import load_checkpoint, save_checkpoint
 from sparkps.param_group import bound_arrays
 from sparkps.train.inference import Inference, as_list, batch_inputs
-from sparkps.train.sparse_batch import QueuedStep, SparseBatch, with_sparse_push
+from sparkps.train.sparse_batch import QueuedStep, SparseBatch, warm_kernels, with_sparse_push
 
 __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
 LOG = logging.getLogger('sparkps')
@@ -213,6 +214,8 @@ class FeedForward(Inference):
         shapes = self._input_shapes(data)
         grad_req = {n: ('null' if n in shapes else 'write') for n in self.symbol.list_arguments()}
         sparse = SparseBatch.for_symbol(self.symbol, shapes)
+        if sparse is not None:
+            warm_kernels()          # loaded while the network binds and the store initialises
         self._tables = sparse.tables if sparse else {}
         if sparse is not None and len(self.contexts) > 1:
             raise ConfigError(f"a network with sparse embedding tables ({', '.join(self._tables)}) trains on one "
@@ -303,8 +306,7 @@ class FeedForward(Inference):
             for callback in as_list(batch_end_callback):
                 callback(BatchEndParam(epoch, nbatch, train_metric, locals()))
             if kv is not None:
-                kv.report_progress(epoch=epoch, nbatch=nbatch, samples=samples,
-                                   metrics=dict(train_metric.get_name_value()))
+                kv.report_progress(epoch=epoch, nbatch=nbatch, samples=samples, metrics=MetricValues(train_metric))
             if self.epoch_size is not None and nbatch >= self.epoch_size:
                 break
         elapsed = max(time.time() - tic, 1e-9)
@@ -347,6 +349,32 @@ class FeedForward(Inference):
         return model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric,
                          epoch_end_callback=epoch_end_callback, batch_end_callback=batch_end_callback,
                          kvstore=kvstore, logger=logger)
+
+
+class MetricValues(Mapping):
+    """The values of ``metric`` as a read-only mapping {name: value}, computed when first read: a kvstore sends its
+    progress at most once a second, so a step that does not send never computes them (an AUC over every prediction
+    of the epoch so far, each step, grows with the epoch)."""
+
+    def __init__(self, metric):
+        self._metric, self._values = metric, None
+
+    def _read(self):
+        if self._values is None:
+            self._values = dict(self._metric.get_name_value())
+        return self._values
+
+    def __bool__(self):
+        return True
+
+    def __getitem__(self, name):
+        return self._read()[name]
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __len__(self):
+        return len(self._read())
 
 
 class DivergedLoss:

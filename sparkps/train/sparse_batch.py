@@ -5,8 +5,9 @@ small local matrix of ``capacity`` rows (the most unique ids one batch can hold:
 the table, at most ``input_dim``). Each step:
 
 1. ``pull(kv, inputs)``: checks the raw ids of each field (``sparkps.rows.ids.batch_ids``, naming the table and
-   the field; the kvstore takes the checked ids as they are), takes the unique ids
-   of the batch (``np.unique``; a padding id marks absent entries), pulls those rows once with
+   the field; the kvstore takes the checked ids as they are), takes the sorted unique ids
+   of the batch and each id's position among them in one compiled pass (``batch_index``; a padding id marks
+   absent entries), pulls those rows once with
    ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
    positions instead of the ids — 64-bit ids never reach float32 inputs;
 2. the executor runs an ordinary gather on the local matrix, and its backward pass sums the output gradients per
@@ -52,7 +53,12 @@ class SparseBatch:
                 capacity = min(capacity, spec.input_dim)
             self.table_shapes[name] = (max(capacity, 1), spec.dim)
         self._weights, self._grads, self._unique = {}, {}, {}
-        self._seen = {name: [] for name in self.tables}    # ids given or pulled: the rows the model keeps
+        from sparkps.train.batch_index import IdSet, batch_positions  # numba: loaded by the first network with tables
+        self._id_set, self._positions = IdSet, batch_positions
+        # ids given or pulled, the rows the model keeps: one set for the tables that read the same fields
+        sets = {}
+        self._seen = {name: sets.setdefault((spec.fields, spec.padding_id), IdSet())
+                      for name, spec in self.tables.items()}
 
     @classmethod
     def for_symbol(cls, symbol, input_shapes):
@@ -85,14 +91,16 @@ class SparseBatch:
         empty, its rows created on first pull by the table's row initializer (``sparkps.rows.init``); a table with
         options goes through ``kv.init_table`` with its declared options (ConfigError if ``kv`` has none)."""
         self.check_store(kv)
-        for name in self.tables:
+        empty = {}          # the tables given no rows that read the same fields keep one set of ids
+        for name, spec in self.tables.items():
             value = (given or {}).get(name)
             if value is None:
                 dim = self.tables[name].dim
                 value = RowSparse(np.empty(0, np.int64), np.empty((0, dim), dtype), self.full_shape(name))
             elif not isinstance(value, RowSparse):
                 value = self._dense_value(name, value)
-            self._seen[name] = [value.ids]
+            self._seen[name] = self._id_set(value.ids) if value.ids.size else \
+                empty.setdefault((spec.fields, spec.padding_id), self._id_set())
             options = self.tables[name].options
             if not options:
                 kv.init(name, value)
@@ -115,27 +123,32 @@ class SparseBatch:
         """Pull the batch's unique rows of every table into the local matrices; return ``inputs`` with each
         table's id fields replaced by local row positions (-1 for absent entries). ``exchange(rows)``, when
         given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out)}); otherwise
-        each table is read with ``kv.row_sparse_pull``."""
+        each table is read with ``kv.row_sparse_pull``. The unique ids and positions of one table's fields are one
+        compiled pass (``batch_index``); tables that read the same fields (a field's embedding and its first-order
+        weight) share it."""
         raw, inputs = inputs, dict(inputs)
-        pulls, reader = {}, {}
+        pulls, reader, done, remembered = {}, {}, {}, set()
         for name, spec in self.tables.items():
-            fields = [self._checked_ids(spec, f, raw[f]) for f in spec.fields]
-            present = [ids != spec.padding_id if spec.padding_id is not None else None for ids in fields]
-            flat = np.concatenate([ids[p] if p is not None else ids.reshape(-1) for ids, p in zip(fields, present)])
-            unique, inverse = np.unique(flat, return_inverse=True)
+            key = (spec.fields, spec.padding_id)
+            if key not in done:
+                fields = [self._checked_ids(spec, f, raw[f]) for f in spec.fields]
+                flat = fields[0].reshape(-1) if len(fields) == 1 else \
+                    np.concatenate([ids.reshape(-1) for ids in fields])
+                positions = np.empty(flat.size, np.float32)
+                unique = self._positions(flat, spec.padding_id, positions)
+                local, start = [], 0
+                for ids in fields:
+                    local.append(positions[start:start + ids.size].reshape(ids.shape))
+                    start += ids.size
+                done[key] = (unique, local)
+            unique, local = done[key]
             pulls[name] = unique
             self._unique[name] = unique
-            self._remember(name, unique)
-            start = 0
-            for field, ids, mask in zip(spec.fields, fields, present):
-                local = np.full(ids.shape, -1.0, dtype=np.float32)
-                count = ids.size if mask is None else int(mask.sum())
-                if mask is None:
-                    local.reshape(-1)[:] = inverse[start:start + count]
-                else:
-                    local[mask] = inverse[start:start + count]
-                self._share_positions(inputs, reader, field, local, name)
-                start += count
+            if (id(self._seen[name]), id(unique)) not in remembered:     # a set shared with a table read before
+                remembered.add((id(self._seen[name]), id(unique)))
+                self._remember(name, unique)
+            for field, positions in zip(spec.fields, local):
+                self._share_positions(inputs, reader, field, positions, name)
         self._pull_rows(kv, pulls, exchange)
         return inputs
 
@@ -143,7 +156,7 @@ class SparseBatch:
     def _share_positions(inputs, reader, field, local, table):
         """Give the executor ``field``'s local positions in ``table``. Tables may share an id input (a field's
         embedding and its first-order weight) when they read the same fields: the positions are then equal."""
-        if field in reader and not np.array_equal(inputs[field], local):
+        if field in reader and inputs[field] is not local and not np.array_equal(inputs[field], local):
             raise ConfigError(f"tables {reader[field]!r} and {table!r} read id input {field!r} together with "
                               f"different other inputs; give each table its own id input")
         inputs[field], reader[field] = local, table
@@ -194,10 +207,7 @@ class SparseBatch:
 
     # ----- results --------------------------------------------------------------------------------
     def _remember(self, name, unique):
-        seen = self._seen[name]
-        seen.append(unique)
-        if len(seen) > 64:
-            self._seen[name] = [np.unique(np.concatenate(seen))]
+        self._seen[name].add(unique)
 
     def table_values(self, kv):
         """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
@@ -205,12 +215,29 @@ class SparseBatch:
         ``kv.row_sparse_pull``; nothing of size ``input_dim x dim`` is made here."""
         values = {}
         for name in self.tables:
-            ids = np.unique(np.concatenate(self._seen[name])) if self._seen[name] else np.empty(0, np.int64)
+            ids = self._seen[name].sorted()
             rows = np.empty((ids.size, self.tables[name].dim), dtype=self._weights[name].dtype)
             if ids.size:
                 kv.row_sparse_pull(name, out=rows, row_ids=ids)
             values[name] = RowSparse(ids, rows, self.full_shape(name))
         return values
+
+
+def warm_kernels():
+    """Start loading the compiled kernels a CTR step runs (the re-index, the fused ops) on a daemon thread, so that
+    a fit's first step finds them loaded: reading them from numba's cache takes a second or two in a new process.
+    Returns the thread; nothing waits for it (a step that needs a kernel first waits on numba's own lock)."""
+    import threading
+
+    def load():
+        from sparkps.symbol.ops import fused_kernels
+        from sparkps.train import batch_index
+        batch_index.warm_up()
+        fused_kernels.warm_up()
+
+    thread = threading.Thread(target=load, name="sparkps-kernels", daemon=True)
+    thread.start()
+    return thread
 
 
 def with_sparse_push(step, sparse, kv):

@@ -33,12 +33,12 @@ def table_feeds(net, params, ids, fields):
     (ids >= 0) pooled as the model pools them."""
     feeds = {}
     for node in (n for n in _nodes(net) if n.op is not None and n.op.name in ("_contrib_HashEmbedding",
-                                                                             "Embedding")):
+                                                                             "_contrib_FusedEmbedding", "Embedding")):
         (ids_node, _), (table_node, _) = node.inputs
         table, positions = params[table_node.name], ids[ids_node.name].astype(np.int64)
         names = fields.get(ids_node.name) or ["%s%d" % (ids_node.name, k) for k in range(positions.shape[1])]
         pooling = node.op.pooling if isinstance(node.op, HashEmbedding) else "none"
-        if pooling == "none":
+        if pooling in ("none", "fields"):     # 'fields': one row per field, summed by the graph
             for k, field in enumerate(names):
                 feeds["%s:%s" % (table_node.name, field)] = table[positions[:, k]]
             continue

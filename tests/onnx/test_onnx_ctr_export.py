@@ -51,9 +51,10 @@ SPEC = FeatureSpec(categorical=["C1", "C2", "C3"], numeric=["I1", "I2"], multi_v
                    embedding_dim=4, hidden_units=(8, 4), cross_layers=2, pooling="mean")
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "plain"])
 @pytest.mark.parametrize("model", sorted(zoo.MODELS))
-def test_zoo_model_matches_sparkps_from_looked_up_rows(model, tmp_path):
-    path = check_ctr(zoo.build(model, SPEC), SPEC, tmp_path)
+def test_zoo_model_matches_sparkps_from_looked_up_rows(model, fused, tmp_path):
+    path = check_ctr(zoo.build(model, SPEC, fused=fused), SPEC, tmp_path)
     import onnx
     names = [i.name for i in onnx.load(str(path)).graph.input]
     assert "embedding_weight:C1" in names or model == "lr"

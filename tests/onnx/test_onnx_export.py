@@ -164,7 +164,7 @@ def test_every_translation_matches_sparkps(tmp_path):
                                                         "FullyConnected", "Activation", "Concat", "add_n",
                                                         "Flatten", "LogisticRegressionOutput", "BiInnerCross",
                                                         "BiInnerSumCross", "BiInteractionCross", "CrossLayer",
-                                                        "_MulScalar"}
+                                                        "_MulScalar", "_contrib_FMInteraction"}
     assert sorted(set(exportable_ops()) - used) == ["MAERegressionOutput", "_copy"]    # identities as BlockGrad
 
 

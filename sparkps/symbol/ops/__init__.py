@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     cross,
     elemwise,
     embedding,
+    fused,
     linalg,
     loss,
     nn,
