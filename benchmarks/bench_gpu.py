@@ -220,10 +220,12 @@ def bench_embedding(cupy, torch, rows, args, batch=4096, fields=26, dim=16):
 
 # --- 3. fused CTR ops -----------------------------------------------------------------------------------------
 
-def bench_fm(cupy, torch, args, rows=100_000, batch=4096, fields=26, dim=16):
+def bench_fm(cupy, torch, args, batch=4096, fields=26, dim=16):
     """An FM second-order term on a table read, forward + backward: the fused ops (FusedEmbedding + FMInteraction),
-    the plain ones (HashEmbedding + BiInnerSumCross) and PyTorch (embedding + the pair-sum formula), device ids."""
+    the plain ones (HashEmbedding + BiInnerSumCross) and PyTorch (embedding + the pair-sum formula), device ids.
+    The table is a step's block of rows (one row per id of the batch at most), read at Zipf positions."""
     import sparkps.symbol as sym
+    rows = batch * fields
     rng = np.random.default_rng(2)
     table = rng.normal(0, 0.01, (rows, dim)).astype(np.float32)
     pos = [zipf_ids(rng, rows, (batch, fields)).astype(np.float32) for _ in range(RING)]
@@ -305,8 +307,8 @@ def main(args):
             print(lines[-1], flush=True)
             figures.update(step_figures("embedding %d rows %s" % (rows, where), t, torch_name, ours))
     t = bench_fm(cupy, torch, args)
-    lines += ["", "Fused CTR ops: an FM second-order term on a table read (100,000 rows x dim 16, batch 4096 x 26 "
-              "fields, Zipf(1.2) positions on the device), forward + backward: `contrib.FusedEmbedding` + "
+    lines += ["", "Fused CTR ops: an FM second-order term on a table read (a step's block of 106,496 rows x dim 16, "
+              "batch 4096 x 26 fields, Zipf(1.2) positions on the device), forward + backward: `contrib.FusedEmbedding` + "
               "`contrib.FMInteraction` (one CuPy kernel each way), the plain `contrib.HashEmbedding` + "
               "`BiInnerSumCross`, and PyTorch (`embedding` + `((sum e)^2 - sum e^2) / 2`).", "",
               "| PyTorch CUDA (ms) | sparkps fused (ms) | sparkps plain (ms) | ratio fused | ratio plain |",
