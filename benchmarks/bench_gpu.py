@@ -308,9 +308,10 @@ def main(args):
             figures.update(step_figures("embedding %d rows %s" % (rows, where), t, torch_name, ours))
     t = bench_fm(cupy, torch, args)
     lines += ["", "Fused CTR ops: an FM second-order term on a table read (a step's block of 106,496 rows x dim 16, "
-              "batch 4096 x 26 fields, Zipf(1.2) positions on the device), forward + backward: `contrib.FusedEmbedding` + "
-              "`contrib.FMInteraction` (one CuPy kernel each way), the plain `contrib.HashEmbedding` + "
-              "`BiInnerSumCross`, and PyTorch (`embedding` + `((sum e)^2 - sum e^2) / 2`).", "",
+              "batch 4096 x 26 fields, Zipf(1.2) positions on the device), forward + backward: "
+              "`contrib.FusedEmbedding` + `contrib.FMInteraction` (one CuPy kernel each way), the plain "
+              "`contrib.HashEmbedding` + `BiInnerSumCross`, and PyTorch (`embedding` + `((sum e)^2 - sum e^2) / 2`).",
+              "",
               "| PyTorch CUDA (ms) | sparkps fused (ms) | sparkps plain (ms) | ratio fused | ratio plain |",
               "|---|---|---|---|---|",
               "| %.3f | %.3f | %.3f | **%.2f** | %.2f |" % (
