@@ -128,7 +128,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
-                 embeddingL2=None, dropout=None):
+                 embeddingL2=None, dropout=None, resourceProfile=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
