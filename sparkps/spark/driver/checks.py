@@ -191,7 +191,8 @@ def default_parallelism(session, settings=None):
     if settings.get("spark.default.parallelism"):
         return int(settings["spark.default.parallelism"])
     from pyspark.sql import functions as F
-    last = session.range(0, 1 << 16).select(F.max(F.spark_partition_id())).first()[0]
+    partitions = session.range(0, 1 << 16).select(F.spark_partition_id().alias("partition"))
+    last = partitions.agg(F.max("partition")).first()[0]
     return int(last or 0) + 1
 
 

@@ -88,7 +88,8 @@ def connect_fit(connect_url):
                               kvstore="dist_sync").fit(frame)
         except Exception as exc:       # noqa: BLE001 - only the missing-capability kinds become a skip
             if needs_classic(exc):
-                return "%s (%s: %s)" % (FIT_UNAVAILABLE, type(exc).__name__, str(exc).splitlines()[0][:200])
+                first = str(exc).splitlines()[0].split(". ")[0]
+                return "%s (%s: %s)" % (FIT_UNAVAILABLE, type(exc).__name__, first)
             raise
     return None
 

@@ -2,7 +2,7 @@
 on the classic local[2] session loads on Connect and scores the same, and back; the CTR model scores its raw
 columns on Connect; a Pipeline with a sparkps stage saves and loads there.
 
-Models: an MLP on scikit-learn's digits trained two epochs in this process (FeedForward), and ``packed_fm``
+Models: an MLP on scikit-learn's digits trained ten epochs in this process (FeedForward), and ``packed_fm``
 (tests/packed_fm.py: an FM with two sparse tables over three hashed fields, its SparkModel saved with a packed
 input layout as models of earlier versions were).
 """
@@ -17,14 +17,14 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def digits_model(digits):
-    """A SparkpsClassificationModel of an MLP [64, 16, 10] trained two epochs on the digits in this process."""
+    """A SparkpsClassificationModel of an MLP [64, 16, 10] trained ten epochs on the digits in this process."""
     from sparkps.nets.mlp import mlp_symbol
     from sparkps.spark.ml import SparkpsClassificationModel
     from sparkps.spark.model.spark_model import SparkModel
     from sparkps.train.feedforward import FeedForward
     X, y = digits[0], digits[1]
     net = mlp_symbol([64, 16, 10])
-    ff = FeedForward(net, num_epoch=2, optimizer="sgd", learning_rate=0.1, numpy_batch_size=32, seed=0)
+    ff = FeedForward(net, num_epoch=10, optimizer="sgd", learning_rate=0.1, momentum=0.9, numpy_batch_size=32, seed=0)
     ff.fit(X, y)
     model = SparkpsClassificationModel(SparkModel(net, ff.arg_params, ff.aux_params, input_shape=(64,)))
     model._set(layers=[64, 16, 10])
@@ -54,7 +54,7 @@ def test_a_model_saved_on_classic_scores_the_same_on_connect_and_back(classic, c
     np.testing.assert_allclose(on_connect, expected, atol=1e-6)
     np.testing.assert_allclose(on_classic, expected, atol=1e-6)
     np.testing.assert_array_equal(predicted, expected.argmax(axis=1))
-    assert (predicted == digits[3][:120]).mean() > 0.7           # a trained model, not noise
+    assert (predicted == digits[3][:120]).mean() > 0.8           # a trained model, not noise
     loaded.write().overwrite().save(str(tmp_path / "connect"))   # written on Connect (the metadata by the server)
     loaded.write().overwrite().save(str(tmp_path / "connect"))   # overwrite() with no JVM on this side
     with classic_mode():
