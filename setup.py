@@ -3,6 +3,7 @@ import re
 
 from setuptools import find_packages, setup
 
+CONNECT = ["grpcio>=1.76.0", "grpcio-status>=1.76.0", "googleapis-common-protos>=1.71.0", "zstandard>=0.25.0"]
 VERSION = re.search(r"__version__ = '([^']+)'", open("sparkps/__init__.py", encoding="utf-8").read()).group(1)
 
 setup(
@@ -28,12 +29,14 @@ setup(
         "numba>=0.59",  # the sparse tables' id index (benchmarks/bench_sparse.py: numpy searchsorted is slower)
     ],
     extras_require={
+        # Spark Connect's client (remote sc:// sessions, spark.api.mode=connect): pyspark 4.3's own `connect` extra
+        "connect": CONNECT,
         "gpu": ["cupy-cuda12x>=13"],
         "demo": ["scikit-learn>=1.2"],
         "onnx": ["onnx>=1.14", "onnxruntime>=1.16"],
         "mlflow": ["mlflow-skinny>=3.0,<4", "sqlalchemy", "alembic"],
         "test": ["pytest>=7", "pytest-timeout>=2", "pytest-xdist>=3", "scikit-learn>=1.2", "ruff>=0.6",
-                 "onnx>=1.14", "onnxruntime>=1.16", "mlflow-skinny>=3.0,<4", "sqlalchemy", "alembic"],
+                 "onnx>=1.14", "onnxruntime>=1.16", "mlflow-skinny>=3.0,<4", "sqlalchemy", "alembic"] + CONNECT,
     },
     entry_points={"console_scripts": ["sparkps=sparkps.cli:main"]},
 )

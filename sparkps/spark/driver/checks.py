@@ -1,6 +1,9 @@
 """Checks made on the driver before the barrier stage starts, so a bad setup fails at once with advice.
 
 The slot arithmetic is a pure function of the master string and a few config values, tested without Spark.
+The same checks run on classic and Spark Connect sessions: ``check_session`` reads the settings through the
+session (``spark.common.session.conf``), with no SparkContext. ``stage_profile`` turns the ``resourceProfile``
+param (stage-level scheduling: ``task.cpus=2,task.gpu=1``) into the ResourceProfile the barrier stage is given.
 """
 import functools
 import logging
@@ -87,7 +90,16 @@ def choose_worker_python(sc):
     """Make Spark's Python workers able to import sparkps: on a local master (every Python worker on this
     machine) with neither PYSPARK_PYTHON nor spark.pyspark.python set, a worker Python that lacks sparkps is
     replaced by this interpreter (``sc.pythonExec``, read when a stage's functions are wrapped); otherwise
-    ``check_worker_python`` decides.  Returns the Python the workers will run."""
+    ``check_worker_python`` decides.  Returns the Python the workers will run.
+
+    ``sc`` may also be a SparkSession. On a Spark Connect session the worker Python is the server's to configure
+    (``spark.pyspark.python`` / PYSPARK_PYTHON where the server starts): nothing is changed or probed from the
+    client, and the server's ``spark.pyspark.python`` (None when unset) is returned."""
+    from sparkps.spark.common.session import conf as session_conf
+    from sparkps.spark.common.session import is_connect
+    if is_connect(sc):
+        return session_conf(sc, "spark.pyspark.python")
+    sc = getattr(sc, "sparkContext", sc)       # a classic SparkSession
     conf = spark_conf_dict(sc)
     chosen = os.environ.get("PYSPARK_PYTHON") or conf.get("spark.pyspark.python")
     if not chosen and (_LOCAL.match(sc.master) or _LOCAL_CLUSTER.match(sc.master)):
@@ -151,3 +163,100 @@ def scheduler_host(master, conf):
 def spark_conf_dict(sc):
     """The SparkContext's config as a plain dict of strings (for the checks above)."""
     return dict(sc.getConf().getAll())
+
+
+SESSION_KEYS = ("spark.master", "spark.task.cpus", "spark.executor.instances", "spark.executor.cores",
+                "spark.dynamicAllocation.enabled", "spark.driver.host", "spark.pyspark.python",
+                "spark.default.parallelism")
+
+
+def session_conf_dict(session):
+    """The settings the checks read, as a dict of strings (unset keys absent), from a SparkSession of either kind
+    (one round trip per key on Spark Connect; a classic session reads its SparkContext's config)."""
+    from sparkps.spark.common.session import conf, is_connect
+    if not is_connect(session):
+        return spark_conf_dict(session.sparkContext)
+    values = {key: conf(session, key) for key in SESSION_KEYS}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def default_parallelism(session, settings=None):
+    """The session's default parallelism (the cores Spark has registered): the SparkContext's on a classic session;
+    on Spark Connect ``spark.default.parallelism`` when set, else the partitions of ``spark.range`` over 2**16 rows
+    (one small job, which blocks until it ran)."""
+    from sparkps.spark.common.session import is_connect
+    if not is_connect(session):
+        return session.sparkContext.defaultParallelism
+    settings = session_conf_dict(session) if settings is None else settings
+    if settings.get("spark.default.parallelism"):
+        return int(settings["spark.default.parallelism"])
+    from pyspark.sql import functions as F
+    partitions = session.range(0, 1 << 16).select(F.spark_partition_id().alias("partition"))
+    last = partitions.agg(F.max("partition")).first()[0]
+    return int(last or 0) + 1
+
+
+def check_session(session, num_workers):
+    """``check_cluster`` for a SparkSession of either kind (dynamic allocation, fewer task slots than workers: one
+    ConfigError saying what to change, before the stage could hang). Returns the task slots. Blocks for the reads
+    of ``session_conf_dict`` and ``default_parallelism``."""
+    settings = session_conf_dict(session)
+    master = settings.get("spark.master", "")
+    if str(settings.get("spark.dynamicAllocation.enabled", "false")).lower() == "true":
+        return check_cluster(master, settings, 0, num_workers)     # refused before anything is counted
+    return check_cluster(master, settings, default_parallelism(session, settings), num_workers)
+
+
+def parse_resource_profile(text, param="resourceProfile"):
+    """``{"cpus": int, resource: amount}`` of a ``resourceProfile`` param: comma-separated ``task.NAME=AMOUNT``
+    (``task.cpus=2,task.gpu=1``: what each worker task needs; {} for ''). ConfigError naming ``param`` for a
+    malformed entry, or an ``executor.*`` request: executor resources need dynamic allocation, which a barrier
+    stage refuses."""
+    requests = {}
+    for entry in [e.strip() for e in str(text or "").split(",") if e.strip()]:
+        name, sep, value = entry.partition("=")
+        name, value = name.strip(), value.strip()
+        if name.startswith("executor."):
+            raise ConfigError("param %s: %r asks for executor resources, which Spark grants a stage only under "
+                              "dynamic allocation, and a barrier stage refuses dynamic allocation: request task "
+                              "resources (task.cpus=N, task.gpu=N) and size the executors in the cluster's own "
+                              "settings (spark.executor.cores, spark.executor.resource.gpu.amount)" % (param, entry))
+        if not sep or not name.startswith("task.") or len(name) <= len("task."):
+            raise ConfigError("param %s: %r is not task.NAME=AMOUNT (e.g. task.cpus=2,task.gpu=1)" % (param, entry))
+        resource = name[len("task."):]
+        try:
+            amount = int(value) if resource == "cpus" else float(value)
+        except ValueError:
+            amount = None
+        if amount is None or amount <= 0:
+            raise ConfigError("param %s: %r needs a positive %s" % (param, entry, "whole number of cpus"
+                                                                    if resource == "cpus" else "amount"))
+        requests[resource] = amount
+    return requests
+
+
+def stage_profile(text, master=None, param="resourceProfile"):
+    """The ``pyspark.resource.ResourceProfile`` of a ``resourceProfile`` param (see ``parse_resource_profile``) for
+    the barrier stage, or None when it is empty, or when ``master`` is local (local masters schedule no stage
+    resources: the request is logged and ignored there). Works on either session kind (on Spark Connect the profile
+    is made on the server when the stage is planned). Pass it to ``DataFrame.mapInArrow(..., barrier=True,
+    profile=...)`` or ``rdd.withResources(...)``. ConfigError naming ``param`` for a bad request."""
+    requests = parse_resource_profile(text, param)
+    if not requests:
+        return None
+    if master is not None and (_LOCAL.match(master) or _LOCAL_CLUSTER.match(master)):
+        LOG.warning("param %s=%r is ignored on the local master %s, which schedules no stage resources", param,
+                    text, master)
+        return None
+    from pyspark.resource import ResourceProfileBuilder, TaskResourceRequests
+    tasks = TaskResourceRequests()
+    for resource, amount in requests.items():
+        tasks = tasks.cpus(amount) if resource == "cpus" else tasks.resource(resource, amount)
+    return ResourceProfileBuilder().require(tasks).build
+
+
+def task_cpus(text, conf):
+    """CPUs one worker task takes: ``task.cpus`` of a ``resourceProfile`` param, else ``spark.task.cpus`` of
+    ``conf`` (for counting slots with ``count_task_slots``)."""
+    cpus = parse_resource_profile(text).get("cpus")
+    return int(cpus) if cpus else max(1, int(conf.get("spark.task.cpus", "1")))

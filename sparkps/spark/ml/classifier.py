@@ -74,7 +74,7 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
                  earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None,
-                 curve=None):
+                 curve=None, resourceProfile=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 

@@ -128,7 +128,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
-                 embeddingL2=None, dropout=None):
+                 embeddingL2=None, dropout=None, resourceProfile=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -253,25 +253,29 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         return None if best is None else best + 1
 
     def _transform(self, dataset):
-        from pyspark.ml.functions import array_to_vector, vector_to_array
+        """One Arrow UDF over the feature columns (typed ids and numeric values straight from Arrow, the model in its
+        closure or read from its folder: ``SparkModel.source``), on classic and Spark Connect sessions alike."""
+        from pyspark.ml.functions import array_to_vector
         from pyspark.sql import functions as F
+
+        from sparkps.spark.model.frames import add_click_probability
         if self.spark_model is None:
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
         get = self.getOrDefault
         featurizer = self._featurizer()
+        featurizer.check_columns(dataset)
         stats = stats_from_json(get("numericStats"))
-        rows = featurizer.transform(dataset, stats, FEATURES_TMP, self.feature_spec(stats))
         limit = get("maxBroadcastMB")
         self.spark_model.max_broadcast_bytes = int(limit * 2**20) if limit > 0 else None
-        scored = self.spark_model.transform(rows, featuresCol=FEATURES_TMP, predictionCol=SCORE_TMP + "_unused",
-                                            probabilityCol=SCORE_TMP)
-        p = F.least(F.greatest(vector_to_array(F.col(SCORE_TMP))[0].cast("double"), F.lit(1e-15)),
-                    F.lit(1 - 1e-15))
+        source = self.spark_model.source(dataset.sparkSession)
+        scored = add_click_probability(dataset, source, featurizer.columns(stats, self.feature_spec(stats)),
+                                       featurizer.feature_columns(), SCORE_TMP)
+        p = F.least(F.greatest(F.col(SCORE_TMP), F.lit(1e-15)), F.lit(1 - 1e-15))
         logit = F.log(p / (1 - p))
         return (scored.withColumn(get("rawPredictionCol"), array_to_vector(F.array(-logit, logit)))
                 .withColumn(get("probabilityCol"), array_to_vector(F.array(1 - p, p)))
                 .withColumn(get("predictionCol"), (p > 0.5).cast("double"))
-                .drop(FEATURES_TMP, SCORE_TMP, SCORE_TMP + "_unused"))
+                .drop(SCORE_TMP))
 
     def shrink(self, min_count):
         """A copy whose tables keep only the rows of ids seen at least ``min_count`` times in training (smaller to

@@ -195,10 +195,48 @@ def curve_of(value):
     return CURVE_VALUES[key]
 
 
+class HasResourceProfile(Params):
+    """``resourceProfile``: what each worker task of the barrier stage needs, as stage-level scheduling's task
+    requests (``task.cpus=2,task.gpu=1``; '' for the cluster's defaults). ``driver.checks.stage_profile`` makes the
+    stage's ResourceProfile of it (ignored, with a warning, on local masters)."""
+
+    resourceProfile = declare("resourceProfile", "stage-level scheduling of the worker tasks: comma-separated "
+                              "task.NAME=AMOUNT (task.cpus=2,task.gpu=1); '' for the cluster's defaults",
+                              TypeConverters.toString)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._setDefault(resourceProfile="")
+
+    def getResourceProfile(self):
+        return self.getOrDefault(self.resourceProfile)
+
+    def setResourceProfile(self, value):
+        """Task requests such as 'task.gpu=1' (checked here: a ConfigError names a malformed one)."""
+        from sparkps.spark.driver.checks import parse_resource_profile
+        parse_resource_profile(value)
+        return self._set(resourceProfile=value)
+
+
+def profile_settings(estimator, master=None):
+    """The barrier stage's ResourceProfile of an estimator's ``resourceProfile`` param (None: none), checked first;
+    ``master``: the session's master (a local one schedules no stage resources)."""
+    from sparkps.spark.driver.checks import stage_profile
+    return stage_profile(estimator.getOrDefault("resourceProfile"), master)
+
+
 class HasTrainerParams(HasBatchSize, HasNumEpochs, HasNumWorkers, HasNumServers, HasKvstore, HasOptimizer,
                        HasLearningRate, HasTrainingSeed, HasValidationFraction, HasStrategyOptions, HasCheckpoints,
-                       HasCurve):
-    """Every param both estimators hand SparkTrainer: the training loop's, the strategy's and the checkpoints'."""
+                       HasCurve, HasResourceProfile):
+    """Every param both estimators hand SparkTrainer: the training loop's, the strategy's and the checkpoints'.
+
+    Its ``write()`` (the estimators'; the models define their own) is pyspark.ml's params writer, able to
+    ``overwrite()`` on a Spark Connect session too."""
+
+    def write(self):
+        """An MLWriter of these params (``persistence.ParamsWriter``); saving blocks for a small Spark job."""
+        from sparkps.spark.ml.persistence import ParamsWriter
+        return ParamsWriter(self)
 
 
 def compression_of(kind, threshold):

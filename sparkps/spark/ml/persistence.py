@@ -13,21 +13,48 @@ counted from 1 as the jobs' summaries count them (the ``weights`` folder is Spar
 from 0 like its ``best_epoch``).  Saving over an existing path needs ``write().overwrite()``, as pyspark.ml's own
 writers: without it the save is a ConfigError naming the path, before anything is written.
 
+Nothing here needs a SparkContext: the metadata is one text file written and read through the session's DataFrame
+API (pyspark.ml's own ``saveMetadata`` / ``loadMetadata``), the weights with plain file I/O, and ``overwrite()``
+removes the old folder itself on a Spark Connect session (pyspark.ml asks the JVM of a classic one). So models and
+estimators save and load on classic and Spark Connect sessions alike, in one format: a model saved on one kind of
+session loads on the other. On Spark Connect the metadata is written by the server and the weights by the client,
+so the path must be one both see (the same machine, or a mounted file system).
+
 The ``weights`` folder carries its own version (:meth:`SparkModel.load` reads every earlier one). A version newer
 than :data:`FORMAT` is a DataError naming the model's folder and both versions.
 """
 import os
+import shutil
 
 from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter
 
 from sparkps.errors import ConfigError, DataError
+from sparkps.spark.common.session import is_connect
 from sparkps.spark.model.spark_model import SparkModel
 
 WEIGHTS_DIR = "weights"
 FORMAT_FIELD, FORMAT = "sparkpsFormat", 2
 
 
-class ModelWriter(DefaultParamsWriter):
+class ParamsWriter(DefaultParamsWriter):
+    """pyspark.ml's DefaultParamsWriter (an estimator's params as metadata), able to ``overwrite()`` on a Spark Connect
+    session too. Blocks for a small Spark job (the metadata file)."""
+
+    def save(self, path):
+        """Write ``path`` (replacing it with ``overwrite()``), on either session kind."""
+        if self.shouldOverwrite and is_connect(self.sparkSession):
+            remove_saved(path)
+            self.saveImpl(path)
+            return
+        super().save(path)
+
+    def metadata_session(self):
+        """What pyspark.ml's ``saveMetadata`` / ``loadMetadata`` take: the SparkContext of a classic session (pyspark
+        3.5 wants one there), the session itself on Spark Connect (which has none)."""
+        return session_for_metadata(self.sparkSession)
+
+
+class ModelWriter(ParamsWriter):
     """Params as pyspark.ml metadata (with ``sparkpsFormat`` and ``extra``, a dict of JSON values), then the weights
     of ``instance.spark_model`` in ``<path>/weights``.  Blocks for a small Spark job (the metadata file)."""
 
@@ -37,20 +64,33 @@ class ModelWriter(DefaultParamsWriter):
 
     def saveImpl(self, path):
         check_free(path, self.shouldOverwrite)
-        # self.sc, not self.sparkSession: pyspark 3.5 takes a SparkContext here, 4.x either
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc,
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.metadata_session(),
                                          extraMetadata={**self.extra, FORMAT_FIELD: FORMAT})
         self.instance.spark_model.save(os.path.join(local_path(path), WEIGHTS_DIR))
 
 
 class ModelReader(DefaultParamsReader):
-    """Reads what ModelWriter wrote, in this version's format or an earlier one."""
+    """Reads what ModelWriter wrote, in this version's format or an earlier one, on either session kind."""
 
     def load(self, path):
-        check_format(path, DefaultParamsReader.loadMetadata(path, self.sc))
+        check_format(path, DefaultParamsReader.loadMetadata(path, session_for_metadata(self.sparkSession)))
         model = super().load(path)
         model.spark_model = SparkModel.load(os.path.join(local_path(path), WEIGHTS_DIR))
         return model
+
+
+def session_for_metadata(session):
+    """The SparkContext of a classic ``session``, or a Spark Connect ``session`` itself (it has no SparkContext)."""
+    return session if is_connect(session) else session.sparkContext
+
+
+def remove_saved(path):
+    """Remove what is at local ``path`` (a folder or a file) before it is written again; nothing when absent."""
+    target = local_path(path)
+    if os.path.isdir(target) and not os.path.islink(target):
+        shutil.rmtree(target)
+    elif os.path.lexists(target):
+        os.remove(target)
 
 
 def check_free(path, overwrite):

@@ -1,4 +1,7 @@
-"""DataFrame scoring with a pandas UDF: features as float32 Arrow arrays in, prediction + probability out."""
+"""DataFrame scoring with UDFs, on classic and Spark Connect sessions alike (no SparkContext, no broadcast): a
+pandas UDF over features as float32 Arrow arrays (prediction + probability out), and an Arrow UDF over a CTR
+model's raw columns (typed ids and numeric values straight from Arrow, a click probability out). The model
+travels in the UDF's closure as ``SparkModel.source`` (its payload, or the folder of its files)."""
 import numpy as np
 
 from sparkps.errors import DataError
@@ -27,11 +30,11 @@ def features_as_arrays(df, features_col):
     return df.withColumn(FEATURES_TMP, values)
 
 
-def add_predictions(df, broadcast, features_col, prediction_col, probability_col, raw_prediction_col=None):
+def add_predictions(df, source, features_col, prediction_col, probability_col, raw_prediction_col=None):
     """``df`` plus ``prediction_col`` (double, arg-max of the first output), ``probability_col`` (Vector of
     the first output) and, when named, ``raw_prediction_col`` (Vector of log-probabilities: pyspark.ml's
     rawPrediction, a score that grows with each class's confidence, as BinaryClassificationEvaluator wants).
-    Lazy; ``broadcast`` holds the model payload (SparkModel.payload).
+    Lazy; ``source`` is the model's source (``SparkModel.source``: its payload, or the folder of its files).
 
     A scalar pandas UDF over the features as float32 arrays returns both as one struct: only the features
     travel to Python (through Arrow), every other column stays in the JVM untouched.
@@ -46,11 +49,11 @@ def add_predictions(df, broadcast, features_col, prediction_col, probability_col
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
-    num_features = int(np.prod(broadcast.value["input_shape"]))
+    num_features = int(np.prod(source["input_shape"]))
 
     def score(features):
         from sparkps.spark.model.predictor import predictor_for
-        predictor = predictor_for(broadcast.value)
+        predictor = predictor_for(source)
         outputs = predictor.predict(_stack(features, num_features)).reshape(len(features), -1)
         return pd.DataFrame({"prediction": outputs.argmax(axis=1).astype(np.float64) if len(features) else [],
                              "probability": list(outputs.astype(np.float32))})
@@ -63,6 +66,26 @@ def add_predictions(df, broadcast, features_col, prediction_col, probability_col
                            lambda p: F.log(F.greatest(p.cast("double"), F.lit(RAW_FLOOR))))
         scored = scored.withColumn(raw_prediction_col, array_to_vector(logs))
     return scored.drop(PROBABILITY_TMP, FEATURES_TMP)
+
+
+def add_click_probability(df, source, columns, feature_columns, output_col):
+    """``df`` plus ``output_col``: a CTR model's click probability (double) for each row, from its raw feature
+    columns. An Arrow UDF: ``columns`` (a ColumnFeaturizer) hashes each batch's categorical columns and
+    standardises its numeric ones into the network's typed inputs (ids uint64, numeric float32), which the worker's
+    cached Predictor reads as they are (no packed float planes). ``feature_columns``: the Spark columns the
+    featurizer reads, in its order. Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType
+    if output_col in df.columns:
+        raise DataError("output column %r already exists in the DataFrame" % output_col)
+
+    def score(*arrays):
+        from sparkps.spark.model.predictor import predictor_for
+        outputs = predictor_for(source).predict_inputs(columns.inputs(arrays))
+        return pa.array(outputs[:, 0].astype(np.float64), pa.float64())
+
+    return df.withColumn(output_col, F.arrow_udf(score, DoubleType())(*feature_columns))
 
 
 def _stack(cells, num_features):

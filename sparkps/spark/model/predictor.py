@@ -1,8 +1,10 @@
 """Batched prediction with a bound executor, the part of SparkModel that runs inside Spark's Python workers.
 
-A ``ModelPayload`` is the broadcast form of a model (symbol JSON + params as .npz bytes, no pickled objects);
-``PredictorCache`` keeps one bound Predictor per model id in each Python worker so later partitions and
-later tasks skip the bind.
+A model reaches the executors as a *source* (``SparkModel.source``), a dict of plain values: either the payload
+itself (symbol JSON + params as .npz bytes, no pickled objects; shipped inside the UDF, or broadcast for RDDs) or,
+for a model too large to ship that way, the folder of its saved files (``"path"``), which each Python worker reads
+once. ``PredictorCache`` keeps one bound Predictor per model id in each Python worker so later partitions and later
+tasks skip the load and the bind. Works the same on classic and Spark Connect sessions (no SparkContext here).
 """
 import threading
 from collections import OrderedDict
@@ -95,6 +97,27 @@ class Predictor:
             return np.empty((0,) + self._output_tail(), np.float32)
         return np.concatenate(outputs)
 
+    def predict_inputs(self, inputs):
+        """First output of the network for a dict of its named inputs (a CTR network's typed columns: uint64 or
+        int64 ids, float32 numeric values), as a float32 (rows, outputs) array. No packed float planes."""
+        rows = len(next(iter(inputs.values()))) if inputs else 0
+        if not rows:
+            return np.empty((0, 1), np.float32)
+        with self.lock:
+            model = self._named_model()
+            out = model.predict({name: np.asarray(value) for name, value in inputs.items()})
+        out = out[0] if isinstance(out, list) else out
+        return np.asarray(out, np.float32).reshape(rows, -1)
+
+    def _named_model(self):
+        """The FeedForward that predicts from named inputs (made on first use for a network bound to one input)."""
+        model = getattr(self, "model", None) or self._feedforward
+        if model is None:
+            from sparkps.train.feedforward import FeedForward
+            model = self._feedforward = FeedForward(self.symbol, arg_params=self.arg_params,
+                                                    aux_params=self.aux_params, numpy_batch_size=self.batch_size)
+        return model
+
     def _predict_with_tables(self, X):
         if not len(X):
             return np.empty((0,) + self._output_tail(), np.float32)
@@ -106,7 +129,7 @@ class Predictor:
     def table_stores_built(self):
         """How often this predictor built the lookup store of its sparse tables (1 once it predicted: the store
         is kept for every later call; 0 without tables)."""
-        model = getattr(self, "model", None) or self._feedforward
+        model = getattr(self, "model", None) or getattr(self, "_feedforward", None)
         return model.table_stores_built if model is not None else 0
 
     def _output_tail(self):
@@ -141,16 +164,30 @@ class PredictorCache:
         return predictor
 
 
-# One cache per Python worker process: Spark reuses its Python workers across tasks, so a model broadcast
+# One cache per Python worker process: Spark reuses its Python workers across tasks, so a model shipped
 # once is bound once per worker.  Only prediction uses it; nothing here holds cluster state.
 WORKER_PREDICTORS = PredictorCache()
 
 
-def predictor_for(payload):
-    """The Python worker's Predictor for a broadcast payload dict (see SparkModel.payload)."""
-    return WORKER_PREDICTORS.get(payload["id"], lambda: Predictor(
-        payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
-        payload["label_name"], payload.get("ctx", "cpu"), _layout(payload)))
+def predictor_for(source):
+    """The Python worker's Predictor for a model source (``SparkModel.source``: the payload dict itself, or a dict
+    naming the folder of the model's saved files), or a Spark Broadcast of one. Blocks on reading that folder the
+    first time a worker meets the model."""
+    source = getattr(source, "value", source)      # a Broadcast (SparkModel.predict on an RDD)
+    return WORKER_PREDICTORS.get(source["id"], lambda: _make_predictor(source))
+
+
+def _make_predictor(source):
+    if "params" not in source:
+        source = dict(_read_payload(source["path"]), id=source["id"], batch_size=source["batch_size"])
+    return Predictor(source["symbol"], source["params"], source["input_shape"], source["batch_size"],
+                     source["label_name"], source.get("ctx", "cpu"), _layout(source))
+
+
+def _read_payload(path):
+    """The payload of the SparkModel saved in folder ``path`` (read in a Python worker; DataError naming it)."""
+    from sparkps.spark.model.spark_model import SparkModel
+    return SparkModel.load(path).payload()
 
 
 def _layout(payload):

@@ -1,13 +1,18 @@
 """SparkModel: a trained network that predicts on RDDs and DataFrames and saves in FeedForward's format.
 
     model = trainer.fit(rdd)                       # or SparkModel.load('/models/digits')
-    probs = model.predict(features_rdd)            # RDD of output arrays, input order
-    scored = model.transform(df)                   # + 'prediction' and 'probability' columns
+    probs = model.predict(features_rdd)            # RDD of output arrays, input order (classic sessions)
+    scored = model.transform(df)                   # + 'prediction' and 'probability' columns (either session kind)
     model.save('/models/digits')                   # model-symbol.json, model-NNNN.params, metadata.json
     ff = sparkps.FeedForward.load('/models/digits/model', model.epoch)
+
+``transform`` needs no SparkContext: a model of up to ``INLINE_BYTES`` travels inside the pandas UDF; a larger one
+is read by each Python worker from a folder every executor can read (where the model was saved or loaded from,
+else ``spark.sparkps.modelDir``, else a temporary folder on a local master).
 """
 import json
 import os
+import tempfile
 import uuid
 
 import numpy as np
@@ -20,6 +25,10 @@ PREFIX = "model"
 METADATA = "metadata.json"
 TABLE_COUNTS = "table-counts.npz"
 MAX_BROADCAST_BYTES = 1 << 30
+# a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
+# at 128 MB by default (spark.connect.grpc.maxInboundMessageSize)
+INLINE_BYTES = 32 << 20
+MODEL_DIR_CONF = "spark.sparkps.modelDir"     # a folder every executor reads, for models above INLINE_BYTES
 
 
 class SparkModel:
@@ -44,13 +53,16 @@ class SparkModel:
         self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
+        self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
+        self.saved_path = None                # the folder this model was saved to or loaded from (its files)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
+        self._payloads = {}
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(_local=None, _broadcasts={})    # bound executors and broadcasts stay with their owner
+        state.update(_local=None, _broadcasts={}, _payloads={})   # bound executors and broadcasts stay with their owner
         return state
 
     @property
@@ -65,6 +77,44 @@ class SparkModel:
                 "params": params_to_bytes(self.arg_params, self.aux_params),
                 "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
                 "label_name": self.label_name, "ctx": "cpu", "input_layout": self._layout_list()}
+
+    def source(self, session=None, batch_size=None):
+        """How ``transform`` ships this model to the executors, a dict of plain values for the UDF's closure: the
+        payload itself when its params are at most ``inline_bytes``, else ``{"id", "path", "batch_size"}`` naming
+        a folder of the saved model that every executor reads (``saved_path``, else ``spark.sparkps.modelDir`` of
+        ``session``, else a temporary folder when the master is local). ConfigError when the model is above
+        ``max_broadcast_bytes`` (naming its tables), or too large to inline with no such folder. Needs no
+        SparkContext (either session kind); blocks on writing the model's files when it must."""
+        from sparkps.spark.model.table_rows import check_broadcast_size
+        batch = int(batch_size or self.batch_size)
+        if batch not in self._payloads:
+            self._payloads[batch] = self.payload(batch)
+        payload = self._payloads[batch]
+        size = len(payload["params"])
+        check_broadcast_size(size, self.max_broadcast_bytes, self.arg_params)
+        if size <= self.inline_bytes:
+            return payload
+        return {"id": self.model_id, "path": self._shared_folder(session, size), "batch_size": batch,
+                "input_shape": list(self.input_shape)}
+
+    def _shared_folder(self, session, size):
+        """A folder holding this model's files that the executors can read (written here when needed)."""
+        if self.saved_path:
+            return self.saved_path
+        from sparkps.spark.common.session import conf
+        folder = conf(session, MODEL_DIR_CONF) if session is not None else None
+        master = (conf(session, "spark.master", "") if session is not None else "") or ""
+        if folder:
+            path = os.path.join(_local_path(folder), "sparkps-model-" + self.model_id)
+        elif master.startswith("local"):
+            path = tempfile.mkdtemp(prefix="sparkps-model-")
+        else:
+            raise ConfigError(
+                "the model is %.1f MB, more than ships inside a Spark task (%.1f MB): save it where every executor "
+                "can read it (model.save(path) or write().save(path) on a shared file system) and transform the "
+                "loaded model, or set %s to such a folder" % (size / 2**20, self.inline_bytes / 2**20, MODEL_DIR_CONF))
+        self.save(path)
+        return self.saved_path
 
     def _layout_list(self):
         return None if self.input_layout is None else self.input_layout.to_list()
@@ -134,7 +184,9 @@ class SparkModel:
         a Vector ``rawPredictionCol`` of log-probabilities (pyspark.ml's rawPrediction).
 
         Vectorised with a pandas UDF: features go to Arrow as float32 arrays, each Arrow batch is predicted
-        in executor batches with the worker's cached Predictor.  Lazy.
+        in executor batches with the worker's cached Predictor.  The model travels as ``source`` says (inside
+        the UDF, or read from a shared folder), never by ``sc.broadcast``: classic and Spark Connect sessions
+        alike.  Lazy (a model above ``inline_bytes`` may be written to its folder first).
         """
         from sparkps.spark.common.sparse_inputs import data_dtype
         from sparkps.spark.model.frames import add_predictions
@@ -144,14 +196,15 @@ class SparkModel:
             raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's float "
                               "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
                               % data_name)
-        broadcast = self.broadcast(df.sparkSession.sparkContext, batch_size)
-        return add_predictions(df, broadcast, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
+        source = self.source(df.sparkSession, batch_size)      # no SparkContext: works on Spark Connect too
+        return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
         ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
         ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do).
-        ``path`` is a local (or mounted) directory."""
+        ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
+        path = _local_path(path)
         os.makedirs(path, exist_ok=True)
         feedforward = self.to_feedforward()
         feedforward.save(os.path.join(path, PREFIX), self.epoch)
@@ -167,6 +220,7 @@ class SparkModel:
                                                           for part, array in zip(("ids", "counts"), pair)})
         with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
+        self.saved_path = os.path.abspath(path)
 
     @classmethod
     def load(cls, path, epoch=None, from_mxnet=False, **meta):
@@ -184,6 +238,7 @@ class SparkModel:
             from sparkps.model_files import load_checkpoint
             symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
             return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
+        path = _local_path(path)
         meta_path = os.path.join(path, METADATA)
         if not os.path.exists(meta_path):
             raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
@@ -204,6 +259,7 @@ class SparkModel:
             with np.load(counts, allow_pickle=False) as saved:
                 names = {key.split(":", 1)[1] for key in saved.files}
                 model.table_counts = {n: (saved["ids:" + n], saved["counts:" + n]) for n in names}
+        model.saved_path = os.path.abspath(path)
         return model
 
     @classmethod
@@ -270,6 +326,12 @@ def _metadata_v3(meta_path, meta):
 
 
 _METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1, 3: _metadata_v3}     # 2 changed the params file only
+
+
+def _local_path(path):
+    """``path`` without a ``file:`` scheme (models are written with plain file I/O)."""
+    path = str(path)
+    return path[len("file:"):] if path.startswith("file:") else path
 
 
 def _layout_of(meta):

@@ -36,6 +36,11 @@ class ColumnFeaturizer:
 
     def pack(self, columns):
         """(rows, layout width) float32 of one batch's columns (pyarrow Arrays or ChunkedArrays)."""
+        return self.spec.layout().pack(self.inputs(columns))
+
+    def inputs(self, columns):
+        """The network's named inputs of one batch's columns (pyarrow Arrays or ChunkedArrays): uint64 ids, float32
+        numeric values (``FeatureSpec.inputs``), typed as the network reads them."""
         columns = [_whole(c) for c in columns]
         rows = len(columns[0]) if columns else 0
         cats = columns[:len(self.categorical)]
@@ -47,7 +52,7 @@ class ColumnFeaturizer:
         numeric = None
         if self.numeric_count:
             numeric = self.stats().transform(np.stack([_floats(c) for c in nums], axis=1))
-        return self.spec.layout().pack(self.spec.inputs(ids, numeric, multi=lists))
+        return self.spec.inputs(ids, numeric, multi=lists)
 
     def block(self, batch, label_index):
         """``(X, y)``: the packed rows of a record batch whose first ``width`` columns are the features and whose
