@@ -16,14 +16,15 @@ array, which is why numba is a dependency. Neither index is thread-safe; the ser
 >>> index.lookup(np.array([2**64 - 1, 5], np.uint64)).tolist()
 [1, -1]
 """
-import numba
 import numpy as np
+
+from sparkps.server.tables.kernel_cache import kernel
 
 EMPTY, DELETED = -1, -2
 _MAX_LOAD = 0.7
 
 
-@numba.njit(cache=True, inline='always')
+@kernel(inline='always')
 def _bucket(key, mask):
     # sparkps.rows.ids.mix64 (splitmix64's finaliser) of one id, written out so numba compiles it into the probe
     # loops; tests/rows/test_sparse_rows.py checks that it equals mix64
@@ -34,7 +35,7 @@ def _bucket(key, mask):
     return np.int64(z & mask)
 
 
-@numba.njit(cache=True)
+@kernel()
 def _lookup(keys, vals, ids, out):
     mask = np.uint64(keys.size - 1)
     for i in range(ids.size):
@@ -48,7 +49,7 @@ def _lookup(keys, vals, ids, out):
             b = (b + 1) & np.int64(mask)
 
 
-@numba.njit(cache=True)
+@kernel()
 def _insert(keys, vals, ids, slots):
     """Set ``ids[i] -> slots[i]``; returns (ids that were new, tombstones reused)."""
     mask = np.uint64(keys.size - 1)
@@ -75,7 +76,7 @@ def _insert(keys, vals, ids, slots):
     return added, reused
 
 
-@numba.njit(cache=True)
+@kernel()
 def _remove(keys, vals, ids):
     mask = np.uint64(keys.size - 1)
     removed = 0
@@ -96,9 +97,10 @@ def _as_ids(ids):
 
 
 def warm():
-    """Load the compiled index functions now (from numba's on-disk cache, ``cache=True``; compiled once per
-    installation): a server process calls it on a thread as it starts, so that the ~0.5-1 s numba takes to
-    load them overlaps the cluster's start-up instead of holding up the first pull of a sparse table."""
+    """Load the compiled index functions now (from the kernel cache, :mod:`~sparkps.server.tables.kernel_cache`;
+    compiled once per machine): a server process calls it on a thread as it starts, so that the ~0.5-1 s numba
+    takes to load them (seconds to compile them the first time) overlaps the cluster's start-up instead of holding
+    up the first pull of a sparse table. Blocks until they are loaded."""
     index = HashRowIndex(4)
     ids = np.array([1, 2], np.uint64)
     index.insert(ids, np.array([0, 1], np.int32))
