@@ -276,8 +276,9 @@ class Postoffice:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            if not self._endpoint.van.poll_own(min(remaining, 0.1)):
-                return self._done.wait(remaining)
+            step = min(remaining, 0.1)
+            if not self._endpoint.van.poll_own(step) and self._done.wait(step):
+                return True
         return True
 
     def _heartbeat_answered(self, msg):

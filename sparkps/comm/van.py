@@ -130,12 +130,13 @@ class Van:
 
     def poll_own(self, timeout_s):
         """Wait at most ``timeout_s`` for replies on the calling thread's Channel and dispatch them (the answers to
-        its ``send_direct`` requests nobody waits for: heartbeats).  Returns False once the Van is stopping."""
+        its ``send_direct`` requests nobody waits for: heartbeats).  Returns False at once, having waited for
+        nothing, when the thread has sent nothing on its Channel yet or the Van is stopping."""
         channel = self._channels.mine()
         if channel is None:
             return False
         with channel.lock:
-            if channel.closed or self._stopping:
+            if channel.closed or self._stopping or not channel.sends:
                 return False
             channel.poll(timeout_s, self._reply_frames)
         return True

@@ -252,3 +252,23 @@ def test_a_node_whose_handler_holds_its_io_thread_past_the_heartbeat_timeout_is_
         c.finish()
     finally:
         c.stop()
+
+
+def test_the_heartbeat_thread_waits_between_heartbeats_instead_of_spinning(monkeypatch):
+    """Before its first heartbeat a node's heartbeat channel has no socket to poll: it must wait, not spin."""
+    import time
+
+    from cluster import cluster_timeouts
+    from sparkps.comm.van import Van
+
+    calls = []
+    poll_own = Van.poll_own
+    monkeypatch.setattr(Van, "poll_own", lambda self, timeout_s: calls.append(timeout_s) or poll_own(self, timeout_s))
+    c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": echo},
+                    timeouts=cluster_timeouts(heartbeat_interval=1.0, heartbeat_timeout=10.0))
+    try:
+        time.sleep(0.6)
+        assert len(calls) < 40      # 2 nodes polling in 0.1 s slices: about 12
+        c.finish()
+    finally:
+        c.stop()
