@@ -10,7 +10,6 @@ import textwrap
 
 import pytest
 
-from sparkps.server.tables import kernel_cache
 from sparkps.server.tables.kernel_cache import cache_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -79,7 +78,8 @@ def test_a_read_only_package_compiles_once_into_the_cache_folder_and_the_next_pr
     (package / "kernels.py").write_text(KERNELS)
     package.chmod(0o555)
     cache = tmp_path / "cache"
-    monkeypatch.setattr(kernel_cache, "_FOLDER", [cache_dir({"SPARKPS_CACHE_DIR": str(cache)})])
+    monkeypatch.setenv("SPARKPS_CACHE_DIR", str(cache))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     double = load_kernels(package, monkeypatch).double
     assert double(21) == 42

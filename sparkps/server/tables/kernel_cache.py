@@ -59,18 +59,13 @@ def cache_dir(environ=None, temp_root=None):
     return None
 
 
-_FOLDER = []    # cache_dir(), resolved at the first kernel of the process
-
-
 def kernel(**options):
     """``numba.njit(cache=True, **options)``, its cache in :func:`cache_dir` (uncached where that is None).
 
     Compiles nothing when applied: a kernel is loaded from the cache, or compiled and saved, at its first call
     (``row_index.warm`` makes that call early, on a thread of its own)."""
     def compile_kernel(function):
-        if not _FOLDER:
-            _FOLDER.append(cache_dir())
-        folder = _FOLDER[0]
+        folder = cache_dir()
         if folder is None:
             return numba.njit(cache=False, **options)(function)
         previous = numba.config.CACHE_DIR
