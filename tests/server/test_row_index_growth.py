@@ -13,6 +13,8 @@ def test_the_index_moves_to_the_compiled_probes_at_switch_at_with_every_entry():
     index = GrowingRowIndex(switch_at=200)
     index.insert(ids[:150], np.arange(150, dtype=np.int32))
     assert not index.compiled and isinstance(index._index, SortedRowIndex)
+    assert index._warming is not None       # half way: the compiled probes load on a thread
+    index._warming.join(120)
     assert index.remove(ids[:10]) == 10 and len(index) == 140
     index.insert(ids[150:260], np.arange(150, 260, dtype=np.int32))
     assert index.compiled and isinstance(index._index, HashRowIndex) and len(index) == 250

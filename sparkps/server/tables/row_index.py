@@ -196,18 +196,6 @@ class SortedRowIndex:
         return ids[live], slots[live]
 
 
-_WARMING = []      # the process's one warm-up thread, once a table is half way to SWITCH_AT
-_WARMING_LOCK = threading.Lock()
-
-
-def _warm_soon():
-    """Start loading the compiled probes on a thread of their own (once per process); never blocks."""
-    with _WARMING_LOCK:
-        if not _WARMING:
-            _WARMING.append(threading.Thread(target=warm, name="sparkps-warm-row-index", daemon=True))
-            _WARMING[0].start()
-
-
 class GrowingRowIndex:
     """A :class:`SortedRowIndex` until it holds ``switch_at`` ids, then a :class:`HashRowIndex` holding the same
     entries (see the module docstring); at half of ``switch_at`` the compiled probes start loading on a thread, so
@@ -217,6 +205,7 @@ class GrowingRowIndex:
         self.switch_at = switch_at
         self._index = SortedRowIndex(capacity)
         self.compiled = False
+        self._warming = None      # the thread loading the compiled probes, started at half of switch_at
 
     def __len__(self):
         return len(self._index)
@@ -240,8 +229,9 @@ class GrowingRowIndex:
             index = HashRowIndex(2 * held_ids.size)
             index.insert(held_ids, held_slots)
             self._index, self.compiled = index, True
-        elif len(self._index) >= self.switch_at // 2:
-            _warm_soon()
+        elif len(self._index) >= self.switch_at // 2 and self._warming is None:
+            self._warming = threading.Thread(target=warm, name="sparkps-warm-row-index", daemon=True)
+            self._warming.start()
 
     def remove(self, ids):
         """Forget ``ids`` (absent ids are ignored); returns how many were present."""
