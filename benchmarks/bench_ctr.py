@@ -7,12 +7,18 @@ FM math and dist_sync vs dist_async.
     python -m benchmarks.bench_ctr --rows 20000 --epochs 1 --systems numpy,sparkps   # without MLlib
 
     python -m benchmarks.bench_ctr --rows 200000 --mllib-defaults     # MLlib at its defaults as well
+    python -m benchmarks.bench_ctr --rows 80000 --torch-python /tmp/torchvenv/bin/python   # the PyTorch row too
 
 Data: ``sparkps.ctr.synthetic.planted_ctr`` (13 numeric, 26 categorical fields, Zipf ids, planted
 DeepFM labels), a quarter more rows held out for the test. Spark ``local[2]``, 2 workers + 2 servers.
 MLlib's one-hot pipeline is fitted once, its output cached, and its time counted in (and shown beside) every
 MLlib row; the heads run at the reduced iteration counts ``--lr-iter``/``--fm-iter`` and, with
 ``--mllib-defaults``, at their defaults (maxIter 100; LogisticRegression stops at convergence).
+The PyTorch DeepFM row (``benchmarks/torch_deepfm.py``, torch a development extra) runs with ``--torch-python``
+(default ``$SPARKPS_TORCH_PYTHON`` or this Python) when torch imports there; otherwise the run prints why it is
+missing. *Per core* divides samples/s by the cores a row used (2 for Spark ``local[2]`` and PyTorch's 2 threads, 1
+for the one-process rows), beside the published CPU figure of DeepRec's DeepFM (embedding 16, ~8.7k samples/s a core
+on a 4-core Xeon in BF16: another model size, machine and precision, a scale only).
 The table is printed; with ``--write-docs`` it replaces the one between the ``bench_ctr`` markers of
 docs/benchmarks.md, and docs/bench_ctr.png is redrawn. ``--json PATH`` writes every row's figures.
 """
@@ -27,7 +33,10 @@ import numpy as np
 from benchmarks import report
 
 BEGIN, END = "<!-- bench_ctr begin -->", "<!-- bench_ctr end -->"
-ORDER = ["sparkps fm", "sparkps deepfm", "MLlib LogisticRegression", "MLlib FMClassifier", "one process"]
+ORDER = ["sparkps fm", "sparkps deepfm", "PyTorch deepfm", "MLlib LogisticRegression", "MLlib FMClassifier",
+         "one process"]
+SYSTEMS = "numpy,sparkps,mllib,torch"
+DEEPREC_PER_CORE = 8700     # DeepRec DeepFM, embedding 16, samples/s a core, 4-core Xeon, BF16 (published)
 
 
 def load():
@@ -47,8 +56,11 @@ def parse_args(argv=None):
     p.add_argument("--mllib-defaults", nargs="?", const="lr,fm", default="",
                    help="also fit MLlib's LogisticRegression() ('lr') and FMClassifier() ('fm') at every default "
                    "(maxIter 100); alone: both. FMClassifier's 100 full passes take about 14 minutes at 200,000 rows")
-    p.add_argument("--systems", default="numpy,sparkps,mllib",
-                   help="comma-separated rows to run: numpy, sparkps, mllib (a development run may skip some)")
+    p.add_argument("--systems", default=SYSTEMS,
+                   help="comma-separated rows to run: numpy, sparkps, mllib, torch (a development run may skip some)")
+    p.add_argument("--torch-python", default=os.environ.get("SPARKPS_TORCH_PYTHON", sys.executable),
+                   help="a Python with torch installed, for the PyTorch DeepFM row (default $SPARKPS_TORCH_PYTHON or "
+                   "this one)")
     p.add_argument("--local-feedforward", action="store_true",
                    help="also time sparkps's FeedForward with the local kvstore in one process")
     return report.add_output_args(p).parse_args(argv)
@@ -96,6 +108,39 @@ def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
     return {"system": "sparkps %s (%s)" % (model, kvstore), "auc": auc, "fit_s": seconds, "settings": settings(args),
             "samples_per_s": args.rows * args.epochs / seconds,
             "steady_per_s": (fitted.fit_stats or {}).get("steady_samples_per_s")}
+
+
+def torch_row(data, args):
+    """PyTorch's DeepFM on the same rows (benchmarks/torch_deepfm.py in ``--torch-python``), 2 threads; None, with
+    the reason printed, where that Python has no torch."""
+    import subprocess
+    import tempfile
+
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.numeric import NumericStats
+    probe = subprocess.run([args.torch_python, "-c", "import torch"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("bench_ctr: no PyTorch row: %s cannot import torch (a development extra: install it into a separate "
+              "environment and pass --torch-python)" % args.torch_python, flush=True)
+        return None
+    rows = args.rows
+    hashed = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
+    _, ids = np.unique(hashed, return_inverse=True)     # every distinct id its own row: no collisions
+    numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)
+    with tempfile.TemporaryDirectory(prefix="bench-ctr-torch-") as folder:
+        path = os.path.join(folder, "rows.npz")
+        np.savez(path, ids=ids.reshape(hashed.shape).astype(np.int64), numeric=numeric.astype(np.float32),
+                 labels=data.labels.astype(np.float32), train_rows=rows)
+        done = subprocess.run([args.torch_python, os.path.join(report.ROOT, "benchmarks", "torch_deepfm.py"), path,
+                               "--epochs", str(args.epochs), "--batch-size", str(args.batch_size), "--lr",
+                               str(args.lr), "--threads", "2"], capture_output=True, text=True)
+    if done.returncode != 0:
+        print("bench_ctr: no PyTorch row: torch_deepfm.py failed: %s" % done.stderr.strip()[-2000:], flush=True)
+        return None
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"system": "PyTorch deepfm (one process, 2 threads)", "auc": out["auc"], "fit_s": out["fit_s"],
+            "settings": settings(args) + ", torch %s" % out["torch"], "samples_per_s": out["samples_per_s"],
+            "cores": 2}
 
 
 def mllib_heads(args):
@@ -244,7 +289,7 @@ def numpy_fm_loop(data, args, dim=4, buckets=1 << 22, seed=0):
 
 def command(args):
     extra = (" --mllib-defaults %s" % args.mllib_defaults if args.mllib_defaults else "") + \
-        ("" if args.systems == "numpy,sparkps,mllib" else " --systems " + args.systems)
+        ("" if args.systems == SYSTEMS else " --systems " + args.systems)
     return report.command("bench_ctr", "--rows %d --epochs %d --batch-size %d --vocab %d --lr %g --lr-iter %d "
                           "--fm-iter %d%s" % (args.rows, args.epochs, args.batch_size, args.vocab, args.lr,
                                               args.lr_iter, args.fm_iter, extra))
@@ -256,16 +301,22 @@ def table(results, args, planted_auc):
              "warm-up fit first); planted model's test AUC %.4f. Fit time is `fit()` on the cached training "
              "DataFrame to the trained model; for MLlib it includes the one-hot pipeline (fitted once, its output "
              "cached: its share in brackets)." % (command(args), args.rows // 4, planted_auc), "",
-             "| system | settings | test AUC | fit s | samples/s (whole fit) | samples/s (training steps only) |",
-             "|---|---|---|---|---|---|"]
+             "| system | settings | test AUC | fit s | samples/s (whole fit) | samples/s (training steps only) "
+             "| per core (whole fit) |", "|---|---|---|---|---|---|---|"]
     for r in results:
         steady = r.get("steady_per_s")
         fit = "%.1f" % r["fit_s"] + (" (%.1f)" % r["pipeline_s"] if r.get("pipeline_s") else "")
-        lines.append("| %s | %s | %.4f | %s | %.0f | %s |" % (r["system"], r.get("settings", ""), r["auc"], fit,
-                                                             r["samples_per_s"], "%.0f" % steady if steady else ""))
+        lines.append("| %s | %s | %.4f | %s | %.0f | %s | %.0f |" % (
+            r["system"], r.get("settings", ""), r["auc"], fit, r["samples_per_s"], "%.0f" % steady if steady else "",
+            r["samples_per_s"] / cores(r)))
     lines += [""] + goals(results, args) + ["", "Machine load at the start and end of the run (`uptime`): %s / %s."
                                             % (args.load_start, load()), "", "![CTR benchmark](bench_ctr.png)", END]
     return "\n".join(lines)
+
+
+def cores(row):
+    """The cores a row trained on: Spark local[2] and PyTorch's 2 threads use 2, the one-process rows 1."""
+    return row.get("cores") or (1 if row["system"].startswith("one process") else 2)
 
 
 def goals(results, args):
@@ -281,6 +332,22 @@ def goals(results, args):
                          "faster)." % (r["system"], r["auc"] - best["auc"], best["system"], best["settings"],
                                        best["auc"], best["fit_s"], best["fit_s"] / r["fit_s"], fastest["fit_s"]
                                        / r["fit_s"], fastest["system"], fastest["settings"], fastest["fit_s"]))
+    logistic = [r for r in mllib if r["system"].startswith("MLlib LogisticRegression")]
+    goal = 3.0 if args.rows >= 1000000 else 2.0
+    for r in results:
+        if logistic and r["system"].startswith("sparkps") and "dist_sync" in r["system"]:
+            lr_row = min(logistic, key=lambda x: x["fit_s"])
+            lines.append("- %s against MLlib LogisticRegression with its one-hot pipeline (%s): fit %.2f× faster "
+                         "(goal >= %g× at %d rows), AUC %.4f vs %.4f (goal: >=)." % (
+                             r["system"], lr_row["settings"], lr_row["fit_s"] / r["fit_s"], goal, args.rows,
+                             r["auc"], lr_row["auc"]))
+    for r in results:
+        if r["system"].startswith(("sparkps deepfm", "PyTorch deepfm")):
+            lines.append("- %s: %.0f samples/s a core over the whole fit%s, beside DeepRec's published DeepFM "
+                         "(embedding 16, 4-core Xeon, BF16): ~%d a core." % (
+                             r["system"], r["samples_per_s"] / cores(r),
+                             ", %.0f over its training steps" % (r["steady_per_s"] / cores(r))
+                             if r.get("steady_per_s") else "", DEEPREC_PER_CORE))
     sync = next((r for r in results if r["system"] == "sparkps fm (dist_sync)"), None)
     asyn = next((r for r in results if r["system"] == "sparkps fm (dist_async)"), None)
     if sync and asyn:
@@ -371,6 +438,10 @@ def main(argv=None):
             sparkps_row(train.limit(2000), test.limit(100), data, warm, "fm")   # untimed: first start-up
             for model, kvstore in (("fm", "dist_sync"), ("deepfm", "dist_sync"), ("fm", "dist_async")):
                 done(sparkps_row(train, test, data, args, model, kvstore))
+        if "torch" in systems:
+            row = torch_row(data, args)
+            if row is not None:
+                done(row)
         if "mllib" in systems:
             for row in mllib_rows(train, test, data, args):
                 done(row)

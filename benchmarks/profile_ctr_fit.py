@@ -15,12 +15,13 @@ Parts (seconds, wall clock):
 * ``whole fit``: the time before the barrier stage (label check, statistics, the input's first rows), then, from
   the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
   and its input stages), ``task start to registered`` (server processes started, every node registered),
-  ``registered to first batch end`` (initialisation, the servers' id index compiled, the first batch read),
+  ``registered to first batch end`` (initialisation, the tables' INIT, the first batch read),
   ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
   time after the stage (the model built from the results).
 
-Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md); ``--json PATH``
-writes the parts' seconds.
+Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md, with the 80,000-row
+runs before and after the cold-start work); ``--json PATH`` writes the parts' seconds. A step's transport without
+Spark: ``benchmarks.profile_ctr_steps``.
 """
 import argparse
 import os

@@ -248,11 +248,13 @@ class Postoffice:
         self._done.set()
 
     def _heartbeat_loop(self):
-        """Send a heartbeat every interval (never waiting for it); answers are noted by
-        ``_heartbeat_answered``.  No answer for heartbeat_timeout: the scheduler is dead."""
+        """Send a heartbeat every interval (never waiting for it) on this thread's own channel, and read the answers
+        there (``_heartbeat_answered``): a handler holding the I/O thread (a sparse table's first use loading its
+        compiled index, a long checkpoint) does not silence the node.  No answer for heartbeat_timeout: the
+        scheduler is dead."""
         interval, limit = self.timeouts.heartbeat_interval, self.timeouts.heartbeat_timeout
         self._last_answer = time.monotonic()
-        while not self._done.wait(interval):
+        while not self._read_answers(interval):
             silence = time.monotonic() - self._last_answer
             if silence > limit:
                 if not (self._finished or self._stopped):
@@ -261,10 +263,23 @@ class Postoffice:
                 return
             if self._failure is not None:
                 return
-            try:  # through the I/O thread, which notes the answers (_heartbeat_answered)
-                self._endpoint.request(self.scheduler_uri, SCHEDULER_NAME, "HEARTBEAT", track=False, via_io=True)
+            try:
+                self._endpoint.request(self.scheduler_uri, SCHEDULER_NAME, "HEARTBEAT", track=False)
             except ClusterError:
                 return
+
+    def _read_answers(self, seconds):
+        """Read heartbeat answers on this thread's channel for ``seconds`` (in slices, so ``stop`` is prompt);
+        True once the node is done."""
+        deadline = time.monotonic() + seconds
+        while not self._done.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            step = min(remaining, 0.1)
+            if not self._endpoint.van.poll_own(step) and self._done.wait(step):
+                return True
+        return True
 
     def _heartbeat_answered(self, msg):
         self._last_answer = time.monotonic()

@@ -128,6 +128,19 @@ class Van:
         else:  # another thread is polling this channel and will dispatch our reply too
             event.wait(min(remaining, 0.002))
 
+    def poll_own(self, timeout_s):
+        """Wait at most ``timeout_s`` for replies on the calling thread's Channel and dispatch them (the answers to
+        its ``send_direct`` requests nobody waits for: heartbeats).  Returns False at once, having waited for
+        nothing, when the thread has sent nothing on its Channel yet or the Van is stopping."""
+        channel = self._channels.mine()
+        if channel is None:
+            return False
+        with channel.lock:
+            if channel.closed or self._stopping or not channel.sends:
+                return False
+            channel.poll(timeout_s, self._reply_frames)
+        return True
+
     def _reply_frames(self, frames):
         self._handle_frames(frames, routed=False)
 

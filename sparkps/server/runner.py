@@ -88,10 +88,9 @@ def main(argv=None):
 
 
 def _warm_tables():
-    """Import the sparse tables and load their compiled id index while the node registers (see row_index.warm)."""
+    """Import the sparse tables while the node registers (their compiled id index loads only for a table that grows
+    large: row_index.GrowingRowIndex)."""
     try:
         from sparkps.server.tables import sparse_served  # noqa: F401 - the import is the warm-up
-        from sparkps.server.tables.row_index import warm
-        warm()
     except Exception:     # a warm-up only: the first real use reports any problem
-        logging.getLogger(__name__).debug("warming the sparse tables failed", exc_info=True)
+        logging.getLogger(__name__).debug("importing the sparse tables failed", exc_info=True)

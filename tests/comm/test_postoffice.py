@@ -227,3 +227,48 @@ def test_short_lived_sender_threads_do_not_pile_up_sockets():
         assert len(worker._endpoint.van._channels._channels) <= 3  # the main thread's and at most a couple
     finally:
         c.stop()
+
+
+def test_a_node_whose_handler_holds_its_io_thread_past_the_heartbeat_timeout_is_not_declared_dead():
+    """A server's first sparse pull may spend seconds in its inline handler (numba loading the id index on a loaded
+    machine): its heartbeats go on their own thread and channel, so the scheduler does not call it dead."""
+    import time
+
+    from cluster import cluster_timeouts
+
+    def slow(msg, responder):
+        if msg.meta.get("slow"):
+            time.sleep(1.5)      # holds the I/O thread: the handler runs inline
+        responder.reply()
+
+    c = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": slow},
+                    timeouts=cluster_timeouts(heartbeat_interval=0.1, heartbeat_timeout=0.6))
+    try:
+        worker = c.workers[0]
+        worker.wait(worker.request(1, "PULL", meta={"slow": True}), timeout=10)
+        status = c.scheduler.status()
+        assert status["state"] == "running" and status["errors"] == []
+        assert c.servers[0].failure is None
+        c.finish()
+    finally:
+        c.stop()
+
+
+def test_the_heartbeat_thread_waits_between_heartbeats_instead_of_spinning(monkeypatch):
+    """Before its first heartbeat a node's heartbeat channel has no socket to poll: it must wait, not spin."""
+    import time
+
+    from cluster import cluster_timeouts
+    from sparkps.comm.van import Van
+
+    calls = []
+    poll_own = Van.poll_own
+    monkeypatch.setattr(Van, "poll_own", lambda self, timeout_s: calls.append(timeout_s) or poll_own(self, timeout_s))
+    c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": echo},
+                    timeouts=cluster_timeouts(heartbeat_interval=1.0, heartbeat_timeout=10.0))
+    try:
+        time.sleep(0.6)
+        assert len(calls) < 40      # 2 nodes polling in 0.1 s slices: about 12
+        c.finish()
+    finally:
+        c.stop()

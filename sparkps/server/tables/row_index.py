@@ -1,94 +1,41 @@
 """The id -> slot index of a sparse table: which row of the table's arrays holds a 64-bit id.
 
-Two implementations with one interface (``lookup``, ``insert``, ``remove``, ``items``, ``len``, ``nbytes``):
+Three implementations with one interface (``lookup``, ``insert``, ``remove``, ``items``, ``len``, ``nbytes``):
 
 * :class:`HashRowIndex` — open addressing with linear probing over two flat arrays (uint64 ids, int32 slots),
-  compiled with numba; 12 bytes a bucket, kept at most 70 % full. This is the one tables use.
+  compiled with numba (``row_kernels``); 12 bytes a bucket, kept at most 70 % full.
 * :class:`SortedRowIndex` — numpy only: sorted ids + ``searchsorted``, new ids in a small sorted side array
   merged in when it grows past 1/8 of the main one.
+* :class:`GrowingRowIndex` — the one tables use: a SortedRowIndex until it holds ``SWITCH_AT`` ids (2^18), then a
+  HashRowIndex. Loading numba and the compiled probes costs a server process 1-2 s of CPU even from the on-disk
+  cache (seconds more on a loaded machine, and a compilation the first time on a machine), which a job whose
+  tables stay small (a CTR fit of a few hundred thousand distinct values) no longer pays as it starts.
 
-``benchmarks/bench_sparse.py`` compares them (docs/benchmarks.md): at 10M ids the compiled table looks up a
-batch's ids several times faster than ``searchsorted``, and inserting new ids does not re-merge the whole
-array, which is why numba is a dependency. Neither index is thread-safe; the server calls it from one thread.
+``benchmarks/bench_sparse.py`` compares the first two (docs/benchmarks.md): at 10M ids the compiled table looks up
+a batch's ids several times faster than ``searchsorted``, and inserting new ids does not re-merge the whole array,
+which is why numba is a dependency. No index is thread-safe; the server calls it from one thread.
 
->>> index = HashRowIndex()
+>>> index = GrowingRowIndex()
 >>> index.insert(np.array([7, 2**64 - 1], np.uint64), np.array([0, 1], np.int32))
 >>> index.lookup(np.array([2**64 - 1, 5], np.uint64)).tolist()
 [1, -1]
 """
-import numba
+import threading
+
 import numpy as np
 
 EMPTY, DELETED = -1, -2
 _MAX_LOAD = 0.7
+SWITCH_AT = 1 << 18     # ids a GrowingRowIndex holds before it moves to the compiled probes
 
 
-@numba.njit(cache=True, inline='always')
-def _bucket(key, mask):
-    # sparkps.rows.ids.mix64 (splitmix64's finaliser) of one id, written out so numba compiles it into the probe
-    # loops; tests/rows/test_sparse_rows.py checks that it equals mix64
-    z = key
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.int64(z & mask)
-
-
-@numba.njit(cache=True)
-def _lookup(keys, vals, ids, out):
-    mask = np.uint64(keys.size - 1)
-    for i in range(ids.size):
-        key = ids[i]
-        b = _bucket(key, mask)
-        out[i] = EMPTY
-        while vals[b] != EMPTY:
-            if vals[b] != DELETED and keys[b] == key:
-                out[i] = vals[b]
-                break
-            b = (b + 1) & np.int64(mask)
-
-
-@numba.njit(cache=True)
-def _insert(keys, vals, ids, slots):
-    """Set ``ids[i] -> slots[i]``; returns (ids that were new, tombstones reused)."""
-    mask = np.uint64(keys.size - 1)
-    added = 0
-    reused = 0
-    for i in range(ids.size):
-        key = ids[i]
-        b = _bucket(key, mask)
-        free = -1
-        while vals[b] != EMPTY:
-            if vals[b] == DELETED:
-                if free < 0:
-                    free = b
-            elif keys[b] == key:
-                break
-            b = (b + 1) & np.int64(mask)
-        if vals[b] == EMPTY:
-            added += 1
-            if free >= 0:
-                b = free
-                reused += 1
-        keys[b] = key
-        vals[b] = slots[i]
-    return added, reused
-
-
-@numba.njit(cache=True)
-def _remove(keys, vals, ids):
-    mask = np.uint64(keys.size - 1)
-    removed = 0
-    for i in range(ids.size):
-        key = ids[i]
-        b = _bucket(key, mask)
-        while vals[b] != EMPTY:
-            if vals[b] != DELETED and keys[b] == key:
-                vals[b] = DELETED
-                removed += 1
-                break
-            b = (b + 1) & np.int64(mask)
-    return removed
+def __getattr__(name):
+    """The compiled probes (``_bucket``, ``_lookup``, ``_insert``, ``_remove``) live in ``row_kernels``, imported on
+    first use."""
+    if name in ("_bucket", "_lookup", "_insert", "_remove"):
+        from sparkps.server.tables import row_kernels
+        return getattr(row_kernels, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def _as_ids(ids):
@@ -96,9 +43,10 @@ def _as_ids(ids):
 
 
 def warm():
-    """Load the compiled index functions now (from numba's on-disk cache, ``cache=True``; compiled once per
-    installation): a server process calls it on a thread as it starts, so that the ~0.5-1 s numba takes to
-    load them overlaps the cluster's start-up instead of holding up the first pull of a sparse table."""
+    """Load the compiled index functions now (from the kernel cache, :mod:`~sparkps.server.tables.kernel_cache`;
+    compiled once per machine), so that the 1-2 s numba takes to load them (more to compile them the first time)
+    does not hold up a request. Blocks until they are loaded; :class:`GrowingRowIndex` calls it on a thread of its
+    own when a table is half way to ``SWITCH_AT`` ids."""
     index = HashRowIndex(4)
     ids = np.array([1, 2], np.uint64)
     index.insert(ids, np.array([0, 1], np.int32))
@@ -110,6 +58,8 @@ class HashRowIndex:
     """Open-addressing id -> slot map over flat arrays (numba-compiled probes); see the module docstring."""
 
     def __init__(self, capacity=1024):
+        from sparkps.server.tables import row_kernels
+        self._kernels = row_kernels
         buckets = 1 << max(4, int(np.ceil(np.log2(max(capacity, 1) / _MAX_LOAD))))
         self._keys = np.zeros(buckets, np.uint64)
         self._vals = np.full(buckets, EMPTY, np.int32)
@@ -128,20 +78,21 @@ class HashRowIndex:
         """Slot of each id, -1 where the id is absent (int32 array)."""
         ids = _as_ids(ids)
         out = np.empty(ids.size, np.int32)
-        _lookup(self._keys, self._vals, ids, out)
+        self._kernels._lookup(self._keys, self._vals, ids, out)
         return out
 
     def insert(self, ids, slots):
         """Map ``ids[i]`` to ``slots[i]`` (an id already present gets the new slot). Ids must be distinct."""
         ids = _as_ids(ids)
         self._reserve(ids.size)
-        added, reused = _insert(self._keys, self._vals, ids, np.ascontiguousarray(slots, dtype=np.int32))
+        added, reused = self._kernels._insert(self._keys, self._vals, ids,
+                                              np.ascontiguousarray(slots, dtype=np.int32))
         self._size += added
         self._used += added - reused
 
     def remove(self, ids):
         """Forget ``ids`` (absent ids are ignored); returns how many were present."""
-        removed = _remove(self._keys, self._vals, _as_ids(ids))
+        removed = self._kernels._remove(self._keys, self._vals, _as_ids(ids))
         self._size -= removed
         return removed
 
@@ -159,7 +110,7 @@ class HashRowIndex:
         ids, slots = self.items()
         self._keys = np.zeros(buckets, np.uint64)
         self._vals = np.full(buckets, EMPTY, np.int32)
-        _insert(self._keys, self._vals, ids, slots)
+        self._kernels._insert(self._keys, self._vals, ids, slots)
         self._used = self._size = ids.size
 
 
@@ -243,3 +194,49 @@ class SortedRowIndex:
         slots = np.concatenate([self._slots, self._new_slots])
         live = slots >= 0
         return ids[live], slots[live]
+
+
+class GrowingRowIndex:
+    """A :class:`SortedRowIndex` until it holds ``switch_at`` ids, then a :class:`HashRowIndex` holding the same
+    entries (see the module docstring); at half of ``switch_at`` the compiled probes start loading on a thread, so
+    the switch rarely waits for them. ``compiled`` tells which one it is now."""
+
+    def __init__(self, capacity=0, switch_at=SWITCH_AT):
+        self.switch_at = switch_at
+        self._index = SortedRowIndex(capacity)
+        self.compiled = False
+        self._warming = None      # the thread loading the compiled probes, started at half of switch_at
+
+    def __len__(self):
+        return len(self._index)
+
+    @property
+    def nbytes(self):
+        """Bytes held by the index arrays."""
+        return self._index.nbytes
+
+    def lookup(self, ids):
+        """Slot of each id, -1 where the id is absent (int32 array)."""
+        return self._index.lookup(ids)
+
+    def insert(self, ids, slots):
+        """Map ``ids[i]`` to ``slots[i]`` (an id already present gets the new slot). Ids must be distinct."""
+        self._index.insert(ids, slots)
+        if self.compiled:
+            return
+        if len(self._index) >= self.switch_at:
+            held_ids, held_slots = self._index.items()
+            index = HashRowIndex(2 * held_ids.size)
+            index.insert(held_ids, held_slots)
+            self._index, self.compiled = index, True
+        elif len(self._index) >= self.switch_at // 2 and self._warming is None:
+            self._warming = threading.Thread(target=warm, name="sparkps-warm-row-index", daemon=True)
+            self._warming.start()
+
+    def remove(self, ids):
+        """Forget ``ids`` (absent ids are ignored); returns how many were present."""
+        return self._index.remove(ids)
+
+    def items(self):
+        """``(ids, slots)`` of every entry (new arrays)."""
+        return self._index.items()

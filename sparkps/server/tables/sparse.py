@@ -31,7 +31,7 @@ from sparkps.rows.ids import row_ids, table_seed
 from sparkps.rows.init import RowInitializer
 from sparkps.rows.values import RowSparse, sum_rows
 from sparkps.server.tables import admission
-from sparkps.server.tables.row_index import HashRowIndex
+from sparkps.server.tables.row_index import GrowingRowIndex
 from sparkps.server.tables.row_store import RowStore
 
 _DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
@@ -59,7 +59,7 @@ class SparseTable:
         self.sweep_every = config.sweep_every or max(1, (self.ttl or 1) // 8)
         self.decay, self.min_decayed, self.on_full = config.decay, config.min_decayed, config.on_full
         self.store = RowStore(self.dim, self.optimizer.num_states)
-        self.index = HashRowIndex()
+        self.index = GrowingRowIndex()
         self.sketch = admission.OccurrenceSketch() if self.min_count > 1 else None
         self.step = 0
         self.counters = {'admitted': 0, 'evicted_ttl': 0, 'evicted_decay': 0, 'evicted_lru': 0}

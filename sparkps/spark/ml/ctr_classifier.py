@@ -29,9 +29,6 @@ from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
 OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult")   # wd_mult: each layer's reg2
-# a server's first use of its sparse tables compiles their id index (numba), which can hold its interpreter, and so
-# its heartbeats, for many seconds on a loaded machine: a CTR fit waits a minute before calling a node dead
-CTR_TIMEOUTS = {"heartbeat_timeout": 60.0}
 
 
 class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasTrainerParams):
@@ -192,7 +189,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                optimizer_params=optimizer_params, initializer=ctr_initializer(),
                                label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
-                               input_layout=layout, timeouts=dict(CTR_TIMEOUTS), **strategy,
+                               input_layout=layout, **strategy,
                                patience=get("earlyStoppingPatience"), stop_metric=stop_metric,
                                **checkpoint_settings(self))
         spark_model = trainer.fit(rows, validation=validation)
