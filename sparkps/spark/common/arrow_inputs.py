@@ -41,7 +41,7 @@ def list_values(column, width, kind, name, start=0):
         values = column.flatten()
     if values.null_count:
         bad = _first(np.asarray(values.is_null())) // width
-        raise DataError("column %r, row %d: a %s is null" % (name, start + bad, "id" if kind == "ids" else "value"))
+        raise DataError("column %r, row %d: %s is null" % (name, start + bad, "an id" if kind == "ids" else "a value"))
     if kind == "ids":
         out = _ids(values, name, width, start)
     else:
@@ -63,7 +63,7 @@ def _ids(values, name, width, start):
         if not whole.all():
             bad = _first(~whole)
             raise DataError("column %r, row %d: id %r is not an integer (64-bit ids travel as bigint columns)"
-                            % (name, start + bad // width, numbers[bad]))
+                            % (name, start + bad // width, float(numbers[bad])))
         return numbers.astype(np.int64)
     raise DataError("column %r must hold integer ids (bigint), got %s" % (name, values.type))
 

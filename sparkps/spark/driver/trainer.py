@@ -107,7 +107,8 @@ class SparkTrainer:
         self.curve = None if curve is None else bool(curve)   # None: on when the roles bind beyond loopback
         self.num_classes, self.data_dtype = check_network(self)     # a network that cannot train fails here
         self.model_name = name or network_name(self.symbol_json)
-        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
+        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it; None: in the stage)
+        self.last_placement = self.last_fit_id = None    # where the last fit's scheduler ran ('driver', 'stage')
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
@@ -280,7 +281,7 @@ class SparkTrainer:
             uri, secret = scheduler.uri, scheduler.secret
         else:      # rank 0's task starts it; the secret is made here and travels in the plan
             self.scheduler_uri, uri, secret = None, None, generate_secret()
-        fit_id = uuid.uuid4().hex
+        fit_id = self.last_fit_id = uuid.uuid4().hex     # in the servers' environment (found after a failure)
         try:
             plan = dict(self._plan(uri, secret, workers, servers), curve=curve, fit_id=fit_id)
             point = extra.pop("resume", None)
@@ -429,11 +430,20 @@ def _session_for(data):
 
 
 def _dealt(df, num_workers):
-    """``df`` in exactly ``num_workers`` partitions, rows dealt evenly (a shuffle unless it has that many already;
-    a Spark Connect frame's partitions cannot be counted from the client, so it is always dealt)."""
-    if not is_connect(df) and df.rdd.getNumPartitions() == num_workers:
+    """``df`` in exactly ``num_workers`` partitions, rows dealt evenly: a shuffle unless it has that many already
+    and its plan ends in no coalesce (Spark refuses a barrier stage over a coalesced input). A Spark Connect frame's
+    partitions cannot be counted from the client, so it is always dealt."""
+    if not is_connect(df) and df.rdd.getNumPartitions() == num_workers and not _coalesced(df):
         return df
     return df.repartition(num_workers)
+
+
+def _coalesced(df):
+    """True when the physical plan of a classic DataFrame coalesces partitions (or cannot be read)."""
+    try:
+        return "Coalesce" in str(df._jdf.queryExecution().executedPlan().toString())
+    except Exception:     # no JVM plan to read: deal the rows, which is always allowed
+        return True
 
 
 def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
