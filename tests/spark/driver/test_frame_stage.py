@@ -78,7 +78,7 @@ def test_64_bit_ids_train_from_bigint_columns_exactly_as_from_an_rdd_of_typed_ro
 def test_a_null_id_fails_the_fit_naming_the_column_and_row(spark):
     rows = [([1, 2], 0.0), ([3, 4], 1.0), ([5, None], 0.0), ([7, 8], 1.0)] * 4
     df = spark.createDataFrame(rows, "ids array<bigint>, label float").coalesce(1)
-    with pytest.raises(ClusterError, match=r"worker 0 failed: DataError: column 'ids', row 2: an id is null"):
+    with pytest.raises(ClusterError, match=r"worker 0 \(node 2\) failed: DataError: column 'ids', row 2: an id is nul"):
         ctr_trainer(num_workers=1).fit(df)
 
 
