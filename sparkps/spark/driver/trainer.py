@@ -153,12 +153,14 @@ class SparkTrainer:
         master, conf, parallelism = cluster_facts(session)
         checks.check_cluster(master, conf, parallelism or workers, workers)
         self._local_master = checks.is_local(master)
+        if frame and _wide_rows(data, reader or self.inputs, int(np.prod(self.input_shape)) + bool(weight_col)):
+            frame = False      # features too wide for dense Arrow batches: rows, densified a mini-batch at a time
         if frame:
             stage = self._frame_stage(data, workers, features_col, label_col, weight_col, reader)
             places = None
         else:
             rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
-                                               weight_col), workers, tag=True)
+                                               weight_col), workers, tag=not is_frame(data))
             stage = (session.sparkContext, rdd)
         extra = {"row_places": places, "row_weights": bool(weight_col)}
         if weight_col:
@@ -427,6 +429,15 @@ def _session_for(data):
     if active is not None and is_connect(active):
         raise rdd_refused()
     return SparkSession(data.context) if active is None else active
+
+
+def _wide_rows(df, typed, width):
+    """True for a classic DataFrame of one features column too wide for dense Arrow batches (``blocks_fit``): it
+    trains in the RDD stage from its rows (sparse vectors stay sparse until a mini-batch is built)."""
+    if typed or is_connect(df):
+        return False
+    from sparkps.spark.model.frames import blocks_fit
+    return not blocks_fit(df, width)
 
 
 def _dealt(df, num_workers):
