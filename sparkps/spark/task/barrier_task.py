@@ -21,6 +21,7 @@ from sparkps.spark.task.partition_iter import PartitionIter
 from sparkps.spark.task.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
 SERVER_EXIT_SECONDS = 30
+REACH_SECONDS = 10       # a worker's first connection to a scheduler hosted in the stage
 
 
 class WorkerFailed(SparkpsError, RuntimeError):
@@ -80,6 +81,8 @@ def stage_scheduler(plan, context, host):
             scheduler = Scheduler(plan["num_servers"], plan["num_workers"], host=host, secret=plan["secret"],
                                   timeouts=timeouts, curve=bool(plan.get("curve"))).start()
         uris = [u for u in context.allGather(scheduler.uri if scheduler is not None else "") if u]
+        if scheduler is None:
+            check_reachable(uris[0], "worker %d" % context.partitionId())
         yield dict(plan, scheduler_uri=uris[0])
         context.barrier()          # every worker is done: the scheduler may go
     finally:
@@ -106,6 +109,21 @@ def task_device(ctx, context):
     if "gpu" in resources and resources["gpu"].addresses:
         return "gpu(%s)" % resources["gpu"].addresses[0]
     return str(ctx) if "(" in str(ctx) else "gpu(0)"
+
+
+def check_reachable(uri, who, timeout=REACH_SECONDS):
+    """Raise WorkerFailed naming ``uri`` when ``who`` cannot open a TCP connection to it within ``timeout`` s (a
+    scheduler in another executor that this one cannot reach: the fit fails now, not after the registration
+    timeout). Blocks at most ``timeout`` seconds."""
+    import socket
+    if not uri.startswith("tcp://"):
+        return
+    host, _, port = uri[len("tcp://"):].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise WorkerFailed("sparkps %s failed: cannot reach the scheduler at %s (in rank 0's task): %s; executors "
+                           "must reach each other's addresses" % (who, uri, exc)) from None
 
 
 def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):

@@ -79,3 +79,23 @@ def test_an_rdd_on_a_connect_session_is_refused_saying_how_to_pass_a_dataframe()
     message = str(rdd_refused())
     assert message.startswith("a Spark Connect session has no RDDs") and "pass a DataFrame" in message
     assert "createDataFrame" in message
+
+
+def test_a_scheduler_in_the_stage_that_a_worker_cannot_reach_fails_at_once_naming_its_address():
+    import socket
+
+    from sparkps.spark.task.barrier_task import WorkerFailed, check_reachable
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()                        # nothing listens there now
+    with pytest.raises(WorkerFailed, match=r"^sparkps worker 1 failed: cannot reach the scheduler at "
+                                           r"tcp://127\.0\.0\.1:%d \(in rank 0's task\)" % port):
+        check_reachable("tcp://127.0.0.1:%d" % port, "worker 1", timeout=2)
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen(1)
+    try:
+        check_reachable("tcp://127.0.0.1:%d" % listening.getsockname()[1], "worker 1", timeout=2)
+    finally:
+        listening.close()
