@@ -92,3 +92,17 @@ def test_the_death_of_the_task_hosting_the_scheduler_fails_the_fit_and_leaves_no
     with pytest.raises(ClusterError, match=r"worker 0 failed"):
         trainer.fit(df)
     assert processes_with_env(FIT_ENV, trainer.last_fit_id) == []
+
+
+def test_with_checkpoints_the_death_of_the_scheduler_task_restarts_from_the_newest_checkpoint(spark, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6)).astype(np.float32)
+    df = spark.createDataFrame([(x.tolist(), float(x[0] > 0)) for x in X], ["features", "label"])
+    trainer = dense(scheduler="stage", checkpoint_dir=str(tmp_path), max_restarts=1)
+    trainer.num_epoch = 3
+    trainer.fault = {"kill": "worker", "rank": 0, "at_step": 20}       # epoch 2 of 3 (13 steps an epoch)
+    model = trainer.fit(df)
+    restarts = trainer.last_fit["restarts"]
+    assert len(restarts) == 1 and restarts[0]["role"] == "worker 0", restarts
+    assert restarts[0]["checkpoint"] is not None and restarts[0]["epoch"] >= 1, restarts
+    assert [h["epoch"] for h in model.history] == [0, 1, 2]
