@@ -55,6 +55,13 @@ class SparkTrainer:
     ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
     (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
     is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
+
+    ``inputs``: named, typed inputs (a TypedInputs or its ``[(name, columns, 'ids'|'float')]`` parts) instead of one
+    data input of ``input_shape`` (None then): ids travel as 64-bit integers, numbers as float32, never packed.
+    ``scheduler``: where the scheduler runs: 'driver', 'stage' (rank 0's task hosts it; its address reaches the
+    others through ``allGather``) or 'auto' (the driver on classic sessions and on Spark Connect beside a local
+    master, else the stage). ``chunk_bytes``: the largest piece of a task's result in a DataFrame stage's output
+    (32 MiB: within Spark Connect's message limits).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
@@ -124,6 +131,14 @@ class SparkTrainer:
         positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.driver.input_rows)
         scales each row's gradient by its weight (sparkps.spark.task.row_weights).  ``resume``: continue a stopped
         job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
+
+        A DataFrame (classic or Spark Connect session) trains in one ``mapInArrow(..., barrier=True)`` stage: its
+        features column (Vector or array; ``array<bigint>`` for the ids of a hashed table) or, with ``inputs``, one
+        column per named input, read as Arrow record batches straight into the batch arrays; ``reader`` (a plain
+        object with ``read(record_batch, start) -> (X, y)``, see sparkps.spark.common.arrow_inputs) reads a frame
+        whose columns it knows instead (the CTR estimator's featurizer), with ``known_rows`` its row count when the
+        caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
+        Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
@@ -218,13 +233,14 @@ class SparkTrainer:
         elif reader is None:
             from sparkps.spark.model.frames import FEATURES_TMP, features_as_arrays
             ids = self.data_dtype == "int64"
-            columns = [F.col(FEATURES_TMP).cast("array<bigint>" if ids else "array<float>"),
-                       F.col(label_col).cast("float").alias(label_col)]
+            # ids keep their column's own type (bigint, or whole doubles checked in the task), never a cast
+            features = _id_values(df, features_col) if ids else F.col(FEATURES_TMP)
+            columns = [features, F.col(label_col).cast("float").alias(label_col)]
             if weight_col:
                 if weight_col not in df.columns:
                     raise ConfigError("DataFrame has no column %r; columns are %s" % (weight_col, df.columns))
                 columns.append(F.col(weight_col).cast("float").alias(weight_col))
-            df = features_as_arrays(df, features_col).select(*columns)
+            df = (df if ids else features_as_arrays(df, features_col)).select(*columns)
             reader = FeatureReader(int(np.prod(self.input_shape)), ids=ids, weight=bool(weight_col),
                                    names=(features_col, label_col, weight_col))
         return _dealt(df, workers), reader
@@ -429,6 +445,18 @@ def _session_for(data):
     if active is not None and is_connect(active):
         raise rdd_refused()
     return SparkSession(data.context) if active is None else active
+
+
+def _id_values(df, features_col):
+    """The features column of a network reading 64-bit ids, as an array column of its own element type (a Vector's
+    values as doubles: the task accepts whole numbers below 2**53 from them and names the row of any other)."""
+    from pyspark.sql import functions as F
+    if features_col not in df.columns:
+        raise ConfigError("DataFrame has no column %r; columns are %s" % (features_col, df.columns))
+    if type(df.schema[features_col].dataType).__name__ == "VectorUDT":
+        from pyspark.ml.functions import vector_to_array
+        return vector_to_array(F.col(features_col)).alias(features_col)
+    return F.col(features_col)
 
 
 def _wide_rows(df, typed, width):
