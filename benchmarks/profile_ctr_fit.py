@@ -90,15 +90,15 @@ def main(argv=None):
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
     out, captured = [], {}
-    original = trainer_module.run_stage
+    original = trainer_module.run_watched
 
-    def run_stage(*a, **k):
+    def run_watched(*a, **k):
         captured["stage_started"] = time.time()
         captured["results"] = original(*a, **k)
         captured["stage_ended"] = time.time()
         return captured["results"]
 
-    trainer_module.run_stage = run_stage
+    trainer_module.run_watched = run_watched
     try:
         train, test = frames(spark, data, args.rows)
         timed("numpy featurize, one process", lambda: numpy_featurize(data, args.rows), out)
@@ -123,7 +123,7 @@ def main(argv=None):
             print("  %-38s %8.2f s" % (label, seconds))
         out += [("whole fit: " + label, seconds) for label, seconds in parts]
     finally:
-        trainer_module.run_stage = original
+        trainer_module.run_watched = original
         spark.stop()
     print("load at end: %.1f %.1f %.1f" % os.getloadavg())
     report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})

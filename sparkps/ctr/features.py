@@ -16,7 +16,8 @@ embedding like a single-valued field; the absent slots hold ``PADDING_ID``.
 
 The network's inputs are ``ids`` (the single-valued fields, shared tables), ``ids_<field>`` (multi-valued fields,
 and every field with per-field tables) and ``dense`` (numeric columns; absent without them); its label is
-``ctr_label`` (0/1). ``spec.layout()`` packs them into one float vector a row for Spark (``ctr_packed``).
+``ctr_label`` (0/1). ``spec.input_parts()`` names and types them for a Spark fit (ids stay 64-bit integers);
+``spec.layout()`` packs them into one float vector a row, as a saved model scores (``ctr_packed``).
 """
 from dataclasses import dataclass, field
 
@@ -126,12 +127,17 @@ class FeatureSpec:
             shapes[DENSE] = (batch_size, len(self.numeric))
         return shapes
 
-    def layout(self):
-        """The PackedLayout of this spec's inputs (one float vector a row, for Spark)."""
+    def input_parts(self):
+        """The network's inputs as ``[(name, columns, kind)]``, kind 'ids' (64-bit ids) or 'float': the named, typed
+        inputs a Spark fit reads (``sparkps.spark.common.typed_inputs.TypedInputs``)."""
         parts = [(i.name, i.width, "ids") for i in self.id_inputs()]
         if self.numeric:
             parts.append((DENSE, len(self.numeric), "float"))
-        return PackedLayout(parts)
+        return parts
+
+    def layout(self):
+        """The PackedLayout of this spec's inputs (one float vector a row: how a saved model scores)."""
+        return PackedLayout(self.input_parts())
 
     def inputs(self, ids, numeric=None, multi=None):
         """The network's input arrays from hashed ids (rows, single-valued fields) uint64, standardised numeric

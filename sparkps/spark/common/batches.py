@@ -106,6 +106,9 @@ def iter_batches(rows, batch_size, num_features, with_label=True, places=None, d
         features, label = split_row(row, with_label)
         if is_block(features):
             bx, by = _checked_block(features, label, num_features, with_label, places)
+            if X.dtype.names is not None and bx.dtype != X.dtype:
+                raise DataError("%s: a block of %s rows; the network reads typed inputs %s"
+                                % (places.describe(block_row=0), bx.dtype, X.dtype))
             if X.dtype.kind == "i" and bx.dtype.kind not in "iu":
                 raise DataError("%s: a block of %s features; the network reads integer ids into a hashed "
                                 "embedding table" % (places.describe(block_row=0), bx.dtype))
@@ -150,7 +153,7 @@ def _checked_block(features, label, num_features, with_label, places):
 def _checked(X, y, filled, with_label, places):
     Xb = X[:filled].copy()
     yb = y[:filled].copy() if with_label else None
-    if not np.isfinite(Xb).all():
+    if X.dtype.names is None and not np.isfinite(Xb).all():     # typed rows were checked where they entered
         bad = int(np.nonzero(~np.isfinite(Xb).all(axis=1))[0][0])
         raise DataError("%s: features contain NaN or infinity" % places.describe(bad))
     if with_label and not np.isfinite(yb).all():

@@ -1,5 +1,5 @@
 """SparkTrainer's argument checks, run when it is built so that a bad setting fails on the driver, naming it,
-before any Spark job: the network against its inputs (``input_shape`` or a CTR input layout), the strategy
+before any Spark job: the network against its inputs (``input_shape`` or named, typed inputs), the strategy
 against the network's sparse tables, and the restart settings.
 
     num_classes, data_dtype = check_network(trainer)
@@ -11,16 +11,16 @@ from sparkps.kvstore.strategies import check_tables
 
 def check_network(trainer):
     """``(num_classes, data_dtype)`` of ``trainer``'s network (a SparkTrainer's symbol_json, data_name,
-    label_name, batch_size, input_shape, input_layout and kvstore); ConfigError when the symbol lacks the inputs,
+    label_name, batch_size, input_shape, inputs and kvstore); ConfigError when the symbol lacks the inputs,
     does not take ``input_shape``, or holds sparse tables the strategy cannot train. ``num_classes`` is None
     unless the network is a softmax classifier; ``data_dtype`` is int64 for the ids of a hashed table."""
     from sparkps import symbol as sym
     from sparkps.symbol.ops.embedding import sparse_tables
     net = sym.load_json(trainer.symbol_json)
     check_tables(trainer.kvstore, sparse_tables(net))
-    if trainer.input_layout is not None:
-        check_layout(net, trainer.input_layout, trainer.input_shape, trainer.label_name, trainer.batch_size)
-        return None, "float32"      # packed rows: ids travel as exact float planes (train/io/ctr_packed.py)
+    if trainer.inputs is not None:
+        check_inputs(net, trainer.inputs, trainer.label_name, trainer.batch_size)
+        return None, "float32"      # named inputs: each keeps its own type (sparkps.spark.common.typed_inputs)
     missing = [n for n in (trainer.data_name, trainer.label_name) if n not in net.list_arguments()]
     if missing:
         raise ConfigError("the network has no input(s) %s; its arguments are %s (set data_name / "
@@ -36,19 +36,19 @@ def check_network(trainer):
     return num_classes, data_dtype(net, trainer.data_name).name
 
 
-def check_layout(net, layout, input_shape, label_name, batch_size):
-    """The layout's inputs and the label are the network's; the packed width is ``input_shape``."""
+def check_inputs(net, inputs, label_name, batch_size):
+    """The named inputs (a TypedInputs) and the label are the network's, and their widths fit it."""
     from sparkps.symbol.ops.embedding import sparse_tables
-    shapes = layout.shapes(batch_size)
+    shapes = inputs.shapes(batch_size)
     missing = [n for n in list(shapes) + [label_name] if n not in net.list_arguments()]
-    if missing or input_shape != (layout.width,):
-        raise ConfigError("input_layout %s and input_shape %s do not fit the network's arguments %s"
-                          % (layout.to_list(), input_shape, net.list_arguments()))
+    if missing:
+        raise ConfigError("inputs %s do not fit the network's arguments %s (missing: %s)"
+                          % (inputs.to_list(), net.list_arguments(), missing))
     tables = sparse_tables(net)
     try:
         net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
     except ShapeError as exc:
-        raise ConfigError("input_layout %s does not fit the network: %s" % (layout.to_list(), exc)) from None
+        raise ConfigError("inputs %s do not fit the network: %s" % (inputs.to_list(), exc)) from None
 
 
 def message_limit(trainer, num_servers):
@@ -63,8 +63,8 @@ def message_limit(trainer, num_servers):
     from sparkps.symbol.ops.embedding import sparse_tables
     net = sym.load_json(trainer.symbol_json)
     tables = sparse_tables(net)
-    if trainer.input_layout is not None:
-        shapes = trainer.input_layout.shapes(trainer.batch_size)
+    if trainer.inputs is not None:
+        shapes = trainer.inputs.shapes(trainer.batch_size)
     else:
         shapes = {trainer.data_name: (trainer.batch_size,) + tuple(trainer.input_shape)}
     arg_shapes, _, _ = net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})

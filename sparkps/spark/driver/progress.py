@@ -99,6 +99,13 @@ class ProgressView:
         else:
             self._say(line)
 
+    def history(self, entries):
+        """Show a finished fit's per-epoch history (``merge_histories``' entries), one line an epoch: what a fit
+        whose scheduler ran inside the stage shows instead of live progress. Never blocks."""
+        for entry in entries:
+            metrics = " ".join("%s=%.4f" % (k, v) for k, v in sorted(entry.items()) if k != "epoch")
+            self._say("epoch %d/%d %s" % (int(entry["epoch"]) + 1, self.num_epoch, metrics))
+
     def _say(self, line):
         if self._log and LOG.hasHandlers():
             LOG.info(line)

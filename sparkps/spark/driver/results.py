@@ -29,14 +29,26 @@ def trained_model(trainer, results, point=None, restarts=()):
         history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
     history = history_with_restarts(history, restarts)
     epochs = history[-1]["epoch"] + 1 if history else trainer.num_epoch
-    model = SparkModel.from_bytes(trainer.symbol_json, final[0]["params"], input_shape=trainer.input_shape,
+    layout, input_shape = model_layout(trainer.inputs, trainer.input_shape)
+    model = SparkModel.from_bytes(trainer.symbol_json, final[0]["params"], input_shape=input_shape,
                                   label_name=trainer.label_name, batch_size=max(trainer.batch_size, 256),
                                   epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
-                                  input_layout=trainer.input_layout)
-    if trainer.input_layout is not None:   # every worker's table rows, and how often each id was seen
+                                  input_layout=layout)
+    if trainer.inputs is not None:   # every worker's table rows, and how often each id was seen
         from sparkps.spark.model.table_rows import merge_worker_tables
         model.table_counts = merge_worker_tables(model.arg_params, results)
     return model
+
+
+def model_layout(inputs, input_shape):
+    """``(input_layout, input_shape)`` a SparkModel of a fit over ``inputs`` (a TypedInputs, or None) records: the
+    model's scoring side still reads one float vector a row in the layout of ``sparkps.ctr.packed`` (its saved
+    metadata: ``input_layout`` lists the same ``[name, columns, kind]`` parts), so that is what it gets."""
+    if inputs is None:
+        return None, input_shape
+    from sparkps.ctr.packed import PackedLayout
+    layout = PackedLayout(inputs.to_list())
+    return layout, (layout.width,)
 
 
 def fit_stats(results, batch_size):

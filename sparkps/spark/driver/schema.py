@@ -99,10 +99,9 @@ def first_bad_width(df, features_col, num_features):
     """``(row, width)`` of the first row, in the DataFrame's order, whose features do not hold
     ``num_features`` values (one Spark job; the error path only)."""
     from pyspark.sql import functions as F
-    sizes = df.select(F.size(_feature_values(df, features_col)).alias("n")).rdd.map(lambda r: r[0])
-    found = sizes.zipWithIndex().filter(lambda pair: pair[0] is not None and pair[0] >= 0 and
-                                        pair[0] != num_features).take(1)
-    return (found[0][1], found[0][0]) if found else (-1, -1)
+    found = first_where(df.select(F.size(_feature_values(df, features_col)).alias("n")),
+                        lambda n: n is not None and n >= 0 and n != num_features)
+    return (found[1], found[0]) if found else (-1, -1)
 
 
 def bad_features(df, features_col):
@@ -126,9 +125,8 @@ def check_features(facts, where):
 
 def first_bad_features(df, features_col):
     """The 0-based row index, in the DataFrame's order, of the first row with bad features (one Spark job)."""
-    flagged = df.select(bad_features(df, features_col).alias("bad")).rdd.map(lambda r: bool(r[0]))
-    found = flagged.zipWithIndex().filter(lambda pair: pair[0]).take(1)
-    return found[0][1] if found else -1
+    found = first_where(df.select(bad_features(df, features_col).alias("bad")), bool)
+    return found[1] if found else -1
 
 
 def check_labels(facts, num_classes=None, where=None):
@@ -167,9 +165,22 @@ def first_bad_label(df, label_col, key, num_classes=None):
             "range": lambda v: v is not None and num_classes is not None and not 0 <= v < num_classes,
             "binary": lambda v: v is not None and math.isfinite(v) and v not in (0.0, 1.0),
             "weight": lambda v: v is None or not math.isfinite(v) or v < 0}[key]
-    found = (df.select(label_col).rdd.map(lambda r: None if r[0] is None else float(r[0])).zipWithIndex()
-             .filter(lambda pair: test(pair[0])).take(1))
-    return (found[0][1], found[0][0]) if found else (None, None)
+    found = first_where(df.select(label_col), lambda v: test(None if v is None else float(v)))
+    return (found[1], found[0]) if found else (None, None)
+
+
+def first_where(df, test):
+    """``(value, row)`` of the first row, counting from 0 in the DataFrame's order, whose one column's value passes
+    ``test``; None when none does. A classic session asks Spark (one job, ``zipWithIndex``); a Spark Connect one,
+    which has no RDDs, reads the column as Arrow on the driver (the error path only)."""
+    from sparkps.spark.common.session import is_connect
+    if is_connect(df):
+        for row, value in enumerate(df.toArrow().column(0).to_pylist()):
+            if test(value):
+                return value, row
+        return None
+    found = df.rdd.map(lambda r: r[0]).zipWithIndex().filter(lambda pair: test(pair[0])).take(1)
+    return found[0] if found else None
 
 
 def checked_workers(rows, num_workers, num_servers):

@@ -1,9 +1,12 @@
 """Run the one barrier stage on a background thread while the driver watches the scheduler.
 
-The stage runs under its own job group, so any failure (a worker's exception, a node reported dead by the
-scheduler, a timeout, Ctrl-C on the driver) cancels exactly this stage.  ``run_stage`` always stops the
-scheduler before it returns or raises.
+A DataFrame trains in ``mapInArrow(..., barrier=True)`` (FrameStage: classic and Spark Connect sessions, cancelled
+by its tag), an RDD on a classic session in ``rdd.barrier().mapPartitions`` (RddStage, cancelled by its job group);
+both run the one task of :mod:`sparkps.spark.task.barrier_task`. The stage runs apart, so any failure (a worker's
+exception, a node reported dead by the scheduler, a timeout, Ctrl-C on the driver) cancels exactly this stage.
+``run_watched`` always stops the scheduler before it returns or raises.
 """
+import contextlib
 import re
 import threading
 import time
@@ -13,6 +16,7 @@ from sparkps.errors import ClusterError, PeerTimeout
 
 POLL_SECONDS = 0.25
 SERVER_EXIT_SECONDS = 10
+FIT_ENV = "SPARKPS_FIT"      # a server process's environment names its fit (found and ended after a failure)
 
 
 class StageFailed(ClusterError):
@@ -20,34 +24,82 @@ class StageFailed(ClusterError):
 
 
 class _StageThread(threading.Thread):
-    """Collects ``rdd.barrier().mapPartitions(task)`` under ``job_group`` on its own thread."""
+    """Runs ``action()`` (the stage's collect) on its own thread, keeping its result or its exception."""
 
-    def __init__(self, sc, rdd, task, job_group, description):
+    def __init__(self, action):
         super().__init__(name="sparkps-stage", daemon=True)
-        self.sc, self.rdd, self.task = sc, rdd, task
-        self.job_group, self.description = job_group, description
+        self.action = action
         self.results, self.error = None, None
 
     def run(self):
         try:
-            self.sc.setJobGroup(self.job_group, self.description, interruptOnCancel=True)
-            self.results = self.rdd.barrier().mapPartitions(self.task).collect()
+            self.results = self.action()
         except BaseException as exc:  # reported by the driver's loop, which owns the clean-up
             self.error = exc
 
 
+class RddStage:
+    """``rdd.barrier().mapPartitions(task).collect()`` under its own job group (classic sessions): ``run()``
+    blocks until the stage ends, ``cancel()`` (from another thread) cancels exactly this stage."""
+
+    def __init__(self, sc, rdd, task, description="sparkps training"):
+        self.sc, self.rdd, self.task, self.description = sc, rdd, task, description
+        self.job_group = "sparkps-%s" % uuid.uuid4().hex[:12]
+
+    def run(self):
+        self.sc.setJobGroup(self.job_group, self.description, interruptOnCancel=True)
+        return self.rdd.barrier().mapPartitions(self.task).collect()
+
+    def cancel(self):
+        self.sc.cancelJobGroup(self.job_group)
+
+
+class FrameStage:
+    """``df.mapInArrow(task, OUTPUT_SCHEMA, barrier=True).collect()`` (classic and Spark Connect sessions alike),
+    its results joined from their chunks (:mod:`sparkps.spark.common.result_chunks`). The action runs under a
+    unique tag (``addTag``); ``cancel()`` interrupts it (``interruptTag``). ``run()`` blocks until the stage
+    ends."""
+
+    def __init__(self, session, df, task, description="sparkps training"):
+        self.session, self.df, self.task, self.description = session, df, task, description
+        self.tag = "sparkps-%s" % uuid.uuid4().hex[:12]
+
+    def run(self):
+        from sparkps.spark.common.result_chunks import OUTPUT_SCHEMA, join_results
+        from sparkps.spark.common.session import is_connect
+        if not is_connect(self.session):    # the Spark UI's job description (classic sessions)
+            self.session.sparkContext.setJobDescription(self.description)
+        self.session.addTag(self.tag)       # the tags of this thread's actions
+        try:
+            rows = self.df.mapInArrow(self.task, OUTPUT_SCHEMA, barrier=True).collect()
+        finally:
+            self.session.removeTag(self.tag)
+        return join_results(rows)
+
+    def cancel(self):
+        with contextlib.suppress(Exception):     # the session may already be gone (Ctrl-C, a lost server)
+            self.session.interruptTag(self.tag)
+
+
 def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training", local=False):
-    """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results.
+    """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results (see
+    :func:`run_watched`)."""
+    return run_watched(RddStage(sc, rdd, task, description), scheduler, view, timeout, local)
+
+
+def run_watched(stage_action, scheduler, view=None, timeout=None, local=False, fit_id=None):
+    """Run ``stage_action`` (an RddStage or FrameStage) on a background thread; return its results.
 
     Blocks until the stage finishes, a role fails, or ``timeout`` seconds pass (None: no limit).  Polls
-    ``scheduler.status()`` every quarter second for progress (shown through ``view``) and errors.  On any
-    failure it cancels the job group, stops the scheduler (which tells every node to terminate) and raises
+    ``scheduler.status()`` every quarter second for progress (shown through ``view``) and errors; ``scheduler`` is
+    None when it runs inside the stage (placement 'stage'): then Spark's own failure is the only news.  On any
+    failure it cancels the stage, stops the scheduler (which tells every node to terminate) and raises
     StageFailed (PeerTimeout on timeout) naming the failed role and its cause; with ``local`` (every role on
     this machine: :func:`same_machine`) it first waits for the server processes to end, SIGKILLing any left
-    after SERVER_EXIT_SECONDS (a stopped or hung one) and reaping them, so none outlives the failed fit.
+    after SERVER_EXIT_SECONDS (a stopped or hung one) and reaping them, so none outlives the failed fit (those of
+    a stage-hosted scheduler are found by ``fit_id``, in their environment).
     """
-    job_group = "sparkps-%s" % uuid.uuid4().hex[:12]
-    stage = _StageThread(sc, rdd, task, job_group, description)
+    stage = _StageThread(stage_action.run)
     deadline = None if timeout is None else time.monotonic() + timeout
     failure, servers = None, []
     stage.start()
@@ -69,11 +121,16 @@ def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sp
     finally:
         if failure is not None:
             servers = server_pids(_status(scheduler)) if local else []
-            sc.cancelJobGroup(job_group)
+            stage_action.cancel()
             stage.join(60)
-        scheduler.stop()
+        if scheduler is not None:
+            scheduler.stop()
         if local and failure is not None:     # servers still starting never registered: find them by the
-            servers = sorted(set(servers) | set(processes_naming(scheduler.uri)))   # URI they were given
+            if scheduler is not None:         # URI they were given, or by the fit's id in their environment
+                servers = set(servers) | set(processes_naming(scheduler.uri))
+            if fit_id:
+                servers = set(servers) | set(processes_with_env(FIT_ENV, fit_id))
+            servers = sorted(servers)
         reap(servers, SERVER_EXIT_SECONDS)
     if failure is not None:
         raise failure
@@ -132,6 +189,26 @@ def processes_naming(text):
     return [pid for pid in found if pid != os.getpid()]
 
 
+def processes_with_env(name, value):
+    """PIDs of this machine's processes whose environment holds ``name=value`` (readable for this user's own
+    processes); empty where /proc cannot be read."""
+    import os
+    needle = ("%s=%s" % (name, value)).encode()
+    found = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
+    return [pid for pid in found if pid != os.getpid()]
+
+
 def _running(pid):
     """True while ``pid`` exists and is not a zombie (a reaped child disappears; an orphan's zombie waits
     for init, which counts as gone)."""
@@ -148,6 +225,8 @@ def _running(pid):
 
 
 def _status(scheduler):
+    if scheduler is None:
+        return {}
     try:
         return scheduler.status()
     except Exception:  # a status failure must not hide the stage's own outcome

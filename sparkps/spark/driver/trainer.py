@@ -9,12 +9,17 @@
 The driver starts the scheduler (port 0), then one barrier stage of ``num_workers`` tasks trains; tasks
 0..num_servers-1 also run a server process each.  So the job needs exactly ``num_workers`` task slots.
 """
+import contextlib
+
 import numpy as np
 
 from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.kvstore.strategies import check_strategy
 from sparkps.optimizer import create as create_optimizer
+from sparkps.spark.common.result_chunks import CHUNK_BYTES
 from sparkps.spark.common.row_places import in_input, tag_rows
+from sparkps.spark.common.session import is_connect, is_frame, session_of
+from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.arguments import (
     argument_names,
@@ -24,11 +29,13 @@ from sparkps.spark.driver.arguments import (
     network_name,
 )
 from sparkps.spark.driver.console import spark_progress_paused
+from sparkps.spark.driver.placement import check_placement as checks_placement
+from sparkps.spark.driver.placement import choose_placement, cluster_facts, connect_host, rdd_refused
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, trained_model
-from sparkps.spark.driver.stage import StageFailed, run_stage, same_machine
+from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, merge_histories, trained_model
+from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.tracking import log_fit
-from sparkps.spark.task.barrier_task import make_train_task
+from sparkps.spark.task.barrier_task import make_frame_task, make_train_task
 
 REGISTER_SECONDS = 600.0
 
@@ -48,6 +55,13 @@ class SparkTrainer:
     ``kvstore`` is a strategy of :mod:`sparkps.kvstore.strategies` and ``kvstore_params`` its options
     (``{'replicas_to_aggregate': 1}``; an unknown one is a ConfigError naming it); ``gradient_compression``
     is MXNet's ``{'type': '2bit', 'threshold': 0.5}`` or ``{'type': 'fp16'}``.
+
+    ``inputs``: named, typed inputs (a TypedInputs or its ``[(name, columns, 'ids'|'float')]`` parts) instead of one
+    data input of ``input_shape`` (None then): ids travel as 64-bit integers, numbers as float32, never packed.
+    ``scheduler``: where the scheduler runs: 'driver', 'stage' (rank 0's task hosts it; its address reaches the
+    others through ``allGather``) or 'auto' (the driver on classic sessions and on Spark Connect beside a local
+    master, else the stage). ``chunk_bytes``: the largest piece of a task's result in a DataFrame stage's output
+    (32 MiB: within Spark Connect's message limits).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
@@ -55,7 +69,7 @@ class SparkTrainer:
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
-                 input_layout=None, curve=None, stop_metric=None):
+                 inputs=None, curve=None, stop_metric=None, scheduler="auto", chunk_bytes=CHUNK_BYTES):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -64,8 +78,19 @@ class SparkTrainer:
         if int(batch_size) < 1 or int(num_epoch) < 1:
             raise ConfigError("batch_size and num_epoch must be >= 1, got %r and %r" % (batch_size, num_epoch))
         self.symbol_json = symbol if isinstance(symbol, str) else symbol.tojson()
+        # named, typed inputs (sparkps.spark.common.typed_inputs): each input a DataFrame column of that name
+        # (ids array<bigint>, numbers array<float>), e.g. a CTR network's ids beside its numeric columns
+        self.inputs = inputs if inputs is None or isinstance(inputs, TypedInputs) else TypedInputs(inputs)
+        if input_shape is None and self.inputs is not None:
+            input_shape = (self.inputs.columns,)
+        if input_shape is None:
+            raise ConfigError("SparkTrainer needs input_shape (e.g. (784,)) or inputs (named, typed inputs)")
         self.input_shape = tuple(int(d) for d in (input_shape if hasattr(input_shape, "__len__")
                                                   else (input_shape,)))
+        self.scheduler_placement = checks_placement(scheduler)
+        self.chunk_bytes = int(chunk_bytes)
+        if self.chunk_bytes < 1:
+            raise ConfigError("chunk_bytes must be >= 1, got %r" % (chunk_bytes,))
         self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
         self.num_workers, self.num_servers = int(num_workers), int(num_servers)
         self.kvstore, self.optimizer = kvstore, optimizer
@@ -86,18 +111,16 @@ class SparkTrainer:
         # a network fed through an input layout (CTR) stops early only when given the validation metric to watch
         # ('auc' or 'logloss'); without it its validation rows are scored and recorded, never stopping training
         self.stop_metric = check_stop_metric(stop_metric, self.patience)
-        # a PackedLayout (sparkps.ctr.packed): each feature vector holds several named inputs, e.g. a
-        # CTR network's 64-bit ids beside its numeric columns; input_shape is then (layout.width,)
-        self.input_layout = input_layout
         self.curve = None if curve is None else bool(curve)   # None: on when the roles bind beyond loopback
         self.num_classes, self.data_dtype = check_network(self)     # a network that cannot train fails here
         self.model_name = name or network_name(self.symbol_json)
-        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it)
+        self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it; None: in the stage)
+        self.last_placement = self.last_fit_id = None    # where the last fit's scheduler ran ('driver', 'stage')
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._scheduler = None
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
-            resume=False):
+            resume=False, reader=None, known_rows=None):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
@@ -108,6 +131,14 @@ class SparkTrainer:
         positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.driver.input_rows)
         scales each row's gradient by its weight (sparkps.spark.task.row_weights).  ``resume``: continue a stopped
         job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
+
+        A DataFrame (classic or Spark Connect session) trains in one ``mapInArrow(..., barrier=True)`` stage: its
+        features column (Vector or array; ``array<bigint>`` for the ids of a hashed table) or, with ``inputs``, one
+        column per named input, read as Arrow record batches straight into the batch arrays; ``reader`` (a plain
+        object with ``read(record_batch, start) -> (X, y)``, see sparkps.spark.common.arrow_inputs) reads a frame
+        whose columns it knows instead (the CTR estimator's featurizer), with ``known_rows`` its row count when the
+        caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
+        Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
         Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
         DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
@@ -124,32 +155,49 @@ class SparkTrainer:
         point = self._resume_point(resume)
         # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
-        sc = _context_of(data)
-        if weight_col and not _is_frame(data):
+        session = _session_for(data)
+        frame = is_frame(data)
+        if weight_col and not frame:
             raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
-        checks.choose_worker_python(sc)
-        workers, servers = self._checked_data(data, features_col, label_col)
-        checks.check_cluster(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism, workers)
-        self._local_master = checks.is_local(sc.master)
-        rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
-                                           weight_col), workers, tag=not _is_frame(data))
+        if reader is not None and not frame:
+            raise ConfigError("a reader reads the record batches of a DataFrame; fit got %s" % type(data).__name__)
+        if not is_connect(session):
+            checks.choose_worker_python(session.sparkContext)
+        workers, servers = self._checked_data(data, features_col, label_col, known_rows=known_rows,
+                                              typed=reader is not None or self.inputs is not None)
+        master, conf, parallelism = cluster_facts(session)
+        checks.check_cluster(master, conf, parallelism or workers, workers)
+        self._local_master = checks.is_local(master)
+        if frame and _wide_rows(data, reader or self.inputs, int(np.prod(self.input_shape)) + bool(weight_col)):
+            frame = False      # features too wide for dense Arrow batches: rows, densified a mini-batch at a time
+        if frame:
+            stage = self._frame_stage(data, workers, features_col, label_col, weight_col, reader)
+            places = None
+        else:
+            rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
+                                               weight_col), workers, tag=not is_frame(data))
+            stage = (session.sparkContext, rdd)
         extra = {"row_places": places, "row_weights": bool(weight_col)}
         if weight_col:
             from sparkps.spark.task.row_weights import weighted_symbol
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
-            extra["validation"] = _validation_arrays(validation, features_col, label_col,
-                                                     int(np.prod(self.input_shape)))
+            extra["validation"] = self._validation_arrays(validation, features_col, label_col, reader)
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
         results = None
+        placement = choose_placement(self.scheduler_placement, is_connect(session), master,
+                                     connect_host(session) if is_connect(session) else None)
+        self.last_placement = placement
+        paused = spark_progress_paused(session.sparkContext) if placement == "driver" and not is_connect(session) \
+            else contextlib.nullcontext()     # with the scheduler in the stage, Spark's stage progress shows
         try:
-            with spark_progress_paused(sc):       # one progress display at a time: ours
+            with paused:       # one progress display at a time: ours
                 while results is None:
                     try:
-                        results = self._run_once(sc, rdd, workers, servers, dict(extra, resume=point),
-                                                 progress, restarts)
+                        results = self._run_once(session, stage, workers, servers, dict(extra, resume=point),
+                                                 progress, restarts, placement, master, conf)
                     except ClusterError as exc:
                         if not restarts.allowed(exc):
                             self.last_fit = {"restarts": restarts.entries}
@@ -162,11 +210,59 @@ class SparkTrainer:
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
-        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries)
+        if placement == "stage":     # no live progress: the per-epoch history, now
+            view.history(merge_histories(results))
+        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries, placement=placement)
         model = trained_model(self, results, point, restarts.entries)
         log_early_stop(results)
         log_fit(self.tracked_params(workers, servers), model.history)
         return model
+
+    def _frame_stage(self, df, workers, features_col, label_col, weight_col, reader):
+        """``(DataFrame of the columns the task reads, dealt into ``workers`` partitions, reader)``."""
+        from pyspark.sql import functions as F
+
+        from sparkps.spark.common.arrow_inputs import FeatureReader, TypedReader
+        if reader is None and self.inputs is not None:
+            missing = [c for c in self.inputs.names + [label_col] if c not in df.columns]
+            if missing:
+                raise ConfigError("DataFrame has no column(s) %s for the inputs %s; columns are %s"
+                                  % (missing, self.inputs.names, df.columns))
+            df = df.select(*[F.col(n) for n in self.inputs.names], F.col(label_col).cast("float").alias(label_col))
+            reader = TypedReader(self.inputs, label_col)
+        elif reader is None:
+            from sparkps.spark.model.frames import FEATURES_TMP, features_as_arrays
+            ids = self.data_dtype == "int64"
+            # ids keep their column's own type (bigint, or whole doubles checked in the task), never a cast
+            features = _id_values(df, features_col) if ids else F.col(FEATURES_TMP)
+            columns = [features, F.col(label_col).cast("float").alias(label_col)]
+            if weight_col:
+                if weight_col not in df.columns:
+                    raise ConfigError("DataFrame has no column %r; columns are %s" % (weight_col, df.columns))
+                columns.append(F.col(weight_col).cast("float").alias(weight_col))
+            df = (df if ids else features_as_arrays(df, features_col)).select(*columns)
+            reader = FeatureReader(int(np.prod(self.input_shape)), ids=ids, weight=bool(weight_col),
+                                   names=(features_col, label_col, weight_col))
+        return _dealt(df, workers), reader
+
+    def _validation_arrays(self, data, features_col, label_col, reader):
+        """``(X, y)`` of a small validation DataFrame or RDD, collected on the driver (a DataFrame through the
+        training data's reader, as Arrow)."""
+        if not is_frame(data):
+            return _validation_arrays(data, features_col, label_col, int(np.prod(self.input_shape)))
+        from sparkps.spark.common.arrow_inputs import read_blocks
+        from sparkps.spark.task.early_stopping import check_size
+        if reader is None and self.inputs is None:
+            from sparkps.spark.driver.schema import check_schema
+            check_schema(data, features_col, label_col)
+        frame, reader = self._frame_stage(data, 1, features_col, label_col, None, reader) if reader is None \
+            else (data, reader)
+        blocks = list(read_blocks(reader, frame.toArrow().to_batches()))
+        if not blocks:
+            raise DataError("the validation data has no rows")
+        X, y = np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+        check_size(X)
+        return X, y
 
     def _resume_point(self, resume):
         """The checkpoint ``fit(resume=True)`` continues from (None without ``resume``)."""
@@ -180,30 +276,44 @@ class SparkTrainer:
             raise ConfigError("fit(resume=True): no complete checkpoint in %s to resume from" % self.checkpoint_dir)
         return point
 
-    def _run_once(self, sc, rdd, workers, servers, extra, progress, restarts):
-        """One attempt: a new scheduler and barrier stage (loading ``extra['resume']``, a ResumePoint or None),
-        its status shown through ``progress`` (a ProgressLog); returns the tasks' results or raises as run_stage
-        does."""
+    def _run_once(self, session, stage, workers, servers, extra, progress, restarts, placement, master, conf):
+        """One attempt: a new scheduler (on the driver, or in the stage by ``placement``) and barrier stage
+        (loading ``extra['resume']``, a ResumePoint or None), its status shown through ``progress`` (a
+        ProgressLog); returns the tasks' results or raises as ``run_watched`` does. ``stage``: ``(sc, rdd)`` of an
+        RDD input, or ``(df, reader)`` of a DataFrame."""
+        import uuid
+
+        from sparkps.comm.security import generate_secret
         from sparkps.comm.timeouts import Timeouts
         from sparkps.scheduler import Scheduler
         from sparkps.spark.driver.encryption import fit_curve, warn_unprotected_rpc
-        conf = checks.spark_conf_dict(sc)
-        host = checks.scheduler_host(sc.master, conf)
-        warn_unprotected_rpc(sc.master, conf)
-        curve = fit_curve(self.curve, host)
-        scheduler = Scheduler(servers, workers, host=host, timeouts=Timeouts(**self.timeouts), curve=curve)
-        scheduler.start()
-        self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
+        host = checks.scheduler_host(master, conf)
+        warn_unprotected_rpc(master, conf)
+        curve = fit_curve(self.curve, host if placement == "driver" else
+                          ("127.0.0.1" if checks.is_local(master) else "0.0.0.0"))
+        scheduler = None
+        if placement == "driver":
+            scheduler = Scheduler(servers, workers, host=host, timeouts=Timeouts(**self.timeouts), curve=curve)
+            scheduler.start()
+            self.scheduler_uri, self._scheduler = scheduler.uri, scheduler
+            uri, secret = scheduler.uri, scheduler.secret
+        else:      # rank 0's task starts it; the secret is made here and travels in the plan
+            self.scheduler_uri, uri, secret = None, None, generate_secret()
+        fit_id = self.last_fit_id = uuid.uuid4().hex     # in the servers' environment (found after a failure)
         try:
-            plan = dict(self._plan(scheduler.uri, scheduler.secret, workers, servers), curve=curve)
+            plan = dict(self._plan(uri, secret, workers, servers), curve=curve, fit_id=fit_id)
             point = extra.pop("resume", None)
             plan.update(extra, resume=point.as_plan() if point else None, attempt=restarts.count)
-            task = make_train_task(plan)
+            if is_frame(stage[0]):
+                action = FrameStage(session, stage[0], make_frame_task(plan, stage[1]),
+                                    self.describe(workers, servers))
+            else:
+                action = RddStage(stage[0], stage[1], make_train_task(plan), self.describe(workers, servers))
         except BaseException:
-            scheduler.stop()
+            if scheduler is not None:
+                scheduler.stop()
             raise
-        return run_stage(sc, rdd, task, scheduler, progress, self.timeout, self.describe(workers, servers),
-                         local=same_machine(sc.master))
+        return run_watched(action, scheduler, progress, self.timeout, local=same_machine(master), fit_id=fit_id)
 
     def tracked_params(self, workers, servers):
         """The settings of a fit as MLflow params."""
@@ -223,17 +333,23 @@ class SparkTrainer:
         return "sparkps: training %s for %d epochs (%d workers, %d servers)" % (
             self.model_name, self.num_epoch, workers, servers)
 
-    def _checked_data(self, data, features_col, label_col):
+    def _checked_data(self, data, features_col, label_col, known_rows=None, typed=False):
         """Driver-side checks before any task starts; returns ``(workers, servers)`` for this fit.
 
         A DataFrame: schema (label numeric, features a vector or numeric array), then one aggregation over
         the label column (no rows, nulls, NaN, fractions, labels out of the network's classes, named by
         input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
         from sparkps.spark.driver import schema
-        if _is_frame(data):
-            if self.data_dtype != "float32":
-                raise ConfigError("input %r holds the 64-bit ids of a hashed embedding table, which a DataFrame's "
-                                  "float features cannot carry; fit an RDD of (int64 ids, label) rows" % self.data_name)
+        if known_rows is not None:       # the caller checked its frame (the CTR estimator's one pass)
+            return schema.checked_workers(int(known_rows), self.num_workers, self.num_servers)
+        if is_frame(data) and typed:     # named inputs: their columns are checked where they enter (the task)
+            if label_col not in data.columns:
+                raise ConfigError("the DataFrame has no column %r; its columns are %s" % (label_col, data.columns))
+            facts = schema.scan_labels(data, label_col)
+            schema.check_labels(facts, self.num_classes,
+                                where=lambda key: schema.first_bad_label(data, label_col, key, self.num_classes))
+            return schema.checked_workers(facts["rows"], self.num_workers, self.num_servers)
+        if is_frame(data):
             schema.check_schema(data, features_col, label_col)
             classes = self._classes_of(data, label_col)
             try:
@@ -279,7 +395,7 @@ class SparkTrainer:
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "stop_metric": self.stop_metric,
-                "input_layout": None if self.input_layout is None else self.input_layout.to_list(),
+                "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
@@ -299,7 +415,7 @@ def _validation_arrays(data, features_col, label_col, num_features):
     """``(X float32, y float32)`` of a small validation DataFrame or RDD, collected on the driver."""
     from sparkps.spark.common.batches import is_block, iter_batches
     from sparkps.spark.task.early_stopping import check_size
-    if _is_frame(data):
+    if is_frame(data):
         from sparkps.spark.driver.schema import check_schema
         check_schema(data, features_col, label_col)
         rows = data.select(features_col, label_col).collect()
@@ -314,23 +430,66 @@ def _validation_arrays(data, features_col, label_col, num_features):
     return X, y
 
 
-def _is_frame(data):
-    return hasattr(data, "rdd") and hasattr(data, "select")
-
-
-def _context_of(data):
-    if _is_frame(data):
-        return data.sparkSession.sparkContext
+def _session_for(data):
+    """The SparkSession a fit of ``data`` runs on: a DataFrame's own, or the classic session of an RDD's context.
+    ConfigError for anything else, and for an RDD while the active session is a Spark Connect one (it has none)."""
+    session = session_of(data)
+    if session is not None:
+        return session
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
     if not hasattr(data, "mapPartitions"):
+        if active is not None and is_connect(active):
+            raise rdd_refused(type(data).__name__)
         raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
-    return data.context
+    if active is not None and is_connect(active):
+        raise rdd_refused()
+    return SparkSession(data.context) if active is None else active
+
+
+def _id_values(df, features_col):
+    """The features column of a network reading 64-bit ids, as an array column of its own element type (a Vector's
+    values as doubles: the task accepts whole numbers below 2**53 from them and names the row of any other)."""
+    from pyspark.sql import functions as F
+    if features_col not in df.columns:
+        raise ConfigError("DataFrame has no column %r; columns are %s" % (features_col, df.columns))
+    if type(df.schema[features_col].dataType).__name__ == "VectorUDT":
+        from pyspark.ml.functions import vector_to_array
+        return vector_to_array(F.col(features_col)).alias(features_col)
+    return F.col(features_col)
+
+
+def _wide_rows(df, typed, width):
+    """True for a classic DataFrame of one features column too wide for dense Arrow batches (``blocks_fit``): it
+    trains in the RDD stage from its rows (sparse vectors stay sparse until a mini-batch is built)."""
+    if typed or is_connect(df):
+        return False
+    from sparkps.spark.model.frames import blocks_fit
+    return not blocks_fit(df, width)
+
+
+def _dealt(df, num_workers):
+    """``df`` in exactly ``num_workers`` partitions, rows dealt evenly: a shuffle unless it has that many already
+    and its plan ends in no coalesce (Spark refuses a barrier stage over a coalesced input). A Spark Connect frame's
+    partitions cannot be counted from the client, so it is always dealt."""
+    if not is_connect(df) and df.rdd.getNumPartitions() == num_workers and not _coalesced(df):
+        return df
+    return df.repartition(num_workers)
+
+
+def _coalesced(df):
+    """True when the physical plan of a classic DataFrame coalesces partitions (or cannot be read)."""
+    try:
+        return "Coalesce" in str(df._jdf.queryExecution().executedPlan().toString())
+    except Exception:     # no JVM plan to read: deal the rows, which is always allowed
+        return True
 
 
 def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
     """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
     blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
     row's weight follows its features as one more column."""
-    if hasattr(data, "rdd") and hasattr(data, "select"):
+    if is_frame(data):
         from sparkps.spark.model.frames import blocks_fit, frame_to_blocks
         if blocks_fit(data, num_features + (1 if weight_col else 0)):
             return frame_to_blocks(data, features_col, label_col, num_features, weight_col)

@@ -24,6 +24,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.errors import ConfigError
 from sparkps.nets.mlp import mlp_symbol
+from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out, prepare_rows
 from sparkps.spark.driver.trainer import SparkTrainer
@@ -97,7 +98,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     def _fit(self, dataset):
         strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
         symbol_json, input_shape = self._network()
-        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
+        if not is_connect(dataset):        # before any Python function is wrapped
+            checks.choose_worker_python(dataset.sparkSession.sparkContext)
         get = self.getOrDefault
         optimizer_params = {"learning_rate": get("learningRate"), "wd": get("weightDecay")}
         if get("optimizer") in ("sgd", "nag"):

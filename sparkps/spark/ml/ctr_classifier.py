@@ -19,6 +19,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError
+from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
@@ -164,7 +165,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
-        checks.choose_worker_python(dataset.sparkSession.sparkContext)    # before any Python function is wrapped
+        if not is_connect(dataset):       # before any Python function is wrapped
+            checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
@@ -175,24 +177,23 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         stop_metric = early_stopping_metric(get("earlyStoppingMetric"), get("earlyStoppingPatience"),
                                             validation is not None)
         featurizer.check_labels(train, get("labelCol"), stats.label_facts)
-        if train.rdd.getNumPartitions() != get("numWorkers"):     # one partition a worker, rows dealt evenly
-            train = train.repartition(get("numWorkers"))
-        rows = featurizer.blocks(train, stats, get("labelCol"), spec)    # no per-row objects: Arrow batches
+        # the fit's one barrier stage reads the columns as Arrow batches: typed ids and numbers, no per-row objects
+        frame, reader = featurizer.training_input(train, stats, get("labelCol"), spec)
         if validation is not None:
             featurizer.check_labels(validation, get("labelCol"))
-            validation = featurizer.blocks(validation, stats, get("labelCol"), spec)
+            validation = featurizer.training_input(validation, stats, get("labelCol"), spec)[0]
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
-        layout = spec.layout()
-        trainer = SparkTrainer(symbol, (layout.width,), batch_size=settings["batchSize"],
+        trainer = SparkTrainer(symbol, None, batch_size=settings["batchSize"],
                                num_epoch=settings["numEpochs"], num_workers=get("numWorkers"),
                                num_servers=get("numServers"), optimizer=settings["optimizer"],
                                optimizer_params=optimizer_params, initializer=ctr_initializer(),
-                               label_name="ctr_label", data_name=layout.parts[0][0], eval_metric="logloss",
+                               label_name="ctr_label", data_name=spec.input_parts()[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
-                               input_layout=layout, **strategy,
+                               inputs=reader.typed, **strategy,
                                patience=get("earlyStoppingPatience"), stop_metric=stop_metric,
                                **checkpoint_settings(self))
-        spark_model = trainer.fit(rows, validation=validation)
+        spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
+                                  known_rows=stats.label_facts["rows"])
         model = SparkpsCTRModel(spark_model)
         model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)

@@ -148,6 +148,20 @@ class CTRFeaturizer:
         udf = F.arrow_udf(featurize, ArrayType(FloatType()))
         return df.withColumn(output_col, udf(*self.feature_columns()))
 
+    def training_input(self, df, stats, label_col, spec=None):
+        """``(frame, reader)``: ``df``'s feature columns and its label (float, named ``label_col``), and the
+        CTRReader a fit's tasks read their record batches with (``SparkTrainer.fit(frame, reader=reader)``): ids as
+        64-bit integers and numbers as float32 straight into the batch arrays. Lazy; labels are checked by
+        ``check_labels``."""
+        from pyspark.sql import functions as F
+
+        from sparkps.spark.common.typed_inputs import TypedInputs
+        from sparkps.spark.task.ctr_columns import CTRReader
+        self.check_columns(df, label_col)
+        columns = self.columns(stats, spec)
+        reader = CTRReader(columns, TypedInputs(columns.spec.input_parts()), label_col)
+        return df.select(*self.feature_columns(), F.col(label_col).cast("float").alias(label_col)), reader
+
     def blocks(self, df, stats, label_col, spec=None):
         """An RDD of ``(X float32 (n, width), y float32 (n,))`` blocks, one per Arrow batch of ``df`` (its
         partitions kept): the training input of a CTR fit, read column by column (``mapInArrow``), so no row

@@ -14,12 +14,14 @@ import time
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.common.row_places import RowPlaces
+from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.task.early_stopping import EarlyStopping, epoch_end_callback
 from sparkps.spark.task.local_copy import PartitionBatches
 from sparkps.spark.task.partition_iter import PartitionIter
 from sparkps.spark.task.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
 SERVER_EXIT_SECONDS = 30
+REACH_SECONDS = 10       # a worker's first connection to a scheduler hosted in the stage
 
 
 class WorkerFailed(SparkpsError, RuntimeError):
@@ -27,13 +29,65 @@ class WorkerFailed(SparkpsError, RuntimeError):
 
 
 def make_train_task(plan):
-    """The function given to ``rdd.barrier().mapPartitions``; ``plan`` is a dict of plain values."""
+    """The function given to ``rdd.barrier().mapPartitions`` (an RDD input on a classic session); ``plan`` is a
+    dict of plain values. Yields the task's result dict."""
     def train_partition(rows):
         from pyspark import BarrierTaskContext
-        context = BarrierTaskContext.get()
-        host = task_host(context) if plan.get("bind_executor_host") else "127.0.0.1"
-        yield run_task(plan, context.partitionId(), rows, task_device(plan.get("ctx", "cpu"), context), host)
+        yield train_in_stage(plan, BarrierTaskContext.get(), rows)
     return train_partition
+
+
+def make_frame_task(plan, reader):
+    """The function given to ``df.mapInArrow(..., barrier=True)`` (a DataFrame input, classic or Spark Connect):
+    the task reads its record batches through ``reader`` (:mod:`sparkps.spark.common.arrow_inputs`: typed arrays,
+    no Python object per row) and yields its result as Arrow record batches of
+    :data:`sparkps.spark.common.result_chunks.OUTPUT_SCHEMA`, cut every ``plan['chunk_bytes']``."""
+    def train_batches(batches):
+        from pyspark import BarrierTaskContext
+
+        from sparkps.spark.common.arrow_inputs import read_blocks
+        from sparkps.spark.common.result_chunks import result_batches
+        context = BarrierTaskContext.get()
+        result = train_in_stage(plan, context, read_blocks(reader, batches))
+        yield from result_batches(context.partitionId(), result, plan.get("chunk_bytes"))
+    return train_batches
+
+
+def train_in_stage(plan, context, rows):
+    """One barrier task of either stage: worker ``context.partitionId()`` trains on ``rows``; without a
+    scheduler address in the plan, rank 0 hosts the scheduler for the stage (:func:`stage_scheduler`)."""
+    rank = context.partitionId()
+    host = task_host(context) if plan.get("bind_executor_host") else "127.0.0.1"
+    with stage_scheduler(plan, context, host) as placed:
+        return run_task(placed, rank, rows, task_device(plan.get("ctx", "cpu"), context), host)
+
+
+@contextlib.contextmanager
+def stage_scheduler(plan, context, host):
+    """The plan with its scheduler's address. When the driver hosts the scheduler (``plan['scheduler_uri']``) the
+    plan as it is; otherwise (scheduler placement 'stage') rank 0 starts one (port 0, the plan's secret) in this
+    process and every task learns its address through ``allGather`` before registering. Rank 0 stops it once every
+    task has trained (a last ``barrier``), or when its own task fails, which fails the fit. Blocks on the
+    ``allGather`` and the last barrier (Spark's barrier timeout)."""
+    if plan.get("scheduler_uri"):
+        yield plan
+        return
+    scheduler = None
+    try:
+        if context.partitionId() == 0:
+            from sparkps.comm.timeouts import Timeouts
+            from sparkps.scheduler import Scheduler
+            timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else Timeouts()
+            scheduler = Scheduler(plan["num_servers"], plan["num_workers"], host=host, secret=plan["secret"],
+                                  timeouts=timeouts, curve=bool(plan.get("curve"))).start()
+        uris = [u for u in context.allGather(scheduler.uri if scheduler is not None else "") if u]
+        if scheduler is None:
+            check_reachable(uris[0], "worker %d" % context.partitionId())
+        yield dict(plan, scheduler_uri=uris[0])
+        context.barrier()          # every worker is done: the scheduler may go
+    finally:
+        if scheduler is not None:
+            scheduler.stop()
 
 
 def task_host(context):
@@ -55,6 +109,21 @@ def task_device(ctx, context):
     if "gpu" in resources and resources["gpu"].addresses:
         return "gpu(%s)" % resources["gpu"].addresses[0]
     return str(ctx) if "(" in str(ctx) else "gpu(0)"
+
+
+def check_reachable(uri, who, timeout=REACH_SECONDS):
+    """Raise WorkerFailed naming ``uri`` when ``who`` cannot open a TCP connection to it within ``timeout`` s (a
+    scheduler in another executor that this one cannot reach: the fit fails now, not after the registration
+    timeout). Blocks at most ``timeout`` seconds."""
+    import socket
+    if not uri.startswith("tcp://"):
+        return
+    host, _, port = uri[len("tcp://"):].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise WorkerFailed("sparkps %s failed: cannot reach the scheduler at %s (in rank 0's task): %s; executors "
+                           "must reach each other's addresses" % (who, uri, exc)) from None
 
 
 def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
@@ -81,9 +150,12 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
     def fit(kv, start):
         nonlocal batches
         width = plan["num_features"] + (1 if plan.get("row_weights") else 0)    # weights ride as a last column
+        dtype = plan.get("data_dtype", "float32")
+        typed = TypedInputs.from_list(plan.get("inputs"))
+        if typed is not None:           # named inputs: one structured value a row
+            width, dtype = 1, typed.dtype
         batches = PartitionBatches(rows, plan["batch_size"], width, shuffle=True,
-                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank),
-                                   dtype=plan.get("data_dtype", "float32"))
+                                   seed=plan.get("seed", 0) + rank, places=_row_places(plan, rank), dtype=dtype)
         result = _fit(plan, kv, start, batches, rank, ctx, fault_hook(plan, rank, server))
         timeline["fit_end"] = time.time()
         return result
@@ -127,10 +199,9 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     history = EpochHistory(plan["batch_size"])
     initializer = plan.get("initializer") or default_initializer()
     weighted = bool(plan.get("row_weights"))
-    from sparkps.ctr.packed import PackedLayout
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
                          weight_name=ROW_WEIGHT if weighted else None,
-                         layout=PackedLayout.from_list(plan.get("input_layout")))
+                         layout=TypedInputs.from_list(plan.get("inputs")))
     train_data = start.skip(data)    # resuming: this worker's place in its data (the kvstore loads the weights)
     network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
     model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
@@ -208,13 +279,12 @@ def _early_stopping(plan, keep_best=False, rank=0):
     if plan.get("validation") is None:
         return None
     X, y = plan["validation"]
-    if plan.get("input_layout") is not None:
-        from sparkps.ctr.packed import PackedLayout
+    if plan.get("inputs") is not None:
         from sparkps.spark.task.validation import CTRValidation
         metric = plan.get("stop_metric") if plan.get("patience") else None
         if metric is None and rank != 0:      # only worker 0 records the metrics; stopping needs every worker
             return None
-        return CTRValidation(X, y, PackedLayout.from_list(plan["input_layout"]), metric=metric,
+        return CTRValidation(X, y, TypedInputs.from_list(plan["inputs"]), metric=metric,
                              patience=plan.get("patience", 0))
     return EarlyStopping(X, y, patience=plan.get("patience", 2), keep_best=keep_best)
 
@@ -265,6 +335,8 @@ def _start_server(plan, rank, host):
     env = dict(os.environ)
     threads = str(plan.get("blas_threads") or 1)
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    if plan.get("fit_id"):                   # the driver finds the servers of a failed fit by it (driver/stage.py)
+        env["SPARKPS_FIT"] = str(plan["fit_id"])
     if plan.get("max_message_bytes"):       # the job's largest legitimate frame (driver/arguments.message_limit)
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None

@@ -3,7 +3,8 @@
 A categorical column is dictionary-encoded by Arrow (C++), so only its distinct values become Python objects and
 are hashed (``sparkps.ctr.hashing.hash_codes``: the same ids as hashing the column value by value); numeric
 columns are read as float64 arrays and standardised; multi-valued cells (arrays, or strings joined by a separator)
-are the one per-row Python step. The rows come out in a FeatureSpec's packed layout (``ctr_packed``).
+are the one per-row Python step. The rows come out as a FeatureSpec's named inputs (``inputs``: ids uint64, numbers
+float32; ``CTRReader`` reads a fit's record batches so), or packed as a saved model scores them (``pack``).
 
     columns = ColumnFeaturizer(['C1', 'C2'], ['I1'], [], stats.to_dict(), spec)
     packed = columns.pack([c1, c2, i1])          # pyarrow arrays of one batch -> (rows, width) float32
@@ -35,12 +36,13 @@ class ColumnFeaturizer:
         return len(self.categorical) + len(self.multi) + self.numeric_count
 
     def pack(self, columns):
-        """(rows, layout width) float32 of one batch's columns (pyarrow Arrays or ChunkedArrays)."""
+        """(rows, layout width) float32 of one batch's columns (pyarrow Arrays or ChunkedArrays): the packed rows a
+        saved model scores (``sparkps.ctr.packed``; training reads ``inputs`` instead)."""
         return self.spec.layout().pack(self.inputs(columns))
 
     def inputs(self, columns):
-        """The network's named inputs of one batch's columns (pyarrow Arrays or ChunkedArrays): uint64 ids, float32
-        numeric values (``FeatureSpec.inputs``), typed as the network reads them."""
+        """{input name: array} of one batch's columns (pyarrow Arrays or ChunkedArrays): the network's inputs, ids
+        as uint64 and numbers as float32 (``FeatureSpec.inputs``)."""
         columns = [_whole(c) for c in columns]
         rows = len(columns[0]) if columns else 0
         cats = columns[:len(self.categorical)]
@@ -129,3 +131,18 @@ def _floats(column):
     if column.type != pa.float64():
         column = column.cast(pa.float64())
     return column.to_numpy(zero_copy_only=False)
+
+
+class CTRReader:
+    """The reader of a CTR fit's record batches (``sparkps.spark.common.arrow_inputs``): the featurizer's columns,
+    then the label; X is the structured rows of ``typed`` (a TypedInputs of the spec's ``input_parts``), shaped
+    (n, 1): ids as 64-bit integers, numbers as float32, never packed."""
+
+    def __init__(self, columns, typed, label_name="label"):
+        self.columns, self.typed, self.label_name = columns, typed, label_name
+
+    def read(self, batch, start=0):
+        from sparkps.spark.common.arrow_inputs import labels
+        width = self.columns.width
+        X = self.typed.rows(self.columns.inputs([batch.column(j) for j in range(width)])).reshape(-1, 1)
+        return X, labels(batch.column(width), self.label_name, start)

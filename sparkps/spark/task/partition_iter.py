@@ -13,7 +13,7 @@ class PartitionIter(DataIter):
     def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label", weight_name=None,
                  layout=None):
         super().__init__(batches.batch_size)
-        self.layout = layout      # a PackedLayout: each row holds several named inputs (CTR networks)
+        self.layout = layout      # a TypedInputs: each row holds several named inputs (CTR networks)
         self.batches = batches
         self.input_shape = tuple(int(d) for d in input_shape)
         self.data_name, self.label_name, self.weight_name = data_name, label_name, weight_name
@@ -46,7 +46,7 @@ class PartitionIter(DataIter):
             self._epoch = self.batches.epoch()
         X, y, pad = next(self._epoch)
         if self.layout is not None:
-            inputs = self.layout.split(X.reshape(self.batch_size, -1))
+            inputs = self.layout.split(X)
             data = [inputs[desc.name] for desc in self.provide_data]
         else:
             data = [X.reshape((self.batch_size,) + self.input_shape)] if not self.weight_name else \

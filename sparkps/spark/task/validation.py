@@ -5,7 +5,7 @@ the AUC is the exact AUC over all validation predictions (gathered in one place)
 The metrics go into the task's epoch history (the driver's progress line and ``SparkModel.history``); no other
 worker reports them, so the driver's row-weighted merge of histories keeps them as they are.
 
-    scorer = CTRValidation(X_packed, y, layout)
+    scorer = CTRValidation(X_rows, y, inputs)       # inputs: a TypedInputs (anything with split)
     scorer.after_epoch(model)   # {'validation-auc': ..., 'validation-logloss': ..., 'validation-copc': ...}
 
 Early stopping (``metric`` 'auc' or 'logloss', ``patience`` > 0): every worker scores the validation rows, so
@@ -25,8 +25,8 @@ STOP_METRICS = {"auc": 1.0, "logloss": -1.0}     # metric -> the sign of "better
 
 
 class CTRValidation:
-    """Scores packed validation rows ``X`` (a PackedLayout's rows) against 0/1 labels ``y``; stops training once
-    validation ``metric`` has not improved for ``patience`` epochs (``patience`` 0 or no metric: never stops).
+    """Scores validation rows ``X`` (the rows of ``layout``, a TypedInputs) against 0/1 labels ``y``; stops training
+    once validation ``metric`` has not improved for ``patience`` epochs (``patience`` 0 or no metric: never stops).
     Blocks only on the model's prediction."""
 
     def __init__(self, X, y, layout, metric=None, patience=0, tolerance=0.0, keep_best=True):

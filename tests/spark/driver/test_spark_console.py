@@ -27,12 +27,12 @@ def test_the_spark_bar_is_paused_during_the_training_stage(spark_bar, digits, mo
     from sparkps.spark.driver import trainer as trainer_module
     seen = []
 
-    def stage(sc, rdd, task, scheduler, *args, **kwargs):
-        seen.append((spark_progress_shown(sc), sc.getLocalProperty("spark.job.description")))
+    def stage(action, scheduler, *args, **kwargs):
+        seen.append((spark_progress_shown(action.sc), action.description))
         scheduler.stop()
         raise ClusterError("stage replaced by the test")
 
-    monkeypatch.setattr(trainer_module, "run_stage", stage)
+    monkeypatch.setattr(trainer_module, "run_watched", stage)
     assert spark_progress_shown(spark_bar)
     rdd = spark_bar.parallelize(list(zip(digits[0][:20], digits[1][:20])), 2)
     with pytest.raises(ClusterError, match="stage replaced by the test"):

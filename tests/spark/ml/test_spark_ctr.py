@@ -173,21 +173,21 @@ def test_an_angel_network_trains_on_sparse_tables(clicks, tmp_path):
     assert BinaryClassificationEvaluator(labelCol="click").evaluate(model.transform(test)) > 0.65
 
 
-def test_a_layout_that_does_not_fit_the_network_is_refused_before_launch():
+def test_inputs_that_do_not_fit_the_network_are_refused_before_launch():
     import sparkps.nets as nets
-    from sparkps.ctr.packed import PackedLayout
+    from sparkps.spark.common.typed_inputs import TypedInputs
     from sparkps.spark.driver.trainer import SparkTrainer
     spec = nets.FeatureSpec(categorical=["a", "b"], numeric=["x"])
-    net, layout = nets.build("fm", spec), spec.layout()
-    trainer = SparkTrainer(net, (layout.width,), label_name="ctr_label", input_layout=layout)
-    assert trainer.input_layout is layout
-    wrong = PackedLayout([("ids", 2, "ids"), ("numbers", 1, "float")])
-    with pytest.raises(ConfigError, match=r"input_layout .* do not fit the network's arguments"):
-        SparkTrainer(net, (wrong.width,), label_name="ctr_label", input_layout=wrong)
-    with pytest.raises(ConfigError, match=r"input_layout .* and input_shape \(5,\) do not fit"):
-        SparkTrainer(net, (5,), label_name="ctr_label", input_layout=layout)
-    with pytest.raises(DataError, match=r"packed CTR rows must be \(rows, 7\)"):
-        layout.split(np.zeros((2, 6), np.float32))
+    net, inputs = nets.build("fm", spec), TypedInputs(spec.input_parts())
+    trainer = SparkTrainer(net, None, label_name="ctr_label", inputs=inputs)
+    assert trainer.inputs is inputs and trainer.input_shape == (3,)
+    wrong = TypedInputs([("ids", 2, "ids"), ("numbers", 1, "float")])
+    with pytest.raises(ConfigError, match=r"inputs .* do not fit the network's arguments .*missing: \['numbers'\]"):
+        SparkTrainer(net, None, label_name="ctr_label", inputs=wrong)
+    with pytest.raises(ConfigError, match=r"needs input_shape \(e.g. \(784,\)\) or inputs"):
+        SparkTrainer(net, None, label_name="ctr_label")
+    with pytest.raises(DataError, match=r"input 'ids' must be \(2, 2\), got \(2, 3\)"):
+        inputs.rows({"ids": np.zeros((2, 3), np.int64), "dense": np.zeros((2, 1), np.float32)})
 
 
 def test_shrink_and_the_broadcast_limit_act_on_both_tables(clicks, fitted):

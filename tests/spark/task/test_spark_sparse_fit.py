@@ -156,9 +156,9 @@ def test_float_features_for_a_hashed_table_are_one_clear_error(spark):
     with pytest.raises(ClusterError, match=r"^worker 0 \(node \d+\) failed: DataError: row 0: features must be 3 "
                                            r"integer ids \(the network reads them into a hashed embedding table"):
         trainer.fit(spark.sparkContext.parallelize(rows, 1))
-    frame = spark.createDataFrame([(row[0].tolist(), row[1]) for row in rows], ["features", "label"])
-    with pytest.raises(ConfigError, match="input 'data' holds the 64-bit ids of a hashed embedding table, which a "
-                                          "DataFrame's float features cannot carry"):
+    frame = spark.createDataFrame([([1.0, 2.0, 3.0], 0.0), ([4.0, 5.5, 6.0], 1.0)], ["features", "label"])
+    with pytest.raises(ClusterError, match=r"^worker 0 \(node \d+\) failed: DataError: column 'features', row 1: id "
+                                           r"5\.5 is not an integer \(64-bit ids travel as bigint columns\)"):
         trainer.fit(frame)
     with pytest.raises(DataError, match="row 0: features must be 3 integer ids"):
         list(iter_batches(iter(rows), 2, FIELDS, dtype=np.int64))
