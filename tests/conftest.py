@@ -4,6 +4,8 @@ import sys
 
 import pytest
 
+from spark_env import spark_env
+
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 # A pytest-xdist worker runs from `python -c`: its __main__ has neither __spec__ nor __file__, which
@@ -16,22 +18,6 @@ if getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
 
 def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
-
-
-def pyspark_home():
-    """pyspark's package dir: it ships the jars and bin/ that SPARK_HOME must point to."""
-    import pyspark
-    return os.path.dirname(os.path.abspath(pyspark.__file__))
-
-
-def spark_env():
-    """Environment for Spark processes: our venv's python for executors, loopback only, few BLAS threads."""
-    import sys
-    env = dict(os.environ)
-    env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_HOME=os.environ.get("SPARK_HOME") or pyspark_home(), OMP_NUM_THREADS="1",
-               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    return env
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 from sparkps.errors import ClusterError
 from sparkps.spark import SparkTrainer, mlp_symbol
 

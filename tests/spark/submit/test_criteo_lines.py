@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 from sparkps.errors import DataError
 from sparkps.spark.submit.criteo import read_criteo
 

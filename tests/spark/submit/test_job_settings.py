@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.submit.settings import check_input_paths, exit_code

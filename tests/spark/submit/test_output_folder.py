@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 from sparkps.errors import ConfigError
 from sparkps.spark.submit.output import check_output_folder, staged_output
 

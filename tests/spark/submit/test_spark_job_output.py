@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 from sparkps.spark.submit.output import drain_output, unread_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

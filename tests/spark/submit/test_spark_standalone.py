@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 from test_spark_jobs import JOB, ROOT
 
-from conftest import spark_env
+from spark_env import spark_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

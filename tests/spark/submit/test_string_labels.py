@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import spark_env
+from spark_env import spark_env
 
 pytestmark = pytest.mark.spark
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
