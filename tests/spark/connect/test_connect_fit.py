@@ -98,23 +98,39 @@ def test_the_ctr_job_runs_with_spark_api_mode_connect(fits_on_connect, tmp_path)
 
 
 def test_a_killed_worker_is_named_on_connect(fits_on_connect, connect, digits):
-    """A worker task whose process dies mid-fit fails the fit with one error naming that worker."""
+    """A worker task whose Python process is SIGKILLed mid-fit fails the fit with one error naming that worker, and
+    no process of the fit outlives it. The client here can reach the tasks, so the scheduler runs in this process:
+    the running fit's trainer (found among this process's objects) tells worker 1's pid."""
+    import gc
+    import signal
+    import threading
+
     from sparkps.errors import ClusterError
+    from sparkps.spark.driver.trainer import SparkTrainer
     from sparkps.spark.ml import SparkpsClassifier
     X, y = digits[0], digits[1]
-    frame = digits_frame(connect, X, y).repartition(2)
+    frame = digits_frame(connect, X, y)
+    done, killed = threading.Event(), {}
 
-    def killer(batches):
-        import os
-        import signal
+    def kill_worker_1():
+        while not done.is_set():
+            for trainer in [o for o in gc.get_objects() if isinstance(o, SparkTrainer)]:
+                nodes = (trainer.status() or {}).get("nodes", [])
+                worker = [n for n in nodes if n.get("role") == "worker" and n.get("rank") == 1 and n.get("pid")]
+                steps = (trainer.status() or {}).get("progress") or {}
+                if worker and steps:
+                    killed["pid"] = int(worker[0]["pid"])
+                    os.kill(killed["pid"], signal.SIGKILL)
+                    return
+            done.wait(0.1)
 
-        from pyspark import TaskContext
-        for i, batch in enumerate(batches):
-            if TaskContext.get().partitionId() == 1 and i == 1:
-                os.kill(os.getpid(), signal.SIGKILL)
-            yield batch
-
-    poisoned = frame.mapInArrow(killer, frame.schema)
-    with pytest.raises(ClusterError, match=r"worker 1"):
-        SparkpsClassifier(layers=[64, 16, 10], numEpochs=2, batchSize=16, numWorkers=2, maxRestarts=0,
-                          earlyStoppingPatience=0).fit(poisoned)
+    watcher = threading.Thread(target=kill_worker_1, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(ClusterError, match=r"worker 1") as failure:
+            SparkpsClassifier(layers=[64, 16, 10], numEpochs=200, batchSize=8, numWorkers=2, maxRestarts=0,
+                              earlyStoppingPatience=0).fit(frame)
+    finally:
+        done.set()
+        watcher.join(10)
+    assert killed, "worker 1 never registered: %s" % failure.value
