@@ -104,8 +104,9 @@ def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
                                numEpochs=args.epochs, batchSize=args.batch_size, numWorkers=2, numServers=2,
                                kvstore=kvstore, learningRate=args.lr)
     fitted, seconds = timed(lambda: clf.fit(train))
-    auc = BinaryClassificationEvaluator().evaluate(fitted.transform(test))
+    auc, score_s = timed(lambda: BinaryClassificationEvaluator().evaluate(fitted.transform(test)))
     return {"system": "sparkps %s (%s)" % (model, kvstore), "auc": auc, "fit_s": seconds, "settings": settings(args),
+            "predict_per_s": (args.rows // 4) / score_s,
             "samples_per_s": args.rows * args.epochs / seconds,
             "steady_per_s": (fitted.fit_stats or {}).get("steady_samples_per_s")}
 
@@ -190,11 +191,15 @@ def mllib_rows(train, test, data, args):
         for name, settings, head, passes in mllib_heads(args):
             fitted, seconds = timed(lambda: head.fit(rows))  # noqa: B023 - called at once
             auc = BinaryClassificationEvaluator().evaluate(fitted.transform(test_rows))
+            # prediction from the raw test rows, as sparkps's: the one-hot pipeline, then the head
+            scoring = fitted.transform(prep_model.transform(test))
+            score_s = timed(lambda: BinaryClassificationEvaluator().evaluate(scoring))[1]  # noqa: B023 - at once
             total = prep_s + seconds
             done = int(getattr(fitted.summary, "totalIterations", passes)) if getattr(fitted, "hasSummary", False) \
                 else passes         # L-BFGS stops early once it converges
             yield {"system": name + " (one-hot pipeline)", "settings": settings, "auc": auc, "fit_s": total,
-                   "pipeline_s": prep_s, "samples_per_s": args.rows * done / total, "iterations": done}
+                   "pipeline_s": prep_s, "samples_per_s": args.rows * done / total, "iterations": done,
+                   "predict_per_s": (args.rows // 4) / score_s}
     finally:
         rows.unpersist()
         test_rows.unpersist()
@@ -300,15 +305,18 @@ def table(results, args, planted_auc):
              "Command: `%s`; planted DeepFM data, %d test rows, Spark local[2], 2 workers + 2 servers (one untimed "
              "warm-up fit first); planted model's test AUC %.4f. Fit time is `fit()` on the cached training "
              "DataFrame to the trained model; for MLlib it includes the one-hot pipeline (fitted once, its output "
-             "cached: its share in brackets)." % (command(args), args.rows // 4, planted_auc), "",
+             "cached: its share in brackets). *Predict rows/s*: the test rows scored from their raw columns and the "
+             "AUC computed over them (`transform` + BinaryClassificationEvaluator; MLlib: its one-hot pipeline, then "
+             "the head)." % (command(args), args.rows // 4, planted_auc), "",
              "| system | settings | test AUC | fit s | samples/s (whole fit) | samples/s (training steps only) "
-             "| per core (whole fit) |", "|---|---|---|---|---|---|---|"]
+             "| per core (whole fit) | predict rows/s |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         steady = r.get("steady_per_s")
         fit = "%.1f" % r["fit_s"] + (" (%.1f)" % r["pipeline_s"] if r.get("pipeline_s") else "")
-        lines.append("| %s | %s | %.4f | %s | %.0f | %s | %.0f |" % (
+        predict = "%.0f" % r["predict_per_s"] if r.get("predict_per_s") else ""
+        lines.append("| %s | %s | %.4f | %s | %.0f | %s | %.0f | %s |" % (
             r["system"], r.get("settings", ""), r["auc"], fit, r["samples_per_s"], "%.0f" % steady if steady else "",
-            r["samples_per_s"] / cores(r)))
+            r["samples_per_s"] / cores(r), predict))
     lines += [""] + goals(results, args) + ["", "Machine load at the start and end of the run (`uptime`): %s / %s."
                                             % (args.load_start, load()), "", "![CTR benchmark](bench_ctr.png)", END]
     return "\n".join(lines)
