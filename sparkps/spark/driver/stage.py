@@ -56,19 +56,24 @@ class RddStage:
 
 class FrameStage:
     """``df.mapInArrow(task, OUTPUT_SCHEMA, barrier=True).collect()`` (classic and Spark Connect sessions alike),
-    its results joined from their chunks (:mod:`sparkps.spark.common.result_chunks`). The action runs under a
-    unique tag (``addTag``); ``cancel()`` interrupts it (``interruptTag``). ``run()`` blocks until the stage
-    ends."""
+    its results joined from their chunks (:mod:`sparkps.spark.common.result_chunks`). ``run()`` blocks until the
+    stage ends; ``cancel()`` (from another thread) cancels exactly this stage: on a Connect session the action runs
+    under a unique tag (``addTag``, ``interruptTag``); on a classic session under a job group of its own, as the
+    RDD stage. A classic session's first tag makes it unserialisable (Spark 4.3: its ``threadUuid``), and MLlib
+    models that keep their session in a training summary (LogisticRegressionModel) then fail to score in that
+    session ("Task not serializable"), so classic sessions never get one."""
 
     def __init__(self, session, df, task, description="sparkps training"):
+        from sparkps.spark.common.session import is_connect
         self.session, self.df, self.task, self.description = session, df, task, description
         self.tag = "sparkps-%s" % uuid.uuid4().hex[:12]
+        self.connect = is_connect(session)
 
     def run(self):
         from sparkps.spark.common.result_chunks import OUTPUT_SCHEMA, join_results
-        from sparkps.spark.common.session import is_connect
-        if not is_connect(self.session):    # the Spark UI's job description (classic sessions)
-            self.session.sparkContext.setJobDescription(self.description)
+        if not self.connect:
+            self.session.sparkContext.setJobGroup(self.tag, self.description, interruptOnCancel=True)
+            return join_results(self.df.mapInArrow(self.task, OUTPUT_SCHEMA, barrier=True).collect())
         self.session.addTag(self.tag)       # the tags of this thread's actions
         try:
             rows = self.df.mapInArrow(self.task, OUTPUT_SCHEMA, barrier=True).collect()
@@ -78,7 +83,10 @@ class FrameStage:
 
     def cancel(self):
         with contextlib.suppress(Exception):     # the session may already be gone (Ctrl-C, a lost server)
-            self.session.interruptTag(self.tag)
+            if self.connect:
+                self.session.interruptTag(self.tag)
+            else:
+                self.session.sparkContext.cancelJobGroup(self.tag)
 
 
 def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training", local=False):

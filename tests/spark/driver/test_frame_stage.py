@@ -43,6 +43,14 @@ def test_a_dataframe_trains_as_its_rdd_does_with_the_scheduler_in_the_stage(spar
     assert in_stage.last_placement == "stage" and in_stage.scheduler_uri is None
     same_params(from_rdd.arg_params, model.arg_params)
     assert [h["epoch"] for h in model.history] == [0, 1]
+    # the session still scores MLlib models that keep it in their training summary (a job tag on a classic
+    # session made it unserialisable: "Task not serializable: SparkSession$$anon$1")
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.functions import array_to_vector
+    frame = df.select(array_to_vector("features").alias("features"), "label")
+    lr = LogisticRegression(maxIter=3).fit(frame)
+    assert BinaryClassificationEvaluator().evaluate(lr.transform(frame)) > 0.8
 
 
 def ctr_trainer(**kw):
