@@ -25,9 +25,10 @@ import numpy as np
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.session import remote_of, session_master
+from sparkps.spark.submit.session import remote_of
 from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
@@ -85,9 +86,12 @@ def spark_session(master=None, log_level="FATAL", remote=None):
     spark.api.mode=connect), a Connect client of ``remote``, or, run as plain python, one on ``master`` (default
     local[*]) with this interpreter as the executors' Python (sparkps.spark.submit.session.job_session)."""
     from sparkps.spark.submit.session import job_session
-    return job_session("sparkps train_classifier", master=master, remote=remote, default_master="local[*]",
-                       settings={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
-                       log_level=log_level)
+    spark = job_session("sparkps train_classifier", master=master, remote=remote, default_master="local[*]",
+                        settings={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
+                        log_level=log_level)
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
+    return spark
 
 
 def fit_workers(spark, workers, servers):
@@ -271,7 +275,7 @@ def train_and_report(args, final):
             print("label column %r indexed as RFormula does: %s" % (
                 args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
-        master = session_master(spark)
+        master = cluster_facts(spark)[0]
         model, seconds = train(args, train_df, workers, servers)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)

@@ -128,8 +128,11 @@ def settle_format(args):
 def spark_session(master, remote=None):
     """The job's session, classic or Spark Connect (sparkps.spark.submit.session.job_session)."""
     from sparkps.spark.submit.session import job_session
-    return job_session("sparkps train_ctr", master=master, remote=remote,
-                       settings={"spark.ui.showConsoleProgress": "false"})
+    spark = job_session("sparkps train_ctr", master=master, remote=remote,
+                        settings={"spark.ui.showConsoleProgress": "false"})
+    from sparkps.spark.driver.checks import choose_worker_python
+    choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
+    return spark
 
 
 def local_rows_frame(spark, path, fmt, bad_lines="error"):

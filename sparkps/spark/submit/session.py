@@ -1,7 +1,7 @@
 """The Spark session of a spark-submit job (jobs/train_classifier.py, jobs/train_ctr.py), classic or Spark Connect:
 
     spark = job_session("sparkps train_ctr", master=args.master, remote=args.remote)
-    master, conf, parallelism = cluster_facts(spark)          # sparkps.spark.driver.placement, either kind
+    choose_worker_python(spark)        # sparkps.spark.driver.checks, either kind: the job calls it next
 
 A job gets a Spark Connect session three ways: ``spark-submit --conf spark.api.mode=connect`` (pyspark starts a
 local Connect server in spark-submit's JVM and ``SparkSession.builder.getOrCreate()`` returns its client), the
@@ -55,7 +55,8 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
     """The job's SparkSession: with ``remote`` a Spark Connect client of that server (``--master`` ignored, with a
     warning); otherwise the session spark-submit configured (its master, its settings, a Connect one under
     spark.api.mode=connect) or, run as plain python, one on ``master`` (default ``default_master``) with this
-    interpreter as the executors' Python. ``settings`` are set where spark-submit did not set them. Blocks until the
+    interpreter as the executors' Python (the job then calls
+    ``driver.checks.choose_worker_python``). ``settings`` are set where spark-submit did not set them. Blocks until the
     session is up (a JVM start, or a connection to the server)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -89,8 +90,6 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
         with warnings.catch_warnings():      # a Connect client sets them again, at run time: static ones refuse
             warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
             spark = builder.getOrCreate()
-    from sparkps.spark.driver.checks import choose_worker_python
-    choose_worker_python(spark)      # before any Python function is wrapped; nothing on Connect
     set_log_level(spark, log_level)
     return spark
 
@@ -101,9 +100,3 @@ def set_log_level(spark, level):
     from sparkps.spark.common.session import is_connect
     if not is_connect(spark):
         spark.sparkContext.setLogLevel(level)
-
-
-def session_master(spark):
-    """The master of ``spark``'s cluster (a Connect session: its server's ``spark.master``)."""
-    from sparkps.spark.driver.placement import cluster_facts
-    return cluster_facts(spark)[0]
