@@ -25,8 +25,10 @@ import numpy as np
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
-from sparkps.spark.submit.flags import add_strategy_flags, trainer_settings
+from sparkps.spark.driver.placement import cluster_facts
+from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.session import remote_of
 from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
@@ -63,6 +65,7 @@ def parse_args(argv=None):
     p.add_argument("--ctx", default="cpu", help="cpu or gpu (each task uses its Spark GPU resource)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
                                                   "(default local[*]); spark-submit's --master always wins")
+    add_session_flags(p)
     p.add_argument("--output", default="sparkps-output",
                    help="output folder, written whole at the end (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
@@ -78,49 +81,34 @@ def parse_args(argv=None):
     return args
 
 
-def submitted_conf():
-    """The settings spark-submit (or spark-defaults.conf) gave this driver, read from the JVM gateway
-    before any SparkContext exists: a dict, empty when the job runs as plain python without defaults."""
-    from pyspark import SparkConf, SparkContext
-    SparkContext._ensure_initialized()
-    return dict(SparkConf().getAll())
-
-
-def spark_session(master=None, log_level="FATAL"):
-    """The session spark-submit configured (its master, its settings), or, run as plain python, one on
-    ``master`` (default local[*]) with this interpreter as the executors' Python."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-    conf = submitted_conf()
-    builder = SparkSession.builder.appName("sparkps train_classifier")
-    if "spark.master" not in conf:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.master(master or "local[*]")
-    elif master and master != conf["spark.master"]:
-        LOG.warning("--master %s ignored: spark-submit set the master to %s", master, conf["spark.master"])
-    if "spark.ui.showConsoleProgress" not in conf:      # sparkps shows its own progress
-        builder = builder.config("spark.ui.showConsoleProgress", "false")
-    if "spark.sql.shuffle.partitions" not in conf:
-        builder = builder.config("spark.sql.shuffle.partitions", "4")
-    spark = builder.getOrCreate()
+def spark_session(master=None, log_level="FATAL", remote=None):
+    """The session spark-submit configured (its master, its settings; a Spark Connect one under
+    spark.api.mode=connect), a Connect client of ``remote``, or, run as plain python, one on ``master`` (default
+    local[*]) with this interpreter as the executors' Python (sparkps.spark.submit.session.job_session)."""
+    from sparkps.spark.submit.session import job_session
+    spark = job_session("sparkps train_classifier", master=master, remote=remote, default_master="local[*]",
+                        settings={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
+                        log_level=log_level)
     from sparkps.spark.driver.checks import choose_worker_python
-    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
-    spark.sparkContext.setLogLevel(log_level)
+    choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     return spark
 
 
 def fit_workers(spark, workers, servers):
     """``(workers, servers)`` the master can run: fewer workers, with a warning, when it has fewer task
-    slots than ``--workers`` (the worker count never changes the master)."""
+    slots than ``--workers`` (the worker count never changes the master). Either session kind."""
     from sparkps.spark.driver import checks
-    sc = spark.sparkContext
-    slots = checks.count_task_slots(sc.master, checks.spark_conf_dict(sc), sc.defaultParallelism)
+    from sparkps.spark.driver.placement import cluster_facts
+    master, conf, parallelism = cluster_facts(spark)
+    slots = checks.count_task_slots(master, conf, parallelism)
     if slots < 1:
-        raise ConfigError("the Spark master %s has no task slots for training workers" % sc.master)
+        if not checks.is_local(master) and not parallelism:      # a Connect server's cluster: Spark's check says
+            return workers, servers
+        raise ConfigError("the Spark master %s has no task slots for training workers" % master)
     if slots >= workers:
         return workers, servers
     LOG.warning("--num-workers %d but the master %s has %d task slots: training with %d workers",
-                workers, sc.master, slots, slots)
+                workers, master, slots, slots)
     return slots, min(servers, slots)
 
 
@@ -259,8 +247,8 @@ def run(args):
     check_output_folder(args.output, args.overwrite)
     network(args)                # the symbol file or the layers, checked before Spark starts
     check_input_paths(train=args.train, validation=args.validation)
-    args.workers, args.servers = workers_for_slots(master_of(args.master, "local[*]"), args.workers, args.servers,
-                                                   "--num-workers")
+    args.workers, args.servers = workers_for_slots(master_of(args.master, "local[*]", remote_of(args.remote)),
+                                                   args.workers, args.servers, "--num-workers")
     final = args.output
     with staged_output(final) as folder:
         args.output = folder
@@ -273,7 +261,7 @@ def run(args):
 
 def train_and_report(args, final):
     """Train, save, score and plot into ``args.output`` (the staging folder of ``final``)."""
-    spark = spark_session(args.master, args.spark_log_level)
+    spark = spark_session(args.master, args.spark_log_level, remote_of(args.remote))
     try:
         if args.demo:
             train_df, valid_df = demo_frames(spark)
@@ -287,6 +275,7 @@ def train_and_report(args, final):
             print("label column %r indexed as RFormula does: %s" % (
                 args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
+        master = cluster_facts(spark)[0]
         model, seconds = train(args, train_df, workers, servers)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)
@@ -294,7 +283,7 @@ def train_and_report(args, final):
             print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"], entry.get("cross-entropy", np.nan),
                                                          entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
-                   "servers": servers, "master": spark.sparkContext.master, "history": history,
+                   "servers": servers, "master": master, "history": history,
                    "classes": classes}
         if classes:
             with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
@@ -305,7 +294,7 @@ def train_and_report(args, final):
         plot_curve(history, os.path.join(args.output, "training-curve.png"), summary.get("validation_accuracy"))
         with open(os.path.join(args.output, "summary.json"), "w") as f:
             json.dump(summary, f, indent=1)
-        print("trained in %.1f s on %s; model saved to %s" % (seconds, spark.sparkContext.master,
+        print("trained in %.1f s on %s; model saved to %s" % (seconds, master,
                                                              os.path.join(final, "model")))
         print("training curve: %s" % os.path.join(final, "training-curve.png"))
     finally:

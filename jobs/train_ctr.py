@@ -34,8 +34,9 @@ from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
-from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.session import remote_of
 from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
@@ -91,6 +92,7 @@ def parse_args(argv=None):
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
     p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
+    add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
                    help="output folder, written whole at the end (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
@@ -123,19 +125,13 @@ def settle_format(args):
                 raise ConfigError("--format %s, but %s %s holds %s" % (flag, option, path, found))
 
 
-def spark_session(master):
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark import SparkConf, SparkContext
-    from pyspark.sql import SparkSession
-    SparkContext._ensure_initialized()
-    builder = SparkSession.builder.appName("sparkps train_ctr").config("spark.ui.showConsoleProgress", "false")
-    if "spark.master" not in dict(SparkConf().getAll()):
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.master(master or "local[2]")
-    spark = builder.getOrCreate()
+def spark_session(master, remote=None):
+    """The job's session, classic or Spark Connect (sparkps.spark.submit.session.job_session)."""
+    from sparkps.spark.submit.session import job_session
+    spark = job_session("sparkps train_ctr", master=master, remote=remote,
+                        settings={"spark.ui.showConsoleProgress": "false"})
     from sparkps.spark.driver.checks import choose_worker_python
-    choose_worker_python(spark.sparkContext)     # before any Python function is wrapped
-    spark.sparkContext.setLogLevel("FATAL")
+    choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     return spark
 
 
@@ -307,7 +303,7 @@ def train_and_report(args):
     if args.demo:
         args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
         args.format = "criteo"
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, remote_of(args.remote))
     try:
         train_df, categorical, numeric, multi = read(spark, args, args.train, args.input_table)
         test_df = read(spark, args, args.test, args.test_table)[0]
@@ -350,8 +346,8 @@ def main(argv=None):
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
         settle_format(args)
-        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master), args.num_workers,
-                                                               args.num_servers)
+        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
+                                                               args.num_workers, args.num_servers)
         return run(args)
     except SparkpsError as exc:
         print("train_ctr: %s" % exc, file=sys.stderr)

@@ -13,6 +13,7 @@ one round trip a setting).
 from sparkps.errors import ConfigError
 
 PLACEMENTS = ("auto", "driver", "stage")
+REACH_PROBE_SECONDS = 3.0
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0")
 CONNECT_KEYS = ("spark.master", "spark.task.cpus", "spark.executor.instances", "spark.executor.cores",
                 "spark.dynamicAllocation.enabled", "spark.driver.host", "spark.authenticate",
@@ -27,18 +28,51 @@ def check_placement(setting):
     return value
 
 
-def choose_placement(setting, connect, master, client_host=None):
-    """'driver' or 'stage' for ``setting``: 'auto' is the driver on a classic session, and on a Spark Connect
-    one when its tasks run on this machine (a local master behind a Connect server on a loopback address),
-    else the stage."""
+def choose_placement(setting, connect, master, client_host=None, reached=None):
+    """'driver' or 'stage' for ``setting``: 'auto' is the driver when the tasks reached the driver's address
+    (``reached``: the answer of ``tasks_reach``, None when not probed), else the stage; unprobed, the driver on a
+    classic session, and on a Spark Connect one when its tasks run on this machine (a local master behind a
+    Connect server on a loopback address), else the stage."""
     setting = check_placement(setting)
     if setting != "auto":
         return setting
+    if reached is not None:
+        return "driver" if reached else "stage"
     if not connect:
         return "driver"
     from sparkps.spark.driver.stage import same_machine
     local_server = client_host is not None and str(client_host).strip("[]") in [h.strip("[]") for h in LOOPBACK]
     return "driver" if local_server and same_machine(master) else "stage"
+
+
+def needs_probe(setting, connect, master):
+    """True when 'auto' must ask the tasks whether they reach the driver: a classic session whose executors may
+    run on other machines (a cluster master). A local master's tasks share the driver's machine; a Connect
+    session's driver is its server, decided by ``choose_placement`` without a probe."""
+    from sparkps.spark.driver.stage import same_machine
+    return check_placement(setting) == "auto" and not connect and not same_machine(master)
+
+
+def driver_listener(host):
+    """A TCP socket listening on ``(host, any free port)`` of the driver, for the tasks' probe to connect to."""
+    import socket
+    listener = socket.create_server((str(host).strip("[]"), 0))
+    listener.settimeout(0)
+    return listener
+
+
+def tasks_reach(session, host, timeout=REACH_PROBE_SECONDS):
+    """True when a task of ``session``'s cluster opens a TCP connection to ``host`` (the address the driver's
+    scheduler would bind) on a port the driver listens on. Blocks for one single-task job (at most ``timeout``
+    seconds of connecting)."""
+    from sparkps.spark.task.reach import probe_batches
+    listener = driver_listener(host)
+    try:
+        port = listener.getsockname()[1]
+        rows = session.range(0, 1, 1, 1).mapInArrow(probe_batches(host, port, timeout), "reached boolean").collect()
+        return bool(rows) and all(r.reached for r in rows)
+    finally:
+        listener.close()
 
 
 def connect_host(session):

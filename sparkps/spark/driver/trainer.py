@@ -30,7 +30,14 @@ from sparkps.spark.driver.arguments import (
 )
 from sparkps.spark.driver.console import spark_progress_paused
 from sparkps.spark.driver.placement import check_placement as checks_placement
-from sparkps.spark.driver.placement import choose_placement, cluster_facts, connect_host, rdd_refused
+from sparkps.spark.driver.placement import (
+    choose_placement,
+    cluster_facts,
+    connect_host,
+    needs_probe,
+    rdd_refused,
+    tasks_reach,
+)
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, merge_histories, trained_model
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
@@ -187,8 +194,10 @@ class SparkTrainer:
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
         results = None
+        reached = tasks_reach(session, checks.scheduler_host(master, conf)) \
+            if needs_probe(self.scheduler_placement, is_connect(session), master) else None
         placement = choose_placement(self.scheduler_placement, is_connect(session), master,
-                                     connect_host(session) if is_connect(session) else None)
+                                     connect_host(session) if is_connect(session) else None, reached)
         self.last_placement = placement
         paused = spark_progress_paused(session.sparkContext) if placement == "driver" and not is_connect(session) \
             else contextlib.nullcontext()     # with the scheduler in the stage, Spark's stage progress shows

@@ -28,7 +28,13 @@ from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out, prepare_rows
 from sparkps.spark.driver.trainer import SparkTrainer
-from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
+from sparkps.spark.ml.params import (
+    HasTrainerParams,
+    checkpoint_settings,
+    declare,
+    placement_settings,
+    strategy_settings,
+)
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter
 
 
@@ -75,7 +81,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  learningRate=None, momentum=None, weightDecay=None, seed=None, validationFraction=None,
                  earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None,
-                 curve=None, resourceProfile=None):
+                 curve=None, resourceProfile=None, schedulerPlacement=None,
+                 resultChunkBytes=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -96,7 +103,7 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
 
     def _fit(self, dataset):
-        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
+        strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
         symbol_json, input_shape = self._network()
         if not is_connect(dataset):        # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)

@@ -24,7 +24,13 @@ from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
-from sparkps.spark.ml.params import HasTrainerParams, checkpoint_settings, declare, strategy_settings
+from sparkps.spark.ml.params import (
+    HasTrainerParams,
+    checkpoint_settings,
+    declare,
+    placement_settings,
+    strategy_settings,
+)
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 
 FEATURES_TMP = "__sparkps_ctr_features"
@@ -126,7 +132,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  multiValueSeparator=None, pooling=None, tables=None, validationFraction=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
-                 embeddingL2=None, dropout=None, resourceProfile=None):
+                 embeddingL2=None, dropout=None, resourceProfile=None, schedulerPlacement=None,
+                 resultChunkBytes=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -164,7 +171,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
-        strategy = strategy_settings(self)       # an unknown strategy option fails before any Spark job
+        strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()

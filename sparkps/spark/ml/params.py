@@ -225,9 +225,41 @@ def profile_settings(estimator, master=None):
     return stage_profile(estimator.getOrDefault("resourceProfile"), master)
 
 
+class HasPlacement(Params):
+    """``schedulerPlacement`` and ``resultChunkBytes`` (SparkTrainer's ``scheduler`` and ``chunk_bytes``): where the
+    fit's scheduler runs ('auto': on the driver when the tasks can connect back to it, else inside the stage;
+    'driver'; 'stage'), and the largest piece of a task's result in a DataFrame stage's output."""
+
+    schedulerPlacement = declare("schedulerPlacement", "where the fit's scheduler runs: auto (the driver when the "
+                                 "tasks can reach it, else inside the stage), driver or stage", TypeConverters.toString)
+    resultChunkBytes = declare("resultChunkBytes", "the largest piece (bytes) of a task's result in the DataFrame "
+                               "stage's output rows", TypeConverters.toInt)
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        from sparkps.spark.common.result_chunks import CHUNK_BYTES
+        self._setDefault(schedulerPlacement="auto", resultChunkBytes=CHUNK_BYTES)
+
+
+def placement_settings(estimator):
+    """SparkTrainer's ``scheduler`` and ``chunk_bytes`` of an estimator's params: a bad one is one ConfigError
+    naming the param."""
+    from sparkps.errors import ConfigError
+    from sparkps.spark.driver.placement import PLACEMENTS
+    get = estimator.getOrDefault
+    placement = str(get("schedulerPlacement")).strip().lower()
+    if placement not in PLACEMENTS:
+        raise ConfigError("param schedulerPlacement must be one of %s, got %r"
+                          % (", ".join(PLACEMENTS), get("schedulerPlacement")))
+    chunk = get("resultChunkBytes")
+    if not isinstance(chunk, int) or chunk < 1:
+        raise ConfigError("param resultChunkBytes must be a whole number of bytes >= 1, got %r" % (chunk,))
+    return {"scheduler": placement, "chunk_bytes": chunk}
+
+
 class HasTrainerParams(HasBatchSize, HasNumEpochs, HasNumWorkers, HasNumServers, HasKvstore, HasOptimizer,
                        HasLearningRate, HasTrainingSeed, HasValidationFraction, HasStrategyOptions, HasCheckpoints,
-                       HasCurve, HasResourceProfile):
+                       HasCurve, HasResourceProfile, HasPlacement):
     """Every param both estimators hand SparkTrainer: the training loop's, the strategy's and the checkpoints'.
 
     Its ``write()`` (the estimators'; the models define their own) is pyspark.ml's params writer, able to

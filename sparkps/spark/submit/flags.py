@@ -38,6 +38,17 @@ def add_strategy_flags(parser, strategies=STRATEGIES):
     parser.add_argument("--no-curve", dest="curve", action="store_false", help="never encrypt it")
 
 
+def add_session_flags(parser):
+    """``--remote sc://HOST:PORT`` (a Spark Connect server to run on; default SPARK_REMOTE) and ``--scheduler
+    auto|driver|stage`` (where the fit's scheduler runs) on an argparse parser."""
+    parser.add_argument("--remote", default=None, metavar="sc://HOST:PORT",
+                        help="run on this Spark Connect server (default: SPARK_REMOTE when set); --master is then "
+                             "the server's")
+    parser.add_argument("--scheduler", default="auto", choices=["auto", "driver", "stage"],
+                        help="where the scheduler runs: auto (on the driver when the tasks can connect back to it, "
+                             "else inside the stage), driver or stage (default: %(default)s)")
+
+
 def _compression(args):
     if not args.compression:
         return None
@@ -51,7 +62,7 @@ def trainer_settings(args):
     options = check_strategy(args.kvstore, parse_options(args.kvstore_params), compression)
     return {"kvstore": args.kvstore, "kvstore_params": options, "gradient_compression": compression,
             "checkpoint_dir": args.checkpoint_dir, "checkpoint_steps": args.checkpoint_steps,
-            "max_restarts": args.max_restarts, **curve_settings(args)}
+            "max_restarts": args.max_restarts, **curve_settings(args), **scheduler_settings(args)}
 
 
 def estimator_settings(args):
@@ -60,7 +71,20 @@ def estimator_settings(args):
     return {"kvstore": args.kvstore, "kvstoreParams": list(args.kvstore_params),
             "gradientCompression": args.compression or "", "compressionThreshold": args.compression_threshold,
             "checkpointDir": args.checkpoint_dir or "", "checkpointSteps": args.checkpoint_steps or 0,
-            "maxRestarts": args.max_restarts, **estimator_curve(args)}
+            "maxRestarts": args.max_restarts, **estimator_curve(args),
+            **estimator_placement(args)}
+
+
+def estimator_placement(args):
+    """The estimators' ``schedulerPlacement`` param of ``--scheduler`` (``{}`` for a parser without the flag)."""
+    placement = getattr(args, "scheduler", None)
+    return {} if placement is None else {"schedulerPlacement": placement}
+
+
+def scheduler_settings(args):
+    """SparkTrainer's ``scheduler`` of ``--scheduler`` (``{}`` for a parser without the flag)."""
+    placement = getattr(args, "scheduler", None)
+    return {} if placement is None else {"scheduler": placement}
 
 
 def curve_settings(args):

@@ -23,13 +23,15 @@ def exit_code(exc):
         else TRAINING_FAILED
 
 
-def master_of(flag, default="local[2]"):
-    """The master the job will run on: spark-submit's (when it started this driver) else ``flag`` or
-    ``default``.  Blocks only for a query to spark-submit's running JVM, never to start one."""
+def master_of(flag, default="local[2]", remote=None):
+    """The master the job will run on: ``remote`` (a Spark Connect URL: its server's master, not known here),
+    else spark-submit's (when it started this driver) else ``flag`` or ``default``.  Blocks only for a query to
+    spark-submit's running JVM, never to start one."""
+    if remote:
+        return remote
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
-        from pyspark import SparkConf, SparkContext
-        SparkContext._ensure_initialized()
-        submitted = dict(SparkConf().getAll()).get("spark.master")
+        from sparkps.spark.submit.session import submitted_conf
+        submitted = submitted_conf().get("spark.master")
         if submitted:
             return submitted
     return flag or default

@@ -92,9 +92,29 @@ def test_the_ctr_job_runs_with_spark_api_mode_connect(fits_on_connect, tmp_path)
                           "--format", "criteo", "--model", "lr", "--epochs", "2", "--batch-size", "128", "--lr",
                           "0.05", "--output", str(tmp_path / "out")],
                          env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]     # spark-submit: python errors on stdout
     found = re.fullmatch(r"test AUC (\d\.\d{4}) logloss (\d+\.\d{4}) \(500 rows\)", out.stdout.strip().splitlines()[-1])
     assert found and float(found.group(1)) > 0.65, out.stdout[-2000:]
+
+
+def test_the_ctr_job_runs_on_a_remote_connect_server(fits_on_connect, connect_url, tmp_path):
+    """jobs/train_ctr.py run as plain python with ``--remote sc://HOST:PORT``: the session's Connect server trains it
+    (no JVM of the job's own), with the scheduler placed by --scheduler."""
+    from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
+    data = planted_ctr(800, vocab=20, zipf=1.3, linear_scale=0.5, fm_scale=0.0, deep_scale=0.0, seed=3)
+    paths = [str(tmp_path / name) for name in ("train.tsv", "test.tsv")]
+    for path, part in zip(paths, (slice(0, 600), slice(600, None))):
+        write_criteo_tsv(type(data)(*[x[part] if hasattr(x, "shape") else x for x in data]), path)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=ROOT)
+    for key in ("SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "SPARK_REMOTE"):
+        env.pop(key, None)
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "jobs", "train_ctr.py"), "--remote", connect_url,
+                          "--scheduler", "stage", "--train", paths[0], "--test", paths[1], "--format", "criteo",
+                          "--model", "lr", "--epochs", "2", "--batch-size", "64", "--lr", "0.05",
+                          "--output", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert re.fullmatch(r"test AUC \d\.\d{4} logloss \d+\.\d{4} \(200 rows\)", out.stdout.strip().splitlines()[-1])
+    assert (tmp_path / "out" / "model").is_dir()
 
 
 def test_a_killed_worker_is_named_on_connect(fits_on_connect, connect, digits):

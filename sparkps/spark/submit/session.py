@@ -1,0 +1,102 @@
+"""The Spark session of a spark-submit job (jobs/train_classifier.py, jobs/train_ctr.py), classic or Spark Connect:
+
+    spark = job_session("sparkps train_ctr", master=args.master, remote=args.remote)
+    choose_worker_python(spark)        # sparkps.spark.driver.checks, either kind: the job calls it next
+
+A job gets a Spark Connect session three ways: ``spark-submit --conf spark.api.mode=connect`` (pyspark starts a
+local Connect server in spark-submit's JVM and ``SparkSession.builder.getOrCreate()`` returns its client), the
+job's ``--remote sc://HOST:PORT`` flag, or SPARK_REMOTE in the environment (the two last: a server already running;
+no JVM is started on this machine). Nothing here touches a SparkContext on a Connect session.
+"""
+import logging
+import os
+import sys
+import warnings
+
+LOG = logging.getLogger("sparkps.spark.submit")
+
+
+def remote_of(flag):
+    """The Spark Connect URL the job connects to: ``--remote`` else SPARK_REMOTE, else None (a classic session, or
+    the Connect session spark.api.mode=connect gives)."""
+    return flag or os.environ.get("SPARK_REMOTE") or None
+
+
+def submitted_conf():
+    """The settings spark-submit (or spark-defaults.conf) gave this driver: a dict, empty when the job runs as
+    plain python without defaults. Under spark.api.mode=connect they are read from the environment spark-submit
+    set for its Connect client (PYSPARK_REMOTE_INIT_CONF_*), else from the JVM gateway before any session
+    exists. Blocks for a JVM start when none runs yet (plain python)."""
+    import json
+    found = {}
+    for i in range(int(os.environ.get("PYSPARK_REMOTE_INIT_CONF_LEN", "0") or 0)):
+        found.update(json.loads(os.environ["PYSPARK_REMOTE_INIT_CONF_%d" % i]))
+    if str(found.get("spark.api.mode", "")).lower() == "connect":
+        return found
+    from pyspark import SparkConf, SparkContext
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+def connect_mode(conf):
+    """True when spark-submit ran the job with ``spark.api.mode=connect``."""
+    return str(conf.get("spark.api.mode", "")).lower() == "connect"
+
+
+def own_gateway():
+    """Forget spark-submit's JVM gateway, so that the local Connect server starts in a JVM of the job's own:
+    under spark.api.mode=connect spark-submit's JVM is a Connect client's, without the server's classes (the
+    Connect plugin, classic SQL). That JVM ends with this process, as the server's does."""
+    for key in ("PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"):
+        os.environ.pop(key, None)
+
+
+def job_session(app_name, master=None, remote=None, default_master="local[2]", settings=None, log_level="FATAL"):
+    """The job's SparkSession: with ``remote`` a Spark Connect client of that server (``--master`` ignored, with a
+    warning); otherwise the session spark-submit configured (its master, its settings, a Connect one under
+    spark.api.mode=connect) or, run as plain python, one on ``master`` (default ``default_master``) with this
+    interpreter as the executors' Python (the job then calls
+    ``driver.checks.choose_worker_python``). ``settings`` are set where spark-submit did not set them. Blocks until the
+    session is up (a JVM start, or a connection to the server)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    settings = dict(settings or {})
+    if remote:
+        if master:
+            LOG.warning("--master %s ignored: the job runs on the Spark Connect server %s", master, remote)
+        builder = SparkSession.builder.remote(remote).appName(app_name)
+        spark = builder.getOrCreate()
+        for key, value in settings.items():
+            try:
+                spark.conf.set(key, value)
+            except Exception:      # a static setting the server fixed at its start: the server's value holds
+                pass
+    else:
+        conf = submitted_conf()
+        builder = SparkSession.builder.appName(app_name)
+        if "spark.master" not in conf:
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = builder.master(master or default_master)
+        elif master and master != conf["spark.master"]:
+            LOG.warning("--master %s ignored: spark-submit set the master to %s", master, conf["spark.master"])
+        if connect_mode(conf):
+            # pyspark reads the API mode from the builder, not from spark-submit's settings: say it, and the
+            # master its local Connect server runs on
+            own_gateway()
+            builder = builder.config("spark.api.mode", "connect").master(conf.get("spark.master", "local[*]"))
+        for key, value in settings.items():
+            if key not in conf:
+                builder = builder.config(key, value)
+        with warnings.catch_warnings():      # a Connect client sets them again, at run time: static ones refuse
+            warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
+            spark = builder.getOrCreate()
+    set_log_level(spark, log_level)
+    return spark
+
+
+def set_log_level(spark, level):
+    """The driver's log level on a classic session; a Spark Connect session's logs are its server's (nothing
+    changes)."""
+    from sparkps.spark.common.session import is_connect
+    if not is_connect(spark):
+        spark.sparkContext.setLogLevel(level)
