@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spark
 CTR_COLUMNS = dict(labelCol="click", categoricalCols=["site", "app"], model="fm", embeddingDim=4, numWorkers=2)
 SETTINGS = dict(kvstore="dist_sync_replicas", kvstoreParams=["replicas_to_aggregate=1", "total_num_replicas=2"],
                 gradientCompression="2bit", compressionThreshold=0.25, checkpointDir="/tmp/ckpt", checkpointSteps=7,
-                maxRestarts=1)
+                maxRestarts=1, schedulerPlacement="Stage", resultChunkBytes=4096)
 
 
 class Captured(Exception):
@@ -64,6 +64,20 @@ def test_strategy_and_checkpoint_params_reach_the_trainer(monkeypatch, clicks, w
     assert kwargs["kvstore_params"] == {"replicas_to_aggregate": 1, "total_num_replicas": 2}
     assert kwargs["gradient_compression"] == {"type": "2bit", "threshold": 0.25}
     assert (kwargs["checkpoint_dir"], kwargs["checkpoint_steps"], kwargs["max_restarts"]) == ("/tmp/ckpt", 7, 1)
+    assert (kwargs["scheduler"], kwargs["chunk_bytes"]) == ("stage", 4096)
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(schedulerPlacement="executor"),
+     "param schedulerPlacement must be one of auto, driver, stage, got 'executor'"),
+    (dict(resultChunkBytes=0), "param resultChunkBytes must be a whole number of bytes >= 1, got 0"),
+])
+def test_a_bad_placement_param_is_one_config_error_naming_it(settings, message):
+    from sparkps.spark.ml.params import placement_settings
+    for estimator in estimators():
+        with pytest.raises(ConfigError) as info:
+            placement_settings(estimator.setParams(**settings))
+        assert message in str(info.value)
 
 
 @pytest.mark.parametrize("which", ["classifier", "ctr"])
