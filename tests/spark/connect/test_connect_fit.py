@@ -117,6 +117,26 @@ def test_the_ctr_job_runs_on_a_remote_connect_server(fits_on_connect, connect_ur
     assert (tmp_path / "out" / "model").is_dir()
 
 
+def test_the_classifier_job_runs_on_a_remote_connect_server(fits_on_connect, connect_url, tmp_path):
+    """jobs/train_classifier.py run as plain python with ``--remote sc://HOST:PORT`` on the digits it exports: the
+    session's Connect server trains and scores it."""
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=ROOT)
+    for key in ("SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET", "SPARK_REMOTE"):
+        env.pop(key, None)
+    job = os.path.join(ROOT, "jobs", "train_classifier.py")
+    data = tmp_path / "digits"
+    exported = subprocess.run([sys.executable, job, "--export-digits", str(data)], env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert exported.returncode == 0, exported.stdout[-2000:] + exported.stderr[-2000:]
+    out = subprocess.run([sys.executable, job, "--remote", connect_url, "--train", str(data / "train.libsvm"),
+                          "--validation", str(data / "test.libsvm"), "--num-features", "64", "--layers", "64,32,10",
+                          "--epochs", "2", "--batch-size", "32", "--lr", "0.1", "--output", str(tmp_path / "out")],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert (tmp_path / "out" / "model" / "metadata.json").is_file()
+    assert (tmp_path / "out" / "summary.json").is_file()
+
+
 def test_a_killed_worker_is_named_on_connect(fits_on_connect, connect, digits):
     """A worker task whose Python process is SIGKILLed mid-fit fails the fit with one error naming that worker, and
     no process of the fit outlives it. The client here can reach the tasks, so the scheduler runs in this process:
