@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spark
 CTR_COLUMNS = dict(labelCol="click", categoricalCols=["site", "app"], model="fm", embeddingDim=4, numWorkers=2)
 SETTINGS = dict(kvstore="dist_sync_replicas", kvstoreParams=["replicas_to_aggregate=1", "total_num_replicas=2"],
                 gradientCompression="2bit", compressionThreshold=0.25, checkpointDir="/tmp/ckpt", checkpointSteps=7,
-                maxRestarts=1, schedulerPlacement="Stage", resultChunkBytes=4096)
+                maxRestarts=1, schedulerPlacement="stage", resultChunkBytes=4096)
 
 
 class Captured(Exception):
@@ -144,7 +144,7 @@ def job_module(name):
 JOB_FLAGS = ["--kvstore", "dist_sync_replicas", "--kvstore-param", "replicas_to_aggregate=1", "--kvstore-param",
              "total_num_replicas=2", "--compression", "2bit",
              "--compression-threshold", "0.25", "--checkpoint-dir", "/tmp/ckpt", "--checkpoint-steps", "7",
-             "--max-restarts", "1"]
+             "--max-restarts", "1", "--scheduler", "stage"]
 
 
 def test_the_spark_submit_jobs_take_every_strategy_and_the_checkpoint_flags():
@@ -153,9 +153,10 @@ def test_the_spark_submit_jobs_take_every_strategy_and_the_checkpoint_flags():
     assert trainer_settings(args) == {"kvstore": "dist_sync_replicas",
                                       "kvstore_params": {"replicas_to_aggregate": 1, "total_num_replicas": 2},
                                       "gradient_compression": {"type": "2bit", "threshold": 0.25},
-                                      "checkpoint_dir": "/tmp/ckpt", "checkpoint_steps": 7, "max_restarts": 1}
+                                      "checkpoint_dir": "/tmp/ckpt", "checkpoint_steps": 7, "max_restarts": 1,
+                                      "scheduler": "stage"}
     args = job_module("train_ctr").parse_args(["--demo"] + JOB_FLAGS)
-    assert estimator_settings(args) == SETTINGS
+    assert estimator_settings(args) == {k: v for k, v in SETTINGS.items() if k != "resultChunkBytes"}   # no flag
     estimators()[1].setParams(**estimator_settings(args))       # the estimator takes them as they are
 
 
