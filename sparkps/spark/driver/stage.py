@@ -1,10 +1,10 @@
 """Run the one barrier stage on a background thread while the driver watches the scheduler.
 
 A DataFrame trains in ``mapInArrow(..., barrier=True)`` (FrameStage: classic and Spark Connect sessions, cancelled
-by its tag), an RDD on a classic session in ``rdd.barrier().mapPartitions`` (RddStage, cancelled by its job group);
-both run the one task of :mod:`sparkps.spark.task.barrier_task`. The stage runs apart, so any failure (a worker's
-exception, a node reported dead by the scheduler, a timeout, Ctrl-C on the driver) cancels exactly this stage.
-``run_watched`` always stops the scheduler before it returns or raises.
+by its tag on Connect, by its job group on classic), an RDD on a classic session in ``rdd.barrier().mapPartitions``
+(RddStage, cancelled by its job group); both run the one task of :mod:`sparkps.spark.task.barrier_task`. The stage
+runs apart, so any failure (a worker's exception, a node reported dead by the scheduler, a timeout, Ctrl-C on the
+driver) cancels exactly this stage. ``run_watched`` always stops the scheduler before it returns or raises.
 """
 import contextlib
 import re
@@ -87,12 +87,6 @@ class FrameStage:
                 self.session.interruptTag(self.tag)
             else:
                 self.session.sparkContext.cancelJobGroup(self.tag)
-
-
-def run_stage(sc, rdd, task, scheduler, view=None, timeout=None, description="sparkps training", local=False):
-    """Run ``task`` on every partition of ``rdd`` in one barrier stage; return the collected results (see
-    :func:`run_watched`)."""
-    return run_watched(RddStage(sc, rdd, task, description), scheduler, view, timeout, local)
 
 
 def run_watched(stage_action, scheduler, view=None, timeout=None, local=False, fit_id=None):
