@@ -1,15 +1,17 @@
-"""CTR quality: test AUC and logloss of every CTR zoo model (``SparkpsCTRClassifier`` at its defaults, and with
-early stopping) beside Spark MLlib's LogisticRegression and FMClassifier on one-hot features (at their defaults,
-and tuned on a validation split), over seeds, on planted data at two noise levels and on MovieLens 100K.
+"""CTR quality: test AUC and logloss of every CTR zoo model (``SparkpsCTRClassifier`` at its defaults) beside Spark
+MLlib's LogisticRegression and FMClassifier on one-hot features (at their defaults, and tuned on a validation
+split), over seeds, on planted data at two noise levels and on MovieLens 100K.
 
-    python -m benchmarks.bench_ctr_quality --rows 20000 --noise 0 --movielens off --write-docs   # one data set
-    python -m benchmarks.bench_ctr_quality --rows 20000 --write-docs      # all three data sets (longer)
+    python -m benchmarks.bench_ctr_quality --rows 100000 --seeds 0,1,2 --write-docs    # all three data sets
+    python -m benchmarks.bench_ctr_quality --rows 100000 --noise 0 --movielens off --write-docs   # one data set
     python -m benchmarks.bench_ctr_quality --rows 500 --models lr,fm --mllib none --movielens off  # a smoke run
-    python -m benchmarks.bench_ctr_quality --sweep --rows 20000 --noise 0.3 --write-docs   # fm/deepfm lr, L2 sweep
+    python -m benchmarks.bench_ctr_quality --rows 100000 --models fm,deepfm --workers 1,2,4 --mllib none --write-docs
 
 ``--write-docs`` writes one section of docs/benchmarks.md per data set run (``ctr_quality_planted_noise0``,
-``ctr_quality_planted_noise0.3``, ``ctr_quality_movielens``) as soon as it is done, so the data sets can run
-in separate processes; ``--sweep`` writes ``ctr_quality_sweep``. ``--json PATH`` writes every row's figures.
+``ctr_quality_planted_noise0.3``, ``ctr_quality_movielens``; with ``--workers``, ``ctr_quality_workers_<data>``)
+as soon as it is done, so the data sets can run in separate processes. ``--json PATH`` writes every row's figures;
+``--mllib-cache PATH`` keeps MLlib's runs (they do not depend on sparkps) for the next run to reuse. The sweep
+that chose the defaults is ``benchmarks/ctr_sweep.py``.
 
 Every figure is measured on rows no model saw in training. Per model and data set: the mean test AUC over
 ``--seeds`` seeds and its spread (max - min), the mean test logloss, the epochs (sparkps) or iterations (MLlib)
@@ -32,14 +34,14 @@ gender, occupation, zip prefix, release year, first genre. A seeded 80/20 split 
 seed does not move it); ``--rows`` caps the training rows.
 
 Sparkps variants: ``default`` is ``SparkpsCTRClassifier(model=M, seed=S)`` with every other param at its
-default; ``early-stop`` adds ``validationFraction`` 0.1, ``earlyStoppingPatience`` 2 (metric auc) and
-``numEpochs`` ``--es-epochs``. MLlib: ``default`` is the estimator as constructed; ``tuned`` fits every point of
-:data:`LR_GRID` / :data:`FM_GRID` on 90% of the training rows, keeps the one with the best AUC on the other 10%
-(the same share early stopping holds out) and reports that fit.
-
-``--sweep`` instead fits fm and deepfm with early stopping on over the learning rates ``--sweep-lr`` (at
-embeddingL2 0) and the L2 coefficients ``--sweep-l2`` (at the default learning rate), one axis at a time, on the
-first data set, to show whether the defaults sit near the best setting swept.
+default (``sparkps.nets.ctr_defaults``: early stopping on a held-out tenth included); ``previous`` the defaults
+before they were measured (learningRate 0.01, embeddingL2 0, 5 epochs, nothing held out). MLlib: ``default`` is
+the estimator as constructed; ``tuned`` fits every point of :data:`LR_GRID` / :data:`FM_GRID` on 90% of the
+training rows, keeps the one with the best AUC on the other 10% (the same share early stopping holds out) and
+reports that fit. PyTorch (``--torch-python``, a Python with torch): ``benchmarks/torch_deepfm.py``'s FM and
+DeepFM at the estimator's default width, batch and learning rate, on every training row, for as many epochs as
+the early-stopped sparkps fits kept. ``--workers 1,2,4`` fits each model at its defaults with that many workers
+instead (the scale check: the AUC of 2 and 4 workers beside 1).
 """
 import argparse
 import importlib.metadata
@@ -55,7 +57,7 @@ from benchmarks import report
 MODELS = ("lr", "fm", "widedeep", "deepfm", "dcn", "pnn", "nfm")
 PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, linear_scale=0.5, fm_scale=0.5,
                deep_scale=0.5, hidden=16, bias=-1.0, missing=0.05, seed=7)
-EARLY_STOP = dict(validationFraction=0.1, earlyStoppingPatience=2, earlyStoppingMetric="auc")
+PREVIOUS = dict(learningRate=0.01, embeddingL2=0.0, numEpochs=5, validationFraction=0.0)   # the unmeasured defaults
 VALIDATION = 0.1                      # MLlib's tuning split, the share early stopping holds out
 LR_GRID = {"regParam": [0.0, 1e-4, 1e-3, 1e-2]}
 FM_GRID = {"stepSize": [0.1, 1.0], "factorSize": [8], "regParam": [0.0, 0.01]}     # --fm-factor-sizes
@@ -200,12 +202,12 @@ def measure(fit, frame):
     return {"auc": auc(labels, p), "logloss": logloss(labels, p), "epochs": epochs, "fit_s": fit_s}
 
 
-def sparkps_run(train, test, dataset, model, seed, variant, es_epochs, **params):
-    """One SparkpsCTRClassifier fit: ``variant`` 'default' or 'early-stop'; ``params`` override (the sweep)."""
+def sparkps_run(train, test, dataset, model, seed, variant="default", **params):
+    """One SparkpsCTRClassifier fit: ``variant`` 'default' or 'previous'; ``params`` override (numWorkers)."""
     from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
-    extra = dict(EARLY_STOP, numEpochs=es_epochs) if variant == "early-stop" else {}
+    extra = dict(PREVIOUS) if variant == "previous" else {}
     clf = SparkpsCTRClassifier(categoricalCols=dataset["categorical"], numericCols=dataset["numeric"], model=model,
-                               seed=seed, **extra, **params)
+                               seed=seed, **dict(extra, **params))
 
     kept = {}
 
@@ -277,6 +279,74 @@ def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,
             "setting": chosen["setting"]}
 
 
+def torch_ready(python):
+    """Whether ``python`` imports torch (the PyTorch reference rows); prints why not."""
+    import subprocess
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("bench_ctr_quality: no PyTorch rows: %s cannot import torch (a development extra: install it into a "
+              "separate environment and pass --torch-python)" % python, flush=True)
+    return probe.returncode == 0
+
+
+def torch_run(python, dataset, model, epochs, seed):
+    """The PyTorch reference (benchmarks/torch_deepfm.py) of zoo model ``model`` ('fm' or 'deepfm') at the
+    estimator's default width, batch and learning rate, trained ``epochs`` epochs on every training row, 2
+    threads: {auc, logloss, epochs, fit_s}."""
+    import json
+    import subprocess
+    import tempfile
+
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.numeric import NumericStats
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS as d
+    both = [dataset["train"], dataset["test"]]
+    cats, nums = dataset["categorical"], dataset["numeric"]
+    hashed = np.concatenate([hash_fields(cats, [f[c].to_numpy(object) for c in cats]) for f in both])
+    _, ids = np.unique(hashed, return_inverse=True)
+    rows = len(dataset["train"])
+    numeric = np.concatenate([f[nums].to_numpy(np.float64) for f in both]) if nums else np.zeros((len(ids), 0))
+    if nums:
+        numeric = NumericStats.fit(numeric[:rows], nums, log=True).transform(numeric)
+    labels = np.concatenate([f["label"].to_numpy(np.float32) for f in both])
+    with tempfile.TemporaryDirectory(prefix="bench-ctr-quality-torch-") as folder:
+        path = os.path.join(folder, "rows.npz")
+        np.savez(path, ids=ids.reshape(hashed.shape).astype(np.int64), numeric=numeric.astype(np.float32),
+                 labels=labels, train_rows=rows)
+        done = subprocess.run([python, os.path.join(report.ROOT, "benchmarks", "torch_deepfm.py"), path, "--model",
+                               model, "--dim", str(d["embeddingDim"]), "--hidden", ",".join(map(str, d["hiddenUnits"])),
+                               "--epochs", str(epochs), "--batch-size", str(d["batchSize"]), "--lr",
+                               str(d["learningRate"]), "--seed", str(seed), "--threads", "2"],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("torch_deepfm.py failed: %s" % done.stderr.strip()[-2000:])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"auc": out["auc"], "logloss": out["logloss"], "epochs": epochs, "fit_s": out["fit_s"]}
+
+
+class RunCache:
+    """Runs by key (here MLlib's: data set, training rows, estimator, variant, seed, FM factor sizes), kept in a
+    JSON file (``--mllib-cache``) so a later run of the same data sets reuses them: MLlib's do not depend on
+    sparkps. No path: nothing kept."""
+
+    def __init__(self, path):
+        import json
+        self.path, self.runs = path, {}
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                self.runs = json.load(f)
+
+    def get(self, key):
+        return self.runs.get(repr(key))
+
+    def put(self, key, run):
+        import json
+        self.runs[repr(key)] = run
+        if self.path:
+            with open(self.path, "w", encoding="utf-8") as f:
+                json.dump(self.runs, f, indent=1)
+
+
 # -- report -----------------------------------------------------------------------------------------------------
 
 def fmt(value, spec):
@@ -299,25 +369,39 @@ def table(rows, title):
     return lines
 
 
+def data_text(args, dataset):
+    if dataset["slug"] != "movielens":
+        return ("Planted data: `planted_ctr(rows * 1.25, %s)`, each label replaced by a fair coin with probability "
+                "%g; the first %d rows train, the rest test." % (
+                    ", ".join("%s=%r" % kv for kv in PLANTED.items()), dataset.get("noise", 0), args.rows))
+    return ("MovieLens 100K from the installed recbole wheel (MIT; the data under GroupLens's terms), rating >= 4 as "
+            "the label; columns user_id, item_id, age, gender, occupation, zip3, release_year, genre (the first "
+            "listed); a seeded 80/20 split, the training rows capped at %d." % args.rows)
+
+
+def seeds_text(args):
+    return "%d seed(s): %s; a seed moves the models' seeds and the validation draw, not the data." % (
+        len(args.seeds), ", ".join(map(str, args.seeds)))
+
+
+def defaults_text():
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS as d
+    return ("embeddingDim %d, hiddenUnits %s, batch %d, Adam lr %g, embeddingL2 %g, validationFraction %g with "
+            "earlyStoppingPatience %d on validation %s, up to %d epochs (epochs = epochs run; the model keeps the "
+            "best), 2 workers, 1 server" % (
+                d["embeddingDim"], d["hiddenUnits"], d["batchSize"], d["learningRate"], d["embeddingL2"],
+                d["validationFraction"], d["earlyStoppingPatience"], d["earlyStoppingMetric"], d["numEpochs"]))
+
+
 def settings_text(args, dataset):
-    data = ("Planted data: `planted_ctr(rows * 1.25, %s)`, each label replaced by a fair coin with probability "
-            "%g; the first %d rows train, the rest test." % (
-                ", ".join("%s=%r" % kv for kv in PLANTED.items()), dataset.get("noise", 0), args.rows)
-            if dataset["slug"] != "movielens" else
-            "MovieLens 100K from the installed recbole wheel (MIT; the data under GroupLens's terms), "
-            "rating >= 4 as the label; columns user_id, item_id, age, gender, occupation, zip3, release_year, "
-            "genre (the first listed); a seeded 80/20 split, the training rows capped at %d." % args.rows)
     return ("Spark `local[2]`. sparkps `default`: `SparkpsCTRClassifier(model=M, seed=S)`, every other param at "
-            "its default (embeddingDim 8, hiddenUnits [64, 32], 5 epochs, batch 256, Adam lr 0.01, 2 workers, "
-            "1 server); `early-stop`: validationFraction 0.1, earlyStoppingPatience 2 on validation AUC, up to %d "
-            "epochs (epochs = epochs run; the model keeps the best). MLlib on one-hot features (StringIndexer + "
+            "its default (%s); `previous`: %s. MLlib on one-hot features (StringIndexer + "
             "OneHotEncoder; numeric columns log1p, imputed, standardised): `default` as constructed; `tuned` the "
             "best by AUC on 10%% of the training rows (the same share early stopping holds out) of "
             "LogisticRegression %s or FMClassifier %s, its fit time the whole search (its iterations: the chosen "
-            "fit's). Fit time excludes MLlib's "
-            "one-hot pipeline. %s %d seed(s): %s; a seed moves the models' seeds and the validation draw, not "
-            "the data." % (args.es_epochs, LR_GRID, dict(FM_GRID, factorSize=args.fm_factor_sizes), data,
-                            len(args.seeds), ", ".join(map(str, args.seeds))))
+            "fit's). Fit time excludes MLlib's one-hot pipeline. %s %s" % (
+                defaults_text(), ", ".join("%s %g" % kv for kv in PREVIOUS.items()), LR_GRID,
+                dict(FM_GRID, factorSize=args.fm_factor_sizes), data_text(args, dataset), seeds_text(args)))
 
 
 def section_name(dataset):
@@ -330,32 +414,6 @@ def quality_markdown(dataset, rows, args):
              settings_text(args, dataset), ""]
     lines += table(rows, title_of(dataset)) + [""]
     lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
-    return "\n".join(lines)
-
-
-def sweep_markdown(title, rows, args):
-    lines = ["## CTR quality: learning rate and embeddingL2 sweep of fm and deepfm (benchmarks/bench_ctr_quality.py)",
-             "", "Early stopping on (validationFraction 0.1, patience 2 on AUC, up to %d epochs), every other param "
-             "at its default; one axis at a time: the learning rates at embeddingL2 0, the L2 coefficients at the "
-             "default rate 0.01. Data: %s, %d training rows, seed(s) %s." % (
-                 args.es_epochs, title, args.rows, ", ".join(map(str, args.seeds))), "",
-             "| model | learningRate | embeddingL2 | test AUC (mean) | spread | logloss | epochs | fit (s) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        s = r["summary"]
-        mark = " **(default)**" if r["setting"] == {"learningRate": 0.01, "embeddingL2": 0.0} else ""
-        lines.append("| %s | %g%s | %g | %s | %s | %s | %.1f | %.1f |" % (
-            r["model"], r["setting"]["learningRate"], mark, r["setting"]["embeddingL2"], fmt(s["auc"], ".4f"),
-            fmt(s["spread"], ".4f"), fmt(s["logloss"], ".4f"), s["epochs"], s["fit_s"]))
-    for model in sorted({r["model"] for r in rows}):
-        mine = [r for r in rows if r["model"] == model and r["summary"]["auc"] is not None]
-        top = max(mine, key=lambda r: r["summary"]["auc"])
-        default = [r for r in mine if r["setting"] == {"learningRate": 0.01, "embeddingL2": 0.0}]
-        if default:
-            lines += ["", "%s: best swept setting %s (AUC %.4f); the defaults %.4f (%+.4f)." % (
-                model, setting_text(top["setting"]), top["summary"]["auc"], default[0]["summary"]["auc"],
-                default[0]["summary"]["auc"] - top["summary"]["auc"])]
-    lines += ["", "Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
     return "\n".join(lines)
 
 
@@ -388,9 +446,10 @@ def parse_args(argv=None):
     p.add_argument("--rows", type=int, default=20000, help="training rows (planted; MovieLens: a cap, 0: all)")
     p.add_argument("--seeds", type=_list(int), default=[0], help="comma-separated seeds (default 0)")
     p.add_argument("--models", type=_list(str), default=list(MODELS), help="sparkps zoo models (default all)")
-    p.add_argument("--variants", type=_list(str), default=["default", "early-stop"],
-                   help="sparkps variants: default, early-stop")
-    p.add_argument("--es-epochs", type=int, default=10, help="numEpochs of the early-stop variant (default 10)")
+    p.add_argument("--variants", type=_list(str), default=["default"],
+                   help="sparkps variants: default, previous (the defaults before they were measured)")
+    p.add_argument("--workers", type=_list(int), default=[],
+                   help="the scale check instead: each model at its defaults with these worker counts (e.g. 1,2,4)")
     p.add_argument("--noise", type=_list(float), default=[0.0, 0.3],
                    help="planted data sets, one per label-noise level (default 0,0.3)")
     p.add_argument("--fm-factor-sizes", type=_list(int), default=[8],
@@ -401,14 +460,19 @@ def parse_args(argv=None):
                    help="MovieLens 100K from the recbole wheel when installed (default auto)")
     p.add_argument("--mllib", type=_list(str), default=["default", "tuned"],
                    help="MLlib variants: default, tuned, or none")
-    p.add_argument("--sweep", action="store_true", help="the fm/deepfm learning rate and embeddingL2 sweep instead")
-    p.add_argument("--sweep-lr", type=_list(float), default=[0.001, 0.003, 0.01, 0.03, 0.1])
-    p.add_argument("--sweep-l2", type=_list(float), default=[0.0, 1e-4, 1e-3, 1e-2])
+    p.add_argument("--torch-python", default=os.environ.get("SPARKPS_TORCH_PYTHON", ""),
+                   help="a Python with torch, for the PyTorch reference rows of fm and deepfm (default "
+                        "$SPARKPS_TORCH_PYTHON; none: no such rows)")
+    p.add_argument("--fm-seeds", type=_list(int), default=[],
+                   help="seeds of MLlib's FMClassifier rows (default: --seeds; its tuned search is the slowest "
+                        "fit here)")
+    p.add_argument("--mllib-cache", metavar="PATH",
+                   help="a JSON file of MLlib's runs: runs found there are reused, new ones added")
     args = report.add_output_args(p).parse_args(argv)
     if set(args.models) - set(MODELS):
         p.error("--models: unknown %s (the zoo: %s)" % (sorted(set(args.models) - set(MODELS)), ", ".join(MODELS)))
-    if set(args.variants) - {"default", "early-stop"}:
-        p.error("--variants takes default, early-stop")
+    if set(args.variants) - {"default", "previous"}:
+        p.error("--variants takes default, previous")
     if set(args.mllib) - {"default", "tuned", "none"}:
         p.error("--mllib takes default, tuned or none")
     if not args.seeds:
@@ -448,39 +512,73 @@ def run_quality(spark, args, dataset):
     for model in args.models:
         for variant in args.variants:
             record("sparkps " + model, variant,
-                   [sparkps_run(train, test, dataset, model, seed, variant, args.es_epochs) for seed in args.seeds])
+                   [sparkps_run(train, test, dataset, model, seed, variant) for seed in args.seeds])
+    kept = {r["model"]: r for r in rows if r["variant"] == "default"}
+    reference = [m for m in ("fm", "deepfm") if "sparkps " + m in kept]
+    if reference and args.torch_python and torch_ready(args.torch_python):
+        for model in reference:     # as many epochs as the early-stopped sparkps fits kept (their mean best epoch)
+            best_epochs = [r.get("best_epoch") or r["epochs"] for r in kept["sparkps " + model]["runs"]]
+            epochs = max(1, int(round(float(np.mean(best_epochs)))))
+            record("PyTorch " + model, "reference",
+                   [torch_run(args.torch_python, dataset, model, epochs, seed) for seed in args.seeds],
+                   "%d epochs, every training row, one process" % epochs)
     mllib = [v for v in args.mllib if v != "none"]
     if mllib:
-        encoded_train, encoded_test = one_hot(spark, dataset, train, test)
+        cache = RunCache(args.mllib_cache)
+        encoded = []        # the one-hot pipeline, fitted on the first run the cache does not hold
+
+        def run(kind, variant, seed):
+            key = (dataset["slug"], len(dataset["train"]), kind, variant, seed, tuple(args.fm_factor_sizes))
+            if cache.get(key) is None:
+                if not encoded:
+                    encoded.extend(one_hot(spark, dataset, train, test))
+                cache.put(key, mllib_run(kind, *encoded, seed, variant, args.fm_factor_sizes))
+            return cache.get(key)
         for kind, name in (("lr", "MLlib LogisticRegression"), ("fm", "MLlib FMClassifier")):
             for variant in mllib:
-                runs = [mllib_run(kind, encoded_train, encoded_test, seed, variant, args.fm_factor_sizes)
-                        for seed in args.seeds]
+                runs = [run(kind, variant, seed) for seed in (args.fm_seeds or args.seeds if kind == "fm"
+                                                               else args.seeds)]
                 chosen = sorted({setting_text(r["setting"]) for r in runs if "setting" in r})
-                record(name, variant, runs, "chose " + "; ".join(chosen) if chosen else "")
-        encoded_train.unpersist(), encoded_test.unpersist()
+                notes = ["chose " + "; ".join(chosen)] if chosen else []
+                if len(runs) != len(args.seeds):
+                    notes.append("%d seed(s)" % len(runs))
+                record(name, variant, runs, "; ".join(notes))
+        for frame in encoded:
+            frame.unpersist()
     train.unpersist(), test.unpersist()
     return rows
 
 
-def run_sweep(spark, args, dataset):
+def run_workers(spark, args, dataset):
+    """Each model at its defaults with each of ``--workers`` worker counts: rows 'sparkps M' / 'N workers'."""
     train, test = frames(spark, dataset)
     rows = []
-    settings = one_axis_sweep({"learningRate": 0.01, "embeddingL2": 0.0},
-                              {"learningRate": args.sweep_lr, "embeddingL2": args.sweep_l2})
-    for model in [m for m in args.models if m in ("fm", "deepfm")] or ["fm", "deepfm"]:
-        for setting in settings:
-            runs = [sparkps_run(train, test, dataset, model, seed, "early-stop", args.es_epochs, **setting)
-                    for seed in args.seeds]
-            row = {"model": "sparkps " + model, "variant": setting_text(setting), "setting": setting,
-                   "summary": summarise(runs)}
-            s = row["summary"]
-            print("sweep %-8s %-36s auc %s logloss %s epochs %.1f fit %.1fs" % (
-                model, row["variant"], fmt(s["auc"], ".4f"), fmt(s["logloss"], ".4f"), s["epochs"], s["fit_s"]),
-                flush=True)
-            rows.append(row)
+    for model in args.models:
+        for workers in args.workers:
+            runs = [sparkps_run(train, test, dataset, model, seed, numWorkers=workers) for seed in args.seeds]
+            rows.append({"model": "sparkps " + model, "variant": "%d worker%s" % (workers, "s" * (workers > 1)),
+                         "summary": summarise(runs), "runs": runs})
+            s = rows[-1]["summary"]
+            print("%-28s %-10s %-10s auc %s +- %s epochs %s fit %.1fs" % (
+                dataset["name"], model, rows[-1]["variant"], fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"),
+                fmt(s["epochs"], ".1f"), s["fit_s"]), flush=True)
     train.unpersist(), test.unpersist()
+    for row in rows:        # the gap to the same model's fit on one worker (or the fewest workers run)
+        first = next(r for r in rows if r["model"] == row["model"])
+        row["note"] = "%+.4f vs %s" % (row["summary"]["auc"] - first["summary"]["auc"], first["variant"]) \
+            if row is not first else ""
     return rows
+
+
+def workers_markdown(dataset, rows, args):
+    lines = ["## CTR quality: workers, %s (benchmarks/bench_ctr_quality.py)" % dataset["name"], "",
+             "Each model at its defaults (`SparkpsCTRClassifier(model=M, seed=S, numWorkers=N)`, dist_sync, one "
+             "server; %s) with 1, 2 and 4 workers on Spark `local[2]`; the note is the mean AUC's gap to the same "
+             "model on the fewest workers. %s %s" % (defaults_text(), data_text(args, dataset), seeds_text(args)),
+             ""]
+    lines += table(rows, title_of(dataset)) + [""]
+    lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -491,20 +589,16 @@ def main(argv=None):
     spark = spark_session()
     sections = []
     try:
-        if args.sweep:
-            dataset = sets[0]
-            rows = run_sweep(spark, args, dataset)
-            sections.append((dataset["name"], rows))
-            text = sweep_markdown(title_of(dataset), rows, args)
-            print(text)
-            report.publish(args, "ctr_quality_sweep", text)
-        else:
-            for dataset in sets:
+        for dataset in sets:
+            if args.workers:
+                rows = run_workers(spark, args, dataset)
+                text, section = workers_markdown(dataset, rows, args), "ctr_quality_workers_" + dataset["slug"]
+            else:
                 rows = run_quality(spark, args, dataset)
-                sections.append((dataset["name"], rows))
-                text = quality_markdown(dataset, rows, args)
-                print(text, flush=True)
-                report.publish(args, section_name(dataset), text)     # each data set as soon as it is done
+                text, section = quality_markdown(dataset, rows, args), section_name(dataset)
+            sections.append((dataset["name"], rows))
+            print(text, flush=True)
+            report.publish(args, section, text)     # each data set as soon as it is done
     finally:
         spark.stop()
     report.save_json(args, "bench_ctr_quality", figures(sections))

@@ -31,6 +31,7 @@ import sys
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
+from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
@@ -65,32 +66,39 @@ def parse_args(argv=None):
                         "fields that repeat in a row become such columns by themselves")
     p.add_argument("--separator", default=",", help="separator of multi-valued string cells (as the estimator's "
                                                     "multiValueSeparator)")
-    p.add_argument("--validation-fraction", type=float, default=0.0,
-                   help="training rows held out and scored after every epoch (AUC, logloss, COPC)")
-    p.add_argument("--early-stopping-patience", type=int, default=0,
+    p.add_argument("--validation-fraction", type=float, default=CTR_DEFAULTS["validationFraction"],
+                   help="training rows held out and scored after every epoch (AUC, logloss, COPC; default "
+                        "%(default)s; 0: none, and no early stopping)")
+    p.add_argument("--early-stopping-patience", type=int, default=None,
                    help="with --validation-fraction: stop once the validation metric has not improved for this "
-                        "many epochs and keep the best epoch's weights and table rows (default 0: off)")
+                        "many epochs and keep the best epoch's weights and table rows (default: %d when rows are "
+                        "held out; 0: off)" % CTR_DEFAULTS["earlyStoppingPatience"])
     p.add_argument("--early-stopping-metric", choices=("auc", "logloss"), default="auc",
                    help="validation metric early stopping watches (default: auc)")
-    p.add_argument("--embedding-l2", type=float, default=0.0,
+    p.add_argument("--embedding-l2", type=float, default=None,
                    help="L2 on the embedding rows (the optimizer's wd on the tables only, docs/regularisation.md; "
-                        "zoo models; default 0: none)")
+                        "zoo models; default %g; 0: none)" % CTR_DEFAULTS["embeddingL2"])
     p.add_argument("--dropout", type=float, default=0.0,
                    help="dropout after each hidden layer of the deep part (zoo models; default 0: none)")
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
-    p.add_argument("--embedding-dim", type=int, default=8, help="embedding width per field")
-    p.add_argument("--hidden-units", default="64,32", help="MLP widths of the deep part")
+    p.add_argument("--embedding-dim", type=int, default=CTR_DEFAULTS["embeddingDim"],
+                   help="embedding width per field (default %(default)s)")
+    p.add_argument("--hidden-units", default=",".join(map(str, CTR_DEFAULTS["hiddenUnits"])),
+                   help="MLP widths of the deep part (default %(default)s)")
     p.add_argument("--num-buckets", type=int, default=0,
                    help="reduce ids to this many table rows (default 0: 64-bit ids in sparse tables)")
-    p.add_argument("--epochs", type=int, help="default: 5, or the --network file's own")
-    p.add_argument("--batch-size", type=int, help="per worker (default: 256, or the --network file's own)")
+    p.add_argument("--epochs", type=int, help="most epochs (default: %d, or the --network file's own)"
+                   % CTR_DEFAULTS["numEpochs"])
+    p.add_argument("--batch-size", type=int, help="per worker (default: %d, or the --network file's own)"
+                   % CTR_DEFAULTS["batchSize"])
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
                    help="training workers (Spark tasks); fewer when a local master has fewer task slots")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p, SPARSE_STRATEGIES)
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
-    p.add_argument("--lr", type=float, help="learning rate (default: 0.01, or the --network file's own)")
+    p.add_argument("--lr", type=float, help="learning rate (default: %g, or the --network file's own)"
+                   % CTR_DEFAULTS["learningRate"])
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
@@ -237,12 +245,15 @@ def estimator(args, categorical, numeric, multi=()):
                     hiddenUnits=[int(h) for h in args.hidden_units.split(",") if h], numWorkers=args.num_workers,
                     numServers=args.num_servers, hashIds=args.format != "dummy", multiValueCols=list(multi),
                     multiValueSeparator=args.separator, validationFraction=args.validation_fraction,
-                    earlyStoppingPatience=args.early_stopping_patience, earlyStoppingMetric=args.early_stopping_metric,
+                    earlyStoppingPatience=patience_for(args.early_stopping_patience, args.validation_fraction),
+                    earlyStoppingMetric=args.early_stopping_metric,
                     **estimator_settings(args))
     if args.network:
         settings.update(network=args.network, numericCols=[])
     else:
-        settings.update(embeddingL2=args.embedding_l2, dropout=args.dropout)
+        settings.update(dropout=args.dropout)
+        if args.embedding_l2 is not None:
+            settings.update(embeddingL2=args.embedding_l2)
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
                 "learningRate": args.lr}
     settings.update({k: v for k, v in optional.items() if v is not None})

@@ -3,7 +3,7 @@ summary over seeds (no Spark)."""
 import numpy as np
 import pytest
 
-from benchmarks.bench_ctr_quality import auc, best, grid, logloss, one_axis_sweep, summarise
+from benchmarks.bench_ctr_quality import RunCache, auc, best, grid, logloss, one_axis_sweep, summarise
 
 
 def test_grid_is_every_combination_last_axis_fastest():
@@ -40,3 +40,16 @@ def test_summarise_means_and_spread_over_seeds():
     assert row["auc"] == pytest.approx(0.72) and row["spread"] == pytest.approx(0.04)
     assert (row["logloss"], row["epochs"], row["fit_s"], row["seeds"]) == (pytest.approx(0.6), 4.0, 15.0, 2)
     assert best([{"val_auc": 0.6, "k": 1}, {"val_auc": 0.7, "k": 2}, {"val_auc": 0.7, "k": 3}])["k"] == 2
+
+
+def test_run_cache_keeps_runs_across_instances(tmp_path):
+    path = str(tmp_path / "runs.json")
+    key = ("planted_noise0", 100, "lr", "tuned", 0, (8,))
+    first = RunCache(path)
+    assert first.get(key) is None
+    first.put(key, {"auc": 0.71, "setting": {"regParam": 0.01}})
+    assert RunCache(path).get(key) == {"auc": 0.71, "setting": {"regParam": 0.01}}
+    assert RunCache(path).get(key[:-1] + ((4,),)) is None
+    unkept = RunCache(None)
+    unkept.put(key, {"auc": 0.5})
+    assert unkept.get(key) == {"auc": 0.5} and not (tmp_path / "None").exists()

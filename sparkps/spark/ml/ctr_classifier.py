@@ -19,6 +19,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError
+from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
@@ -64,7 +65,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                              "to shrink it); 0: no limit", TypeConverters.toFloat)
     earlyStoppingPatience = declare("earlyStoppingPatience", "with validationFraction: stop once the validation "
                                     "metric has not improved for this many epochs and keep the best epoch's weights "
-                                    "and table rows (0: off, train every epoch)", TypeConverters.toInt)
+                                    "and table rows (0: off, train every epoch; left unset: 2 when rows are held "
+                                    "out, off when validationFraction is 0)", TypeConverters.toInt)
     earlyStoppingMetric = declare("earlyStoppingMetric", "validation metric early stopping watches: auc (higher is "
                                   "better) or logloss (lower is better)", TypeConverters.toString)
     embeddingL2 = declare("embeddingL2", "L2 coefficient on the embedding rows (the optimizer's wd, with "
@@ -79,11 +81,10 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
-                         network="", hashIds=True, embeddingDim=8, hiddenUnits=[64, 32], numBuckets=0, numEpochs=5,
-                         batchSize=256, optimizer="adam", learningRate=0.01, numericStats="",
+                         network="", hashIds=True, numBuckets=0, numericStats="",
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
                          multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
-                         earlyStoppingPatience=0, earlyStoppingMetric="auc", embeddingL2=0.0, dropout=0.0)
+                         **CTR_DEFAULTS)       # chosen by measurement (sparkps/nets/ctr_defaults.py)
 
     def _featurizer(self):
         get = self.getOrDefault
@@ -150,8 +151,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         get = self.getOrDefault
         settings = {k: get(k) for k in ("numEpochs", "batchSize", "optimizer", "learningRate")}
         if get("network"):
-            for name in ("embeddingL2", "dropout"):
-                if get(name):
+            for name in ("embeddingL2", "dropout"):       # their defaults are the zoo's; set, they are refused
+                if self.isSet(name) and get(name):
                     raise ConfigError("network %s: param %s applies to zoo models only; an Angel network sets its "
                                       "own regularisation (each layer's reg2)" % (get("network"), name))
             net = self._angel()
@@ -168,6 +169,13 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         return build(get("model"), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
             dict(settings, optimizer_args={"wd": get("embeddingL2")} if get("embeddingL2") else {})
 
+    def early_stopping_patience(self):
+        """The patience the fit uses: ``earlyStoppingPatience`` when set; else its default (2) with rows held out
+        (``validationFraction`` > 0, the default 0.1) and 0 (off) without."""
+        get = self.getOrDefault
+        return patience_for(get("earlyStoppingPatience") if self.isSet("earlyStoppingPatience") else None,
+                            get("validationFraction"))
+
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
@@ -181,13 +189,13 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         spec = self.feature_spec(stats)
         rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly
         symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
-        stop_metric = early_stopping_metric(get("earlyStoppingMetric"), get("earlyStoppingPatience"),
-                                            validation is not None)
-        featurizer.check_labels(train, get("labelCol"), stats.label_facts)
+        patience = self.early_stopping_patience()
+        stop_metric = early_stopping_metric(get("earlyStoppingMetric"), patience, validation is not None)
+        featurizer.check_labels(train, get("labelCol"), stats.label_facts, rows_of=dataset)
         # the fit's one barrier stage reads the columns as Arrow batches: typed ids and numbers, no per-row objects
         frame, reader = featurizer.training_input(train, stats, get("labelCol"), spec)
         if validation is not None:
-            featurizer.check_labels(validation, get("labelCol"))
+            featurizer.check_labels(validation, get("labelCol"), rows_of=dataset)
             validation = featurizer.training_input(validation, stats, get("labelCol"), spec)[0]
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
         trainer = SparkTrainer(symbol, None, batch_size=settings["batchSize"],
@@ -197,7 +205,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                label_name="ctr_label", data_name=spec.input_parts()[0][0], eval_metric="logloss",
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
                                inputs=reader.typed, **strategy,
-                               patience=get("earlyStoppingPatience"), stop_metric=stop_metric,
+                               patience=patience, stop_metric=stop_metric,
                                **checkpoint_settings(self))
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
                                   known_rows=stats.label_facts["rows"])

@@ -192,16 +192,18 @@ class CTRFeaturizer:
         selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
         return selected.mapInArrow(encode, schema).rdd.map(decode)
 
-    def check_labels(self, df, label_col, facts=None):
+    def check_labels(self, df, label_col, facts=None, rows_of=None):
         """DataError for no rows, or naming the first row whose label is null or not finite. ``facts``: the
         ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
-        path finds the row."""
+        path finds the row in ``rows_of`` (default ``df``): the input a split ``df`` was drawn from, so the row
+        number is the user's."""
         from sparkps.spark.driver import schema
         facts = facts if facts is not None else dict(zip(LABEL_FACTS, [int(v or 0) for v in df.agg(
             *_label_facts(label_col)).first()]))
-        schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(df, label_col, key))
+        source = df if rows_of is None else rows_of
+        schema.check_labels(facts, None, where=lambda key: schema.first_bad_label(source, label_col, key))
         if facts.get("not_binary"):
-            row, value = schema.first_bad_label(df, label_col, "binary")
+            row, value = schema.first_bad_label(source, label_col, "binary")
             raise DataError("row %s: label %r in column %r is not 0 or 1 (%d such labels): a click label is 0 or 1"
                             % (row, value, label_col, facts["not_binary"]))
         return facts["rows"]

@@ -49,7 +49,7 @@ def test_a_per_epoch_decay_gets_the_rows_of_a_worker(spark, tmp_path, captured, 
     rows = [(float(rng.random() < 0.3), str(rng.integers(10)), str(rng.integers(10))) for _ in range(203)]
     frame = spark.createDataFrame(rows, ["click", "a", "b"])
     clf = SparkpsCTRClassifier(labelCol="click", categoricalCols=["a", "b"], network=angel_network(tmp_path, **decay),
-                               model="", batchSize=25, numWorkers=2)
+                               model="", batchSize=25, numWorkers=2, validationFraction=0.0)
     with caplog.at_level(logging.WARNING, logger="sparkps.nets.angel_decay"), pytest.raises(Launched):
         clf.fit(frame)
     schedule = captured["optimizer_params"]["lr_scheduler"]

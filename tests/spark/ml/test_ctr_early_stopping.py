@@ -79,7 +79,26 @@ def test_embedding_l2_and_dropout_reach_the_network_and_persist(tmp_path):
     assert settings["optimizer_args"] == {"wd": 1e-4}
     ops = [n["op"] for n in __import__("json").loads(symbol.tojson())["nodes"]]
     assert "Dropout" in ops
-    plain, plain_settings = classifier(model="deepfm", hiddenUnits=[8]).network_symbol(spec)
-    assert "Dropout" not in plain.tojson() and plain_settings["optimizer_args"] == {}
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS
+    plain, plain_settings = classifier(model="deepfm", hiddenUnits=[8]).network_symbol(spec)    # the defaults
+    assert "Dropout" not in plain.tojson()
+    assert plain_settings["optimizer_args"] == ({"wd": CTR_DEFAULTS["embeddingL2"]} if CTR_DEFAULTS["embeddingL2"]
+                                                else {})
+    none, none_settings = classifier(model="deepfm", hiddenUnits=[8], embeddingL2=0.0).network_symbol(spec)
+    assert none_settings["optimizer_args"] == {}
+    assert float(none.attr_dict().get("embedding_weight", {}).get("__wd_mult__", 0.0)) == 0.0
     with pytest.raises(ConfigError, match="dropout must be in"):
         classifier(dropout=1.5).network_symbol(spec)
+
+
+def test_early_stopping_is_on_by_default_and_off_without_held_out_rows():
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS
+    from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
+    plain = SparkpsCTRClassifier(categoricalCols=["a"])
+    assert plain.getOrDefault("validationFraction") == CTR_DEFAULTS["validationFraction"] > 0
+    assert plain.early_stopping_patience() == CTR_DEFAULTS["earlyStoppingPatience"] > 0
+    assert SparkpsCTRClassifier(categoricalCols=["a"], validationFraction=0.0).early_stopping_patience() == 0
+    assert SparkpsCTRClassifier(categoricalCols=["a"], earlyStoppingPatience=0).early_stopping_patience() == 0
+    assert SparkpsCTRClassifier(categoricalCols=["a"], earlyStoppingPatience=5).early_stopping_patience() == 5
+    for name in ("learningRate", "embeddingL2", "embeddingDim", "batchSize", "numEpochs"):
+        assert plain.getOrDefault(name) == CTR_DEFAULTS[name], name

@@ -26,7 +26,7 @@ def classifier(**kwargs):
     from sparkps.spark.ml.classifier import SparkpsCTRClassifier
     settings = dict(labelCol="click", categoricalCols=["site", "app", "device", "hour"], model="fm",
                     embeddingDim=4, numEpochs=4, batchSize=128, learningRate=0.05, numWorkers=2,
-                    numServers=1)
+                    numServers=1, validationFraction=0.0)     # every row trains (early stopping: its own tests)
     settings.update(kwargs)
     return SparkpsCTRClassifier(**settings)
 
@@ -139,7 +139,7 @@ def test_multi_valued_columns_and_exact_validation_metrics_each_epoch(tagged):
     from pyspark.ml.functions import vector_to_array
     from sklearn.metrics import roc_auc_score
     clf = classifier(categoricalCols=["site"], multiValueCols=["tags", "genres"], multiValueSeparator="|",
-                     model="lr", numEpochs=2, validationFraction=0.25, seed=3)
+                     model="lr", numEpochs=2, validationFraction=0.25, earlyStoppingPatience=0, seed=3)
     model = clf.fit(tagged)
     assert json.loads(model.getOrDefault("numericStats"))["widths"] == {"tags": 4, "genres": 2}
     history = model.history

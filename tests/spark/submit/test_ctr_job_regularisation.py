@@ -7,6 +7,7 @@ import os
 import pytest
 
 from sparkps.errors import ConfigError
+from sparkps.nets.ctr_defaults import CTR_DEFAULTS
 from sparkps.spark.submit.settings import check_ctr_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -28,12 +29,22 @@ def test_the_flags_reach_the_estimator():
     get = clf.getOrDefault
     assert (get("earlyStoppingPatience"), get("earlyStoppingMetric")) == (2, "logloss")
     assert (get("embeddingL2"), get("dropout")) == (1e-5, 0.1)
-    plain = job.estimator(job.parse_args(["--demo"]), ["C1"], [])
-    assert (plain.getOrDefault("earlyStoppingPatience"), plain.getOrDefault("embeddingL2")) == (0, 0.0)
+    plain = job.estimator(job.parse_args(["--demo"]), ["C1"], [])      # the measured defaults: early stopping on
+    assert (plain.getOrDefault("validationFraction"), plain.getOrDefault("earlyStoppingPatience"),
+            plain.getOrDefault("embeddingL2"), plain.getOrDefault("learningRate")) == (
+        CTR_DEFAULTS["validationFraction"], CTR_DEFAULTS["earlyStoppingPatience"], CTR_DEFAULTS["embeddingL2"],
+        CTR_DEFAULTS["learningRate"])
+    assert CTR_DEFAULTS["validationFraction"] > 0 and CTR_DEFAULTS["earlyStoppingPatience"] > 0
+    unheld = job.estimator(job.parse_args(["--demo", "--validation-fraction", "0"]), ["C1"], [])
+    assert unheld.getOrDefault("earlyStoppingPatience") == 0      # nothing held out: no early stopping
+    off = job.estimator(job.parse_args(["--demo", "--early-stopping-patience", "0", "--embedding-l2", "0"]),
+                        ["C1"], [])
+    assert (off.getOrDefault("earlyStoppingPatience"), off.getOrDefault("embeddingL2")) == (0, 0.0)
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--early-stopping-patience", "2"], "--early-stopping-patience 2 needs held-out rows"),
+    (["--validation-fraction", "0", "--early-stopping-patience", "2"],
+     "--early-stopping-patience 2 needs held-out rows"),
     (["--early-stopping-patience", "-1"], "--early-stopping-patience must be >= 0"),
     (["--dropout", "1"], "--dropout must be in [0, 1), got 1.0"),
     (["--embedding-l2", "-0.1"], "--embedding-l2 must be >= 0"),
