@@ -35,6 +35,10 @@ def test_the_flags_reach_the_estimator():
         CTR_DEFAULTS["validationFraction"], CTR_DEFAULTS["earlyStoppingPatience"], CTR_DEFAULTS["embeddingL2"],
         CTR_DEFAULTS["learningRate"])
     assert CTR_DEFAULTS["validationFraction"] > 0 and CTR_DEFAULTS["earlyStoppingPatience"] > 0
+    from sparkps.spark.ml import SparkpsCTRClassifier
+    estimator = SparkpsCTRClassifier(categoricalCols=["C1"])     # the job and the estimator agree on every default
+    for name in CTR_DEFAULTS:
+        assert plain.getOrDefault(name) == estimator.getOrDefault(name) == CTR_DEFAULTS[name], name
     unheld = job.estimator(job.parse_args(["--demo", "--validation-fraction", "0"]), ["C1"], [])
     assert unheld.getOrDefault("earlyStoppingPatience") == 0      # nothing held out: no early stopping
     off = job.estimator(job.parse_args(["--demo", "--early-stopping-patience", "0", "--embedding-l2", "0"]),
