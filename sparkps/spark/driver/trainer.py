@@ -13,7 +13,7 @@ import contextlib
 
 import numpy as np
 
-from sparkps.errors import ClusterError, ConfigError, DataError
+from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.strategies import check_strategy
 from sparkps.optimizer import create as create_optimizer
 from sparkps.spark.common.result_chunks import CHUNK_BYTES
@@ -29,6 +29,7 @@ from sparkps.spark.driver.arguments import (
     network_name,
 )
 from sparkps.spark.driver.console import spark_progress_paused
+from sparkps.spark.driver.input_checks import check_training_data
 from sparkps.spark.driver.placement import check_placement as checks_placement
 from sparkps.spark.driver.placement import (
     choose_placement,
@@ -154,13 +155,13 @@ class SparkTrainer:
         caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
         Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
-        Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
-        DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
-        until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
-        cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
-        server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
-        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']``
-        and marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
+        Before any task starts it checks the data on the driver (see ``input_checks.check_training_data``: one
+        aggregation over a DataFrame's label column) and raises ConfigError / DataError naming the column or input
+        row.  Blocks until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching
+        when the cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after
+        every server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
+        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']`` and
+        marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
         """
         from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
         from sparkps.spark.driver.restarts import ProgressLog, Restarts
@@ -177,19 +178,21 @@ class SparkTrainer:
             raise ConfigError("a reader reads the record batches of a DataFrame; fit got %s" % type(data).__name__)
         if not is_connect(session):
             checks.choose_worker_python(session.sparkContext)
-        workers, servers = self._checked_data(data, features_col, label_col, known_rows=known_rows,
-                                              typed=reader is not None or self.inputs is not None)
+        num_features = int(np.prod(self.input_shape))
+        workers, servers = check_training_data(data, features_col, label_col, self.num_workers, self.num_servers,
+                                               self.num_classes, num_features, known_rows=known_rows,
+                                               typed=reader is not None or self.inputs is not None)
         master, conf, parallelism = cluster_facts(session)
         checks.check_cluster(master, conf, parallelism or workers, workers)
         self._local_master = checks.is_local(master)
-        if frame and wide_rows(data, reader or self.inputs, int(np.prod(self.input_shape)) + bool(weight_col)):
+        if frame and wide_rows(data, reader or self.inputs, num_features + bool(weight_col)):
             frame = False      # features too wide for dense Arrow batches: rows, densified a mini-batch at a time
         if frame:
             stage = frame_input(data, workers, features_col, label_col, weight_col, reader, *self._input_facts())
             places = None
         else:
-            rdd, places = partitioned(as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
-                                             weight_col), workers, tag=not is_frame(data))
+            rdd, places = partitioned(as_rdd(data, features_col, label_col, num_features, weight_col), workers,
+                                      tag=not is_frame(data))
             stage = (session.sparkContext, rdd)
         extra = {"row_places": places, "row_weights": bool(weight_col)}
         if weight_col:
@@ -306,54 +309,6 @@ class SparkTrainer:
         """The Spark job description of a fit (shown in the Spark UI): model, epochs and roles."""
         return "sparkps: training %s for %d epochs (%d workers, %d servers)" % (
             self.model_name, self.num_epoch, workers, servers)
-
-    def _checked_data(self, data, features_col, label_col, known_rows=None, typed=False):
-        """Driver-side checks before any task starts; returns ``(workers, servers)`` for this fit.
-
-        A DataFrame: schema (label numeric, features a vector or numeric array), then one aggregation over
-        the label column (no rows, nulls, NaN, fractions, labels out of the network's classes, named by
-        input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
-        from sparkps.spark.driver import schema
-        if known_rows is not None:       # the caller checked its frame (the CTR estimator's one pass)
-            return schema.checked_workers(int(known_rows), self.num_workers, self.num_servers)
-        if is_frame(data) and typed:     # named inputs: their columns are checked where they enter (the task)
-            if label_col not in data.columns:
-                raise ConfigError("the DataFrame has no column %r; its columns are %s" % (label_col, data.columns))
-            facts = schema.scan_labels(data, label_col)
-            schema.check_labels(facts, self.num_classes,
-                                where=lambda key: schema.first_bad_label(data, label_col, key, self.num_classes))
-            return schema.checked_workers(facts["rows"], self.num_workers, self.num_servers)
-        if is_frame(data):
-            schema.check_schema(data, features_col, label_col)
-            classes = self._classes_of(data, label_col)
-            try:
-                width = int(np.prod(self.input_shape))
-                facts = schema.scan_labels(data, label_col, features_col, width)
-            except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
-                from sparkps.spark.driver.stage import describe_stage_error
-                cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
-                raise DataError("reading the training data failed: %s" % cause) from None
-            schema.check_labels(facts, classes,
-                                where=lambda key: schema.first_bad_label(data, label_col, key, classes))
-            schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
-            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
-            rows = facts["rows"]
-        else:
-            if not hasattr(data, "mapPartitions"):
-                raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
-            rows = len(data.take(self.num_workers))
-            if not rows:
-                raise DataError("the training data has no rows")
-        return schema.checked_workers(rows, self.num_workers, self.num_servers)
-
-    def _classes_of(self, df, label_col):
-        """The network's class count, checked against StringIndexer's label metadata when present."""
-        from sparkps.spark.driver.schema import classes_from_metadata
-        indexed = classes_from_metadata(df, label_col)
-        if indexed is not None and self.num_classes is not None and indexed != self.num_classes:
-            raise ConfigError("column %s has %d classes (its StringIndexer metadata) but the network predicts %d;"
-                              " make the last layer %d wide" % (label_col, indexed, self.num_classes, indexed))
-        return self.num_classes
 
     def _plan(self, scheduler_uri, secret, num_workers, num_servers):
         """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
