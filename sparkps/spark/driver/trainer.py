@@ -13,12 +13,12 @@ import contextlib
 
 import numpy as np
 
-from sparkps.errors import ClusterError, ConfigError, DataError
+from sparkps.errors import ClusterError, ConfigError
 from sparkps.kvstore.strategies import check_strategy
 from sparkps.optimizer import create as create_optimizer
 from sparkps.spark.common.result_chunks import CHUNK_BYTES
-from sparkps.spark.common.row_places import in_input, tag_rows
-from sparkps.spark.common.session import is_connect, is_frame, session_of
+from sparkps.spark.common.row_places import in_input
+from sparkps.spark.common.session import is_connect, is_frame
 from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.arguments import (
@@ -29,19 +29,27 @@ from sparkps.spark.driver.arguments import (
     network_name,
 )
 from sparkps.spark.driver.console import spark_progress_paused
+from sparkps.spark.driver.input_checks import check_training_data
 from sparkps.spark.driver.placement import check_placement as checks_placement
 from sparkps.spark.driver.placement import (
     choose_placement,
     cluster_facts,
     connect_host,
     needs_probe,
-    rdd_refused,
     tasks_reach,
 )
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, merge_histories, trained_model
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.tracking import log_fit
+from sparkps.spark.driver.training_input import (
+    as_rdd,
+    frame_input,
+    partitioned,
+    session_for,
+    validation_arrays,
+    wide_rows,
+)
 from sparkps.spark.task.barrier_task import make_frame_task, make_train_task
 
 REGISTER_SECONDS = 600.0
@@ -147,13 +155,13 @@ class SparkTrainer:
         caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
         Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
-        Before any task starts it checks the data on the driver (see ``_checked_data``: one aggregation over a
-        DataFrame's label column) and raises ConfigError / DataError naming the column or input row.  Blocks
-        until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching when the
-        cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after every
-        server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
-        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']``
-        and marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
+        Before any task starts it checks the data on the driver (see ``input_checks.check_training_data``: one
+        aggregation over a DataFrame's label column) and raises ConfigError / DataError naming the column or input
+        row.  Blocks until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching
+        when the cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after
+        every server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
+        restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']`` and
+        marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
         """
         from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
         from sparkps.spark.driver.restarts import ProgressLog, Restarts
@@ -162,7 +170,7 @@ class SparkTrainer:
         point = self._resume_point(resume)
         # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
-        session = _session_for(data)
+        session = session_for(data)
         frame = is_frame(data)
         if weight_col and not frame:
             raise ConfigError("weight_col needs a DataFrame; an RDD's rows carry no weight column")
@@ -170,26 +178,28 @@ class SparkTrainer:
             raise ConfigError("a reader reads the record batches of a DataFrame; fit got %s" % type(data).__name__)
         if not is_connect(session):
             checks.choose_worker_python(session.sparkContext)
-        workers, servers = self._checked_data(data, features_col, label_col, known_rows=known_rows,
-                                              typed=reader is not None or self.inputs is not None)
+        num_features = int(np.prod(self.input_shape))
+        workers, servers = check_training_data(data, features_col, label_col, self.num_workers, self.num_servers,
+                                               self.num_classes, num_features, known_rows=known_rows,
+                                               typed=reader is not None or self.inputs is not None)
         master, conf, parallelism = cluster_facts(session)
         checks.check_cluster(master, conf, parallelism or workers, workers)
         self._local_master = checks.is_local(master)
-        if frame and _wide_rows(data, reader or self.inputs, int(np.prod(self.input_shape)) + bool(weight_col)):
+        if frame and wide_rows(data, reader or self.inputs, num_features + bool(weight_col)):
             frame = False      # features too wide for dense Arrow batches: rows, densified a mini-batch at a time
         if frame:
-            stage = self._frame_stage(data, workers, features_col, label_col, weight_col, reader)
+            stage = frame_input(data, workers, features_col, label_col, weight_col, reader, *self._input_facts())
             places = None
         else:
-            rdd, places = _partitioned(_as_rdd(data, features_col, label_col, int(np.prod(self.input_shape)),
-                                               weight_col), workers, tag=not is_frame(data))
+            rdd, places = partitioned(as_rdd(data, features_col, label_col, num_features, weight_col), workers,
+                                      tag=not is_frame(data))
             stage = (session.sparkContext, rdd)
         extra = {"row_places": places, "row_weights": bool(weight_col)}
         if weight_col:
             from sparkps.spark.task.row_weights import weighted_symbol
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
-            extra["validation"] = self._validation_arrays(validation, features_col, label_col, reader)
+            extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
@@ -227,51 +237,9 @@ class SparkTrainer:
         log_fit(self.tracked_params(workers, servers), model.history)
         return model
 
-    def _frame_stage(self, df, workers, features_col, label_col, weight_col, reader):
-        """``(DataFrame of the columns the task reads, dealt into ``workers`` partitions, reader)``."""
-        from pyspark.sql import functions as F
-
-        from sparkps.spark.common.arrow_inputs import FeatureReader, TypedReader
-        if reader is None and self.inputs is not None:
-            missing = [c for c in self.inputs.names + [label_col] if c not in df.columns]
-            if missing:
-                raise ConfigError("DataFrame has no column(s) %s for the inputs %s; columns are %s"
-                                  % (missing, self.inputs.names, df.columns))
-            df = df.select(*[F.col(n) for n in self.inputs.names], F.col(label_col).cast("float").alias(label_col))
-            reader = TypedReader(self.inputs, label_col)
-        elif reader is None:
-            from sparkps.spark.model.frames import FEATURES_TMP, features_as_arrays
-            ids = self.data_dtype == "int64"
-            # ids keep their column's own type (bigint, or whole doubles checked in the task), never a cast
-            features = _id_values(df, features_col) if ids else F.col(FEATURES_TMP)
-            columns = [features, F.col(label_col).cast("float").alias(label_col)]
-            if weight_col:
-                if weight_col not in df.columns:
-                    raise ConfigError("DataFrame has no column %r; columns are %s" % (weight_col, df.columns))
-                columns.append(F.col(weight_col).cast("float").alias(weight_col))
-            df = (df if ids else features_as_arrays(df, features_col)).select(*columns)
-            reader = FeatureReader(int(np.prod(self.input_shape)), ids=ids, weight=bool(weight_col),
-                                   names=(features_col, label_col, weight_col))
-        return _dealt(df, workers), reader
-
-    def _validation_arrays(self, data, features_col, label_col, reader):
-        """``(X, y)`` of a small validation DataFrame or RDD, collected on the driver (a DataFrame through the
-        training data's reader, as Arrow)."""
-        if not is_frame(data):
-            return _validation_arrays(data, features_col, label_col, int(np.prod(self.input_shape)))
-        from sparkps.spark.common.arrow_inputs import read_blocks
-        from sparkps.spark.task.early_stopping import check_size
-        if reader is None and self.inputs is None:
-            from sparkps.spark.driver.schema import check_schema
-            check_schema(data, features_col, label_col)
-        frame, reader = self._frame_stage(data, 1, features_col, label_col, None, reader) if reader is None \
-            else (data, reader)
-        blocks = list(read_blocks(reader, frame.toArrow().to_batches()))
-        if not blocks:
-            raise DataError("the validation data has no rows")
-        X, y = np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
-        check_size(X)
-        return X, y
+    def _input_facts(self):
+        """``(inputs, ids, num_features)``: how the tasks read a DataFrame (see training_input.frame_input)."""
+        return self.inputs, self.data_dtype == "int64", int(np.prod(self.input_shape))
 
     def _resume_point(self, resume):
         """The checkpoint ``fit(resume=True)`` continues from (None without ``resume``)."""
@@ -342,54 +310,6 @@ class SparkTrainer:
         return "sparkps: training %s for %d epochs (%d workers, %d servers)" % (
             self.model_name, self.num_epoch, workers, servers)
 
-    def _checked_data(self, data, features_col, label_col, known_rows=None, typed=False):
-        """Driver-side checks before any task starts; returns ``(workers, servers)`` for this fit.
-
-        A DataFrame: schema (label numeric, features a vector or numeric array), then one aggregation over
-        the label column (no rows, nulls, NaN, fractions, labels out of the network's classes, named by
-        input row).  An RDD: ``take(num_workers)`` (no rows, fewer rows than workers)."""
-        from sparkps.spark.driver import schema
-        if known_rows is not None:       # the caller checked its frame (the CTR estimator's one pass)
-            return schema.checked_workers(int(known_rows), self.num_workers, self.num_servers)
-        if is_frame(data) and typed:     # named inputs: their columns are checked where they enter (the task)
-            if label_col not in data.columns:
-                raise ConfigError("the DataFrame has no column %r; its columns are %s" % (label_col, data.columns))
-            facts = schema.scan_labels(data, label_col)
-            schema.check_labels(facts, self.num_classes,
-                                where=lambda key: schema.first_bad_label(data, label_col, key, self.num_classes))
-            return schema.checked_workers(facts["rows"], self.num_workers, self.num_servers)
-        if is_frame(data):
-            schema.check_schema(data, features_col, label_col)
-            classes = self._classes_of(data, label_col)
-            try:
-                width = int(np.prod(self.input_shape))
-                facts = schema.scan_labels(data, label_col, features_col, width)
-            except Exception as exc:    # the frame's own lineage failed (a UDF, a missing file): one line
-                from sparkps.spark.driver.stage import describe_stage_error
-                cause = describe_stage_error(exc).replace("a Spark task failed: ", "", 1)
-                raise DataError("reading the training data failed: %s" % cause) from None
-            schema.check_labels(facts, classes,
-                                where=lambda key: schema.first_bad_label(data, label_col, key, classes))
-            schema.check_features(facts, where=lambda: schema.first_bad_features(data, features_col))
-            schema.check_width(facts, width, where=lambda: schema.first_bad_width(data, features_col, width))
-            rows = facts["rows"]
-        else:
-            if not hasattr(data, "mapPartitions"):
-                raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
-            rows = len(data.take(self.num_workers))
-            if not rows:
-                raise DataError("the training data has no rows")
-        return schema.checked_workers(rows, self.num_workers, self.num_servers)
-
-    def _classes_of(self, df, label_col):
-        """The network's class count, checked against StringIndexer's label metadata when present."""
-        from sparkps.spark.driver.schema import classes_from_metadata
-        indexed = classes_from_metadata(df, label_col)
-        if indexed is not None and self.num_classes is not None and indexed != self.num_classes:
-            raise ConfigError("column %s has %d classes (its StringIndexer metadata) but the network predicts %d;"
-                              " make the last layer %d wide" % (label_col, indexed, self.num_classes, indexed))
-        return self.num_classes
-
     def _plan(self, scheduler_uri, secret, num_workers, num_servers):
         """Everything a task needs, as plain values (captured by the task closure instead of ``self``)."""
         return {"scheduler_uri": scheduler_uri, "secret": secret, "num_servers": num_servers,
@@ -409,7 +329,6 @@ class SparkTrainer:
                 "bind_executor_host": not getattr(self, "_local_master", True)}
 
 
-
 def _raise_in_input(exc, data, places):
     """Raise ``exc``; a failed stage that names a row of one input partition is raised naming the row of the
     whole input instead (see sparkps.spark.common.row_places)."""
@@ -418,111 +337,3 @@ def _raise_in_input(exc, data, places):
         if message != str(exc):
             raise StageFailed(message, node=exc.node) from None
     raise exc
-
-
-def _validation_arrays(data, features_col, label_col, num_features):
-    """``(X float32, y float32)`` of a small validation DataFrame or RDD, collected on the driver."""
-    from sparkps.spark.common.batches import is_block, iter_batches
-    from sparkps.spark.task.early_stopping import check_size
-    if is_frame(data):
-        from sparkps.spark.driver.schema import check_schema
-        check_schema(data, features_col, label_col)
-        rows = data.select(features_col, label_col).collect()
-    else:
-        rows = data.collect()
-    if not rows:
-        raise DataError("the validation data has no rows")
-    pairs = [(row[0], row[1]) for row in rows]
-    size = sum(len(row[1]) if is_block(row[0]) else 1 for row in pairs)     # an RDD of blocks holds many rows
-    X, y = next(iter_batches(iter(pairs), size, num_features))
-    check_size(X)
-    return X, y
-
-
-def _session_for(data):
-    """The SparkSession a fit of ``data`` runs on: a DataFrame's own, or the classic session of an RDD's context.
-    ConfigError for anything else, and for an RDD while the active session is a Spark Connect one (it has none)."""
-    session = session_of(data)
-    if session is not None:
-        return session
-    from pyspark.sql import SparkSession
-    active = SparkSession.getActiveSession()
-    if not hasattr(data, "mapPartitions"):
-        if active is not None and is_connect(active):
-            raise rdd_refused(type(data).__name__)
-        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
-    if active is not None and is_connect(active):
-        raise rdd_refused()
-    return SparkSession(data.context) if active is None else active
-
-
-def _id_values(df, features_col):
-    """The features column of a network reading 64-bit ids, as an array column of its own element type (a Vector's
-    values as doubles: the task accepts whole numbers below 2**53 from them and names the row of any other)."""
-    from pyspark.sql import functions as F
-    if features_col not in df.columns:
-        raise ConfigError("DataFrame has no column %r; columns are %s" % (features_col, df.columns))
-    if type(df.schema[features_col].dataType).__name__ == "VectorUDT":
-        from pyspark.ml.functions import vector_to_array
-        return vector_to_array(F.col(features_col)).alias(features_col)
-    return F.col(features_col)
-
-
-def _wide_rows(df, typed, width):
-    """True for a classic DataFrame of one features column too wide for dense Arrow batches (``blocks_fit``): it
-    trains in the RDD stage from its rows (sparse vectors stay sparse until a mini-batch is built)."""
-    if typed or is_connect(df):
-        return False
-    from sparkps.spark.model.frames import blocks_fit
-    return not blocks_fit(df, width)
-
-
-def _dealt(df, num_workers):
-    """``df`` in exactly ``num_workers`` partitions, rows dealt evenly: a shuffle unless it has that many already
-    and its plan ends in no coalesce (Spark refuses a barrier stage over a coalesced input). A Spark Connect frame's
-    partitions cannot be counted from the client, so it is always dealt."""
-    if not is_connect(df) and df.rdd.getNumPartitions() == num_workers and not _coalesced(df):
-        return df
-    return df.repartition(num_workers)
-
-
-def _coalesced(df):
-    """True when the physical plan of a classic DataFrame coalesces partitions (or cannot be read)."""
-    try:
-        return "Coalesce" in str(df._jdf.queryExecution().executedPlan().toString())
-    except Exception:     # no JVM plan to read: deal the rows, which is always allowed
-        return True
-
-
-def _as_rdd(data, features_col, label_col, num_features, weight_col=None):
-    """An RDD of rows from an RDD; from a DataFrame (``features_col``, ``label_col``) an RDD of float32
-    blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
-    row's weight follows its features as one more column."""
-    if is_frame(data):
-        from sparkps.spark.model.frames import blocks_fit, frame_to_blocks
-        if blocks_fit(data, num_features + (1 if weight_col else 0)):
-            return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
-        missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]
-        if missing:
-            raise ConfigError("DataFrame has no column(s) %s; columns are %s" % (missing, data.columns))
-        if weight_col:
-            from sparkps.spark.task.row_weights import with_weight
-            return data.select(features_col, label_col, weight_col).rdd.map(with_weight)
-        return data.select(features_col, label_col).rdd
-    if not hasattr(data, "mapPartitions"):
-        raise ConfigError("fit needs an RDD or a DataFrame, got %s" % type(data).__name__)
-    return data
-
-
-def _partitioned(rdd, num_workers, tag=False):
-    """``(rdd, row_places)``: exactly ``num_workers`` partitions (a shuffle when the count differs: Spark
-    refuses a barrier stage over a coalesced RDD).  With ``tag`` the tasks can name a row by its place in
-    ``rdd`` (row_places 'partition': task p reads input partition p; 'tagged': elements were tagged with
-    their place before the shuffle, see sparkps.spark.common.row_places); else row_places is None."""
-    if rdd.getNumPartitions() != num_workers:
-        if tag:
-            return rdd.mapPartitionsWithIndex(tag_rows).repartition(num_workers), "tagged"
-        return rdd.repartition(num_workers), None
-    return rdd, "partition" if tag else None
-
-

@@ -102,8 +102,8 @@ def _write_json(path, name, value):
 
 def _manifest(spark_model, plans, since, model_name):
     from sparkps import __version__
-    from sparkps.spark.model.spark_model import FORMAT as MODEL_FORMAT
-    from sparkps.spark.model.spark_model import FORMAT_NAME as MODEL_FORMAT_NAME
+    from sparkps.spark.model.model_folder import FORMAT as MODEL_FORMAT
+    from sparkps.spark.model.model_folder import FORMAT_NAME as MODEL_FORMAT_NAME
     tables = {}
     for name, plan in plans.items():
         entry = {"dim": plan["dim"], "rows": int(plan["ids"].size), "file": name + ".parquet",

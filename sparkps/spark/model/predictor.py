@@ -16,7 +16,8 @@ from sparkps.errors import ConfigError
 from sparkps.model_files import params_from_bytes, params_to_bytes
 from sparkps.spark.common.sparse_inputs import data_dtype, has_tables
 
-__all__ = ["Predictor", "PredictorCache", "data_input_name", "params_from_bytes", "params_to_bytes", "predictor_for"]
+__all__ = ["Predictor", "PredictorCache", "data_input_name", "model_payload", "params_from_bytes", "params_to_bytes",
+           "predictor_for"]
 
 
 def data_input_name(symbol, arg_params, label_name):
@@ -169,6 +170,16 @@ class PredictorCache:
 WORKER_PREDICTORS = PredictorCache()
 
 
+def model_payload(model_id, symbol_json, arg_params, aux_params, input_shape, batch_size, label_name,
+                  input_layout=None):
+    """A model's payload, the form it travels to the executors in (``SparkModel.payload``): plain strings, numbers,
+    lists and the params as .npz bytes, keyed as ``predictor_for`` reads them. ``input_layout``: a PackedLayout's
+    list, or None."""
+    return {"id": model_id, "symbol": symbol_json, "params": params_to_bytes(arg_params, aux_params),
+            "input_shape": [int(d) for d in input_shape], "batch_size": int(batch_size),
+            "label_name": label_name, "ctx": "cpu", "input_layout": input_layout}
+
+
 def predictor_for(source):
     """The Python worker's Predictor for a model source (``SparkModel.source``: the payload dict itself, or a dict
     naming the folder of the model's saved files), or a Spark Broadcast of one. Blocks on reading that folder the
@@ -179,15 +190,20 @@ def predictor_for(source):
 
 def _make_predictor(source):
     if "params" not in source:
-        source = dict(_read_payload(source["path"]), id=source["id"], batch_size=source["batch_size"])
+        source = _read_payload(source)
     return Predictor(source["symbol"], source["params"], source["input_shape"], source["batch_size"],
                      source["label_name"], source.get("ctx", "cpu"), _layout(source))
 
 
-def _read_payload(path):
-    """The payload of the SparkModel saved in folder ``path`` (read in a Python worker; DataError naming it)."""
-    from sparkps.spark.model.spark_model import SparkModel
-    return SparkModel.load(path).payload()
+def _read_payload(source):
+    """The payload of the model a source names by the folder of its saved files, ``source["path"]`` (read in a
+    Python worker; ConfigError / DataError naming it), with the source's id and batch size."""
+    from sparkps.spark.model.model_folder import read_folder
+    saved = read_folder(source["path"])
+    layout = _layout(saved.meta)
+    return model_payload(source["id"], saved.symbol.tojson(), saved.arg_params, saved.aux_params,
+                         saved.meta["input_shape"], source["batch_size"], saved.meta["label_name"],
+                         None if layout is None else layout.to_list())
 
 
 def _layout(payload):

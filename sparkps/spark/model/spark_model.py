@@ -10,20 +10,17 @@
 is read by each Python worker from a folder every executor can read (where the model was saved or loaded from,
 else ``spark.sparkps.modelDir``, else a temporary folder on a local master).
 """
-import json
 import os
 import tempfile
 import uuid
 
 import numpy as np
 
-from sparkps.errors import ConfigError, DataError
+from sparkps.errors import ConfigError
 from sparkps.spark.common.batches import iter_batches
-from sparkps.spark.model.predictor import Predictor, data_input_name, params_from_bytes, params_to_bytes, predictor_for
+from sparkps.spark.model.model_folder import local_path, read_folder, write_folder
+from sparkps.spark.model.predictor import Predictor, data_input_name, model_payload, params_from_bytes, predictor_for
 
-PREFIX = "model"
-METADATA = "metadata.json"
-TABLE_COUNTS = "table-counts.npz"
 MAX_BROADCAST_BYTES = 1 << 30
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
 # at 128 MB by default (spark.connect.grpc.maxInboundMessageSize)
@@ -73,10 +70,8 @@ class SparkModel:
 
     def payload(self, batch_size=None):
         """The broadcast form: plain strings, numbers and .npz bytes."""
-        return {"id": self.model_id, "symbol": self.symbol_json,
-                "params": params_to_bytes(self.arg_params, self.aux_params),
-                "input_shape": list(self.input_shape), "batch_size": int(batch_size or self.batch_size),
-                "label_name": self.label_name, "ctx": "cpu", "input_layout": self._layout_list()}
+        return model_payload(self.model_id, self.symbol_json, self.arg_params, self.aux_params, self.input_shape,
+                             batch_size or self.batch_size, self.label_name, self._layout_list())
 
     def source(self, session=None, batch_size=None):
         """How ``transform`` ships this model to the executors, a dict of plain values for the UDF's closure: the
@@ -105,7 +100,7 @@ class SparkModel:
         folder = conf(session, MODEL_DIR_CONF) if session is not None else None
         master = (conf(session, "spark.master", "") if session is not None else "") or ""
         if folder:
-            path = os.path.join(_local_path(folder), "sparkps-model-" + self.model_id)
+            path = os.path.join(local_path(folder), "sparkps-model-" + self.model_id)
         elif master.startswith("local"):
             path = tempfile.mkdtemp(prefix="sparkps-model-")
         else:
@@ -204,23 +199,10 @@ class SparkModel:
         ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
         ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do).
         ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
-        path = _local_path(path)
-        os.makedirs(path, exist_ok=True)
-        feedforward = self.to_feedforward()
-        feedforward.save(os.path.join(path, PREFIX), self.epoch)
-        meta = {"format": "%s/%d" % (FORMAT_NAME, FORMAT), "prefix": PREFIX, "epoch": self.epoch,
-                "input_shape": list(self.input_shape), "label_name": self.label_name,
-                "batch_size": self.batch_size, "history": [dict(h, epoch=h["epoch"] + 1) for h in self.history],
-                "best_epoch": None if self.best_epoch is None else self.best_epoch + 1}
-        if self.input_layout is not None:
-            meta["input_layout"] = self._layout_list()
-        if self.table_counts:
-            np.savez(os.path.join(path, TABLE_COUNTS), **{"%s:%s" % (part, name): array
-                                                          for name, pair in self.table_counts.items()
-                                                          for part, array in zip(("ids", "counts"), pair)})
-        with open(os.path.join(path, METADATA), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1)
-        self.saved_path = os.path.abspath(path)
+        meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
+                "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
+                "input_layout": self._layout_list()}
+        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts)
 
     @classmethod
     def load(cls, path, epoch=None, from_mxnet=False, **meta):
@@ -238,28 +220,13 @@ class SparkModel:
             from sparkps.model_files import load_checkpoint
             symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
             return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
-        path = _local_path(path)
-        meta_path = os.path.join(path, METADATA)
-        if not os.path.exists(meta_path):
-            raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
-        try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise DataError("cannot read %s: %s" % (meta_path, exc)) from None
-        meta = _METADATA_LOADERS[saved_format(meta_path, meta)](meta_path, meta)
-        from sparkps.train.feedforward import FeedForward
-        feedforward = FeedForward.load(os.path.join(path, meta["prefix"]), meta["epoch"])
-        model = cls(feedforward.symbol, feedforward.arg_params, feedforward.aux_params,
+        saved = read_folder(path)
+        meta = saved.meta
+        model = cls(saved.symbol, saved.arg_params, saved.aux_params,
                     input_shape=meta["input_shape"], label_name=meta["label_name"],
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
                     best_epoch=meta.get("best_epoch"), input_layout=_layout_of(meta))
-        counts = os.path.join(path, TABLE_COUNTS)
-        if os.path.exists(counts):
-            with np.load(counts, allow_pickle=False) as saved:
-                names = {key.split(":", 1)[1] for key in saved.files}
-                model.table_counts = {n: (saved["ids:" + n], saved["counts:" + n]) for n in names}
-        model.saved_path = os.path.abspath(path)
+        model.table_counts, model.saved_path = saved.table_counts, saved.path
         return model
 
     @classmethod
@@ -282,56 +249,6 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
-
-
-FORMAT_NAME, FORMAT = "sparkps.SparkModel", 3
-
-
-def saved_format(meta_path, meta):
-    """The format version of a SparkModel's ``metadata.json`` (``"format": "sparkps.SparkModel/N"``).
-
-    1: sparkps 0.1.0 (params file of params format 1); 2: the params file carries its own format
-    (``meta:format``, :mod:`sparkps.model_files`); 3: ``history`` and ``best_epoch`` count epochs from 1
-    (the model in memory counts from 0, as MXNet's ``Epoch[0]`` lines do). Metadata without ``format`` is
-    version 1. A newer version, or a foreign format, is a DataError naming the file."""
-    if not isinstance(meta, dict):
-        raise DataError("%s is not SparkModel metadata (a JSON object expected)" % meta_path)
-    text = meta.get("format", "%s/1" % FORMAT_NAME)
-    name, _, version = str(text).rpartition("/")
-    if name != FORMAT_NAME or not version.isdigit() or int(version) < 1:
-        raise DataError("%s: format %r is not a sparkps SparkModel (%s/N expected)" % (meta_path, text, FORMAT_NAME))
-    if int(version) > FORMAT:
-        raise DataError("%s: the model was saved in SparkModel format %d by a newer sparkps; this version reads "
-                        "formats 1 to %d (upgrade sparkps to load it)" % (meta_path, int(version), FORMAT))
-    return int(version)
-
-
-def _metadata_v1(meta_path, meta):
-    """0.1.0's metadata: every field ``load`` reads is there (the params file's own format says how to read it)."""
-    missing = [k for k in ("prefix", "epoch", "input_shape", "label_name", "batch_size") if k not in meta]
-    if missing:
-        raise DataError("%s misses %s" % (meta_path, ", ".join(missing)))
-    return meta
-
-
-def _metadata_v3(meta_path, meta):
-    """Epochs counted from 1 in ``history`` and ``best_epoch``: back to the model's count from 0."""
-    meta = _metadata_v1(meta_path, meta)
-    history = meta.get("history") or []
-    if any(not isinstance(h, dict) or not isinstance(h.get("epoch"), int) or h["epoch"] < 1 for h in history):
-        raise DataError("%s: every history entry needs an epoch counted from 1" % meta_path)
-    best = meta.get("best_epoch")
-    return dict(meta, history=[dict(h, epoch=h["epoch"] - 1) for h in history],
-                best_epoch=None if best is None else int(best) - 1)
-
-
-_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1, 3: _metadata_v3}     # 2 changed the params file only
-
-
-def _local_path(path):
-    """``path`` without a ``file:`` scheme (models are written with plain file I/O)."""
-    path = str(path)
-    return path[len("file:"):] if path.startswith("file:") else path
 
 
 def _layout_of(meta):
