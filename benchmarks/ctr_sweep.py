@@ -13,9 +13,11 @@ tenth of the training rows is held out, the validation AUC is read after every e
 has not improved for ``--patience`` epochs, and the best epoch's model (dense weights and table rows) is the one
 scored on the test rows.
 
-The sweep is one axis at a time around :data:`CENTRE` (every setting of an axis with the others at the centre).
+The sweep is one axis at a time around :data:`CENTRE` (every setting of an axis with the others at the centre;
+the centre has no dropout, and the dropout axis is swept for the models with a deep part only).
 Per model and data set the table gives each setting's mean test AUC over the seeds and its spread, the best
-setting, and how far the centre - the estimator's defaults - sits from it. ``--write-docs`` writes one section
+setting, and how far the estimator's defaults (``sparkps.nets.ctr_defaults``: the centre moved along the axes where
+the sweep favoured it, fitted as one more setting) sit from it. ``--write-docs`` writes one section
 of docs/benchmarks.md per data set (``ctr_sweep_<data>``, so data sets can run in separate processes);
 ``--json PATH`` the mean AUC of every setting.
 """
@@ -42,7 +44,8 @@ from benchmarks.bench_ctr_quality import (  # noqa: E402
 
 CENTRE = {"learningRate": 0.003, "embeddingL2": 1e-4, "embeddingDim": 8, "batchSize": 256}
 AXES = {"learningRate": [0.001, 0.003, 0.01], "embeddingL2": [0.0, 1e-5, 1e-4, 1e-3],
-        "embeddingDim": [4, 8, 16], "batchSize": [256, 1024]}
+        "embeddingDim": [4, 8, 16], "batchSize": [256, 1024], "dropout": [0.3, 0.5]}
+DEEP = ("widedeep", "deepfm", "dcn", "pnn", "nfm")      # the models with a deep part (dropout's axis: these only)
 HIDDEN = [64, 32]
 VALIDATION = 0.1
 
@@ -88,7 +91,7 @@ def fit_once(dataset, arrays, model, setting, seed, max_epochs, patience):
     fit_part, val_part, test = _take(arrays["train"], ~held), _take(arrays["train"], held), arrays["test"]
     val_inputs, test_inputs = build(val_part), build(test)
     l2 = setting["embeddingL2"]
-    symbol = nets.build(model, spec, **regularisation_args(l2, 0.0))
+    symbol = nets.build(model, spec, **regularisation_args(l2, setting.get("dropout", 0.0)))
     history = []
 
     def score(epoch, sym, arg_params, aux_params):
@@ -123,7 +126,16 @@ def summary(runs):
 
 
 def setting_text(setting):
-    return ", ".join("%s %g" % kv for kv in setting.items() if CENTRE.get(kv[0]) != kv[1]) or "centre (defaults)"
+    return ", ".join("%s %g" % kv for kv in setting.items() if CENTRE.get(kv[0], 0.0) != kv[1]) or "centre"
+
+
+def defaults_setting(model):
+    """The estimator's defaults as a sweep setting of ``model`` (dropout only for the models with a deep part)."""
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS
+    setting = {name: CTR_DEFAULTS[name] for name in CENTRE}
+    if model in DEEP and CTR_DEFAULTS["dropout"]:
+        setting["dropout"] = CTR_DEFAULTS["dropout"]
+    return setting
 
 
 def sweep_markdown(results, args):
@@ -148,10 +160,10 @@ def sweep_markdown(results, args):
                     model, setting_text(r["setting"]), s["auc"], s["spread"], s["logloss"], s["epochs"],
                     s["best_epoch"], s["fit_s"]))
             top = max(mine, key=lambda r: r["summary"]["auc"])
-            centre = next(r for r in mine if r["setting"] == CENTRE)
-            verdicts.append("%s: best %s (%.4f); the defaults %.4f (%+.4f)" % (
-                model, setting_text(top["setting"]), top["summary"]["auc"], centre["summary"]["auc"],
-                centre["summary"]["auc"] - top["summary"]["auc"]))
+            chosen = next(r for r in mine if r["setting"] == defaults_setting(model))
+            verdicts.append("%s: best %s (%.4f); the defaults (%s) %.4f (%+.4f)" % (
+                model, setting_text(top["setting"]), top["summary"]["auc"], setting_text(chosen["setting"]),
+                chosen["summary"]["auc"], chosen["summary"]["auc"] - top["summary"]["auc"]))
         lines += [""] + ["- " + v for v in verdicts] + [""]
     lines += ["Command: `%s`" % report.command("ctr_sweep", report.argv_options())]
     return "\n".join(lines)
@@ -204,7 +216,9 @@ def main(argv=None):
         arrays = featurised(dataset)
         label = "%s, %d train / %d test rows" % (dataset["name"], len(dataset["train"]), len(dataset["test"]))
         for model in args.models:
-            for setting in settings:
+            chosen = defaults_setting(model)
+            mine = [s for s in settings if model in DEEP or "dropout" not in s]
+            for setting in mine + ([chosen] if chosen not in mine else []):
                 runs = []
                 for seed in args.seeds:
                     key = (dataset["slug"], len(dataset["train"]), model, sorted(setting.items()), seed,

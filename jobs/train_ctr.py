@@ -78,8 +78,9 @@ def parse_args(argv=None):
     p.add_argument("--embedding-l2", type=float, default=None,
                    help="L2 on the embedding rows (the optimizer's wd on the tables only, docs/regularisation.md; "
                         "zoo models; default %g; 0: none)" % CTR_DEFAULTS["embeddingL2"])
-    p.add_argument("--dropout", type=float, default=0.0,
-                   help="dropout after each hidden layer of the deep part (zoo models; default 0: none)")
+    p.add_argument("--dropout", type=float, default=None,
+                   help="dropout after each hidden layer of the deep part (zoo models; default %g; 0: none)"
+                   % CTR_DEFAULTS["dropout"])
     p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
     p.add_argument("--embedding-dim", type=int, default=CTR_DEFAULTS["embeddingDim"],
@@ -251,9 +252,8 @@ def estimator(args, categorical, numeric, multi=()):
     if args.network:
         settings.update(network=args.network, numericCols=[])
     else:
-        settings.update(dropout=args.dropout)
-        if args.embedding_l2 is not None:
-            settings.update(embeddingL2=args.embedding_l2)
+        given = {"embeddingL2": args.embedding_l2, "dropout": args.dropout}
+        settings.update({k: v for k, v in given.items() if v is not None})
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
                 "learningRate": args.lr}
     settings.update({k: v for k, v in optional.items() if v is not None})

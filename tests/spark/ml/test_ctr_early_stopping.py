@@ -81,11 +81,12 @@ def test_embedding_l2_and_dropout_reach_the_network_and_persist(tmp_path):
     assert "Dropout" in ops
     from sparkps.nets.ctr_defaults import CTR_DEFAULTS
     plain, plain_settings = classifier(model="deepfm", hiddenUnits=[8]).network_symbol(spec)    # the defaults
-    assert "Dropout" not in plain.tojson()
+    assert ("Dropout" in plain.tojson()) == bool(CTR_DEFAULTS["dropout"])
     assert plain_settings["optimizer_args"] == ({"wd": CTR_DEFAULTS["embeddingL2"]} if CTR_DEFAULTS["embeddingL2"]
                                                 else {})
-    none, none_settings = classifier(model="deepfm", hiddenUnits=[8], embeddingL2=0.0).network_symbol(spec)
-    assert none_settings["optimizer_args"] == {}
+    none, none_settings = classifier(model="deepfm", hiddenUnits=[8], embeddingL2=0.0,
+                                     dropout=0.0).network_symbol(spec)
+    assert none_settings["optimizer_args"] == {} and "Dropout" not in none.tojson()
     assert float(none.attr_dict().get("embedding_weight", {}).get("__wd_mult__", 0.0)) == 0.0
     with pytest.raises(ConfigError, match="dropout must be in"):
         classifier(dropout=1.5).network_symbol(spec)

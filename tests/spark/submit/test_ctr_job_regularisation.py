@@ -41,9 +41,10 @@ def test_the_flags_reach_the_estimator():
         assert plain.getOrDefault(name) == estimator.getOrDefault(name) == CTR_DEFAULTS[name], name
     unheld = job.estimator(job.parse_args(["--demo", "--validation-fraction", "0"]), ["C1"], [])
     assert unheld.getOrDefault("earlyStoppingPatience") == 0      # nothing held out: no early stopping
-    off = job.estimator(job.parse_args(["--demo", "--early-stopping-patience", "0", "--embedding-l2", "0"]),
-                        ["C1"], [])
-    assert (off.getOrDefault("earlyStoppingPatience"), off.getOrDefault("embeddingL2")) == (0, 0.0)
+    off = job.estimator(job.parse_args(["--demo", "--early-stopping-patience", "0", "--embedding-l2", "0",
+                                        "--dropout", "0"]), ["C1"], [])
+    assert (off.getOrDefault("earlyStoppingPatience"), off.getOrDefault("embeddingL2"),
+            off.getOrDefault("dropout")) == (0, 0.0, 0.0)
 
 
 @pytest.mark.parametrize("flags,message", [
