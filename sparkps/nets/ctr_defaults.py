@@ -14,7 +14,7 @@ CTR_DEFAULTS = {
     "numEpochs": 10,
     "batchSize": 256,
     "optimizer": "adam",
-    "learningRate": 0.01,
+    "learningRate": 0.003,
     "embeddingL2": 1e-4,
     "dropout": 0.5,
     "validationFraction": 0.1,
