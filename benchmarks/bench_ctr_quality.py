@@ -175,8 +175,8 @@ def movielens_set(rows, seed=0):
 
 # -- fitting ----------------------------------------------------------------------------------------------------
 
-def spark_session():
-    return report.local_spark("bench_ctr_quality", "4g")
+def spark_session(slots=2):
+    return report.local_spark("bench_ctr_quality", "4g", slots)
 
 
 def frames(spark, dataset):
@@ -448,6 +448,8 @@ def parse_args(argv=None):
     p.add_argument("--models", type=_list(str), default=list(MODELS), help="sparkps zoo models (default all)")
     p.add_argument("--variants", type=_list(str), default=["default"],
                    help="sparkps variants: default, previous (the defaults before they were measured)")
+    p.add_argument("--kvstores", type=_list(str), default=["dist_sync"],
+                   help="with --workers: the strategies compared (default dist_sync; dist_async runs from 2 workers)")
     p.add_argument("--workers", type=_list(int), default=[],
                    help="the scale check instead: each model at its defaults with these worker counts (e.g. 1,2,4)")
     p.add_argument("--noise", type=_list(float), default=[0.0, 0.3],
@@ -475,6 +477,8 @@ def parse_args(argv=None):
         p.error("--variants takes default, previous")
     if set(args.mllib) - {"default", "tuned", "none"}:
         p.error("--mllib takes default, tuned or none")
+    if set(args.kvstores) - {"dist_sync", "dist_async"}:
+        p.error("--kvstores takes dist_sync, dist_async (the strategies that keep sparse tables on the servers)")
     if not args.seeds:
         p.error("--seeds needs at least one seed")
     return args
@@ -553,11 +557,13 @@ def run_workers(spark, args, dataset):
     """Each model at its defaults with each of ``--workers`` worker counts: rows 'sparkps M' / 'N workers'."""
     train, test = frames(spark, dataset)
     rows = []
+    configs = [(k, w) for k in args.kvstores for w in args.workers if k == "dist_sync" or w > 1]
     for model in args.models:
-        for workers in args.workers:
-            runs = [sparkps_run(train, test, dataset, model, seed, numWorkers=workers) for seed in args.seeds]
-            rows.append({"model": "sparkps " + model, "variant": "%d worker%s" % (workers, "s" * (workers > 1)),
-                         "summary": summarise(runs), "runs": runs})
+        for kvstore, workers in configs:
+            runs = [sparkps_run(train, test, dataset, model, seed, numWorkers=workers, kvstore=kvstore)
+                    for seed in args.seeds]
+            rows.append({"model": "sparkps " + model, "variant": "%d worker%s, %s" % (
+                workers, "s" * (workers > 1), kvstore), "summary": summarise(runs), "runs": runs})
             s = rows[-1]["summary"]
             print("%-28s %-10s %-10s auc %s +- %s epochs %s fit %.1fs" % (
                 dataset["name"], model, rows[-1]["variant"], fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"),
@@ -572,9 +578,12 @@ def run_workers(spark, args, dataset):
 
 def workers_markdown(dataset, rows, args):
     lines = ["## CTR quality: workers, %s (benchmarks/bench_ctr_quality.py)" % dataset["name"], "",
-             "Each model at its defaults (`SparkpsCTRClassifier(model=M, seed=S, numWorkers=N)`, dist_sync, one "
-             "server; %s) with 1, 2 and 4 workers on Spark `local[2]`; the note is the mean AUC's gap to the same "
-             "model on the fewest workers. %s %s" % (defaults_text(), data_text(args, dataset), seeds_text(args)),
+             "Each model at its defaults (`SparkpsCTRClassifier(model=M, seed=S, numWorkers=N, kvstore=K)`, one "
+             "server; %s) with %s workers under %s on Spark `local[%d]` (a task slot per worker, on the same 2 "
+             "cores); the note is the mean AUC's gap to the same model on the fewest workers. %s %s" % (
+                 defaults_text(), ", ".join(map(str, args.workers)), " and ".join(args.kvstores),
+                 max([2] + args.workers),
+                 data_text(args, dataset), seeds_text(args)),
              ""]
     lines += table(rows, title_of(dataset)) + [""]
     lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
@@ -586,7 +595,7 @@ def main(argv=None):
     sets = datasets(args)
     if not sets:
         raise SystemExit("no data set to run: give --noise levels, or install recbole for MovieLens 100K")
-    spark = spark_session()
+    spark = spark_session(max([2] + args.workers))     # local[2], or a slot for each worker of --workers
     sections = []
     try:
         for dataset in sets:

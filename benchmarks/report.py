@@ -57,12 +57,13 @@ def child_env():
     return dict(os.environ, PYTHONPATH=ROOT)
 
 
-def local_spark(app_name, driver_memory):
-    """A local[2] SparkSession for a benchmark (loopback only, UI and progress bar off, 2 shuffle partitions)."""
+def local_spark(app_name, driver_memory, slots=2):
+    """A local[slots] SparkSession for a benchmark (loopback only, UI and progress bar off, 2 shuffle partitions);
+    ``slots``: task slots, at least as many as a fit's workers (a barrier stage needs all of them at once)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName(app_name)
+    spark = (SparkSession.builder.master("local[%d]" % slots).appName(app_name)
              .config("spark.ui.enabled", "false").config("spark.driver.memory", driver_memory)
              .config("spark.sql.shuffle.partitions", "2").config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
