@@ -14,7 +14,8 @@ has not improved for ``--patience`` epochs, and the best epoch's model (dense we
 scored on the test rows.
 
 The sweep is one axis at a time around :data:`CENTRE` (every setting of an axis with the others at the centre;
-the centre has no dropout, and the dropout axis is swept for the models with a deep part only).
+the centre has no dropout, and the dropout axis is swept for the models with a deep part only; ``--brief`` models
+sweep the learning rate and dropout only).
 Per model and data set the table gives each setting's mean test AUC over the seeds and its spread, the best
 setting, and how far the estimator's defaults (``sparkps.nets.ctr_defaults``: the centre moved along the axes where
 the sweep favoured it, fitted as one more setting) sit from it. ``--write-docs`` writes one section
@@ -45,6 +46,7 @@ from benchmarks.bench_ctr_quality import (  # noqa: E402
 CENTRE = {"learningRate": 0.003, "embeddingL2": 1e-4, "embeddingDim": 8, "batchSize": 256}
 AXES = {"learningRate": [0.001, 0.003, 0.01], "embeddingL2": [0.0, 1e-5, 1e-4, 1e-3],
         "embeddingDim": [4, 8, 16], "batchSize": [256, 1024], "dropout": [0.3, 0.5]}
+BRIEF = {"learningRate", "dropout"}      # the axes of a --brief model
 DEEP = ("widedeep", "deepfm", "dcn", "pnn", "nfm")      # the models with a deep part (dropout's axis: these only)
 HIDDEN = [64, 32]
 VALIDATION = 0.1
@@ -129,6 +131,11 @@ def setting_text(setting):
     return ", ".join("%s %g" % kv for kv in setting.items() if CENTRE.get(kv[0], 0.0) != kv[1]) or "centre"
 
 
+def moved_axes(setting):
+    """The names of the settings that differ from the centre."""
+    return {k for k, v in setting.items() if CENTRE.get(k, 0.0) != v}
+
+
 def defaults_setting(model):
     """The estimator's defaults as a sweep setting of ``model`` (dropout only for the models with a deep part)."""
     from sparkps.nets.ctr_defaults import CTR_DEFAULTS
@@ -145,7 +152,9 @@ def sweep_markdown(results, args):
              "best epoch scored on the test rows; one axis at a time around the centre %s over %s. Test AUC: mean "
              "over seeds %s, spread = max - min. Data: %s." % (
                  HIDDEN, int(VALIDATION * 100), args.patience, args.max_epochs, CENTRE, AXES,
-                 ", ".join(map(str, args.seeds)), "; ".join(sorted({r["data"] for r in results}))), ""]
+                 ", ".join(map(str, args.seeds)), "; ".join(sorted({r["data"] for r in results}))) +
+             (" %s: the learning rate and dropout axes only (`--brief`)." % ", ".join(args.brief)
+              if args.brief else ""), ""]
     for data in sorted({r["data"] for r in results}, key=[r["data"] for r in results].index):
         lines += ["**%s**" % data, "", "| model | setting | test AUC | spread | logloss | epochs (best) | fit (s) |",
                   "|---|---|---|---|---|---|---|"]
@@ -183,6 +192,9 @@ def parse_args(argv=None):
     p.add_argument("--axes", type=_list(str), default=list(AXES), help="the axes swept (default all)")
     p.add_argument("--max-epochs", type=int, default=10)
     p.add_argument("--patience", type=int, default=2)
+    p.add_argument("--brief", type=_list(str), default=[],
+                   help="models swept along the learning rate and dropout axes only (the centre and the defaults "
+                        "included)")
     p.add_argument("--cache", metavar="PATH", help="a JSON file of fits: fits found there are reused, new ones added "
                    "(an interrupted sweep goes on where it stopped)")
     args = report.add_output_args(p).parse_args(argv)
@@ -217,7 +229,8 @@ def main(argv=None):
         label = "%s, %d train / %d test rows" % (dataset["name"], len(dataset["train"]), len(dataset["test"]))
         for model in args.models:
             chosen = defaults_setting(model)
-            mine = [s for s in settings if model in DEEP or "dropout" not in s]
+            mine = [s for s in settings if (model in DEEP or "dropout" not in s) and
+                    (model not in args.brief or moved_axes(s) <= BRIEF)]
             for setting in mine + ([chosen] if chosen not in mine else []):
                 runs = []
                 for seed in args.seeds:
