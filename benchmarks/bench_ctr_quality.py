@@ -8,7 +8,8 @@ split), over seeds, on planted data at two noise levels and on MovieLens 100K.
     python -m benchmarks.bench_ctr_quality --rows 100000 --models fm,deepfm --workers 1,2,4 --mllib none --write-docs
 
 ``--write-docs`` writes one section of docs/benchmarks.md per data set run (``ctr_quality_planted_noise0``,
-``ctr_quality_planted_noise0.3``, ``ctr_quality_movielens``; with ``--workers``, ``ctr_quality_workers_<data>``)
+``ctr_quality_planted_noise0.3``, ``ctr_quality_movielens``; with ``--workers``,
+``ctr_quality_workers_<data>_<models>``)
 as soon as it is done, so the data sets can run in separate processes. ``--json PATH`` writes every row's figures;
 ``--mllib-cache PATH`` keeps MLlib's runs (they do not depend on sparkps) for the next run to reuse. The sweep
 that chose the defaults is ``benchmarks/ctr_sweep.py``.
@@ -601,7 +602,8 @@ def main(argv=None):
         for dataset in sets:
             if args.workers:
                 rows = run_workers(spark, args, dataset)
-                text, section = workers_markdown(dataset, rows, args), "ctr_quality_workers_" + dataset["slug"]
+                text = workers_markdown(dataset, rows, args)
+                section = "ctr_quality_workers_%s_%s" % (dataset["slug"], "_".join(args.models))
             else:
                 rows = run_quality(spark, args, dataset)
                 text, section = quality_markdown(dataset, rows, args), section_name(dataset)
