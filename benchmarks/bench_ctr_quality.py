@@ -466,6 +466,8 @@ def parse_args(argv=None):
     p.add_argument("--torch-python", default=os.environ.get("SPARKPS_TORCH_PYTHON", ""),
                    help="a Python with torch, for the PyTorch reference rows of fm and deepfm (default "
                         "$SPARKPS_TORCH_PYTHON; none: no such rows)")
+    p.add_argument("--mllib-models", type=_list(str), default=["lr", "fm"],
+                   help="MLlib estimators: lr (LogisticRegression), fm (FMClassifier) (default both)")
     p.add_argument("--fm-seeds", type=_list(int), default=[],
                    help="seeds of MLlib's FMClassifier rows (default: --seeds; its tuned search is the slowest "
                         "fit here)")
@@ -540,6 +542,8 @@ def run_quality(spark, args, dataset):
                 cache.put(key, mllib_run(kind, *encoded, seed, variant, args.fm_factor_sizes))
             return cache.get(key)
         for kind, name in (("lr", "MLlib LogisticRegression"), ("fm", "MLlib FMClassifier")):
+            if kind not in args.mllib_models:
+                continue
             for variant in mllib:
                 runs = [run(kind, variant, seed) for seed in (args.fm_seeds or args.seeds if kind == "fm"
                                                                else args.seeds)]
