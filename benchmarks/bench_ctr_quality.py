@@ -405,9 +405,10 @@ def settings_text(args, dataset):
                 dict(FM_GRID, factorSize=args.fm_factor_sizes), data_text(args, dataset), seeds_text(args)))
 
 
-def section_name(dataset):
-    """The docs/benchmarks.md section of a data set's table: one a data set, so each can be run apart."""
-    return "ctr_quality_" + dataset["slug"]
+def section_name(dataset, tag=""):
+    """The docs/benchmarks.md section of a data set's table: one a data set (and ``--section-tag``), so each can
+    be run apart."""
+    return "ctr_quality_" + dataset["slug"] + ("_" + tag if tag else "")
 
 
 def quality_markdown(dataset, rows, args):
@@ -466,6 +467,8 @@ def parse_args(argv=None):
     p.add_argument("--torch-python", default=os.environ.get("SPARKPS_TORCH_PYTHON", ""),
                    help="a Python with torch, for the PyTorch reference rows of fm and deepfm (default "
                         "$SPARKPS_TORCH_PYTHON; none: no such rows)")
+    p.add_argument("--section-tag", default="",
+                   help="appended to the docs sections' names, so a check at other sizes keeps its own (e.g. 10k)")
     p.add_argument("--mllib-models", type=_list(str), default=["lr", "fm"],
                    help="MLlib estimators: lr (LogisticRegression), fm (FMClassifier) (default both)")
     p.add_argument("--fm-seeds", type=_list(int), default=[],
@@ -610,7 +613,7 @@ def main(argv=None):
                 section = "ctr_quality_workers_%s_%s" % (dataset["slug"], "_".join(args.models))
             else:
                 rows = run_quality(spark, args, dataset)
-                text, section = quality_markdown(dataset, rows, args), section_name(dataset)
+                text, section = quality_markdown(dataset, rows, args), section_name(dataset, args.section_tag)
             sections.append((dataset["name"], rows))
             print(text, flush=True)
             report.publish(args, section, text)     # each data set as soon as it is done
