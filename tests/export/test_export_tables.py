@@ -36,6 +36,7 @@ def fitted(spark, tmp_path_factory):
     model = SparkpsCTRClassifier(labelCol="click", categoricalCols=["C1", "C2", "C3"], numericCols=["I1", "I2"],
                                  multiValueCols=["tags"], model="deepfm", embeddingDim=4, hiddenUnits=[8],
                                  numEpochs=2, batchSize=64, numWorkers=2, numServers=1,
+                                 validationFraction=0.0,        # the last epoch is the model (no best epoch kept)
                                  checkpointDir=str(checkpoints)).fit(frame(spark, 300, seed=3).repartition(2))
     return model, checkpoints
 

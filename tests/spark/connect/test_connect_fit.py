@@ -90,7 +90,7 @@ def test_the_ctr_job_runs_with_spark_api_mode_connect(fits_on_connect, tmp_path)
     out = subprocess.run([submit, "--master", "local[2]", "--conf", "spark.api.mode=connect",
                           os.path.join(ROOT, "jobs", "train_ctr.py"), "--train", paths[0], "--test", paths[1],
                           "--format", "criteo", "--model", "lr", "--epochs", "2", "--batch-size", "128", "--lr",
-                          "0.05", "--output", str(tmp_path / "out")],
+                          "0.05", "--validation-fraction", "0", "--output", str(tmp_path / "out")],
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]     # spark-submit: python errors on stdout
     found = re.fullmatch(r"test AUC (\d\.\d{4}) logloss (\d+\.\d{4}) \(500 rows\)", out.stdout.strip().splitlines()[-1])
