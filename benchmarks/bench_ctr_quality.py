@@ -54,6 +54,7 @@ import time
 import numpy as np
 
 from benchmarks import report
+from benchmarks.ctr_reference import RunCache, torch_ready, torch_run
 
 MODELS = ("lr", "fm", "widedeep", "deepfm", "dcn", "pnn", "nfm")
 PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, linear_scale=0.5, fm_scale=0.5,
@@ -278,74 +279,6 @@ def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,
     fit_part.unpersist(), val_part.unpersist()
     return {"auc": auc(labels, p), "logloss": logloss(labels, p), "epochs": chosen["epochs"], "fit_s": fit_s,
             "setting": chosen["setting"]}
-
-
-def torch_ready(python):
-    """Whether ``python`` imports torch (the PyTorch reference rows); prints why not."""
-    import subprocess
-    probe = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        print("bench_ctr_quality: no PyTorch rows: %s cannot import torch (a development extra: install it into a "
-              "separate environment and pass --torch-python)" % python, flush=True)
-    return probe.returncode == 0
-
-
-def torch_run(python, dataset, model, epochs, seed):
-    """The PyTorch reference (benchmarks/torch_deepfm.py) of zoo model ``model`` ('fm' or 'deepfm') at the
-    estimator's default width, batch and learning rate, trained ``epochs`` epochs on every training row, 2
-    threads: {auc, logloss, epochs, fit_s}."""
-    import json
-    import subprocess
-    import tempfile
-
-    from sparkps.ctr.hashing import hash_fields
-    from sparkps.ctr.numeric import NumericStats
-    from sparkps.nets.ctr_defaults import CTR_DEFAULTS as d
-    both = [dataset["train"], dataset["test"]]
-    cats, nums = dataset["categorical"], dataset["numeric"]
-    hashed = np.concatenate([hash_fields(cats, [f[c].to_numpy(object) for c in cats]) for f in both])
-    _, ids = np.unique(hashed, return_inverse=True)
-    rows = len(dataset["train"])
-    numeric = np.concatenate([f[nums].to_numpy(np.float64) for f in both]) if nums else np.zeros((len(ids), 0))
-    if nums:
-        numeric = NumericStats.fit(numeric[:rows], nums, log=True).transform(numeric)
-    labels = np.concatenate([f["label"].to_numpy(np.float32) for f in both])
-    with tempfile.TemporaryDirectory(prefix="bench-ctr-quality-torch-") as folder:
-        path = os.path.join(folder, "rows.npz")
-        np.savez(path, ids=ids.reshape(hashed.shape).astype(np.int64), numeric=numeric.astype(np.float32),
-                 labels=labels, train_rows=rows)
-        done = subprocess.run([python, os.path.join(report.ROOT, "benchmarks", "torch_deepfm.py"), path, "--model",
-                               model, "--dim", str(d["embeddingDim"]), "--hidden", ",".join(map(str, d["hiddenUnits"])),
-                               "--epochs", str(epochs), "--batch-size", str(d["batchSize"]), "--lr",
-                               str(d["learningRate"]), "--seed", str(seed), "--threads", "2"],
-                              capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError("torch_deepfm.py failed: %s" % done.stderr.strip()[-2000:])
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"auc": out["auc"], "logloss": out["logloss"], "epochs": epochs, "fit_s": out["fit_s"]}
-
-
-class RunCache:
-    """Runs by key (here MLlib's: data set, training rows, estimator, variant, seed, FM factor sizes), kept in a
-    JSON file (``--mllib-cache``) so a later run of the same data sets reuses them: MLlib's do not depend on
-    sparkps. No path: nothing kept."""
-
-    def __init__(self, path):
-        import json
-        self.path, self.runs = path, {}
-        if path and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                self.runs = json.load(f)
-
-    def get(self, key):
-        return self.runs.get(repr(key))
-
-    def put(self, key, run):
-        import json
-        self.runs[repr(key)] = run
-        if self.path:
-            with open(self.path, "w", encoding="utf-8") as f:
-                json.dump(self.runs, f, indent=1)
 
 
 # -- report -----------------------------------------------------------------------------------------------------

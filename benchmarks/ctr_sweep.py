@@ -35,13 +35,13 @@ import numpy as np  # noqa: E402
 from benchmarks import report  # noqa: E402
 from benchmarks.bench_ctr_quality import (  # noqa: E402
     MODELS,
-    RunCache,
     auc,
     logloss,
     movielens_set,
     one_axis_sweep,
     planted_set,
 )
+from benchmarks.ctr_reference import RunCache, featurised  # noqa: E402
 
 CENTRE = {"learningRate": 0.003, "embeddingL2": 1e-4, "embeddingDim": 8, "batchSize": 256}
 AXES = {"learningRate": [0.001, 0.003, 0.01], "embeddingL2": [0.0, 1e-5, 1e-4, 1e-3],
@@ -54,25 +54,6 @@ VALIDATION = 0.1
 
 class _Stop(Exception):
     """Raised from the epoch-end callback once the validation AUC has stopped improving."""
-
-
-def featurised(dataset):
-    """{'train', 'test'}: (inputs builder args) of a bench_ctr_quality data set: hashed ids, standardised numbers
-    (training statistics, log-mapped as the estimator does) and labels."""
-    from sparkps.ctr.hashing import hash_fields
-    from sparkps.ctr.numeric import NumericStats
-    cats, nums = dataset["categorical"], dataset["numeric"]
-
-    def arrays(frame):
-        ids = hash_fields(cats, [frame[c].to_numpy(object) for c in cats])
-        numeric = frame[nums].to_numpy(np.float64) if nums else None
-        return ids, numeric, frame["label"].to_numpy(np.float32)
-    train, test = arrays(dataset["train"]), arrays(dataset["test"])
-    if nums:
-        stats = NumericStats.fit(train[1], nums, log=True)
-        train = (train[0], stats.transform(train[1]).astype(np.float32), train[2])
-        test = (test[0], stats.transform(test[1]).astype(np.float32), test[2])
-    return {"train": train, "test": test}
 
 
 def _take(arrays, rows):

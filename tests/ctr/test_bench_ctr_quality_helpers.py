@@ -3,7 +3,8 @@ summary over seeds (no Spark)."""
 import numpy as np
 import pytest
 
-from benchmarks.bench_ctr_quality import RunCache, auc, best, grid, logloss, one_axis_sweep, summarise
+from benchmarks.bench_ctr_quality import auc, best, grid, logloss, one_axis_sweep, summarise
+from benchmarks.ctr_reference import RunCache
 
 
 def test_grid_is_every_combination_last_axis_fastest():
