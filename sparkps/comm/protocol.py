@@ -21,7 +21,8 @@ LEAVE          {"round": last round pushed}                                     
 =============  ===============================================================  ======================
 
 A PUSH/PUSHPULL whose header has ``"codec"`` (``{"type": "2bit", "threshold": t, "size": n}``) carries its
-gradient encoded (:mod:`sparkps.comm.codec`); :func:`parse_request` decodes it. Policies with
+dense gradient encoded (:mod:`sparkps.comm.codec`; a step's first array, its rows as they are);
+:func:`parse_request` decodes it. Policies with
 ``answers_round`` (``sync_replicas``) put ``"round"`` (the applied round) in a pull's reply, and
 ``"stale": true`` in the reply to a push they dropped.
 
@@ -266,11 +267,12 @@ def _parse_step(cls, msg):
         raise MalformedMessage("PUSHPULL field 'tables' must be a list of [table name, pushes, pulls], got %r"
                                % (str(tables)[:80],))
     want = 1 + sum(2 * push + pull for _, push, pull in tables)
-    if len(arrays) != want or arrays[0].dtype not in FLOAT_DTYPES:
+    encoded = meta.get("codec") is not None
+    if len(arrays) != want or not (encoded or arrays[0].dtype in FLOAT_DTYPES):
         raise MalformedMessage("PUSHPULL step over %d table(s) needs %d arrays (float dense grads first), got %d "
                                "of %s" % (len(tables), want, len(arrays), [str(a.dtype) for a in arrays]))
     keys = _keys(meta)
-    dense = arrays[0].reshape(-1)
+    dense = decode_payload(meta["codec"], arrays[:1]) if encoded else arrays[0].reshape(-1)
     if not keys and dense.size:
         raise MalformedMessage("PUSHPULL step: %d dense values but no 'keys'" % dense.size)
     steps, at = [], 1

@@ -207,35 +207,24 @@ class KVWorker:
     def step(self, staged, keys, outs, tables):
         """One PUSHPULL per server carrying a whole step: the dense push ``staged`` (from ``stage``, or None),
         the pull of the dense ``keys`` into ``outs`` and ``tables`` ({server rank: [TableStep]}) of row pushes
-        and pulls; in sync mode one new round on every server. ``wait`` returns the replies in server order
-        (arrays after the first: the rows of each table that pulls). Returns a rid."""
+        and pulls; in sync mode one new round on every server. The dense gradient goes through the codec as a
+        push's does. ``wait`` returns the replies in server order (arrays after the first: the rows of each table
+        that pulls). Returns a rid."""
         given = [check_key(k) for k in keys]
         keys = self._out_keys(given, outs)
         if staged is not None and staged.keys != keys:
             raise ConfigError("a step must pull the keys it pushes (%s), got %s" % (staged.keys, keys))
         holders = set(self.layout.servers_for(keys)) if keys else set()
-        with self._lock:
-            if self.rounds:     # a round per step, as for a dense push (server rounds: from the last pull's reply)
-                self.round += 1
-            parts = []
-            for s in range(self.postoffice.num_servers):
-                if not self.sync and s not in holders and s not in tables:
-                    continue
-                if self.rounds:
-                    self._last_round[s] = self._next_round(s)
-                own = keys if s in holders else []
-                dense = staged.payloads[s] if staged is not None and s in holders else np.zeros(0, self.push_dtype)
-                request = protocol.PushPull(own, self._last_round.get(s, 0) if self.rounds else None,
-                                            tables=tuple(tables.get(s, ())))
-                arrays = [dense] + [a for part in request.tables for a in part.arrays()]
-                rid = self.postoffice.request(self.postoffice.server_ids[s], "PUSHPULL", request.meta(), arrays)
-                parts.append((s, rid, self.layout.pieces_on(s, keys) if s in holders else []))
-            self.steps += 1
-            self.step_requests += len(parts)
-            self.sent["PUSHPULL"] += len(parts)
-            rid = next(self._ids)
-            self._requests[rid] = PendingRequest(parts, Outputs(dict(zip(given, outs)), group_of(given, outs)))
-            return rid
+        servers = [s for s in range(self.postoffice.num_servers) if self.sync or s in holders or s in tables]
+        empty = np.zeros(0, self.push_dtype)
+        payloads = {s: [staged.payloads[s] if staged is not None and s in holders else empty]
+                    + [a for part in tables.get(s, ()) for a in part.arrays()] for s in servers}
+
+        def meta_of(s):
+            return protocol.PushPull(keys if s in holders else [], self._last_round.get(s, 0) if self.rounds else None,
+                                     tables=tuple(tables.get(s, ()))).meta()
+        return self._send("PUSHPULL", keys, payloads, new_round=bool(self.rounds), servers=servers, meta_of=meta_of,
+                          outs=Outputs(dict(zip(given, outs)), group_of(given, outs)))
 
     def counters(self):
         """``{'steps', 'step_requests', 'sent': {command: n}}`` of this worker so far (plain JSON values): a step is
@@ -260,7 +249,14 @@ class KVWorker:
         return sorted(keys)
 
     def _send(self, cmd, keys, payloads, new_round=False, outs=None, servers=None, meta_of=None):
-        """One request per server; ``payloads`` ({server: array} or None) are sent without a copy."""
+        """Send one request per server: the one place requests are numbered and gradients encoded.
+
+        ``keys``: the dense keys of the request (None for rows and commands); ``payloads``: {server: array or
+        [arrays]} (sent without a copy) or None; ``new_round``: number a new round (sync) on each server;
+        ``meta_of(server)``: the request's header (default a Push of ``keys``), built after the round is numbered.
+        The first array of a PUSH or PUSHPULL of dense keys is their gradient: it goes through the codec
+        (``bytes_pushed`` counts what it sent). Never blocks.
+        """
         with self._lock:
             if servers is None:
                 servers = self.layout.servers_for(keys)
@@ -277,11 +273,8 @@ class KVWorker:
                     meta = protocol.Push(keys, self._last_round.get(s, 0) if self.rounds else None).meta()
                 payload = payloads[s] if payloads is not None else []
                 arrays = list(payload) if isinstance(payload, list) else [payload]
-                if keys is not None and arrays and cmd in ("PUSH", "PUSHPULL"):  # a dense gradient: encode it
-                    arrays, header = self.codec.encode(arrays[0], slot=(s, tuple(keys)))
-                    if header is not None:
-                        meta["codec"] = header
-                    self.bytes_pushed += sum(a.nbytes for a in arrays)
+                if keys is not None and cmd in ("PUSH", "PUSHPULL") and arrays and arrays[0].size:
+                    arrays = self._encode(s, keys, arrays, meta)
                 rid = self.postoffice.request(self.postoffice.server_ids[s], cmd, meta, arrays)
                 parts.append((s, rid, pieces))
             if cmd in ("PUSH", "PUSHPULL"):
@@ -293,6 +286,15 @@ class KVWorker:
             rid = next(self._ids)
             self._requests[rid] = PendingRequest(parts, outs)
             return rid
+
+    def _encode(self, server, keys, arrays, meta):
+        """``arrays`` with their first (the dense gradient of ``keys`` for ``server``) encoded by the codec; the
+        codec's header goes into ``meta``. Error feedback keeps one residual per (server, keys)."""
+        encoded, header = self.codec.encode(arrays[0], slot=(server, tuple(keys)))
+        if header is not None:
+            meta["codec"] = header
+        self.bytes_pushed += sum(a.nbytes for a in encoded)
+        return encoded + arrays[1:]
 
     def _next_round(self, server):
         """The round a new push to ``server`` is tagged with."""

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from sparkps.comm import protocol
+from sparkps.comm.codec import create_codec
 from sparkps.comm.message import Message
 from sparkps.errors import ClusterError, ConfigError, MalformedMessage
 from sparkps.server.kvserver import KVServer
@@ -123,6 +124,19 @@ def test_a_step_carries_the_dense_push_and_every_table_and_names_a_bad_table_fie
         protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays))
     with pytest.raises(MalformedMessage, match="needs 5 arrays"):
         protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays[:4]))
+
+
+def test_a_step_with_a_codec_header_carries_its_dense_gradient_encoded_and_its_rows_as_they_are():
+    ids = np.array([3], np.uint64)
+    step = protocol.PushPull([0], round=1, tables=(protocol.TableStep("user", ids, np.full(4, 0.7, np.float32)),))
+    words, header = create_codec({"type": "2bit", "threshold": 0.5}).encode(np.array([0.7, -0.6, 0.1], np.float32), 0)
+    meta = dict(step.meta(), codec=header)
+    parsed = protocol.parse_request(Message("PUSHPULL", meta=meta, arrays=words + step.tables[0].arrays()))
+    assert parsed.values.tolist() == [0.5, -0.5, 0.0]
+    np.testing.assert_array_equal(parsed.tables[0].grads, np.full(4, 0.7, np.float32))
+    with pytest.raises(MalformedMessage, match="2bit gradient of 3 values needs 1 int32 words"):
+        protocol.parse_request(Message("PUSHPULL", meta=meta, arrays=[np.zeros(3, np.float32)]
+                                       + step.tables[0].arrays()))
 
 
 @pytest.mark.parametrize("name", sorted(ROUND_POLICIES))
