@@ -18,6 +18,7 @@ class Adamax(Optimizer):
 
         m = beta1 m + (1-beta1) g;  u = max(beta2 u, |g|);  weight -= lr / (1 - beta1^t) * m / u
     """
+    STATES = 2
     name = 'adamax'
     hyper_params = ('beta1', 'beta2')
     grad_decay = 'before_clip'
@@ -59,6 +60,7 @@ class Nadam(Optimizer):
     by ``mu_t`` (``t`` the updated parameter's own count) at every update of any parameter; use it to replay
     an MXNet run exactly on one machine. With one parameter both agree.
     """
+    STATES = 2
     name = 'nadam'
     hyper_params = ('beta1', 'beta2', 'epsilon', 'schedule_decay', 'schedule')
     grad_decay = 'before_clip'
@@ -138,6 +140,7 @@ class FTML(Optimizer):
         v = beta2 v + (1-beta2) g^2;  d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)
         z = beta1 z + (1-beta1) g - (d_t - beta1 d_{t-1}) weight;  weight = -z / d_t
     """
+    STATES = 3
     name = 'ftml'
     hyper_params = ('beta1', 'beta2', 'epsilon')
     grad_decay = 'before_clip'
@@ -182,6 +185,7 @@ class LAMB(Optimizer):
         r1 = clip(||weight||, lower_bound, upper_bound);  r2 = ||r||
         weight -= lr * (r1 / r2 if r1 and r2 else 1) * r
     """
+    STATES = 2
     name = 'lamb'
     hyper_params = ('beta1', 'beta2', 'epsilon', 'lower_bound', 'upper_bound', 'bias_correction')
     grad_decay = 'none'

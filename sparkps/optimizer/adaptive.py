@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from sparkps.optimizer.abilities import FUSED, LAZY_ROWS, ROW_COUNTS, ROW_WISE
 from sparkps.optimizer.base import Optimizer, _check_number, register
 
 
@@ -14,6 +15,8 @@ class Adam(Optimizer):
         m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2
         weight -= lr * sqrt(1-beta2^t) / (1-beta1^t) * m / (sqrt(v) + epsilon)
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE, LAZY_ROWS, ROW_COUNTS))
+    STATES = 2
     name = 'adam'
     hyper_params = ('beta1', 'beta2', 'epsilon', 'lazy_update')
     grad_decay = 'before_clip'
@@ -62,6 +65,8 @@ class AdaGrad(Optimizer):
 
     ``epsilon`` is accepted as the older name of ``eps``.
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE, LAZY_ROWS))
+    STATES = 1
     name = 'adagrad'
     hyper_params = ('eps',)
     aliases = ('epsilon',)
@@ -103,6 +108,8 @@ class RMSProp(Optimizer):
         centered: a = gamma1 a + (1-gamma1) g;
                   delta = gamma2 delta - lr * g / sqrt(n - a^2 + epsilon);  weight += delta
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE))
+    STATES = 1
     name = 'rmsprop'
     hyper_params = ('gamma1', 'gamma2', 'epsilon', 'centered')
     grad_decay = 'before_clip'
@@ -113,6 +120,9 @@ class RMSProp(Optimizer):
         self.gamma2 = _check_number('gamma2', gamma2, 0.0)
         self.epsilon = _check_number('epsilon', epsilon, 0.0)
         self.centered = bool(centered)
+
+    def num_states(self):
+        return 3 if self.centered else 1
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 3 if self.centered else 1)
@@ -152,6 +162,8 @@ class AdaDelta(Optimizer):
         acc_g = rho acc_g + (1-rho) g^2;  d = sqrt(acc_d + eps) / sqrt(acc_g + eps) * g
         acc_d = rho acc_d + (1-rho) d^2;  weight -= d + wd * weight
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE))
+    STATES = 2
     name = 'adadelta'
     hyper_params = ('rho', 'epsilon')
     grad_decay = 'none'
@@ -193,6 +205,8 @@ class Ftrl(Optimizer):
         z += g - (sqrt(n + g^2) - sqrt(n)) * weight / lr;  n += g^2
         weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)   where |z| > lamda1, else 0
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE, LAZY_ROWS))
+    STATES = 2
     name = 'ftrl'
     hyper_params = ('lamda1', 'beta')
     grad_decay = 'none'

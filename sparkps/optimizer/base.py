@@ -28,6 +28,7 @@ import numpy as np
 from sparkps.backend import asnumpy as _to_numpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.lr_scheduler import LRScheduler, scheduler_from_config
+from sparkps.optimizer.abilities import LAZY_ROWS, check_ability
 from sparkps.optimizer.sparse import dense_part, is_row_sparse, sparse_update
 
 OPTIMIZERS = {}
@@ -136,6 +137,9 @@ class Optimizer:
     aliases = ()            # older hyper-parameter names still accepted on construction
     grad_decay = 'after_clip'
     elementwise = True      # an update of a piece of a weight equals that piece of the whole update
+    ABILITIES = frozenset()  # what the class can do (sparkps.optimizer.abilities): none unless declared
+    STATES = 0              # state arrays per weight element with the default hyper-parameters (see num_states)
+    lazy_update = True      # with 'lazy_rows': a RowSparse gradient updates only its rows (SGD and Adam's option)
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None, lr_scheduler=None,
                  begin_num_update=0, lr_mult=None, wd_mult=None, param_idx2name=None, sym=None,
@@ -266,6 +270,22 @@ class Optimizer:
     def __repr__(self):
         hyper = ', '.join(f'{k}={getattr(self, k)!r}' for k in self.hyper_params)
         return f'{type(self).__name__}(learning_rate={self.lr}, wd={self.wd}, {hyper})'
+
+    # ----- abilities ----------------------------------------------------------------------------
+    @classmethod
+    def declares(cls, ability):
+        """Whether the class declares ``ability`` (one of :data:`sparkps.optimizer.abilities.KNOWN_ABILITIES`);
+        ConfigError naming an unknown one. Never blocks."""
+        return check_ability(ability) in cls.ABILITIES
+
+    def is_capable(self, ability):
+        """Whether this optimizer, with its hyper-parameters, can do ``ability``: what its class declares, less
+        ``'lazy_rows'`` when ``lazy_update`` is off. ConfigError naming an unknown ability. Never blocks."""
+        return self.declares(ability) and (ability != LAZY_ROWS or self.lazy_update)
+
+    def num_states(self):
+        """The state arrays (each shaped like the weight) ``create_state`` makes with these hyper-parameters."""
+        return self.STATES
 
     # ----- state --------------------------------------------------------------------------------
     def create_state(self, index, weight):

@@ -4,8 +4,9 @@ A :class:`RowOptimizer` wraps one of the dense optimizers of this package and ap
 block of rows ``(n, dim)`` with their gathered state, as TensorFlow's and MXNet's lazy sparse updates do:
 rows the gradient does not name keep their value and state (no momentum drift, no decay). The update math
 is the dense optimizer's own (``Optimizer.update`` on the gathered rows), so a row updated here changes
-exactly as the dense optimizer would change it. Adam is the exception in one respect: its bias correction
-uses each row's own step count (how often that row was updated), kept by the table in ``counts``; its
+exactly as the dense optimizer would change it. An optimizer runs here when its class declares ``'row_wise'``
+(:mod:`sparkps.optimizer.abilities`). One declaring ``'row_counts'`` (Adam) is the exception in one respect: its
+bias correction uses each row's own step count (how often that row was updated), kept by the table in ``counts``; its
 gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and ``clip_weights``
 applies as in ``Optimizer.update``.
 
@@ -29,10 +30,10 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.lr_scheduler import scheduler_from_config
+from sparkps.optimizer.abilities import ROW_COUNTS, ROW_WISE
 from sparkps.optimizer.adaptive import adam_step
-from sparkps.optimizer.base import Optimizer, create, from_config
+from sparkps.optimizer.base import OPTIMIZERS, Optimizer, create, from_config
 
-LAZY = frozenset(('sgd', 'nag', 'adagrad', 'adam', 'ftrl', 'rmsprop', 'adadelta'))
 UNNAMED_TABLE = -1      # the index of a table its optimizer's param_idx2name does not name
 
 
@@ -55,13 +56,12 @@ class RowOptimizer:
         self.optimizer = _build(optimizer)
         self.index = table_index(self.optimizer, table) if index is None else index
         self.declared_clip = self.optimizer.clip_gradient
-        if self.optimizer.name not in LAZY:
+        if not self.optimizer.is_capable(ROW_WISE):
             where = f"table {table!r}: " if table is not None else ""
             raise ConfigError(f"{where}optimizer {self.optimizer.name!r} has no per-row form; "
-                              f"sparse tables take {sorted(LAZY)}")
-        probe = self.optimizer.create_state(self.index, np.zeros((1, 1), np.float32))
-        self.num_states = 0 if probe is None else len(probe)
-        self.per_row_count = self.optimizer.name == 'adam'
+                              f"sparse tables take {row_wise_names()}")
+        self.num_states = self.optimizer.num_states()
+        self.per_row_count = self.optimizer.is_capable(ROW_COUNTS)
 
     def follow(self, job):
         """Take the gradient scaling of the job's optimizer ``job`` (an Optimizer or its config): see
@@ -99,6 +99,11 @@ class RowOptimizer:
     def config(self):
         """The wrapped optimizer's JSON config."""
         return self.optimizer.to_config()
+
+
+def row_wise_names():
+    """The registered optimizers whose class declares a per-row form (``'row_wise'``), sorted."""
+    return sorted(name for name, cls in OPTIMIZERS.items() if cls.declares(ROW_WISE))
 
 
 def table_index(optimizer, table):

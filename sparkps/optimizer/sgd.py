@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from sparkps.optimizer.abilities import FUSED, LAZY_ROWS, ROW_WISE
 from sparkps.optimizer.base import Optimizer, _check_number, register
 
 
@@ -17,6 +18,7 @@ class SGD(Optimizer):
         mom = momentum * mom - lr * g;  weight += mom        (momentum > 0)
         weight -= lr * g                                     (momentum == 0, no state)
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE, LAZY_ROWS))
     name = 'sgd'
     hyper_params = ('momentum', 'lazy_update')
 
@@ -24,6 +26,9 @@ class SGD(Optimizer):
         super().__init__(**kwargs)
         self.momentum = _check_number('momentum', momentum, 0.0)
         self.lazy_update = bool(lazy_update)   # row-sparse gradients: update their rows only (optimizer/sparse.py)
+
+    def num_states(self):
+        return 1 if self.momentum else 0
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1) if self.momentum else None
@@ -46,6 +51,7 @@ class NAG(SGD):
 
         mom = momentum * mom;  weight += momentum * mom - (1 + momentum) * lr * g;  mom -= lr * g
     """
+    ABILITIES = frozenset((FUSED, ROW_WISE))
     name = 'nag'
     hyper_params = ('momentum',)       # no row-sparse kernel in MXNet: a row-sparse gradient is densified
 
@@ -71,6 +77,7 @@ class Signum(Optimizer):
         weight = (1 - lr * wd_lh) * weight + lr * sign(mom)
         momentum == 0:  weight = (1 - lr * (wd + wd_lh)) * weight - lr * sign(grad)
     """
+    STATES = 1
     name = 'signum'
     hyper_params = ('momentum', 'wd_lh')
     grad_decay = 'none'
@@ -79,6 +86,9 @@ class Signum(Optimizer):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.momentum = _check_number('momentum', momentum, 0.0)
         self.wd_lh = _check_number('wd_lh', wd_lh, 0.0)
+
+    def num_states(self):
+        return 1 if self.momentum else 0
 
     def create_state(self, index, weight):
         return self._zeros_state(weight, 1) if self.momentum else None

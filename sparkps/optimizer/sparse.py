@@ -1,10 +1,11 @@
 """``Optimizer.update`` with row-sparse weights or gradients (``sparkps.rows.values.RowSparse``), as MXNet 1.x's
 row_sparse updates (python/mxnet/optimizer/optimizer.py, src/operator/optimizer_op.cc):
 
-- lazy (SGD and Adam with ``lazy_update=True``, their default; AdaGrad and FTRL always): only the rows the gradient
-  names change, weight decay and momentum included. The rows and their state are gathered, the dense update runs on
-  that block (the same math as :class:`sparkps.optimizer.rowwise.RowOptimizer`, with the parameter's own update
-  count, as MXNet's Adam) and they are scattered back.
+- lazy (optimizers capable of ``'lazy_rows'``, :mod:`sparkps.optimizer.abilities`: SGD and Adam with
+  ``lazy_update=True``, their default; AdaGrad and FTRL always): only the rows the gradient names change, weight
+  decay and momentum included. The rows and their state are gathered, the dense update runs on that block (the
+  same math as :class:`sparkps.optimizer.rowwise.RowOptimizer`, with the parameter's own update count, as MXNet's
+  Adam) and they are scattered back.
 - standard (``lazy_update=False``, and every optimizer without a row-sparse kernel in MXNet): the gradient is
   densified (absent rows are zero) and the dense update runs on every row.
 
@@ -15,8 +16,7 @@ import numpy as np
 
 from sparkps.backend import get_array_module
 from sparkps.errors import DataError
-
-LAZY_KERNELS = frozenset(('sgd', 'adam', 'adagrad', 'ftrl'))   # MXNet's optimizers with a row_sparse kernel
+from sparkps.optimizer.abilities import LAZY_ROWS
 
 
 def is_row_sparse(value):
@@ -56,7 +56,7 @@ def sparse_update(opt, index, weight, grad, state):
     grad = grad.merged()
     rows = grad.rows if isinstance(target, np.ndarray) else _device(target, grad.rows)
     pos = positions(opt, index, weight, grad)
-    if opt.name not in LAZY_KERNELS or not getattr(opt, 'lazy_update', True):
+    if not opt.is_capable(LAZY_ROWS):
         dense = np.zeros_like(target)
         dense[_device(target, pos)] = rows
         opt.update(index, target, dense, state)

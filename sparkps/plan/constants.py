@@ -4,8 +4,13 @@
 state counts, the index's bucket and load, the sketch's shape, the codecs' sizes, a step's header frame), so a
 change there fails a test here instead of silently skewing the model.
 
-This module imports nothing from sparkps: the model sits beside the layers (docs/architecture.md), not in them.
+This module imports from sparkps only the optimizers' declarations (:mod:`sparkps.optimizer.abilities`): the state
+counts are the classes' own, so a newly registered optimizer with a per-row form is one the model sizes.
 """
+from collections.abc import Mapping
+
+from sparkps.optimizer import OPTIMIZERS, create
+from sparkps.optimizer.abilities import ROW_WISE
 
 # ---- a sparse row on a server (sparkps/server/tables/row_store.py) -------------------------------------------
 FLOAT_BYTES = 4                 # values and each optimizer state: float32, dim wide (RowStore.values / states)
@@ -19,9 +24,33 @@ ROW_COLUMN_BYTES = {            # RowStore's per-slot columns, _DTYPES in row_st
 CHUNK_ROWS = 1024               # RowStore(chunk_rows=1024): capacity grows by max(chunk, capacity // 8)
 GROWTH_DIVISOR = 8
 
-# ---- optimizer state per row (sparkps/optimizer/rowwise.py: RowOptimizer.num_states, from create_state) -------
-STATES = {'sgd': 0, 'nag': 0, 'adagrad': 1, 'adam': 2, 'ftrl': 2, 'rmsprop': 1, 'adadelta': 2,
-          'sgd_momentum': 1, 'rmsprop_centered': 3}
+# ---- optimizer state per row (sparkps/optimizer/rowwise.py: RowOptimizer.num_states, the optimizer's num_states) --
+# the planner's named settings of an optimizer whose state count its hyper-parameters change
+STATE_VARIANTS = {'sgd_momentum': ('sgd', {'momentum': 0.9}), 'rmsprop_centered': ('rmsprop', {'centered': True})}
+
+
+class OptimizerStates(Mapping):
+    """``{optimizer name: state arrays per row}`` of every registered optimizer whose class declares a per-row form
+    (``'row_wise'``), read from the registry when asked (one registered later is included), and of the
+    STATE_VARIANTS. Never blocks."""
+
+    def __getitem__(self, name):
+        if name in STATE_VARIANTS:
+            base, params = STATE_VARIANTS[name]
+            return create(base, **params).num_states()
+        cls = OPTIMIZERS.get(name)
+        if cls is None or not cls.declares(ROW_WISE):
+            raise KeyError(name)
+        return cls.STATES
+
+    def __iter__(self):
+        return iter([n for n, cls in OPTIMIZERS.items() if cls.declares(ROW_WISE)] + list(STATE_VARIANTS))
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+STATES = OptimizerStates()
 
 # ---- the id -> slot index (sparkps/server/tables/row_index.py: HashRowIndex) ---------------------------------
 INDEX_BUCKET_BYTES = 12         # uint64 key + int32 slot per bucket

@@ -44,6 +44,7 @@ from sparkps.comm.postoffice import Postoffice
 from sparkps.comm.settings import NodeSettings
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, ConfigError
+from sparkps.kvstore import register
 from sparkps.kvstore.base import (
     CHECKPOINT,
     OPTIMIZER,
@@ -92,7 +93,8 @@ def round_policy(kvtype, options):
 class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
     """The worker's view of the parameter server, with MXNet's KVStore methods.
 
-    Construct with ``create_dist_kvstore``; the kvstore owns (and stops) the postoffice it started.
+    Construct with ``DistKVStore.create`` (``sparkps.kvstore.create(type)``, for which the class registers itself under
+    every dist type when the worker package is imported); the kvstore owns (and stops) the postoffice it started.
     Not meant to be shared by threads: one kvstore per worker. Capable of ``optimizer``, ``progress``,
     ``checkpoint`` and, for the sync types, ``sync``.
     """
@@ -119,6 +121,12 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
         self._progress_interval = float(progress_interval)
         self._last_progress = float("-inf")
         self._key_kind = None  # 'int' or 'str' after the first call: MXNet refuses to mix them
+
+    @classmethod
+    def create(cls, kvtype, **options):
+        """Register a worker node with the scheduler and return its DistKVStore: :func:`create_dist_kvstore`
+        (the options and what it blocks on are its). The factory ``sparkps.kvstore.create`` calls."""
+        return create_dist_kvstore(kvtype, **options)
 
     @property
     def rank(self):
@@ -353,3 +361,7 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     except BaseException:
         postoffice.stop()
         raise
+
+
+for _type in TYPES:
+    register(_type, DistKVStore.create)

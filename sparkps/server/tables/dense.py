@@ -3,13 +3,15 @@
 A server holds, for each key, one contiguous piece (an element range of the key's flattened value, see
 :mod:`sparkps.comm.layout`). The pieces of one INIT request form a *group*: views into one flat float32 buffer, so
 pulling every parameter of a group answers with a single slice. The optimizer (built from its JSON config)
-runs per piece with the key as MXNet's ``index``, so per-key state and update counts behave as in MXNet;
-since every optimizer we ship is elementwise, running it on a piece equals running it on the whole key.
+runs per piece with the key as MXNet's ``index``, so per-key state and update counts behave as in MXNet; running it
+on a piece equals running it on the whole key for an optimizer whose class says ``elementwise`` (every one but LAMB,
+whose step scales by the norms of the whole weight).
 
 A push arrives as a :class:`DenseGradient`: the flat gradient of some keys, in sorted key order. When those
-keys lie end to end in one group and the optimizer treats every key alike (same learning rate, weight decay
-and update count), the update runs once on the flat slice of the group, with per-key states that are views of
-one flat state; otherwise it runs key by key. Either way the weights, states and update counts are the same.
+keys lie end to end in one group, the optimizer is capable of ``'fused'`` (:mod:`sparkps.optimizer.abilities`) and
+it treats every key alike (same learning rate, weight decay and update count), the update runs once on the flat
+slice of the group, with per-key states that are views of one flat state; otherwise it runs key by key. Either
+way the weights, states and update counts are the same.
 Without an optimizer, the pushed (summed) gradient becomes the value, as MXNet's server without an updater.
 
 No I/O except ``save``/``load`` (checkpoint files, :mod:`sparkps.server.tables.dense_pieces`). Not
@@ -27,10 +29,9 @@ from typing import NamedTuple
 import numpy as np
 
 from sparkps.errors import ConfigError, MalformedMessage
+from sparkps.optimizer.abilities import FUSED
 from sparkps.optimizer.finite import check_dense
 from sparkps.server.tables import dense_pieces
-
-ELEMENTWISE = frozenset(("sgd", "nag", "adam", "adagrad", "rmsprop", "adadelta", "ftrl"))
 
 
 class Slot(NamedTuple):
@@ -108,7 +109,7 @@ class DenseTable:
 
     def gradient(self, request):
         """The DenseGradient a PUSH carries for the keys held here; raises MalformedMessage on a bad size and
-        NonFinite (:mod:`sparkps.server.tables.finite`) naming the key on a NaN or infinity."""
+        NonFinite (:mod:`sparkps.optimizer.finite`) naming the key on a NaN or infinity."""
         keys = self.known(request.keys)
         sizes = [self.slots[k].size for k in keys]
         flat = request.values.reshape(-1)
@@ -272,7 +273,7 @@ class DenseTable:
 
     def _fusable(self, keys):
         opt = self.optimizer
-        return opt.name in ELEMENTWISE and len({(opt.lr_mult.get(k, 1.0), opt.wd_mult.get(k, 1.0),
+        return opt.is_capable(FUSED) and len({(opt.lr_mult.get(k, 1.0), opt.wd_mult.get(k, 1.0),
                                                  opt.index_update_count.get(k)) for k in keys}) == 1
 
     def _apply_fused(self, run, keys, grad):

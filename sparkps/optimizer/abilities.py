@@ -1,0 +1,33 @@
+"""What an optimizer class can do, declared on the class and asked by the code that runs it, as a store is asked
+``KVStoreBase.is_capable`` (MXNet's ``python/mxnet/kvstore/base.py``) instead of being recognised by its name:
+
+=================  ============================================================================================
+ability            meaning (and who asks)
+=================  ============================================================================================
+``'fused'``        one update of the flat weights of several keys (same learning rate, weight decay and update
+                   count) equals the per-key updates: the dense table updates a run of keys at once
+                   (:mod:`sparkps.server.tables.dense`)
+``'row_wise'``     a per-row form: a sparse table runs it on gathered rows and their state, rows the gradient
+                   does not name keep theirs (:class:`sparkps.optimizer.rowwise.RowOptimizer`)
+``'lazy_rows'``    MXNet's row_sparse kernel: a RowSparse gradient updates only its rows (with ``lazy_update``,
+                   where the optimizer has that option); without it the gradient is densified
+                   (:mod:`sparkps.optimizer.sparse`)
+``'row_counts'``   the per-row form needs each row's own update count (Adam's bias correction), kept by the table
+=================  ============================================================================================
+
+A class lists its abilities in ``ABILITIES`` and its state arrays per weight element in ``STATES`` (``num_states()``
+when hyper-parameters change the count: SGD's momentum, centered RMSProp). A new optimizer is one module with its
+``@register``: the dense table, the sparse tables and ``sparkps plan`` read these. Asking for a name outside the
+table above is a ConfigError (a misspelt ability must not read as "not capable").
+"""
+from sparkps.errors import ConfigError
+
+FUSED, ROW_WISE, LAZY_ROWS, ROW_COUNTS = 'fused', 'row_wise', 'lazy_rows', 'row_counts'
+KNOWN_ABILITIES = (FUSED, ROW_WISE, LAZY_ROWS, ROW_COUNTS)
+
+
+def check_ability(ability):
+    """``ability`` when it is one of KNOWN_ABILITIES; ConfigError naming it otherwise."""
+    if ability not in KNOWN_ABILITIES:
+        raise ConfigError(f"unknown optimizer ability {ability!r} (known: {', '.join(KNOWN_ABILITIES)})")
+    return ability
