@@ -78,3 +78,26 @@ def test_a_store_without_table_options_refuses_a_table_with_options_by_capabilit
     model = sp.FeedForward(net, num_epoch=1, optimizer='sgd', learning_rate=0.1, numpy_batch_size=4)
     with pytest.raises(ConfigError, match="table 'emb_weight': its table options .* does not hold them"):
         model.fit(np.arange(8, dtype=np.int64).reshape(8, 1), np.zeros(8, np.float32), kvstore=PlainStore('local'))
+
+
+def test_the_dist_kvstore_registers_itself_when_the_worker_package_is_imported():
+    """The registry knows only which package provides the dist types: ``sparkps.kvstore`` does not import the
+    worker package (local training never loads it); the first ``create`` of a dist type imports it, and the class
+    it registered serves the type. In a fresh interpreter, so no earlier test has imported the worker package."""
+    import subprocess
+    import sys
+    code = """if True:
+        import sys
+        from sparkps import kvstore
+        from sparkps.errors import ConfigError
+        assert 'sparkps.worker' not in sys.modules and 'dist_sync' in kvstore.known_types()
+        try:
+            kvstore.create('dist_sync', max_staleness=2)
+        except ConfigError as error:
+            assert "kvstore 'dist_sync' has no option(s) max_staleness" in str(error), error
+        from sparkps.worker import DistKVStore
+        assert kvstore._FACTORIES['dist_sync'][0] == DistKVStore.create
+        print('ok')
+    """
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == 'ok', done.stderr
