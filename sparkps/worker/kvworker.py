@@ -13,8 +13,9 @@ filled without assembling it piece by piece.
 In sync mode each push is numbered (its *round*); a pull asks each server for the round this worker last
 pushed to it, so it returns the weights after that round was applied by every worker. ``rounds="server"``
 (``dist_sync_replicas``) tags a push with the round after the one its weights came from (a pull's reply names
-it), so a worker whose push was stale continues from the server's current round. Pushed gradients go
-through a codec (:mod:`sparkps.comm.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped;
+it), so a worker whose push was stale continues from the server's current round. Every request goes through
+``_send``, which numbers the rounds and passes the dense gradient of a push, a pushpull or a step through the codec
+(:mod:`sparkps.comm.codec`); ``bytes_pushed`` and ``stale_pushes`` count what was sent and dropped;
 ``counters()`` the steps (``step`` / ``pushpull`` calls), the requests they sent and every request by command.
 
 >>> # worker = KVWorker(postoffice, sync=True)
