@@ -28,6 +28,7 @@ from sparkps.errors import ConfigError, MalformedMessage
 class PlainCodec:
     """No compression: float32 on the wire, no header."""
     name = "none"
+    OPTIONS = ()
     dtype = np.float32
 
     def encode(self, payload, slot):
@@ -38,6 +39,7 @@ class PlainCodec:
 class Fp16Codec:
     """Half precision on the wire; the server adds float16 gradients into its float32 weights."""
     name = "fp16"
+    OPTIONS = ()
     dtype = np.float16
 
     def encode(self, payload, slot):
@@ -58,7 +60,7 @@ def create_codec(compression):
     if kind not in CODECS:
         raise ConfigError("unknown gradient compression %r (known: %s)" % (kind, ", ".join(sorted(CODECS))))
     cls = CODECS[kind]
-    known = getattr(cls, "OPTIONS", ())
+    known = cls.OPTIONS      # every codec declares the options it takes
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ConfigError("gradient compression %r has no option(s) %s (known: %s)"
