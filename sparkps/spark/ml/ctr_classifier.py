@@ -53,7 +53,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                                   TypeConverters.toString)
     pooling = declare("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
     tables = declare("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
-    model = declare("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
+    model = declare("model", "zoo model, one of sparkps.nets.zoo.names() (lr, fm, widedeep, deepfm, dcn, pnn, nfm "
+                    "and any registered one)", TypeConverters.toString)
     network = declare("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
     embeddingDim = declare("embeddingDim", "embedding width per field", TypeConverters.toInt)
     hiddenUnits = declare("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
@@ -107,6 +108,12 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
             return self._featurizer().spec(stats, num_buckets=self._index_range() if get("hashIds") else None)
         return self._featurizer().spec(stats, embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
                                        num_buckets=self._index_range(), pooling=get("pooling"), tables=get("tables"))
+
+    def zoo_model(self):
+        """The ``model`` param checked against the zoo's registry (``sparkps.nets.zoo``): its lower-case name, or
+        ConfigError naming it and the registered models. Needs no Spark."""
+        from sparkps.nets import zoo
+        return zoo.check_name(self.getOrDefault("model"))
 
     def _angel(self):
         from sparkps.nets import angel_json
@@ -166,7 +173,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                 settings["optimizer_args"]["lr_scheduler"] = args["lr_scheduler"]
             return net.symbol, settings
         from sparkps.nets import build
-        return build(get("model"), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
+        return build(self.zoo_model(), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
             dict(settings, optimizer_args={"wd": get("embeddingL2")} if get("embeddingL2") else {})
 
     def early_stopping_patience(self):
@@ -180,6 +187,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
+        if not get("network"):
+            self.zoo_model()
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
