@@ -108,7 +108,7 @@ def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
     return {"system": "sparkps %s (%s)" % (model, kvstore), "auc": auc, "fit_s": seconds, "settings": settings(args),
             "predict_per_s": (args.rows // 4) / score_s,
             "samples_per_s": args.rows * args.epochs / seconds,
-            "steady_per_s": (fitted.fit_stats or {}).get("steady_samples_per_s")}
+            "steady_per_s": (fitted.fit_timings or {}).get("steady_samples_per_s")}
 
 
 def torch_row(data, args):

@@ -8,7 +8,9 @@ its own type and bits).
 
 A training task keeps its partition as such rows (one local copy, one dtype) and hands each batch's inputs to the
 network by name. It travels as a plain list (``to_list`` / ``from_list``: ``[name, columns, kind]`` parts, the
-list format model metadata records as ``input_layout``). Nothing here blocks.
+list format model metadata records as ``input_layout``). It is the one input layout of a CTR network: a fit's
+tasks, its SparkModel and scoring all read it; the float rows of earlier versions (ids as float planes) are read by
+``sparkps.ctr.packed`` only, for models and rows that recorded them. Nothing here blocks.
 """
 import numpy as np
 
@@ -38,6 +40,15 @@ class TypedInputs:
     def from_list(cls, parts):
         """A TypedInputs of ``to_list``'s parts (None for None)."""
         return None if parts is None else cls(parts)
+
+    @classmethod
+    def of(cls, layout):
+        """``layout`` as a TypedInputs: itself, or one of the same parts for a part list or for the PackedLayout
+        of an earlier version (None for None)."""
+        if layout is None or isinstance(layout, cls):
+            return layout
+        from sparkps.ctr.packed import PackedLayout
+        return cls(layout.to_list() if isinstance(layout, PackedLayout) else layout)
 
     def to_list(self):
         return [list(p) for p in self.parts]

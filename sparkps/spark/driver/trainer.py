@@ -39,7 +39,7 @@ from sparkps.spark.driver.placement import (
     tasks_reach,
 )
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, merge_histories, trained_model
+from sparkps.spark.driver.results import check_stop_metric, fit_timings, log_early_stop, merge_histories, trained_model
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.driver.training_input import (
@@ -231,7 +231,7 @@ class SparkTrainer:
             self._scheduler = None
         if placement == "stage":     # no live progress: the per-epoch history, now
             view.history(merge_histories(results))
-        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries, placement=placement)
+        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement)
         model = trained_model(self, results, point, restarts.entries)
         log_early_stop(results)
         log_fit(self.tracked_params(workers, servers), model.history)

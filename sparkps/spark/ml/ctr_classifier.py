@@ -219,7 +219,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
                                   known_rows=stats.label_facts["rows"])
         model = SparkpsCTRModel(spark_model)
-        model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
+        model.fit_timings = trainer.last_fit    # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats))
         return model
@@ -261,7 +261,17 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def __init__(self, spark_model=None):
         super().__init__()
         self.spark_model = spark_model
-        self.fit_stats = None
+        self.fit_timings = None     # the fit's rows per worker and seconds (SparkTrainer.last_fit); None when loaded
+
+    @property
+    def fit_stats(self):
+        """The earlier name of ``fit_timings`` (the fit's rows and seconds, not the numeric statistics of
+        ``CTRFeaturizer.fit_stats``), kept for code that reads it."""
+        return self.fit_timings
+
+    @fit_stats.setter
+    def fit_stats(self, value):
+        self.fit_timings = value
 
     @property
     def history(self):

@@ -49,7 +49,8 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
-    num_features = int(np.prod(source["input_shape"]))
+    from sparkps.spark.model.predictor import float_row_width
+    num_features = float_row_width(source["input_shape"], source.get("input_layout"))
 
     def score(features):
         from sparkps.spark.model.predictor import predictor_for

@@ -18,8 +18,16 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.spark.common.batches import iter_batches
+from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.model.model_folder import local_path, read_folder, write_folder
-from sparkps.spark.model.predictor import Predictor, data_input_name, model_payload, params_from_bytes, predictor_for
+from sparkps.spark.model.predictor import (
+    Predictor,
+    data_input_name,
+    float_row_width,
+    model_payload,
+    params_from_bytes,
+    predictor_for,
+)
 
 MAX_BROADCAST_BYTES = 1 << 30
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
@@ -47,7 +55,7 @@ class SparkModel:
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
         self.best_epoch = None if best_epoch is None else int(best_epoch)
-        self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
+        self.input_layout = TypedInputs.of(input_layout)     # the named inputs of a CTR network (TypedInputs)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
@@ -90,7 +98,7 @@ class SparkModel:
         if size <= self.inline_bytes:
             return payload
         return {"id": self.model_id, "path": self._shared_folder(session, size), "batch_size": batch,
-                "input_shape": list(self.input_shape)}
+                "input_shape": list(self.input_shape), "input_layout": self._layout_list()}
 
     def _shared_folder(self, session, size):
         """A folder holding this model's files that the executors can read (written here when needed)."""
@@ -158,7 +166,7 @@ class SparkModel:
         Lazy: nothing runs until an action.
         """
         broadcast = self.broadcast(rdd.context, batch_size)
-        num_features = int(np.prod(self.input_shape))
+        num_features = float_row_width(self.input_shape, self._layout_list())
 
         def predict_partition(rows):
             predictor = predictor_for(broadcast.value)
@@ -225,7 +233,7 @@ class SparkModel:
         model = cls(saved.symbol, saved.arg_params, saved.aux_params,
                     input_shape=meta["input_shape"], label_name=meta["label_name"],
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
-                    best_epoch=meta.get("best_epoch"), input_layout=_layout_of(meta))
+                    best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
         return model
 
@@ -249,11 +257,6 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
-
-
-def _layout_of(meta):
-    from sparkps.ctr.packed import PackedLayout
-    return PackedLayout.from_list(meta.get("input_layout"))
 
 
 def _predict_rows(predictor, rows, num_features):

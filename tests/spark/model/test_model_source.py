@@ -31,7 +31,7 @@ def test_a_large_model_is_read_from_the_folder_it_was_saved_in(trained, tmp_path
     loaded.inline_bytes = 0
     source = loaded.source()
     assert source == {"id": loaded.model_id, "path": str(tmp_path / "m"), "batch_size": loaded.batch_size,
-                      "input_shape": list(loaded.input_shape)}
+                      "input_shape": list(loaded.input_shape), "input_layout": loaded.input_layout.to_list()}
     assert WORKER_PREDICTORS.cached(loaded.model_id) is None
     np.testing.assert_allclose(predictor_for(source).predict(X[:50]), spark_model.predict_numpy(X[:50]), atol=1e-6)
     assert WORKER_PREDICTORS.cached(loaded.model_id) is not None       # read once, kept for later batches
