@@ -26,7 +26,7 @@ def trained():
 def predictor_of(spark_model):
     payload = spark_model.payload(batch_size=64)
     return Predictor(payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
-                     payload["label_name"], layout=spark_model.input_layout)
+                     payload["label_name"], typed=spark_model.input_layout)
 
 
 def reference(spark_model, X, extra_ids=None):

@@ -46,13 +46,13 @@ class Predictor:
     ``predict(X)`` runs any number of rows (padding the last batch) and returns the first output as numpy.
     A network with sparse embedding tables predicts through a FeedForward holding the tables' rows (each batch
     reads its unique ids' rows, as in training); ``dtype`` is the dtype its rows travel in (int64 for the ids of
-    a hashed table, see :mod:`sparkps.spark.common.sparse_inputs`). ``layout``: the TypedInputs of a CTR network's
+    a hashed table, see :mod:`sparkps.spark.common.sparse_inputs`). ``typed``: the TypedInputs of a CTR network's
     named inputs (``predict`` then takes their structured rows, a dict of them, or the float rows of earlier
     versions). Not thread-safe (one executor); does not block on anything but computation.
     """
 
     def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
-                 ctx="cpu", layout=None):
+                 ctx="cpu", typed=None):
         from sparkps import symbol as sym
         self.symbol = sym.load_json(symbol_json)
         self.arg_params, self.aux_params = params_from_bytes(params_bytes)
@@ -60,13 +60,13 @@ class Predictor:
         self.num_features = int(np.prod(self.input_shape))
         self.batch_size = int(batch_size)
         self.lock = threading.Lock()
-        self.layout = TypedInputs.of(layout)
-        self.model = None         # the FeedForward that reads named inputs (a layout, or made on first use)
+        self.typed = TypedInputs.of(typed)
+        self.model = None         # the FeedForward that reads named inputs (typed inputs, or made on first use)
         self._feedforward = None  # the FeedForward of a one-input network with sparse tables
         self.calls = 0            # predict calls served (a broadcast model is bound once for many of them)
-        if layout is not None:    # named inputs and sparse tables: FeedForward's prediction reads the table rows
+        if typed is not None:     # named inputs and sparse tables: FeedForward's prediction reads the table rows
             from sparkps.ctr.packed import PackedLayout
-            self.float_rows = PackedLayout(self.layout.to_list())   # a float row: ids as exact float planes
+            self.float_rows = PackedLayout(self.typed.to_list())   # a float row: ids as exact float planes
             self.dtype = np.float32
             from sparkps.train.feedforward import FeedForward
             self.model = FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
@@ -86,21 +86,21 @@ class Predictor:
         self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
 
     def predict(self, X):
-        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array. With a layout:
+        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array. With ``typed``:
         ``X`` is its structured rows (``TypedInputs.rows``), a dict of its named inputs, or float rows of the
         earlier versions' width (ids as float planes); DataError naming the width otherwise."""
         self.calls += 1
-        if self.layout is not None:
+        if self.typed is not None:
             if isinstance(X, dict):
                 return self.predict_inputs(X)
             X = np.asarray(X)
-            if X.dtype == self.layout.dtype:
-                return self.predict_inputs(self.layout.split(X))
+            if X.dtype == self.typed.dtype:
+                return self.predict_inputs(self.typed.split(X))
             width = self.float_rows.width
             if X.size % width or (X.ndim == 2 and X.shape[1] != width):
                 raise DataError("float rows of inputs %s must have %d values (ids as float planes), got %s; or "
                                 "pass typed rows (TypedInputs.rows) or a dict of the inputs"
-                                % (self.layout.names, width, X.shape))
+                                % (self.typed.names, width, X.shape))
             return self.predict_inputs(self.float_rows.split(X.reshape(-1, width)))
         X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
         if self._feedforward is not None:
@@ -215,7 +215,7 @@ def _make_predictor(source):
     if "params" not in source:
         source = _read_payload(source)
     return Predictor(source["symbol"], source["params"], source["input_shape"], source["batch_size"],
-                     source["label_name"], source.get("ctx", "cpu"), _layout(source))
+                     source["label_name"], source.get("ctx", "cpu"), _typed_inputs(source))
 
 
 def _read_payload(source):
@@ -223,11 +223,11 @@ def _read_payload(source):
     Python worker; ConfigError / DataError naming it), with the source's id and batch size."""
     from sparkps.spark.model.model_folder import read_folder
     saved = read_folder(source["path"])
-    layout = _layout(saved.meta)
+    typed = _typed_inputs(saved.meta)
     return model_payload(source["id"], saved.symbol.tojson(), saved.arg_params, saved.aux_params,
                          saved.meta["input_shape"], source["batch_size"], saved.meta["label_name"],
-                         None if layout is None else layout.to_list())
+                         None if typed is None else typed.to_list())
 
 
-def _layout(payload):
+def _typed_inputs(payload):
     return TypedInputs.from_list(payload.get("input_layout"))

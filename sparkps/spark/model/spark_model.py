@@ -155,7 +155,7 @@ class SparkModel:
         if self._local is None:
             payload = self.payload()
             self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
-                                    self.label_name, layout=self.input_layout)
+                                    self.label_name, typed=self.input_layout)
         return self._local.predict(X)
 
     def predict(self, rdd, batch_size=None):
