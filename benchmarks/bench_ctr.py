@@ -213,7 +213,7 @@ def numpy_fm_row(data, args):
     from sparkps.ctr.hashing import hash_fields
     from sparkps.ctr.numeric import NumericStats
     from sparkps.metric.ctr import binary_auc
-    from sparkps.nets.training import fit_ctr, predict_ctr
+    from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
     rows = args.rows
     ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)

@@ -64,7 +64,7 @@ def _take(arrays, rows):
 def fit_once(dataset, arrays, model, setting, seed, max_epochs, patience):
     """One early-stopped fit: {auc, logloss (test, best epoch), epochs run, best_epoch, fit_s}."""
     import sparkps.nets as nets
-    from sparkps.nets.training import fit_ctr, predict_ctr
+    from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
     from sparkps.spark.ml.ctr_classifier import regularisation_args
     from sparkps.train.feedforward import FeedForward
     ids, numeric, labels = arrays["train"]

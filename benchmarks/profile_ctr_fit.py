@@ -156,7 +156,7 @@ def legacy_blocks(df, stats, spec):
     from pyspark.sql.types import ArrayType, FloatType
 
     from sparkps.ctr.packed import PackedLayout
-    from sparkps.spark.model.frames import frame_to_blocks
+    from sparkps.spark.common.feature_blocks import frame_to_blocks
     categorical, numeric_cols, saved = list(spec.categorical), list(spec.numeric), stats.to_dict()
     layout = PackedLayout(spec.input_parts())      # the float rows of that version
 

@@ -27,9 +27,9 @@ from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
+from sparkps.spark.submit.job_settings import check_input_paths, exit_code, master_of, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
-from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
 

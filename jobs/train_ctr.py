@@ -37,9 +37,9 @@ from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, exit_code, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
-from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
 SPARK_FORMATS = ("csv", "parquet", "orc")    # read by Spark, their cells checked there (see read)

@@ -10,7 +10,7 @@ from sparkps.ctr.features import FeatureSpec
 from sparkps.ctr.hashing import hash_column
 from sparkps.ctr.packed import PackedLayout
 from sparkps.ctr.synthetic import planted_ctr
-from sparkps.nets.training import fit_ctr
+from sparkps.nets.ctr_fit import fit_ctr
 from sparkps.nets.zoo import build
 from sparkps.spark.model.spark_model import SparkModel
 

@@ -11,7 +11,7 @@ from sparkps.ctr.packed import PackedLayout
 from sparkps.ctr.synthetic import planted_ctr
 from sparkps.errors import ConfigError, DataError
 from sparkps.metric.ctr import binary_auc
-from sparkps.nets.training import fit_ctr, predict_ctr
+from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
 
 TRAIN, TEST = 40000, 20000
 # planted family per model: FM labels for the models with an explicit pairwise term, a planted ReLU tower

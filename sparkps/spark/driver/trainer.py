@@ -29,7 +29,7 @@ from sparkps.spark.driver.arguments import (
     network_name,
 )
 from sparkps.spark.driver.console import spark_progress_paused
-from sparkps.spark.driver.input_checks import check_training_data
+from sparkps.spark.driver.data_checks import check_training_data
 from sparkps.spark.driver.placement import check_placement as checks_placement
 from sparkps.spark.driver.placement import (
     choose_placement,
@@ -155,7 +155,7 @@ class SparkTrainer:
         caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
         Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
-        Before any task starts it checks the data on the driver (see ``input_checks.check_training_data``: one
+        Before any task starts it checks the data on the driver (see ``data_checks.check_training_data``: one
         aggregation over a DataFrame's label column) and raises ConfigError / DataError naming the column or input
         row.  Blocks until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching
         when the cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after

@@ -25,14 +25,14 @@ from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
-from sparkps.spark.ml.params import (
+from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
+from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
     checkpoint_settings,
     declare,
     placement_settings,
     strategy_settings,
 )
-from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
@@ -40,7 +40,7 @@ OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult
 
 
 class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasTrainerParams):
-    """Params shared by the estimator and its model (those the MLP classifier takes too: ``params.py``)."""
+    """Params shared by the estimator and its model (those the MLP classifier takes too: ``shared_params.py``)."""
 
     categoricalCols = declare("categoricalCols", "categorical columns (strings or integers), hashed with their name",
                               TypeConverters.toListString)
@@ -290,7 +290,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         from pyspark.ml.functions import array_to_vector
         from pyspark.sql import functions as F
 
-        from sparkps.spark.model.frames import add_click_probability
+        from sparkps.spark.model.udf_scoring import add_click_probability
         if self.spark_model is None:
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
         get = self.getOrDefault

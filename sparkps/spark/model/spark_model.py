@@ -192,7 +192,7 @@ class SparkModel:
         alike.  Lazy (a model above ``inline_bytes`` may be written to its folder first).
         """
         from sparkps.spark.common.sparse_inputs import data_dtype
-        from sparkps.spark.model.frames import add_predictions
+        from sparkps.spark.model.udf_scoring import add_predictions
         data_name = None if self.input_layout is not None else \
             data_input_name(self.symbol, self.arg_params, self.label_name)
         if data_name is not None and data_dtype(self.symbol, data_name) != np.float32:   # (a layout: float planes)

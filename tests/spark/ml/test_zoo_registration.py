@@ -11,7 +11,7 @@ from sparkps.errors import ConfigError
 from sparkps.nets import zoo
 from sparkps.nets.blocks import click_head, field_embedding, flat_features, linear_term
 from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
-from sparkps.spark.submit.settings import check_ctr_settings
+from sparkps.spark.submit.job_settings import check_ctr_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 NAME = "embedsum"
