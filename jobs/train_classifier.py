@@ -188,8 +188,9 @@ def train(args, train_df, workers, servers):
 
 
 def score(model, frame, folder, label_col="label", classes=None):
-    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV (label and prediction as the class
-    names when the label was indexed from strings); returns the accuracy."""
+    """The model's prediction on ``frame`` (transform: the model ships inside the scoring UDF); writes
+    OUTPUT/predictions as CSV (label and prediction as the class names when the label was indexed from strings);
+    returns the accuracy."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     scored = model.transform(frame)

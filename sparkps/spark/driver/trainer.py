@@ -132,6 +132,7 @@ class SparkTrainer:
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it; None: in the stage)
         self.last_placement = self.last_fit_id = None    # where the last fit's scheduler ran ('driver', 'stage')
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
+        self._local_master = True     # set by fit from the master; a plan made before any fit binds no host
         self._scheduler = None
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
@@ -326,7 +327,7 @@ class SparkTrainer:
                 "stop_metric": self.stop_metric,
                 "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
-                "bind_executor_host": not getattr(self, "_local_master", True)}
+                "bind_executor_host": not self._local_master}
 
 
 def _raise_in_input(exc, data, places):

@@ -62,8 +62,9 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          TypeConverters.toInt)
     hashIds = declare("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
                       TypeConverters.toBoolean)
-    maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
-                             "to shrink it); 0: no limit", TypeConverters.toFloat)
+    maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to ship a larger model to the executors, in its "
+                             "UDF or from its folder (its message says how to shrink it); 0: no limit",
+                             TypeConverters.toFloat)
     earlyStoppingPatience = declare("earlyStoppingPatience", "with validationFraction: stop once the validation "
                                     "metric has not improved for this many epochs and keep the best epoch's weights "
                                     "and table rows (0: off, train every epoch; left unset: 2 when rows are held "
@@ -281,7 +282,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     @property
     def bestEpoch(self):
         """The epoch (counted from 1) whose weights and table rows early stopping kept; None without it."""
-        best = getattr(self.spark_model, "best_epoch", None)
+        best = None if self.spark_model is None else self.spark_model.best_epoch
         return None if best is None else best + 1
 
     def _transform(self, dataset):
@@ -311,7 +312,8 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
 
     def shrink(self, min_count):
         """A copy whose tables keep only the rows of ids seen at least ``min_count`` times in training (smaller to
-        broadcast and save; a dropped id reads as an unseen one). ConfigError when the model has no counts."""
+        ship to the executors and save; a dropped id reads as an unseen one). ConfigError when the model has no
+        counts."""
         small = self.copy()
         small.spark_model = self.spark_model.shrink(min_count)
         return small

@@ -63,7 +63,7 @@ class Predictor:
         self.typed = TypedInputs.of(typed)
         self.model = None         # the FeedForward that reads named inputs (typed inputs, or made on first use)
         self._feedforward = None  # the FeedForward of a one-input network with sparse tables
-        self.calls = 0            # predict calls served (a broadcast model is bound once for many of them)
+        self.calls = 0            # predict calls served (a shipped model is bound once for many of them)
         if typed is not None:     # named inputs and sparse tables: FeedForward's prediction reads the table rows
             from sparkps.ctr.packed import PackedLayout
             self.float_rows = PackedLayout(self.typed.to_list())   # a float row: ids as exact float planes

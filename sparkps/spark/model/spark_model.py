@@ -29,7 +29,7 @@ from sparkps.spark.model.predictor import (
     predictor_for,
 )
 
-MAX_BROADCAST_BYTES = 1 << 30
+MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
 # at 128 MB by default (spark.connect.grpc.maxInboundMessageSize)
 INLINE_BYTES = 32 << 20
@@ -57,7 +57,8 @@ class SparkModel:
         self.best_epoch = None if best_epoch is None else int(best_epoch)
         self.input_layout = TypedInputs.of(input_layout)     # the named inputs of a CTR network (TypedInputs)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
-        self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
+        # a larger model is refused, whether it ships in transform's UDF or in a Spark broadcast (None: no limit)
+        self.max_broadcast_bytes = MAX_BROADCAST_BYTES
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
         self.saved_path = None                # the folder this model was saved to or loaded from (its files)
         self.model_id = uuid.uuid4().hex
@@ -77,7 +78,8 @@ class SparkModel:
         return sym.load_json(self.symbol_json)
 
     def payload(self, batch_size=None):
-        """The broadcast form: plain strings, numbers and .npz bytes."""
+        """The form the model ships to the executors in (inside transform's UDF closure, or as the value of
+        ``broadcast`` for an RDD): plain strings, numbers and .npz bytes."""
         return model_payload(self.model_id, self.symbol_json, self.arg_params, self.aux_params, self.input_shape,
                              batch_size or self.batch_size, self.label_name, self._layout_list())
 
@@ -136,7 +138,8 @@ class SparkModel:
 
     def shrink(self, min_count):
         """A copy without the table rows of ids seen fewer than ``min_count`` times in training (a smaller model to
-        broadcast and save; such ids then read as unseen ids do). ConfigError when the model has no counts."""
+        ship to the executors and save; such ids then read as unseen ids do). ConfigError when the model has no
+        counts."""
         from sparkps.spark.model.table_rows import shrunk_params
         small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
                            self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
