@@ -81,7 +81,9 @@ class TypedInputs:
 
     def rows(self, inputs):
         """(n,) structured rows of the named ``inputs`` ({name: (n, columns) array}); int64 ids are kept bit for
-        bit (as uint64). DataError naming an input of the wrong shape or type."""
+        bit (as uint64). The ids are trusted: they were checked where they entered the process (a fit's Arrow
+        columns, ``arrow_inputs``; the featurizer's hashing, ``ctr_columns``). DataError naming a missing input or
+        one of the wrong shape."""
         first = np.asarray(inputs[self.parts[0][0]])
         out = np.empty(len(first), self.dtype)
         for name, columns, kind in self.parts:
@@ -92,9 +94,7 @@ class TypedInputs:
                 value = value.reshape(-1, 1)
             if value.shape != (len(out), columns):
                 raise DataError("input %r must be (%d, %d), got %s" % (name, len(out), columns, value.shape))
-            if kind == "ids":
-                if value.dtype.kind not in "iu":
-                    raise DataError("input %r holds 64-bit ids and must be integers, got %s" % (name, value.dtype))
-                value = value.astype(np.int64, copy=False).view(np.uint64) if value.dtype.kind == "i" else value
+            if kind == "ids" and value.dtype.kind == "i":
+                value = value.astype(np.int64, copy=False).view(np.uint64)
             out[name] = value
         return out
