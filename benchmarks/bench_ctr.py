@@ -108,7 +108,7 @@ def sparkps_row(train, test, data, args, model, kvstore="dist_sync"):
     return {"system": "sparkps %s (%s)" % (model, kvstore), "auc": auc, "fit_s": seconds, "settings": settings(args),
             "predict_per_s": (args.rows // 4) / score_s,
             "samples_per_s": args.rows * args.epochs / seconds,
-            "steady_per_s": (fitted.fit_stats or {}).get("steady_samples_per_s")}
+            "steady_per_s": (fitted.fit_timings or {}).get("steady_samples_per_s")}
 
 
 def torch_row(data, args):
@@ -213,7 +213,7 @@ def numpy_fm_row(data, args):
     from sparkps.ctr.hashing import hash_fields
     from sparkps.ctr.numeric import NumericStats
     from sparkps.metric.ctr import binary_auc
-    from sparkps.nets.training import fit_ctr, predict_ctr
+    from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
     rows = args.rows
     ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric)

@@ -55,8 +55,9 @@ import numpy as np
 
 from benchmarks import report
 from benchmarks.ctr_reference import RunCache, torch_ready, torch_run
+from sparkps.nets import zoo
 
-MODELS = ("lr", "fm", "widedeep", "deepfm", "dcn", "pnn", "nfm")
+MODELS = zoo.names()      # every registered zoo model
 PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, linear_scale=0.5, fm_scale=0.5,
                deep_scale=0.5, hidden=16, bias=-1.0, missing=0.05, seed=7)
 PREVIOUS = dict(learningRate=0.01, embeddingL2=0.0, numEpochs=5, validationFraction=0.0)   # the unmeasured defaults

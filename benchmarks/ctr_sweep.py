@@ -42,12 +42,13 @@ from benchmarks.bench_ctr_quality import (  # noqa: E402
     planted_set,
 )
 from benchmarks.ctr_reference import RunCache, featurised  # noqa: E402
+from sparkps.nets import zoo  # noqa: E402
 
 CENTRE = {"learningRate": 0.003, "embeddingL2": 1e-4, "embeddingDim": 8, "batchSize": 256}
 AXES = {"learningRate": [0.001, 0.003, 0.01], "embeddingL2": [0.0, 1e-5, 1e-4, 1e-3],
         "embeddingDim": [4, 8, 16], "batchSize": [256, 1024], "dropout": [0.3, 0.5]}
 BRIEF = {"learningRate", "dropout"}      # the axes of a --brief model
-DEEP = ("widedeep", "deepfm", "dcn", "pnn", "nfm")      # the models with a deep part (dropout's axis: these only)
+DEEP = zoo.deep_names()      # the models with a deep part (dropout's axis: these only)
 HIDDEN = [64, 32]
 VALIDATION = 0.1
 
@@ -63,7 +64,7 @@ def _take(arrays, rows):
 def fit_once(dataset, arrays, model, setting, seed, max_epochs, patience):
     """One early-stopped fit: {auc, logloss (test, best epoch), epochs run, best_epoch, fit_s}."""
     import sparkps.nets as nets
-    from sparkps.nets.training import fit_ctr, predict_ctr
+    from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
     from sparkps.spark.ml.ctr_classifier import regularisation_args
     from sparkps.train.feedforward import FeedForward
     ids, numeric, labels = arrays["train"]

@@ -4,14 +4,14 @@ parts, each timed on its own in the same run (Spark ``local[2]``, 2 workers + 2 
     python -m benchmarks.profile_ctr_fit --rows 200000 [--json PATH]
 
 Parts (seconds, wall clock):
-* ``numpy featurize, one process``: hashing the 26 categorical columns and packing the rows in this process
-  (``hash_fields`` + the layout's ``pack``): the floor of the featurize work, all rows on one core;
+* ``numpy featurize, one process``: hashing the 26 categorical columns into the typed rows in this process
+  (``hash_fields`` + ``TypedInputs.rows``): the floor of the featurize work, all rows on one core;
 * ``statistics``: ``fit_stats`` (one Spark aggregation over the cached frame: numeric statistics);
 * ``label check``: one aggregation over the label column;
 * ``input pass before`` / ``now``: the training input the fit reads, its rows counted (the first epoch's reading
   without the training, both cores): before, a pandas UDF hashing value by value into one array<float> cell a row,
   stacked back into float32 blocks (the path of commit 9ce4015, kept here as the baseline); now, Arrow record
-  batches of the raw columns packed straight into blocks (``CTRFeaturizer.blocks``);
+  batches of the raw columns read into typed rows as the fit's tasks read them (``CTRFeaturizer.training_input``);
 * ``whole fit``: the time before the barrier stage (label check, statistics, the input's first rows), then, from
   the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
   and its input stages), ``task start to registered`` (server processes started, every node registered),
@@ -49,8 +49,9 @@ def numpy_featurize(data, rows):
     cats = data.categorical[:rows]
     ids = hash_fields(data.fields, [cats[:, j] for j in range(cats.shape[1])])
     numeric = NumericStats.fit(data.numeric[:rows], data.numeric_names, log=True).transform(data.numeric[:rows])
+    from sparkps.spark.common.typed_inputs import TypedInputs
     spec = nets.FeatureSpec(categorical=data.fields, numeric=data.numeric_names, embedding_dim=4)
-    return spec.layout().pack(spec.inputs(ids, numeric))
+    return TypedInputs(spec.input_parts()).rows(spec.inputs(ids, numeric))
 
 
 def stage_parts(results, stage_started):
@@ -111,8 +112,8 @@ def main(argv=None):
         timed("label check (check_labels)", lambda: featurizer.check_labels(train, "label"), out)
         spec = clf.feature_spec(stats)
         timed("input pass before: per-row arrays", lambda: count_blocks(legacy_blocks(train, stats, spec)), out)
-        timed("input pass now: Arrow batches to blocks", lambda: count_blocks(
-            featurizer.blocks(train, stats, "label", spec)), out)
+        timed("input pass now: Arrow batches to typed rows", lambda: count_typed_rows(
+            *featurizer.training_input(train, stats, "label", spec)), out)
         fit_started = time.time()
         timed("whole fit", lambda: clf.fit(train), out)
         fit_ended = time.time()
@@ -134,6 +135,18 @@ def count_blocks(rdd):
     return rdd.map(lambda block: len(block[1])).sum()
 
 
+def count_typed_rows(frame, reader):
+    """Rows of the training input read as a fit's tasks read it (``CTRReader.read`` of each Arrow batch)."""
+    import pyarrow as pa
+
+    def read(batches):
+        for batch in batches:
+            X, _ = reader.read(batch)
+            yield pa.RecordBatch.from_arrays([pa.array([len(X)], pa.int64())], names=["rows"])
+
+    return sum(row.rows for row in frame.mapInArrow(read, "rows long").collect())
+
+
 def legacy_blocks(df, stats, spec):
     """The training input as the fit read it before (commit 9ce4015), for comparison: a pandas UDF hashed the
     columns value by value into one array<float> cell per row, then ``frame_to_blocks`` stacked the cells of each
@@ -142,8 +155,10 @@ def legacy_blocks(df, stats, spec):
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, FloatType
 
-    from sparkps.spark.model.frames import frame_to_blocks
+    from sparkps.ctr.packed import PackedLayout
+    from sparkps.spark.common.feature_blocks import frame_to_blocks
     categorical, numeric_cols, saved = list(spec.categorical), list(spec.numeric), stats.to_dict()
+    layout = PackedLayout(spec.input_parts())      # the float rows of that version
 
     def featurize(*columns):
         from sparkps.ctr.hashing import hash_column
@@ -152,12 +167,12 @@ def legacy_blocks(df, stats, spec):
         ids = np.stack([hash_column(n, c.to_numpy(dtype=object)) for n, c in zip(categorical, cats)], axis=1)
         numeric = NumericStats.from_dict(saved).transform(
             np.stack([c.to_numpy(dtype=np.float64, na_value=np.nan) for c in nums], axis=1))
-        return pd.Series(list(spec.layout().pack(spec.inputs(ids, numeric))))
+        return pd.Series(list(layout.pack(spec.inputs(ids, numeric))))
 
     udf = F.pandas_udf(featurize, ArrayType(FloatType()))
     rows = df.withColumn("features", udf(*[F.col(c) for c in categorical],
                                          *[F.col(c).cast("double") for c in numeric_cols]))
-    return frame_to_blocks(rows, "features", "label", spec.layout().width)
+    return frame_to_blocks(rows, "features", "label", layout.width)
 
 
 if __name__ == "__main__":

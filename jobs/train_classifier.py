@@ -27,9 +27,9 @@ from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
+from sparkps.spark.submit.job_settings import check_input_paths, exit_code, master_of, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
-from sparkps.spark.submit.settings import check_input_paths, exit_code, master_of, read_symbol_file
 
 LOG = logging.getLogger("train_classifier")
 
@@ -188,8 +188,9 @@ def train(args, train_df, workers, servers):
 
 
 def score(model, frame, folder, label_col="label", classes=None):
-    """Broadcast prediction on ``frame``; writes OUTPUT/predictions as CSV (label and prediction as the class
-    names when the label was indexed from strings); returns the accuracy."""
+    """The model's prediction on ``frame`` (transform: the model ships inside the scoring UDF); writes
+    OUTPUT/predictions as CSV (label and prediction as the class names when the label was indexed from strings);
+    returns the accuracy."""
     from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     scored = model.transform(frame)

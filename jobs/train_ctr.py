@@ -31,14 +31,15 @@ import sys
 
 from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
+from sparkps.nets import zoo
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, exit_code, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
-from sparkps.spark.submit.settings import check_ctr_settings, check_input_paths, exit_code, master_of
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
 SPARK_FORMATS = ("csv", "parquet", "orc")    # read by Spark, their cells checked there (see read)
@@ -81,7 +82,7 @@ def parse_args(argv=None):
     p.add_argument("--dropout", type=float, default=None,
                    help="dropout after each hidden layer of the deep part (zoo models; default %g; 0: none)"
                    % CTR_DEFAULTS["dropout"])
-    p.add_argument("--model", default="deepfm", help="lr, fm, widedeep, deepfm, dcn, pnn, nfm")
+    p.add_argument("--model", default="deepfm", help="a zoo model: " + ", ".join(zoo.names()))
     p.add_argument("--network", help="an Angel JSON network (instead of --model)")
     p.add_argument("--embedding-dim", type=int, default=CTR_DEFAULTS["embeddingDim"],
                    help="embedding width per field (default %(default)s)")

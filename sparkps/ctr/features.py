@@ -16,15 +16,14 @@ embedding like a single-valued field; the absent slots hold ``PADDING_ID``.
 
 The network's inputs are ``ids`` (the single-valued fields, shared tables), ``ids_<field>`` (multi-valued fields,
 and every field with per-field tables) and ``dense`` (numeric columns; absent without them); its label is
-``ctr_label`` (0/1). ``spec.input_parts()`` names and types them for a Spark fit (ids stay 64-bit integers);
-``spec.layout()`` packs them into one float vector a row, as a saved model scores (``ctr_packed``).
+``ctr_label`` (0/1). ``spec.input_parts()`` names and types them (``TypedInputs``: ids stay 64-bit integers) for
+a Spark fit and for scoring.
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sparkps.ctr.hashing import bucket, split_multi
-from sparkps.ctr.packed import PackedLayout
 from sparkps.errors import ConfigError, DataError
 from sparkps.rows.config import TableConfig
 
@@ -134,10 +133,6 @@ class FeatureSpec:
         if self.numeric:
             parts.append((DENSE, len(self.numeric), "float"))
         return parts
-
-    def layout(self):
-        """The PackedLayout of this spec's inputs (one float vector a row: how a saved model scores)."""
-        return PackedLayout(self.input_parts())
 
     def inputs(self, ids, numeric=None, multi=None):
         """The network's input arrays from hashed ids (rows, single-valued fields) uint64, standardised numeric

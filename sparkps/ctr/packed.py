@@ -1,8 +1,9 @@
-"""One float vector per row for the named inputs of a CTR network: how 64-bit feature ids travel through Spark.
+"""The float rows of earlier versions: a CTR network's named inputs packed into one float vector a row.
 
-Spark (Vectors, Arrow blocks of float32) and ``SparkTrainer`` move one numeric vector per row, but a network over
-sparse tables reads several named inputs, its ids as 64-bit integers (a float32 holds whole numbers only up to
-2**24). A ``PackedLayout`` lists the inputs side by side in the row, each ``(name, columns, kind)``:
+A CTR network's inputs are ``sparkps.spark.common.typed_inputs.TypedInputs`` (ids as 64-bit integers, never
+packed). Earlier versions moved them as one float vector a row, and a CTR model still reads such a row where a float
+vector reaches it (``SparkModel.predict_numpy``, an RDD, a Vector column; ``Predictor.predict``): this module reads
+them. A ``PackedLayout`` lists the inputs side by side in the row, each ``(name, columns, kind)``:
 
 * ``'ids'``: ``columns`` ids, each as ``ID_PLANES`` float columns of ``PLANE_BITS`` bits (low bits first), so
   every plane is a whole number below 2**22, exact in float32: ``id = p0 + p1 * 2**22 + p2 * 2**44``;
@@ -12,8 +13,8 @@ sparse tables reads several named inputs, its ids as 64-bit integers (a float32 
     row = layout.pack({'ids': ids, 'dense': numeric})     # (rows, 26 * 3 + 13) float32
     layout.split(row)                                      # {'ids': uint64 (rows, 26), 'dense': float32 (rows, 13)}
 
-It travels as a plain list (``to_list`` / ``from_list``) in a task's plan and a model's metadata. Nothing here
-blocks.
+Its part list is the one ``TypedInputs`` and a model's metadata (``input_layout``) hold; ``pack`` writes rows of
+the earlier format (for tests and benchmark baselines). Nothing here blocks.
 """
 import numpy as np
 
@@ -45,7 +46,7 @@ def planes_to_ids(planes):
 
 
 class PackedLayout:
-    """The named inputs of one packed row (see the module docstring)."""
+    """The named inputs of one float row of the earlier format (see the module docstring)."""
 
     def __init__(self, parts):
         self.parts = []

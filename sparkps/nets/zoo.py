@@ -7,7 +7,14 @@ FeatureSpec and ending in ``click_head`` (a probability of a click).
 
 By default the table reads and the FM / NFM crosses are the fused ops of sparkps/symbol/ops/fused.py (one compiled
 kernel each way); ``fused=False`` builds the graph of the plain ops, with the same parameters and equal values.
+
+The zoo names its models once, here: ``register(name, make, deep=...)`` adds a model (a function of ``Inputs``
+returning its Symbol) to ``MODELS``; the estimator's ``model`` param, the job's ``--model`` choices, the sweeps and
+the benchmarks read ``names()`` and ``deep_names()``, so a new model built from existing ops is a function here (or
+in a module that registers it) plus its tests.
 """
+from dataclasses import dataclass
+
 import sparkps.symbol as sym
 from sparkps.errors import ConfigError
 from sparkps.nets.blocks import Inputs, click_head, field_embedding, flat_features, linear_term, mlp
@@ -74,7 +81,55 @@ def nfm(inputs):
     return click_head([linear_term(inputs), mlp(pooled, inputs.spec.hidden_units, "deep", inputs=inputs)])
 
 
-MODELS = {"lr": lr, "fm": fm, "widedeep": widedeep, "deepfm": deepfm, "dcn": dcn, "pnn": pnn, "nfm": nfm}
+@dataclass(frozen=True)
+class ZooModel:
+    """One registered zoo model: its ``name``, ``make`` (``Inputs`` -> Symbol ending in ``click_head``) and
+    whether it has a ``deep`` part (an MLP: the deep part's dropout and weight decay apply to it)."""
+    name: str
+    make: object
+    deep: bool
+
+
+MODELS = {}      # {name: ZooModel}, in registration order
+
+
+def register(name, make, deep):
+    """Add zoo model ``name`` (lower case) built by ``make(inputs)``; ``deep``: it has an MLP part. ConfigError
+    when the name is taken by another function. Returns ``make`` (usable as a decorator's body)."""
+    key = str(name).lower()
+    known = MODELS.get(key)
+    if known is not None and known.make is not make:
+        raise ConfigError("zoo model %r is already registered (%s)" % (key, known.make.__name__))
+    MODELS[key] = ZooModel(key, make, bool(deep))
+    return make
+
+
+def unregister(name):
+    """Remove zoo model ``name`` (a model a test registered); KeyError when it is not registered."""
+    del MODELS[str(name).lower()]
+
+
+def names():
+    """The registered model names, in registration order."""
+    return tuple(MODELS)
+
+
+def deep_names():
+    """The registered models with a deep (MLP) part."""
+    return tuple(name for name, model in MODELS.items() if model.deep)
+
+
+def check_name(name):
+    """``name`` lower-cased when it names a registered model; ConfigError naming it and the known ones otherwise."""
+    key = str(name).lower()
+    if key not in MODELS:
+        raise ConfigError("unknown CTR model %r; known: %s" % (name, ", ".join(MODELS)))
+    return key
+
+
+for _make, _deep in ((lr, False), (fm, False), (widedeep, True), (deepfm, True), (dcn, True), (pnn, True),
+                     (nfm, True)):
+    register(_make.__name__, _make, deep=_deep)
 
 
 def build(name, spec, embedding_wd_mult=None, linear_wd_mult=None, deep_wd_mult=None, dropout=0.0, fused=True):
@@ -82,9 +137,6 @@ def build(name, spec, embedding_wd_mult=None, linear_wd_mult=None, deep_wd_mult=
     at fault. The weight-decay multipliers (None: MXNet's rule) and the deep part's ``dropout`` are those of
     ``regularisation.Regularisation``; the defaults add nothing to the graph. ``fused`` (default) builds the table
     reads and crosses of the fused ops, False of the plain ones (the same parameters, equal values)."""
-    try:
-        make = MODELS[str(name).lower()]
-    except KeyError:
-        raise ConfigError("unknown CTR model %r; known: %s" % (name, sorted(MODELS))) from None
+    make = MODELS[check_name(name)].make
     settings = Regularisation(embedding_wd_mult, linear_wd_mult, deep_wd_mult, dropout)
     return make(Inputs(spec, settings, fused=fused))

@@ -45,11 +45,12 @@ class TableInput:
 
 
 def field_names(fields):
-    """{ids variable: [field names]} from ``fields``: a mapping, an object with ``id_inputs()`` (a
-    sparkps.ctr.features.FeatureSpec), or None (no names given)."""
+    """{ids variable: [field names]} from ``fields``: a mapping, a sparkps.ctr.features.FeatureSpec, or None (no
+    names given)."""
+    from sparkps.ctr.features import FeatureSpec
     if fields is None:
         return {}
-    if hasattr(fields, "id_inputs"):
+    if isinstance(fields, FeatureSpec):
         return {item.name: list(item.fields) for item in fields.id_inputs()}
     try:
         return {str(name): [str(f) for f in ([names] if isinstance(names, str) else names)]

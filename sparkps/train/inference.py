@@ -17,8 +17,8 @@ from sparkps.train.sparse_batch import SparseBatch
 
 class Inference:
     """``predict`` and ``score`` of :class:`sparkps.train.feedforward.FeedForward` (a mixin: it uses the model's
-    ``symbol``, ``arg_params``, ``aux_params``, ``_bind``, ``_input_shapes``, ``_init_iter`` and the checks of
-    given parameters)."""
+    ``symbol``, ``arg_params``, ``aux_params``, ``_bind``, ``_input_shapes``, ``_init_iter``,
+    ``table_stores_built`` (a count from 0) and the checks of given parameters)."""
 
     def _predict_executor(self, data_iter):
         """An inference executor for the iterator's data shapes (cached), holding the current params."""
@@ -43,7 +43,7 @@ class Inference:
             self._pred_store, self._pred_held = kv_mod.create('local'), held
             sparse.init_tables(self._pred_store, self.arg_params)
             self._pred_store.freeze_tables()     # unseen ids read their initial rows without growing the store
-            self.table_stores_built = getattr(self, 'table_stores_built', 0) + 1
+            self.table_stores_built += 1
         for name, value in self.arg_params.items():
             if name in exe.arg_dict and name not in self._tables:
                 copy_into(exe.arg_dict[name], value)

@@ -12,7 +12,7 @@ from sparkps.ctr.synthetic import planted_ctr
 from sparkps.errors import ConfigError
 from sparkps.metric.ctr import binary_auc
 from sparkps.nets import angel_json
-from sparkps.nets.training import fit_ctr, predict_ctr
+from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
 
 NETWORKS = pathlib.Path(__file__).resolve().parents[2] / "jobs" / "networks"
 DEEPFM = json.loads((NETWORKS / "deepfm.json").read_text())

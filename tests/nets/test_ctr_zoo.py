@@ -7,10 +7,11 @@ from threadpoolctl import threadpool_limits
 import sparkps.nets as nets
 from sparkps.ctr.hashing import hash_fields
 from sparkps.ctr.numeric import NumericStats
+from sparkps.ctr.packed import PackedLayout
 from sparkps.ctr.synthetic import planted_ctr
 from sparkps.errors import ConfigError, DataError
 from sparkps.metric.ctr import binary_auc
-from sparkps.nets.training import fit_ctr, predict_ctr
+from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
 
 TRAIN, TEST = 40000, 20000
 # planted family per model: FM labels for the models with an explicit pairwise term, a planted ReLU tower
@@ -68,13 +69,13 @@ def test_unknown_model_and_bad_inputs_are_named():
         nets.FeatureSpec(categorical=[])
 
 
-def test_packed_rows_carry_64_bit_ids_exactly():
+def test_packed_rows_of_earlier_versions_carry_64_bit_ids_exactly():
     spec = nets.FeatureSpec(categorical=["a", "b"], numeric=["x"], multi_valued={"tags": 3})
     rng = np.random.default_rng(0)
     ids = rng.integers(0, 2**63, (4, 2)).astype(np.uint64) * np.uint64(2) + np.uint64(1)
     ids[0, 0] = np.uint64(2**64 - 2)
     inputs = spec.inputs(ids, rng.normal(size=(4, 1)), multi={"tags": [[5, 2**64 - 3], [], [7], [1, 2, 3, 4]]})
-    layout = spec.layout()
+    layout = PackedLayout(spec.input_parts())
     packed = layout.pack(inputs)
     assert packed.dtype == np.float32 and packed.shape == (4, layout.width) == (4, 2 * 3 + 3 * 3 + 1)
     back = layout.split(packed.astype(np.float64))       # Spark vectors are float64: planes stay exact

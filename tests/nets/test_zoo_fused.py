@@ -14,7 +14,7 @@ from sparkps import backend
 from sparkps.ctr.hashing import hash_fields
 from sparkps.ctr.synthetic import planted_ctr
 from sparkps.metric.ctr import binary_auc
-from sparkps.nets.training import fit_ctr, predict_ctr
+from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
 from sparkps.train.sparse_batch import SparseBatch
 
 SPEC = nets.FeatureSpec(categorical=["C1", "C2", "C3", "C4", "C5", "C6"], numeric=["I1", "I2"],

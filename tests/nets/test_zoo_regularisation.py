@@ -12,7 +12,7 @@ import sparkps.nets as nets
 from sparkps.errors import ConfigError
 from sparkps.io import NDArrayIter
 from sparkps.nets.blocks import ctr_initializer
-from sparkps.nets.training import predict_ctr
+from sparkps.nets.ctr_fit import predict_ctr
 from sparkps.train.feedforward import FeedForward
 from sparse_parity import PATIENT  # the tables' first id-index use may hold the interpreter for seconds
 

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from sparkps.spark.model.frames import blocks_fit
+from sparkps.spark.common.feature_blocks import blocks_fit
 from sparkps.spark.task.local_copy import LocalCopy
 
 WIDE = 4096   # 10000 Arrow rows x 4096 float32 features = 164 MB > the 128 MB dense-batch limit

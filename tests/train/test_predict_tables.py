@@ -9,8 +9,8 @@ seed 9.
 import numpy as np
 import pytest
 
-from packed_fm import SPEC, TABLES, packed_fm
-from sparkps.errors import ConfigError
+from packed_fm import PACKED, SPEC, TABLES, packed_fm
+from sparkps.errors import ConfigError, DataError
 from sparkps.rows.values import RowSparse, initial_rows
 from sparkps.spark.model.predictor import Predictor
 from sparkps.spark.model.spark_model import _predict_rows
@@ -26,7 +26,7 @@ def trained():
 def predictor_of(spark_model):
     payload = spark_model.payload(batch_size=64)
     return Predictor(payload["symbol"], payload["params"], payload["input_shape"], payload["batch_size"],
-                     payload["label_name"], layout=spark_model.input_layout)
+                     payload["label_name"], typed=spark_model.input_layout)
 
 
 def reference(spark_model, X, extra_ids=None):
@@ -41,7 +41,7 @@ def reference(spark_model, X, extra_ids=None):
         params[name] = RowSparse(ids[order], rows[order], table.shape)
     model = FeedForward(spark_model.symbol, arg_params=params, aux_params=spark_model.aux_params,
                         numpy_batch_size=64)
-    return np.asarray(model.predict(spark_model.input_layout.split(X)), np.float32).reshape(len(X), -1)
+    return np.asarray(model.predict(PACKED.split(X)), np.float32).reshape(len(X), -1)
 
 
 def test_the_table_store_is_built_once_for_calls_of_any_size(trained):
@@ -63,12 +63,26 @@ def test_unseen_ids_read_their_initial_rows_without_growing_the_store(trained):
     store = predictor.model._pred_store
     held = {name: len(store._store[name]) for name in TABLES}
     unseen = np.random.default_rng(9).integers(-2 ** 63, 2 ** 63 - 1, size=(400, 3), dtype=np.int64)
-    packed = spark_model.input_layout.pack(SPEC.inputs(unseen.view(np.uint64)))
+    packed = PACKED.pack(SPEC.inputs(unseen.view(np.uint64)))
     np.testing.assert_allclose(predictor.predict(packed), reference(spark_model, packed, unseen), atol=1e-6)
     assert {name: len(store._store[name]) for name in TABLES} == held
     assert predictor.table_stores_built == 1
     with pytest.raises(ConfigError, match="table 'embedding_weight' is read-only"):
         store.push("embedding_weight", RowSparse(unseen[0, :1], np.zeros((1, 4), np.float32), (None, 4)))
+
+
+def test_typed_rows_and_named_inputs_predict_as_the_packed_rows(trained):
+    """The model's one input layout (TypedInputs): its structured rows and a dict of its inputs score what the
+    earlier versions' packed rows of the same values score."""
+    spark_model, X = trained
+    predictor = predictor_of(spark_model)
+    inputs = PACKED.split(X[:40])
+    typed = spark_model.input_layout.rows(inputs)
+    expected = reference(spark_model, X[:40])
+    np.testing.assert_allclose(predictor.predict(typed), expected, atol=1e-6)
+    np.testing.assert_allclose(predictor.predict(inputs), expected, atol=1e-6)
+    with pytest.raises(DataError, match=r"float rows of inputs \['ids'\] must have 9 values"):
+        predictor.predict(np.zeros((2, 4), np.float32))
 
 
 def test_rows_of_a_packed_model_predict_one_by_one(trained):

@@ -8,7 +8,9 @@ its own type and bits).
 
 A training task keeps its partition as such rows (one local copy, one dtype) and hands each batch's inputs to the
 network by name. It travels as a plain list (``to_list`` / ``from_list``: ``[name, columns, kind]`` parts, the
-list format model metadata records as ``input_layout``). Nothing here blocks.
+list format model metadata records as ``input_layout``). It is the one input layout of a CTR network: a fit's
+tasks, its SparkModel and scoring all read it; the float rows of earlier versions (ids as float planes) are read by
+``sparkps.ctr.packed`` only, for models and rows that recorded them. Nothing here blocks.
 """
 import numpy as np
 
@@ -38,6 +40,15 @@ class TypedInputs:
     def from_list(cls, parts):
         """A TypedInputs of ``to_list``'s parts (None for None)."""
         return None if parts is None else cls(parts)
+
+    @classmethod
+    def of(cls, layout):
+        """``layout`` as a TypedInputs: itself, or one of the same parts for a part list or for the PackedLayout
+        of an earlier version (None for None)."""
+        if layout is None or isinstance(layout, cls):
+            return layout
+        from sparkps.ctr.packed import PackedLayout
+        return cls(layout.to_list() if isinstance(layout, PackedLayout) else layout)
 
     def to_list(self):
         return [list(p) for p in self.parts]
@@ -70,7 +81,9 @@ class TypedInputs:
 
     def rows(self, inputs):
         """(n,) structured rows of the named ``inputs`` ({name: (n, columns) array}); int64 ids are kept bit for
-        bit (as uint64). DataError naming an input of the wrong shape or type."""
+        bit (as uint64). The ids are trusted: they were checked where they entered the process (a fit's Arrow
+        columns, ``arrow_inputs``; the featurizer's hashing, ``ctr_columns``). DataError naming a missing input or
+        one of the wrong shape."""
         first = np.asarray(inputs[self.parts[0][0]])
         out = np.empty(len(first), self.dtype)
         for name, columns, kind in self.parts:
@@ -81,9 +94,7 @@ class TypedInputs:
                 value = value.reshape(-1, 1)
             if value.shape != (len(out), columns):
                 raise DataError("input %r must be (%d, %d), got %s" % (name, len(out), columns, value.shape))
-            if kind == "ids":
-                if value.dtype.kind not in "iu":
-                    raise DataError("input %r holds 64-bit ids and must be integers, got %s" % (name, value.dtype))
-                value = value.astype(np.int64, copy=False).view(np.uint64) if value.dtype.kind == "i" else value
+            if kind == "ids" and value.dtype.kind == "i":
+                value = value.astype(np.int64, copy=False).view(np.uint64)
             out[name] = value
         return out

@@ -11,6 +11,7 @@ import logging
 from collections import namedtuple
 
 from sparkps.errors import ConfigError, DataError
+from sparkps.spark.common.feature_blocks import feature_values
 from sparkps.spark.driver.schema import check_schema, first_bad_label
 from sparkps.spark.task.row_weights import ROW_WEIGHT
 
@@ -67,22 +68,13 @@ def held_out(df, fraction, seed=0, keep_order=False):
 _DRAW = "__sparkps_held_out_draw"
 
 
-def _values(df, features_col):
-    """The features column as an array<double> expression (Vector or numeric array)."""
-    from pyspark.ml.functions import vector_to_array
-    from pyspark.sql import functions as F
-    if type(df.schema[features_col].dataType).__name__ == "VectorUDT":
-        return vector_to_array(F.col(features_col))
-    return F.col(features_col).cast("array<double>")
-
-
 def _skip_invalid(df, features_col, label_col, num_classes):
     from pyspark.sql import functions as F
     y = F.col(label_col).cast("double")
     bad_label = y.isNull() | F.isnan(y) | (F.abs(y) == float("inf")) | (y != F.floor(y))
     if num_classes is not None:
         bad_label = bad_label | (y < 0) | (y >= num_classes)
-    values = _values(df, features_col)
+    values = feature_values(df, features_col)
     bad_features = F.col(features_col).isNull() | F.exists(values, lambda v: v.isNull() | F.isnan(v))
     flagged = df.withColumn("__sparkps_invalid", F.coalesce(bad_label | bad_features, F.lit(True)))
     counts = flagged.agg(F.count(F.lit(1)).alias("rows"),
@@ -97,7 +89,7 @@ def _skip_invalid(df, features_col, label_col, num_classes):
 def _zero_invalid_features(df, features_col):
     from pyspark.ml.functions import array_to_vector
     from pyspark.sql import functions as F
-    cleaned = F.transform(_values(df, features_col),
+    cleaned = F.transform(feature_values(df, features_col),
                           lambda v: F.when(v.isNull() | F.isnan(v), F.lit(0.0)).otherwise(v))
     return df.withColumn(features_col, array_to_vector(cleaned))
 

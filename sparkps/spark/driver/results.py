@@ -1,8 +1,8 @@
 """What a fit makes of its barrier tasks' results: the SparkModel (worker 0's weights, the per-epoch history of
-every worker, the CTR tables' rows), the merged history and the training statistics (``SparkTrainer.last_fit``).
+every worker, the CTR tables' rows), the merged history and the fit's rows and timings (``SparkTrainer.last_fit``).
 
     model = trained_model(trainer, results, point, restarts.entries)
-    trainer.last_fit = fit_stats(results, trainer.batch_size)
+    trainer.last_fit = fit_timings(results, trainer.batch_size)
 
 A task's result is the dict of sparkps.spark.task.barrier_task: rank, rows, history, and for rank 0 the weights.
 """
@@ -18,7 +18,9 @@ LOG = logging.getLogger("sparkps.spark")
 def trained_model(trainer, results, point=None, restarts=()):
     """The SparkModel of a fit of ``trainer`` (a SparkTrainer): worker 0's weights, the history merged over the
     workers (with the epochs before ``point``, the ResumePoint it resumed from, and the ``restarts`` entries),
-    and for an input layout (CTR) every worker's table rows. ClusterError when worker 0 returned no weights."""
+    and for named inputs (CTR: ``trainer.inputs``, a TypedInputs, which the model keeps as its ``input_layout``,
+    its ``input_shape`` the values of one row) every worker's table rows. ClusterError when worker 0 returned no
+    weights."""
     from sparkps.spark.driver.restarts import history_with_restarts
     final = [r for r in results if r.get("params") is not None]
     if not final:
@@ -29,29 +31,18 @@ def trained_model(trainer, results, point=None, restarts=()):
         history = sorted([h for h in point.history if h["epoch"] not in newer] + history, key=lambda h: h["epoch"])
     history = history_with_restarts(history, restarts)
     epochs = history[-1]["epoch"] + 1 if history else trainer.num_epoch
-    layout, input_shape = model_layout(trainer.inputs, trainer.input_shape)
+    input_shape = trainer.input_shape if trainer.inputs is None else (trainer.inputs.columns,)
     model = SparkModel.from_bytes(trainer.symbol_json, final[0]["params"], input_shape=input_shape,
                                   label_name=trainer.label_name, batch_size=max(trainer.batch_size, 256),
                                   epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
-                                  input_layout=layout)
+                                  input_layout=trainer.inputs)
     if trainer.inputs is not None:   # every worker's table rows, and how often each id was seen
         from sparkps.spark.model.table_rows import merge_worker_tables
         model.table_counts = merge_worker_tables(model.arg_params, results)
     return model
 
 
-def model_layout(inputs, input_shape):
-    """``(input_layout, input_shape)`` a SparkModel of a fit over ``inputs`` (a TypedInputs, or None) records: the
-    model's scoring side still reads one float vector a row in the layout of ``sparkps.ctr.packed`` (its saved
-    metadata: ``input_layout`` lists the same ``[name, columns, kind]`` parts), so that is what it gets."""
-    if inputs is None:
-        return None, input_shape
-    from sparkps.ctr.packed import PackedLayout
-    layout = PackedLayout(inputs.to_list())
-    return layout, (layout.width,)
-
-
-def fit_stats(results, batch_size):
+def fit_timings(results, batch_size):
     """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
     batches after each worker's first, times batch_size, over the span from the earliest first batch end
     to the latest last batch end (so start-up and registration are left out)."""

@@ -11,6 +11,7 @@ DataFrame's rows from 0 in its own order (for a single input file, its data line
 import logging
 
 from sparkps.errors import ConfigError, DataError
+from sparkps.spark.common.feature_blocks import feature_values, is_vector
 
 LOG = logging.getLogger("sparkps.spark")
 
@@ -29,7 +30,7 @@ def check_schema(df, features_col, label_col):
                           "first with pyspark.ml.feature.StringIndexer(inputCol=%r, outputCol=...)"
                           % (label_col, label_type.simpleString(), label_col))
     features_type = df.schema[features_col].dataType
-    if type(features_type).__name__ == "VectorUDT":
+    if is_vector(features_type):
         return
     if isinstance(features_type, ArrayType) and isinstance(features_type.elementType, NumericType):
         return
@@ -72,18 +73,10 @@ def scan_labels(df, label_col, features_col=None, num_features=None):
         {"min": row["min"], "max": row["max"]}
 
 
-def _feature_values(df, features_col):
-    from pyspark.ml.functions import vector_to_array
-    from pyspark.sql import functions as F
-    column = F.col(features_col)
-    return vector_to_array(column) if type(df.schema[features_col].dataType).__name__ == "VectorUDT" \
-        else column.cast("array<double>")
-
-
 def bad_width(df, features_col, num_features):
     """A boolean column: the row's features do not hold ``num_features`` values (null for null features)."""
     from pyspark.sql import functions as F
-    return F.size(_feature_values(df, features_col)) != F.lit(int(num_features))
+    return F.size(feature_values(df, features_col)) != F.lit(int(num_features))
 
 
 def check_width(facts, num_features, where):
@@ -99,18 +92,16 @@ def first_bad_width(df, features_col, num_features):
     """``(row, width)`` of the first row, in the DataFrame's order, whose features do not hold
     ``num_features`` values (one Spark job; the error path only)."""
     from pyspark.sql import functions as F
-    found = first_where(df.select(F.size(_feature_values(df, features_col)).alias("n")),
+    found = first_where(df.select(F.size(feature_values(df, features_col)).alias("n")),
                         lambda n: n is not None and n >= 0 and n != num_features)
     return (found[1], found[0]) if found else (-1, -1)
 
 
 def bad_features(df, features_col):
     """A boolean column: the row's features are null or hold a null, NaN or infinite value."""
-    from pyspark.ml.functions import vector_to_array
     from pyspark.sql import functions as F
     column = F.col(features_col)
-    values = vector_to_array(column) if type(df.schema[features_col].dataType).__name__ == "VectorUDT" \
-        else column.cast("array<double>")
+    values = feature_values(df, features_col)
     return column.isNull() | F.exists(values, lambda v: v.isNull() | F.isnan(v) | (F.abs(v) == float("inf")))
 
 

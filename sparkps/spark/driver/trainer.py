@@ -29,7 +29,7 @@ from sparkps.spark.driver.arguments import (
     network_name,
 )
 from sparkps.spark.driver.console import spark_progress_paused
-from sparkps.spark.driver.input_checks import check_training_data
+from sparkps.spark.driver.data_checks import check_training_data
 from sparkps.spark.driver.placement import check_placement as checks_placement
 from sparkps.spark.driver.placement import (
     choose_placement,
@@ -39,7 +39,7 @@ from sparkps.spark.driver.placement import (
     tasks_reach,
 )
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import check_stop_metric, fit_stats, log_early_stop, merge_histories, trained_model
+from sparkps.spark.driver.results import check_stop_metric, fit_timings, log_early_stop, merge_histories, trained_model
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.driver.training_input import (
@@ -132,6 +132,7 @@ class SparkTrainer:
         self.scheduler_uri = None     # the last fit's scheduler address (its nodes name it; None: in the stage)
         self.last_placement = self.last_fit_id = None    # where the last fit's scheduler ran ('driver', 'stage')
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
+        self._local_master = True     # set by fit from the master; a plan made before any fit binds no host
         self._scheduler = None
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
@@ -155,7 +156,7 @@ class SparkTrainer:
         caller has checked its labels already. An RDD trains in the RDD barrier stage on a classic session; a Spark
         Connect session has no RDDs (ConfigError saying how to pass a DataFrame).
 
-        Before any task starts it checks the data on the driver (see ``input_checks.check_training_data``: one
+        Before any task starts it checks the data on the driver (see ``data_checks.check_training_data``: one
         aggregation over a DataFrame's label column) and raises ConfigError / DataError naming the column or input
         row.  Blocks until training ends, a role fails or ``timeout`` passes; raises ConfigError before launching
         when the cluster cannot run the barrier tasks, and ClusterError naming the failed role otherwise (after
@@ -231,7 +232,7 @@ class SparkTrainer:
             self._scheduler = None
         if placement == "stage":     # no live progress: the per-epoch history, now
             view.history(merge_histories(results))
-        self.last_fit = dict(fit_stats(results, self.batch_size), restarts=restarts.entries, placement=placement)
+        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement)
         model = trained_model(self, results, point, restarts.entries)
         log_early_stop(results)
         log_fit(self.tracked_params(workers, servers), model.history)
@@ -326,7 +327,7 @@ class SparkTrainer:
                 "stop_metric": self.stop_metric,
                 "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
-                "bind_executor_host": not getattr(self, "_local_master", True)}
+                "bind_executor_host": not self._local_master}
 
 
 def _raise_in_input(exc, data, places):

@@ -41,7 +41,7 @@ def wide_rows(df, typed, width):
     trains in the RDD stage from its rows (sparse vectors stay sparse until a mini-batch is built)."""
     if typed or is_connect(df):
         return False
-    from sparkps.spark.model.frames import blocks_fit
+    from sparkps.spark.common.feature_blocks import blocks_fit
     return not blocks_fit(df, width)
 
 
@@ -61,7 +61,7 @@ def frame_input(df, workers, features_col, label_col, weight_col, reader, inputs
         df = df.select(*[F.col(n) for n in inputs.names], F.col(label_col).cast("float").alias(label_col))
         reader = TypedReader(inputs, label_col)
     elif reader is None:
-        from sparkps.spark.model.frames import FEATURES_TMP, features_as_arrays
+        from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays
         # ids keep their column's own type (bigint, or whole doubles checked in the task), never a cast
         features = _id_values(df, features_col) if ids else F.col(FEATURES_TMP)
         columns = [features, F.col(label_col).cast("float").alias(label_col)]
@@ -121,7 +121,8 @@ def _id_values(df, features_col):
     from pyspark.sql import functions as F
     if features_col not in df.columns:
         raise ConfigError("DataFrame has no column %r; columns are %s" % (features_col, df.columns))
-    if type(df.schema[features_col].dataType).__name__ == "VectorUDT":
+    from sparkps.spark.common.feature_blocks import is_vector
+    if is_vector(df.schema[features_col].dataType):
         from pyspark.ml.functions import vector_to_array
         return vector_to_array(F.col(features_col)).alias(features_col)
     return F.col(features_col)
@@ -149,7 +150,7 @@ def as_rdd(data, features_col, label_col, num_features, weight_col=None):
     blocks, or of rows when the features are too wide for dense Arrow batches.  With ``weight_col`` each
     row's weight follows its features as one more column."""
     if is_frame(data):
-        from sparkps.spark.model.frames import blocks_fit, frame_to_blocks
+        from sparkps.spark.common.feature_blocks import blocks_fit, frame_to_blocks
         if blocks_fit(data, num_features + (1 if weight_col else 0)):
             return frame_to_blocks(data, features_col, label_col, num_features, weight_col)
         missing = [c for c in (features_col, label_col, weight_col) if c and c not in data.columns]

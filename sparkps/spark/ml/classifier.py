@@ -28,19 +28,19 @@ from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out, prepare_rows
 from sparkps.spark.driver.trainer import SparkTrainer
-from sparkps.spark.ml.params import (
+from sparkps.spark.ml.persistence import ModelReader, ModelWriter
+from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
     checkpoint_settings,
     declare,
     placement_settings,
     strategy_settings,
 )
-from sparkps.spark.ml.persistence import ModelReader, ModelWriter
 
 
 class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
                      HasWeightCol, HasHandleInvalid, HasTrainerParams):
-    """Params shared by the estimator and its model (those the CTR classifier takes too: ``params.py``)."""
+    """Params shared by the estimator and its model (those the CTR classifier takes too: ``shared_params.py``)."""
 
     layers = declare("layers", "MLP sizes [inputs, hidden..., classes] (used when symbolJson is empty)",
                      TypeConverters.toListInt)

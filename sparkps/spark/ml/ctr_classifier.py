@@ -25,14 +25,14 @@ from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import held_out
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
-from sparkps.spark.ml.params import (
+from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
+from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
     checkpoint_settings,
     declare,
     placement_settings,
     strategy_settings,
 )
-from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
@@ -40,7 +40,7 @@ OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult
 
 
 class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol, HasTrainerParams):
-    """Params shared by the estimator and its model (those the MLP classifier takes too: ``params.py``)."""
+    """Params shared by the estimator and its model (those the MLP classifier takes too: ``shared_params.py``)."""
 
     categoricalCols = declare("categoricalCols", "categorical columns (strings or integers), hashed with their name",
                               TypeConverters.toListString)
@@ -53,7 +53,8 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                                   TypeConverters.toString)
     pooling = declare("pooling", "pooling of a multi-valued field's embeddings: mean or sum", TypeConverters.toString)
     tables = declare("tables", "sparse tables: shared (one for all fields) or per_field", TypeConverters.toString)
-    model = declare("model", "zoo model: lr, fm, widedeep, deepfm, dcn, pnn, nfm", TypeConverters.toString)
+    model = declare("model", "zoo model, one of sparkps.nets.zoo.names() (lr, fm, widedeep, deepfm, dcn, pnn, nfm "
+                    "and any registered one)", TypeConverters.toString)
     network = declare("network", "an Angel JSON network file (instead of model)", TypeConverters.toString)
     embeddingDim = declare("embeddingDim", "embedding width per field", TypeConverters.toInt)
     hiddenUnits = declare("hiddenUnits", "MLP widths of the deep part", TypeConverters.toListInt)
@@ -61,8 +62,9 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          TypeConverters.toInt)
     hashIds = declare("hashIds", "hash categorical values (False: they are feature indices already, Angel's dummy)",
                       TypeConverters.toBoolean)
-    maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to broadcast a larger model (its message says how "
-                             "to shrink it); 0: no limit", TypeConverters.toFloat)
+    maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to ship a larger model to the executors, in its "
+                             "UDF or from its folder (its message says how to shrink it); 0: no limit",
+                             TypeConverters.toFloat)
     earlyStoppingPatience = declare("earlyStoppingPatience", "with validationFraction: stop once the validation "
                                     "metric has not improved for this many epochs and keep the best epoch's weights "
                                     "and table rows (0: off, train every epoch; left unset: 2 when rows are held "
@@ -107,6 +109,12 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
             return self._featurizer().spec(stats, num_buckets=self._index_range() if get("hashIds") else None)
         return self._featurizer().spec(stats, embedding_dim=get("embeddingDim"), hidden_units=get("hiddenUnits"),
                                        num_buckets=self._index_range(), pooling=get("pooling"), tables=get("tables"))
+
+    def zoo_model(self):
+        """The ``model`` param checked against the zoo's registry (``sparkps.nets.zoo``): its lower-case name, or
+        ConfigError naming it and the registered models. Needs no Spark."""
+        from sparkps.nets import zoo
+        return zoo.check_name(self.getOrDefault("model"))
 
     def _angel(self):
         from sparkps.nets import angel_json
@@ -166,7 +174,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                 settings["optimizer_args"]["lr_scheduler"] = args["lr_scheduler"]
             return net.symbol, settings
         from sparkps.nets import build
-        return build(get("model"), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
+        return build(self.zoo_model(), spec, **regularisation_args(get("embeddingL2"), get("dropout"))), \
             dict(settings, optimizer_args={"wd": get("embeddingL2")} if get("embeddingL2") else {})
 
     def early_stopping_patience(self):
@@ -180,6 +188,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
+        if not get("network"):
+            self.zoo_model()
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
@@ -210,7 +220,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
                                   known_rows=stats.label_facts["rows"])
         model = SparkpsCTRModel(spark_model)
-        model.fit_stats = trainer.last_fit      # rows per worker, seconds in training, the steady samples/s
+        model.fit_timings = trainer.last_fit    # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats))
         return model
@@ -252,7 +262,17 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def __init__(self, spark_model=None):
         super().__init__()
         self.spark_model = spark_model
-        self.fit_stats = None
+        self.fit_timings = None     # the fit's rows per worker and seconds (SparkTrainer.last_fit); None when loaded
+
+    @property
+    def fit_stats(self):
+        """The earlier name of ``fit_timings`` (the fit's rows and seconds, not the numeric statistics of
+        ``CTRFeaturizer.fit_stats``), kept for code that reads it."""
+        return self.fit_timings
+
+    @fit_stats.setter
+    def fit_stats(self, value):
+        self.fit_timings = value
 
     @property
     def history(self):
@@ -262,7 +282,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     @property
     def bestEpoch(self):
         """The epoch (counted from 1) whose weights and table rows early stopping kept; None without it."""
-        best = getattr(self.spark_model, "best_epoch", None)
+        best = None if self.spark_model is None else self.spark_model.best_epoch
         return None if best is None else best + 1
 
     def _transform(self, dataset):
@@ -271,7 +291,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         from pyspark.ml.functions import array_to_vector
         from pyspark.sql import functions as F
 
-        from sparkps.spark.model.frames import add_click_probability
+        from sparkps.spark.model.udf_scoring import add_click_probability
         if self.spark_model is None:
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")
         get = self.getOrDefault
@@ -292,7 +312,8 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
 
     def shrink(self, min_count):
         """A copy whose tables keep only the rows of ids seen at least ``min_count`` times in training (smaller to
-        broadcast and save; a dropped id reads as an unseen one). ConfigError when the model has no counts."""
+        ship to the executors and save; a dropped id reads as an unseen one). ConfigError when the model has no
+        counts."""
         small = self.copy()
         small.spark_model = self.spark_model.shrink(min_count)
         return small

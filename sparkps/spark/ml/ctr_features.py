@@ -1,17 +1,15 @@
 """CTR DataFrames to feature rows: categorical columns hashed with their field into 64-bit ids (see
 ``sparkps.ctr.hashing``), multi-valued columns (arrays, or strings joined by ``separator``) hashed value by
-value, numeric columns standardised, all side by side in one float array per row (the FeatureSpec's
-``layout()``: each id as three exact float planes, see ``sparkps.ctr.packed``).
+value, numeric columns standardised: the network's typed inputs (ids uint64, numbers float32, the FeatureSpec's
+``input_parts``, a ``TypedInputs``).
 
     featurizer = CTRFeaturizer(['C1', 'C2'], ['I1'], multi_value_cols=['tags'])
     stats = featurizer.fit_stats(train_df)              # one aggregation: numeric statistics, multi-valued widths
-    rows = featurizer.transform(train_df, stats, 'features')
-    featurizer.spec(stats, embedding_dim=8)             # the FeatureSpec whose layout the rows have
+    featurizer.spec(stats, embedding_dim=8)             # the FeatureSpec of the inputs
+    frame, reader = featurizer.training_input(train_df, stats, 'click')   # what a fit's tasks read
 
-    blocks = featurizer.blocks(train_df, stats, 'click')   # the training input: float32 blocks, one per Arrow batch
-
-Hashing runs in the executors (Arrow over the feature columns only, ``sparkps.spark.task.ctr_columns``: an Arrow UDF
-for ``transform``, ``mapInArrow`` for ``blocks``); nothing is collected but the statistics. A categorical
+Hashing runs in the executors (Arrow over the feature columns only, ``sparkps.spark.task.ctr_columns``: the fit's
+record batches, the model's scoring UDF); nothing is collected but the statistics. A categorical
 column may hold strings or integers (the id of ``7`` is the id of ``"7"``); a null is the field's "missing" value;
 an empty multi-valued cell holds no id (its pooled embedding is zeros). With ``hash_ids=False`` the categorical
 cells are table rows already (Angel's dummy format) in [0, index_range).
@@ -116,7 +114,7 @@ class CTRFeaturizer:
                            multi_valued={c: widths[c] for c in self.multi_value_cols}, **network)
 
     def columns(self, stats, spec=None):
-        """The ColumnFeaturizer that packs these columns (in the order ``feature_columns`` selects them)."""
+        """The ColumnFeaturizer that reads these columns (in the order ``feature_columns`` selects them)."""
         from sparkps.spark.task.ctr_columns import ColumnFeaturizer
         return ColumnFeaturizer(self.categorical_cols, self.multi_value_cols, len(self.numeric_cols),
                                 stats.to_dict(), spec or self.spec(stats), hash_ids=self.hash_ids,
@@ -127,26 +125,6 @@ class CTRFeaturizer:
         from pyspark.sql import functions as F
         return [F.col(c) for c in self.categorical_cols + self.multi_value_cols] + \
             [F.col(c).cast("double").alias(c) for c in self.numeric_cols]
-
-    def transform(self, df, stats, output_col, spec=None):
-        """``df`` plus ``output_col``: array<float> in the layout of ``spec`` (default ``self.spec(stats)``).
-        Lazy. An Arrow UDF: record batches in, one list array out, no Python object per row."""
-        import pyarrow as pa
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import ArrayType, FloatType
-        self.check_columns(df)
-        if output_col in df.columns:
-            raise DataError("output column %r already exists in the DataFrame" % output_col)
-        columns = self.columns(stats, spec)
-        width = columns.spec.layout().width
-
-        def featurize(*arrays):
-            packed = columns.pack(arrays)
-            offsets = np.arange(0, packed.size + 1, width, dtype=np.int32)
-            return pa.ListArray.from_arrays(pa.array(offsets), pa.array(packed.reshape(-1), pa.float32()))
-
-        udf = F.arrow_udf(featurize, ArrayType(FloatType()))
-        return df.withColumn(output_col, udf(*self.feature_columns()))
 
     def training_input(self, df, stats, label_col, spec=None):
         """``(frame, reader)``: ``df``'s feature columns and its label (float, named ``label_col``), and the
@@ -161,36 +139,6 @@ class CTRFeaturizer:
         columns = self.columns(stats, spec)
         reader = CTRReader(columns, TypedInputs(columns.spec.input_parts()), label_col)
         return df.select(*self.feature_columns(), F.col(label_col).cast("float").alias(label_col)), reader
-
-    def blocks(self, df, stats, label_col, spec=None):
-        """An RDD of ``(X float32 (n, width), y float32 (n,))`` blocks, one per Arrow batch of ``df`` (its
-        partitions kept): the training input of a CTR fit, read column by column (``mapInArrow``), so no row
-        becomes a Python object and no per-row array column is built. Lazy; labels are checked by
-        ``check_labels``."""
-        import pyarrow as pa
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
-        self.check_columns(df, label_col)
-        columns = self.columns(stats, spec)
-        width = columns.spec.layout().width
-        label_index = columns.width
-        schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
-                             StructField("rows", IntegerType())])
-
-        def encode(batches):
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                X, y = columns.block(batch, label_index)
-                yield pa.RecordBatch.from_arrays([pa.array([X.tobytes()], pa.binary()),
-                                                  pa.array([y.tobytes()], pa.binary()),
-                                                  pa.array([len(y)], pa.int32())], names=["X", "y", "rows"])
-
-        def decode(row):
-            return np.frombuffer(row.X, np.float32).reshape(row.rows, width), np.frombuffer(row.y, np.float32)
-
-        selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
-        return selected.mapInArrow(encode, schema).rdd.map(decode)
 
     def check_labels(self, df, label_col, facts=None, rows_of=None):
         """DataError for no rows, or naming the first row whose label is null or not finite. ``facts``: the

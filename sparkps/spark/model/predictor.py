@@ -12,12 +12,23 @@ from collections import OrderedDict
 import numpy as np
 
 from sparkps.backend import asnumpy
-from sparkps.errors import ConfigError
+from sparkps.errors import ConfigError, DataError
 from sparkps.model_files import params_from_bytes, params_to_bytes
 from sparkps.spark.common.sparse_inputs import data_dtype, has_tables
+from sparkps.spark.common.typed_inputs import TypedInputs
 
-__all__ = ["Predictor", "PredictorCache", "data_input_name", "model_payload", "params_from_bytes", "params_to_bytes",
-           "predictor_for"]
+__all__ = ["Predictor", "PredictorCache", "data_input_name", "float_row_width", "model_payload", "params_from_bytes",
+           "params_to_bytes", "predictor_for"]
+
+
+def float_row_width(input_shape, input_layout=None):
+    """Values of one float feature row of a model: ``prod(input_shape)``, or for a CTR model (its ``input_layout``
+    parts) the width of the float rows of earlier versions (ids as exact float planes, ``sparkps.ctr.packed``),
+    which is how a CTR model reads a float vector (an RDD row, a Vector column, a numpy matrix)."""
+    if input_layout is None:
+        return int(np.prod(input_shape))
+    from sparkps.ctr.packed import PackedLayout
+    return PackedLayout(input_layout).width
 
 
 def data_input_name(symbol, arg_params, label_name):
@@ -35,12 +46,13 @@ class Predictor:
     ``predict(X)`` runs any number of rows (padding the last batch) and returns the first output as numpy.
     A network with sparse embedding tables predicts through a FeedForward holding the tables' rows (each batch
     reads its unique ids' rows, as in training); ``dtype`` is the dtype its rows travel in (int64 for the ids of
-    a hashed table, see :mod:`sparkps.spark.common.sparse_inputs`). Not thread-safe (one executor); does not block on
-    anything but computation.
+    a hashed table, see :mod:`sparkps.spark.common.sparse_inputs`). ``typed``: the TypedInputs of a CTR network's
+    named inputs (``predict`` then takes their structured rows, a dict of them, or the float rows of earlier
+    versions). Not thread-safe (one executor); does not block on anything but computation.
     """
 
     def __init__(self, symbol_json, params_bytes, input_shape, batch_size=256, label_name="softmax_label",
-                 ctx="cpu", layout=None):
+                 ctx="cpu", typed=None):
         from sparkps import symbol as sym
         self.symbol = sym.load_json(symbol_json)
         self.arg_params, self.aux_params = params_from_bytes(params_bytes)
@@ -48,18 +60,20 @@ class Predictor:
         self.num_features = int(np.prod(self.input_shape))
         self.batch_size = int(batch_size)
         self.lock = threading.Lock()
-        self.layout = layout
-        self.calls = 0            # predict calls served (a broadcast model is bound once for many of them)
-        if layout is not None:    # named inputs and sparse tables: FeedForward's prediction reads the table rows
-            self.dtype = np.float32       # packed rows: ids travel as exact float planes (ctr_packed)
+        self.typed = TypedInputs.of(typed)
+        self.model = None         # the FeedForward that reads named inputs (typed inputs, or made on first use)
+        self._feedforward = None  # the FeedForward of a one-input network with sparse tables
+        self.calls = 0            # predict calls served (a shipped model is bound once for many of them)
+        if typed is not None:     # named inputs and sparse tables: FeedForward's prediction reads the table rows
+            from sparkps.ctr.packed import PackedLayout
+            self.float_rows = PackedLayout(self.typed.to_list())   # a float row: ids as exact float planes
+            self.dtype = np.float32
             from sparkps.train.feedforward import FeedForward
             self.model = FeedForward(self.symbol, arg_params=self.arg_params, aux_params=self.aux_params,
                                      numpy_batch_size=self.batch_size)
             return
         self.data_name = data_input_name(self.symbol, self.arg_params, label_name)
         self.dtype = data_dtype(self.symbol, self.data_name)
-        self.lock = threading.Lock()
-        self._feedforward = None
         if has_tables(self.symbol):
             from sparkps.train.feedforward import FeedForward
             self._feedforward = FeedForward(self.symbol, ctx=ctx, arg_params=self.arg_params,
@@ -72,14 +86,22 @@ class Predictor:
         self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
 
     def predict(self, X):
-        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array."""
+        """First output of the network for the rows of ``X`` (n, num_features) as a numpy array. With ``typed``:
+        ``X`` is its structured rows (``TypedInputs.rows``), a dict of its named inputs, or float rows of the
+        earlier versions' width (ids as float planes); DataError naming the width otherwise."""
         self.calls += 1
-        if self.layout is not None:
-            X = np.asarray(X).reshape(-1, self.num_features)
-            if not len(X):
-                return np.empty((0, 1), np.float32)
-            with self.lock:
-                return np.asarray(self.model.predict(self.layout.split(X)), np.float32).reshape(len(X), -1)
+        if self.typed is not None:
+            if isinstance(X, dict):
+                return self.predict_inputs(X)
+            X = np.asarray(X)
+            if X.dtype == self.typed.dtype:
+                return self.predict_inputs(self.typed.split(X))
+            width = self.float_rows.width
+            if X.size % width or (X.ndim == 2 and X.shape[1] != width):
+                raise DataError("float rows of inputs %s must have %d values (ids as float planes), got %s; or "
+                                "pass typed rows (TypedInputs.rows) or a dict of the inputs"
+                                % (self.typed.names, width, X.shape))
+            return self.predict_inputs(self.float_rows.split(X.reshape(-1, width)))
         X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
         if self._feedforward is not None:
             return self._predict_with_tables(X)
@@ -112,7 +134,7 @@ class Predictor:
 
     def _named_model(self):
         """The FeedForward that predicts from named inputs (made on first use for a network bound to one input)."""
-        model = getattr(self, "model", None) or self._feedforward
+        model = self.model or self._feedforward
         if model is None:
             from sparkps.train.feedforward import FeedForward
             model = self._feedforward = FeedForward(self.symbol, arg_params=self.arg_params,
@@ -130,7 +152,7 @@ class Predictor:
     def table_stores_built(self):
         """How often this predictor built the lookup store of its sparse tables (1 once it predicted: the store
         is kept for every later call; 0 without tables)."""
-        model = getattr(self, "model", None) or getattr(self, "_feedforward", None)
+        model = self.model or self._feedforward
         return model.table_stores_built if model is not None else 0
 
     def _output_tail(self):
@@ -173,7 +195,7 @@ WORKER_PREDICTORS = PredictorCache()
 def model_payload(model_id, symbol_json, arg_params, aux_params, input_shape, batch_size, label_name,
                   input_layout=None):
     """A model's payload, the form it travels to the executors in (``SparkModel.payload``): plain strings, numbers,
-    lists and the params as .npz bytes, keyed as ``predictor_for`` reads them. ``input_layout``: a PackedLayout's
+    lists and the params as .npz bytes, keyed as ``predictor_for`` reads them. ``input_layout``: a TypedInputs'
     list, or None."""
     return {"id": model_id, "symbol": symbol_json, "params": params_to_bytes(arg_params, aux_params),
             "input_shape": [int(d) for d in input_shape], "batch_size": int(batch_size),
@@ -184,7 +206,8 @@ def predictor_for(source):
     """The Python worker's Predictor for a model source (``SparkModel.source``: the payload dict itself, or a dict
     naming the folder of the model's saved files), or a Spark Broadcast of one. Blocks on reading that folder the
     first time a worker meets the model."""
-    source = getattr(source, "value", source)      # a Broadcast (SparkModel.predict on an RDD)
+    if not isinstance(source, dict):      # a Spark Broadcast of one (SparkModel.predict on an RDD)
+        source = source.value
     return WORKER_PREDICTORS.get(source["id"], lambda: _make_predictor(source))
 
 
@@ -192,7 +215,7 @@ def _make_predictor(source):
     if "params" not in source:
         source = _read_payload(source)
     return Predictor(source["symbol"], source["params"], source["input_shape"], source["batch_size"],
-                     source["label_name"], source.get("ctx", "cpu"), _layout(source))
+                     source["label_name"], source.get("ctx", "cpu"), _typed_inputs(source))
 
 
 def _read_payload(source):
@@ -200,12 +223,11 @@ def _read_payload(source):
     Python worker; ConfigError / DataError naming it), with the source's id and batch size."""
     from sparkps.spark.model.model_folder import read_folder
     saved = read_folder(source["path"])
-    layout = _layout(saved.meta)
+    typed = _typed_inputs(saved.meta)
     return model_payload(source["id"], saved.symbol.tojson(), saved.arg_params, saved.aux_params,
                          saved.meta["input_shape"], source["batch_size"], saved.meta["label_name"],
-                         None if layout is None else layout.to_list())
+                         None if typed is None else typed.to_list())
 
 
-def _layout(payload):
-    from sparkps.ctr.packed import PackedLayout
-    return PackedLayout.from_list(payload.get("input_layout"))
+def _typed_inputs(payload):
+    return TypedInputs.from_list(payload.get("input_layout"))

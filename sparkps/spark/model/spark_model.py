@@ -18,10 +18,18 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.spark.common.batches import iter_batches
+from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.model.model_folder import local_path, read_folder, write_folder
-from sparkps.spark.model.predictor import Predictor, data_input_name, model_payload, params_from_bytes, predictor_for
+from sparkps.spark.model.predictor import (
+    Predictor,
+    data_input_name,
+    float_row_width,
+    model_payload,
+    params_from_bytes,
+    predictor_for,
+)
 
-MAX_BROADCAST_BYTES = 1 << 30
+MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
 # at 128 MB by default (spark.connect.grpc.maxInboundMessageSize)
 INLINE_BYTES = 32 << 20
@@ -47,9 +55,10 @@ class SparkModel:
         self.label_name, self.batch_size, self.ctx = label_name, int(batch_size), ctx
         self.epoch, self.history = int(epoch), list(history or [])
         self.best_epoch = None if best_epoch is None else int(best_epoch)
-        self.input_layout = input_layout      # a PackedLayout when a feature vector holds several inputs (CTR)
+        self.input_layout = TypedInputs.of(input_layout)     # the named inputs of a CTR network (TypedInputs)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
-        self.max_broadcast_bytes = MAX_BROADCAST_BYTES    # a larger model is refused by broadcast (None: no limit)
+        # a larger model is refused, whether it ships in transform's UDF or in a Spark broadcast (None: no limit)
+        self.max_broadcast_bytes = MAX_BROADCAST_BYTES
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
         self.saved_path = None                # the folder this model was saved to or loaded from (its files)
         self.model_id = uuid.uuid4().hex
@@ -69,7 +78,8 @@ class SparkModel:
         return sym.load_json(self.symbol_json)
 
     def payload(self, batch_size=None):
-        """The broadcast form: plain strings, numbers and .npz bytes."""
+        """The form the model ships to the executors in (inside transform's UDF closure, or as the value of
+        ``broadcast`` for an RDD): plain strings, numbers and .npz bytes."""
         return model_payload(self.model_id, self.symbol_json, self.arg_params, self.aux_params, self.input_shape,
                              batch_size or self.batch_size, self.label_name, self._layout_list())
 
@@ -90,7 +100,7 @@ class SparkModel:
         if size <= self.inline_bytes:
             return payload
         return {"id": self.model_id, "path": self._shared_folder(session, size), "batch_size": batch,
-                "input_shape": list(self.input_shape)}
+                "input_shape": list(self.input_shape), "input_layout": self._layout_list()}
 
     def _shared_folder(self, session, size):
         """A folder holding this model's files that the executors can read (written here when needed)."""
@@ -128,7 +138,8 @@ class SparkModel:
 
     def shrink(self, min_count):
         """A copy without the table rows of ids seen fewer than ``min_count`` times in training (a smaller model to
-        broadcast and save; such ids then read as unseen ids do). ConfigError when the model has no counts."""
+        ship to the executors and save; such ids then read as unseen ids do). ConfigError when the model has no
+        counts."""
         from sparkps.spark.model.table_rows import shrunk_params
         small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
                            self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
@@ -147,7 +158,7 @@ class SparkModel:
         if self._local is None:
             payload = self.payload()
             self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
-                                    self.label_name, layout=self.input_layout)
+                                    self.label_name, typed=self.input_layout)
         return self._local.predict(X)
 
     def predict(self, rdd, batch_size=None):
@@ -158,7 +169,7 @@ class SparkModel:
         Lazy: nothing runs until an action.
         """
         broadcast = self.broadcast(rdd.context, batch_size)
-        num_features = int(np.prod(self.input_shape))
+        num_features = float_row_width(self.input_shape, self._layout_list())
 
         def predict_partition(rows):
             predictor = predictor_for(broadcast.value)
@@ -184,7 +195,7 @@ class SparkModel:
         alike.  Lazy (a model above ``inline_bytes`` may be written to its folder first).
         """
         from sparkps.spark.common.sparse_inputs import data_dtype
-        from sparkps.spark.model.frames import add_predictions
+        from sparkps.spark.model.udf_scoring import add_predictions
         data_name = None if self.input_layout is not None else \
             data_input_name(self.symbol, self.arg_params, self.label_name)
         if data_name is not None and data_dtype(self.symbol, data_name) != np.float32:   # (a layout: float planes)
@@ -225,7 +236,7 @@ class SparkModel:
         model = cls(saved.symbol, saved.arg_params, saved.aux_params,
                     input_shape=meta["input_shape"], label_name=meta["label_name"],
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
-                    best_epoch=meta.get("best_epoch"), input_layout=_layout_of(meta))
+                    best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
         return model
 
@@ -249,11 +260,6 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
-
-
-def _layout_of(meta):
-    from sparkps.ctr.packed import PackedLayout
-    return PackedLayout.from_list(meta.get("input_layout"))
 
 
 def _predict_rows(predictor, rows, num_features):

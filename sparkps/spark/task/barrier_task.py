@@ -201,7 +201,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     weighted = bool(plan.get("row_weights"))
     data = PartitionIter(batches, plan["input_shape"], plan.get("data_name", "data"), plan["label_name"],
                          weight_name=ROW_WEIGHT if weighted else None,
-                         layout=TypedInputs.from_list(plan.get("inputs")))
+                         typed=TypedInputs.from_list(plan.get("inputs")))
     train_data = start.skip(data)    # resuming: this worker's place in its data (the kvstore loads the weights)
     network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
     model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
@@ -209,7 +209,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
                         seed=plan.get("seed", 0), begin_epoch=start.begin_epoch,
                         **plan.get("optimizer_params", {}))
     stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
-    if stopper is not None and data.layout is not None:   # CTR validation reads every worker's rows of its ids
+    if stopper is not None and data.typed is not None:   # CTR validation reads every worker's rows of its ids
         model.keep_rows_for(dict(stopper.inputs))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
@@ -230,10 +230,10 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
         result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
-    if data.layout is not None:       # sparse tables: this worker's rows and id counts (see spark/ctr_tables.py)
+    if data.typed is not None:       # sparse tables: this worker's rows and id counts (see spark/model/table_rows.py)
         from sparkps.spark.model.table_rows import worker_tables
         kept = _BestRows(model, best) if best is not None else model    # the best epoch's rows (early stopping)
-        result.update(worker_tables(kept, batches.copy.finish()[0][:batches.num_rows], data.layout, rank))
+        result.update(worker_tables(kept, batches.copy.finish()[0][:batches.num_rows], data.typed, rank))
     return result
 
 

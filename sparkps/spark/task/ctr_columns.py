@@ -1,17 +1,17 @@
-"""Arrow columns of CTR features to packed float rows, one record batch at a time, with no Python object per row.
+"""Arrow columns of CTR features to a network's typed inputs, one record batch at a time, with no Python object per
+row.
 
 A categorical column is dictionary-encoded by Arrow (C++), so only its distinct values become Python objects and
 are hashed (``sparkps.ctr.hashing.hash_codes``: the same ids as hashing the column value by value); numeric
 columns are read as float64 arrays and standardised; multi-valued cells (arrays, or strings joined by a separator)
 are the one per-row Python step. The rows come out as a FeatureSpec's named inputs (``inputs``: ids uint64, numbers
-float32; ``CTRReader`` reads a fit's record batches so), or packed as a saved model scores them (``pack``).
+float32); ``CTRReader`` reads a fit's record batches so, and a CTR model's scoring UDF its columns.
 
     columns = ColumnFeaturizer(['C1', 'C2'], ['I1'], [], stats.to_dict(), spec)
-    packed = columns.pack([c1, c2, i1])          # pyarrow arrays of one batch -> (rows, width) float32
-    X, y = columns.block(record_batch, label_index=3)
+    inputs = columns.inputs([c1, c2, i1])        # pyarrow arrays of one batch -> {'ids': uint64, 'dense': float32}
 
-Plain values only: it is captured by Spark task closures (``CTRFeaturizer.transform`` and ``.blocks``). Nothing
-here blocks.
+Plain values only: it is captured by Spark task closures (``CTRFeaturizer.training_input``'s reader, the model's
+scoring UDF). Nothing here blocks.
 """
 import numpy as np
 
@@ -21,8 +21,9 @@ MAX_KNOWN = 1 << 20      # distinct values of one field whose ids a task keeps b
 
 
 class ColumnFeaturizer:
-    """Packs the columns of one batch: ``categorical`` names, then ``multi`` names, then ``numeric_count`` numeric
-    columns (already cast to double), in that order; ``saved`` is NumericStats.to_dict() of the training data."""
+    """The typed inputs of the columns of one batch: ``categorical`` names, then ``multi`` names, then
+    ``numeric_count`` numeric columns (already cast to double), in that order; ``saved`` is
+    NumericStats.to_dict() of the training data."""
 
     def __init__(self, categorical, multi, numeric_count, saved, spec, hash_ids=True, index_range=None,
                  separator=","):
@@ -34,11 +35,6 @@ class ColumnFeaturizer:
     @property
     def width(self):
         return len(self.categorical) + len(self.multi) + self.numeric_count
-
-    def pack(self, columns):
-        """(rows, layout width) float32 of one batch's columns (pyarrow Arrays or ChunkedArrays): the packed rows a
-        saved model scores (``sparkps.ctr.packed``; training reads ``inputs`` instead)."""
-        return self.spec.layout().pack(self.inputs(columns))
 
     def inputs(self, columns):
         """{input name: array} of one batch's columns (pyarrow Arrays or ChunkedArrays): the network's inputs, ids
@@ -55,12 +51,6 @@ class ColumnFeaturizer:
         if self.numeric_count:
             numeric = self.stats().transform(np.stack([_floats(c) for c in nums], axis=1))
         return self.spec.inputs(ids, numeric, multi=lists)
-
-    def block(self, batch, label_index):
-        """``(X, y)``: the packed rows of a record batch whose first ``width`` columns are the features and whose
-        column ``label_index`` is the label (float32; a null label is NaN)."""
-        X = self.pack([batch.column(j) for j in range(self.width)])
-        return X, _floats(batch.column(label_index)).astype(np.float32)
 
     def stats(self):
         if self._stats is None:

@@ -11,9 +11,9 @@ class PartitionIter(DataIter):
     """
 
     def __init__(self, batches, input_shape, data_name="data", label_name="softmax_label", weight_name=None,
-                 layout=None):
+                 typed=None):
         super().__init__(batches.batch_size)
-        self.layout = layout      # a TypedInputs: each row holds several named inputs (CTR networks)
+        self.typed = typed        # a TypedInputs: each row holds several named inputs (CTR networks)
         self.batches = batches
         self.input_shape = tuple(int(d) for d in input_shape)
         self.data_name, self.label_name, self.weight_name = data_name, label_name, weight_name
@@ -22,8 +22,8 @@ class PartitionIter(DataIter):
 
     @property
     def provide_data(self):
-        if self.layout is not None:
-            return [DataDesc(name, shape) for name, shape in self.layout.shapes(self.batch_size).items()]
+        if self.typed is not None:
+            return [DataDesc(name, shape) for name, shape in self.typed.shapes(self.batch_size).items()]
         described = [DataDesc(self.data_name, (self.batch_size,) + self.input_shape)]
         if self.weight_name:
             described.append(DataDesc(self.weight_name, (self.batch_size, 1)))
@@ -45,8 +45,8 @@ class PartitionIter(DataIter):
         if self._epoch is None:
             self._epoch = self.batches.epoch()
         X, y, pad = next(self._epoch)
-        if self.layout is not None:
-            inputs = self.layout.split(X)
+        if self.typed is not None:
+            inputs = self.typed.split(X)
             data = [inputs[desc.name] for desc in self.provide_data]
         else:
             data = [X.reshape((self.batch_size,) + self.input_shape)] if not self.weight_name else \

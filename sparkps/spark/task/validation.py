@@ -25,12 +25,12 @@ STOP_METRICS = {"auc": 1.0, "logloss": -1.0}     # metric -> the sign of "better
 
 
 class CTRValidation:
-    """Scores validation rows ``X`` (the rows of ``layout``, a TypedInputs) against 0/1 labels ``y``; stops training
+    """Scores validation rows ``X`` (the rows of ``typed``, a TypedInputs) against 0/1 labels ``y``; stops training
     once validation ``metric`` has not improved for ``patience`` epochs (``patience`` 0 or no metric: never stops).
     Blocks only on the model's prediction."""
 
-    def __init__(self, X, y, layout, metric=None, patience=0, tolerance=0.0, keep_best=True):
-        self.inputs = layout.split(np.asarray(X))
+    def __init__(self, X, y, typed, metric=None, patience=0, tolerance=0.0, keep_best=True):
+        self.inputs = typed.split(np.asarray(X))
         self.y = np.asarray(y, np.float64).reshape(-1)
         if not np.isin(self.y, (0.0, 1.0)).all():
             raise DataError("validation labels of a CTR model must be 0 or 1, got %s" % np.unique(self.y)[:5].tolist())

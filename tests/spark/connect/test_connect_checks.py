@@ -60,7 +60,7 @@ def test_a_bad_resource_profile_names_the_param_and_the_entry(text, words):
 
 def test_the_estimators_take_a_resource_profile_and_check_it():
     from sparkps.spark.ml import SparkpsClassifier, SparkpsCTRClassifier
-    from sparkps.spark.ml.params import profile_settings
+    from sparkps.spark.ml.shared_params import profile_settings
     clf = SparkpsClassifier(layers=[2, 2], resourceProfile="task.gpu=1")
     assert profile_settings(clf, "spark://cluster:7077").taskResources["gpu"].amount == 1.0
     assert profile_settings(SparkpsCTRClassifier(categoricalCols=["a"]), "spark://cluster:7077") is None

@@ -2,7 +2,7 @@
 import io
 
 from sparkps.spark.driver.progress import ProgressView, format_summary, summarize
-from sparkps.spark.driver.results import fit_stats, merge_histories
+from sparkps.spark.driver.results import fit_timings, merge_histories
 from sparkps.spark.driver.stage import describe_stage_error
 
 
@@ -52,6 +52,6 @@ def test_histories_are_averaged_by_rows_and_rates_leave_out_start_up():
                {"rank": 1, "rows": 100, "history": [{"epoch": 0, "accuracy": 0.5}], "batches": 5,
                 "first_batch_end": 10.5, "last_batch_end": 11.0}]
     assert merge_histories(results) == [{"epoch": 0, "accuracy": 0.8}]
-    stats = fit_stats(results, batch_size=32)
+    stats = fit_timings(results, batch_size=32)
     assert stats["rows"] == [300, 100] and stats["steady_seconds"] == 2.0
     assert stats["steady_samples_per_s"] == (10 + 4) * 32 / 2.0

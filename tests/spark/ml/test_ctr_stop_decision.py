@@ -3,11 +3,12 @@ metric's direction, patience, the copy of the best epoch's parameters (dense and
 import numpy as np
 import pytest
 
-from sparkps.ctr.packed import PackedLayout
 from sparkps.rows.values import RowSparse
+from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.task.validation import CTRValidation
 
-LAYOUT = PackedLayout([("numbers", 1, "float")])
+TYPED = TypedInputs([("numbers", 1, "float")])
+ROWS = TYPED.rows({"numbers": np.zeros((4, 1), np.float32)})      # the validation rows a task holds
 LABELS = np.array([0, 1, 0, 1], np.float32)
 
 
@@ -44,7 +45,7 @@ def run(scorer, predictions):
 
 @pytest.mark.parametrize("metric", ["auc", "logloss"])
 def test_stops_after_patience_worse_epochs_and_keeps_the_best_copy(metric):
-    scorer = CTRValidation(np.zeros((4, 1), np.float32), LABELS, LAYOUT, metric=metric, patience=2)
+    scorer = CTRValidation(ROWS, LABELS, TYPED, metric=metric, patience=2)
     model = run(scorer, [GOOD, BETTER, WORSE, WORSE, BETTER])
     assert (scorer.stopped_after, scorer.best_epoch) == (3, 1)
     best, _ = scorer.best_params
@@ -54,7 +55,7 @@ def test_stops_after_patience_worse_epochs_and_keeps_the_best_copy(metric):
 
 
 def test_without_a_metric_or_patience_it_only_scores():
-    for scorer in (CTRValidation(np.zeros((4, 1), np.float32), LABELS, LAYOUT),
-                   CTRValidation(np.zeros((4, 1), np.float32), LABELS, LAYOUT, metric="auc", patience=0)):
+    for scorer in (CTRValidation(ROWS, LABELS, TYPED),
+                   CTRValidation(ROWS, LABELS, TYPED, metric="auc", patience=0)):
         run(scorer, [BETTER, WORSE, WORSE])
         assert not scorer.stopped and scorer.best_params is None and scorer.reason is None

@@ -73,7 +73,7 @@ def test_strategy_and_checkpoint_params_reach_the_trainer(monkeypatch, clicks, w
     (dict(resultChunkBytes=0), "param resultChunkBytes must be a whole number of bytes >= 1, got 0"),
 ])
 def test_a_bad_placement_param_is_one_config_error_naming_it(settings, message):
-    from sparkps.spark.ml.params import placement_settings
+    from sparkps.spark.ml.shared_params import placement_settings
     for estimator in estimators():
         with pytest.raises(ConfigError) as info:
             placement_settings(estimator.setParams(**settings))

@@ -8,7 +8,7 @@ import pytest
 
 from sparkps.errors import ConfigError
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS
-from sparkps.spark.submit.settings import check_ctr_settings
+from sparkps.spark.submit.job_settings import check_ctr_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

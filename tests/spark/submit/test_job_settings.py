@@ -10,7 +10,7 @@ import pytest
 from spark_env import spark_env
 from sparkps.errors import ClusterError, ConfigError, DataError
 from sparkps.spark.driver.checks import workers_for_slots
-from sparkps.spark.submit.settings import check_input_paths, exit_code
+from sparkps.spark.submit.job_settings import check_input_paths, exit_code
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 JOBS = {name: os.path.join(ROOT, "jobs", name + ".py") for name in ("train_classifier", "train_ctr")}

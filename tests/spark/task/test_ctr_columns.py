@@ -1,7 +1,7 @@
-"""The CTR fit's input path: Arrow columns packed into float rows with no Python object per row
+"""The CTR fit's input path: Arrow columns to the network's typed inputs with no Python object per row
 (sparkps.spark.task.ctr_columns), equal, id for id, to hashing the values one by one; and, in a real local[2] Spark, the
-training blocks of ``CTRFeaturizer.blocks`` equal to the rows ``transform`` gives, with labels checked in the
-statistics' own aggregation."""
+typed rows the fit's reader makes of ``CTRFeaturizer.training_input`` equal to hashing the rows in this process, with
+labels checked in the statistics' own aggregation."""
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -31,7 +31,7 @@ def test_ids_kept_between_batches_are_the_ids_of_each_batch():
     assert hashed("site", pa.array([7]))[0] == hashed("site", pa.array(["7"]))[0]      # the text decides
 
 
-def test_packed_rows_equal_the_numpy_path_with_multi_valued_columns():
+def test_typed_inputs_equal_the_numpy_path_with_multi_valued_columns():
     rng = np.random.default_rng(3)
     cats = rng.choice(["x", "y", "z", None], size=(50, 2))
     counts = np.where(rng.random((50, 1)) < 0.2, np.nan, rng.integers(0, 9, (50, 1)).astype(float))
@@ -41,7 +41,7 @@ def test_packed_rows_equal_the_numpy_path_with_multi_valued_columns():
     spec = nets.FeatureSpec(categorical=["C1", "C2"], numeric=["I1"], multi_valued={"tags": 3, "joined": 3},
                             embedding_dim=4)
     columns = ColumnFeaturizer(["C1", "C2"], ["tags", "joined"], 1, stats.to_dict(), spec)
-    packed = columns.pack([pa.array(cats[:, 0]), pa.array(cats[:, 1]), pa.array(tags, pa.list_(pa.string())),
+    inputs = columns.inputs([pa.array(cats[:, 0]), pa.array(cats[:, 1]), pa.array(tags, pa.list_(pa.string())),
                            pa.array(joined), pa.array(counts[:, 0])])
     from sparkps.ctr.features import pad_lists
     from sparkps.ctr.hashing import split_multi
@@ -50,23 +50,26 @@ def test_packed_rows_equal_the_numpy_path_with_multi_valued_columns():
         flat, offsets = split_multi(cells, ",")
         lists[name] = pad_lists(hash_column(name, flat), offsets, 3)
     ids = hash_fields(["C1", "C2"], [cats[:, 0], cats[:, 1]])
-    expected = spec.layout().pack(spec.inputs(ids, stats.transform(counts), multi=lists))
-    np.testing.assert_array_equal(packed, expected)
+    expected = spec.inputs(ids, stats.transform(counts), multi=lists)
+    assert sorted(inputs) == sorted(expected) == ["dense", "ids", "ids_joined", "ids_tags"]
+    for name in expected:
+        assert inputs[name].dtype == expected[name].dtype
+        np.testing.assert_array_equal(inputs[name], expected[name])
 
 
 def test_feature_indices_out_of_range_name_the_column():
     spec = nets.FeatureSpec(categorical=["f0"], num_buckets=10)
     columns = ColumnFeaturizer(["f0"], [], 0, NumericStats([], [], [], [], True).to_dict(), spec, hash_ids=False,
                                index_range=10)
-    assert columns.pack([pa.array([0, 9, 3])]).shape == (3, spec.layout().width)
+    assert columns.inputs([pa.array([0, 9, 3])])["ids"].shape == (3, 1)
     with pytest.raises(DataError, match=r"column 'f0' must hold feature indices in \[0, 10\)"):
-        columns.pack([pa.array([0, 10])])
+        columns.inputs([pa.array([0, 10])])
     with pytest.raises(DataError, match=r"column 'f0' must hold feature indices"):
-        columns.pack([pa.array(["a"])])
+        columns.inputs([pa.array(["a"])])
 
 
 @pytest.mark.spark
-def test_training_blocks_equal_the_transformed_rows_and_labels_are_checked(spark):
+def test_the_typed_training_rows_equal_the_hashed_rows_and_labels_are_checked(spark):
     from sparkps.spark.ml.ctr_features import CTRFeaturizer
     rows = [(float(i % 2), "s%d" % (i % 7), i % 5 if i % 11 else None, float(i % 13) if i % 3 else None)
             for i in range(300)]
@@ -75,15 +78,24 @@ def test_training_blocks_equal_the_transformed_rows_and_labels_are_checked(spark
     stats = featurizer.fit_stats(frame, "click")
     assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0, "not_binary": 0}
     assert featurizer.check_labels(frame, "click", stats.label_facts) == 300
-    blocks = featurizer.blocks(frame, stats, "click").collect()
-    X = np.concatenate([b[0] for b in blocks])
-    y = np.concatenate([b[1] for b in blocks])
-    rows_out = featurizer.transform(frame, stats, "features").select("features", "click").collect()
-    assert len(X) == 300 and X.dtype == np.float32
-    order = np.lexsort(X.T[::-1])            # both sides hold the same rows; compare them in one order
-    expected = np.array([r[0] for r in rows_out], np.float32)
-    np.testing.assert_array_equal(X[order], expected[np.lexsort(expected.T[::-1])])
-    assert sorted(y.tolist()) == sorted(r[1] for r in rows_out)
+    selected, reader = featurizer.training_input(frame, stats, "click")
+
+    def read(batches):       # the fit's tasks read their record batches so (sparkps.spark.common.arrow_inputs)
+        for batch in batches:
+            X, y = reader.read(batch)
+            inputs = reader.typed.split(X)
+            yield pa.RecordBatch.from_arrays([pa.array(list(inputs["ids"].view(np.int64))),
+                                              pa.array(list(inputs["dense"])), pa.array(y)],
+                                             names=["ids", "dense", "y"])
+
+    read_rows = selected.mapInArrow(read, "ids array<long>, dense array<float>, y float").collect()
+    got = sorted((tuple(np.array(r.ids, np.int64).view(np.uint64).tolist()), tuple(r.dense), r.y)
+                 for r in read_rows)
+    sites, hours = [r[1] for r in rows], [r[2] for r in rows]
+    ids = np.stack([hash_column("site", sites), hash_column("hour", hours)], axis=1)
+    dense = stats.transform(np.array([[np.nan if r[3] is None else r[3]] for r in rows])).astype(np.float32)
+    expected = sorted((tuple(i.tolist()), tuple(d.tolist()), r[0]) for i, d, r in zip(ids, dense, rows))
+    assert len(got) == 300 and got == expected
     bad = spark.createDataFrame([(1.0, "a"), (None, "b")], "click double, site string")
     with pytest.raises(DataError, match=r"row 1: label None is null"):
         CTRFeaturizer(["site"]).check_labels(bad, "click", CTRFeaturizer(["site"]).fit_stats(bad, "click")

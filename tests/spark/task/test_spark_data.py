@@ -102,7 +102,7 @@ def test_slot_arithmetic_and_the_advice_it_gives():
 def test_dataframes_become_float32_blocks_or_rows_when_too_wide(spark, digits):
     from pyspark.ml.linalg import Vectors
 
-    from sparkps.spark.model.frames import blocks_fit, frame_to_blocks
+    from sparkps.spark.common.feature_blocks import blocks_fit, frame_to_blocks
     X, y = digits[0][:500], digits[1][:500]
     df = spark.createDataFrame([(Vectors.dense(x), float(label)) for x, label in zip(X, y)], ["f", "l"]).repartition(2)
     blocks = frame_to_blocks(df, "f", "l", 64).collect()

@@ -48,7 +48,7 @@ def positive(args, *names):
 def check_ctr_settings(args):
     """train_ctr's settings, before Spark: the zoo model or the Angel network file (loaded and checked), the
     numbers, the hidden units and the held-out fraction.  ConfigError naming the flag."""
-    from sparkps.nets import MODELS
+    from sparkps.nets import zoo
     positive(args, "epochs", "batch-size", "lr", "embedding-dim", "num-workers", "num-servers")
     if args.network:
         from sparkps.nets import angel_json
@@ -58,9 +58,9 @@ def check_ctr_settings(args):
         if args.numeric_cols:
             raise ConfigError("--network %s: Angel networks read feature indices only; drop --numeric-cols %s"
                               % (args.network, args.numeric_cols))
-    elif args.model not in MODELS:
+    elif str(args.model).lower() not in zoo.names():
         raise ConfigError("--model %r is not a zoo model; known: %s (or --network FILE.json)"
-                          % (args.model, ", ".join(MODELS)))
+                          % (args.model, ", ".join(zoo.names())))
     try:
         units = [int(h) for h in args.hidden_units.split(",") if h.strip()]
     except ValueError:
