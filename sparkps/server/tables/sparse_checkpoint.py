@@ -29,7 +29,7 @@ import numpy as np
 from sparkps.comm.manifest import MANIFEST, add_table_generation, file_digest, read_manifest, read_piece, save_manifest
 from sparkps.errors import DataError
 from sparkps.rows.ids import shard_of
-from sparkps.server.tables.sparse import SparseTable
+from sparkps.rows.table import SparseTable
 
 _ROW_FIELDS = ('ids', 'values', 'updates', 'seen', 'last_seen')
 

@@ -26,13 +26,13 @@ import numpy as np
 
 from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
+from sparkps.rows import admission
 from sparkps.rows.config import TableConfig
 from sparkps.rows.ids import row_ids, table_seed
+from sparkps.rows.index import GrowingRowIndex
 from sparkps.rows.init import RowInitializer
+from sparkps.rows.store import RowStore
 from sparkps.rows.values import RowSparse, sum_rows
-from sparkps.server.tables import admission
-from sparkps.server.tables.row_index import GrowingRowIndex
-from sparkps.server.tables.row_store import RowStore
 
 _DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
 

@@ -7,7 +7,7 @@ from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
 from sparkps.rows.ids import row_ids, shard_of
 from sparkps.rows.init import RowInitializer
-from sparkps.server.tables.sparse import SparseTable
+from sparkps.rows.table import SparseTable
 
 OPTIMIZERS = [('sgd', {'learning_rate': 0.1, 'momentum': 0.9}),
               ('adagrad', {'learning_rate': 0.1, 'wd': 0.01}),
