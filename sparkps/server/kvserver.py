@@ -166,7 +166,7 @@ class KVServer:
         meta = None
         if self.policy.answers_round:  # the worker's next push is tagged this round + 1
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
-        if getattr(request, "tables", None) is not None:
+        if isinstance(request, protocol.PushPull) and request.tables is not None:   # a step
             dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
             rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
                     for t in request.tables if t.pull_ids is not None]
