@@ -104,8 +104,7 @@ class RowTable:
         if not self.own_optimizer and self._optimizer is not optimizer:
             self.table.restart_optimizer(optimizer)
             self._optimizer = optimizer
-        self.table.hold(ids)
-        self.table.push_checked(ids, np.asarray(grad.rows, dtype=self.table.store.values.dtype))
+        self.table.push_checked(ids, np.asarray(grad.rows, dtype=self.table.store.values.dtype), create=True)
 
     def follow(self, job):
         """A table with its own optimizer takes the job optimizer ``job``'s gradient scaling, as on a server."""

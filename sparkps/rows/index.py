@@ -166,12 +166,12 @@ class SortedRowIndex:
             self._merge()
 
     def _merge(self):
-        ids = np.concatenate([self._ids, self._new_ids])
-        slots = np.concatenate([self._slots, self._new_slots])
-        live = slots >= 0
-        ids, slots = ids[live], slots[live]
-        order = np.argsort(ids)
-        self._ids, self._slots = ids[order], slots[order]
+        # both arrays are sorted and share no id (insert reuses an id's entry where it is): one linear merge
+        live, new_live = self._slots >= 0, self._new_slots >= 0
+        ids, slots = self._ids[live], self._slots[live]
+        new_ids, new_slots = self._new_ids[new_live], self._new_slots[new_live]
+        where = np.searchsorted(ids, new_ids)
+        self._ids, self._slots = np.insert(ids, where, new_ids), np.insert(slots, where, new_slots)
         self._new_ids, self._new_slots = np.zeros(0, np.uint64), np.zeros(0, np.int32)
 
     def remove(self, ids):

@@ -111,18 +111,24 @@ class SparseTable:
         """``pull`` of ids already checked by :meth:`ids` (uint64); a ``frozen`` table reads them with :meth:`peek`."""
         if self.frozen:
             return self.peek(ids)
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
+        if _distinct(ids):       # a batch's unique ids, as workers send them: no unique, no gather back
+            uniq, inverse, occurrences = ids, None, self._counts(counts, ids.size)
+        else:
+            uniq, inverse = np.unique(ids, return_inverse=True)
+            occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
         slots = self.index.lookup(uniq)
         held = slots >= 0
-        self._see(slots[held], occurrences[held])
         new = ~held
         if new.any():
+            self._see(slots[held], occurrences[held])
             slots[new] = self._admit(uniq[new], occurrences[new])
-        out = np.zeros((uniq.size, self.dim), self.store.values.dtype)
-        present = slots >= 0
-        out[present] = self.store.values[slots[present]]
-        return out[inverse]
+            present = slots >= 0
+            out = np.zeros((uniq.size, self.dim), self.store.values.dtype)
+            out[present] = self.store.values[slots[present]]
+        else:
+            self._see(slots, occurrences)
+            out = self.store.values[slots]
+        return out if inverse is None else out[inverse]
 
     def peek(self, ids):
         """The rows of checked ``ids`` (uint64) as they read now, changing nothing: a held row, else the row the id
@@ -233,15 +239,17 @@ class SparseTable:
         optimizer update per row. Rows not held (not admitted yet, or evicted) ignore their gradient."""
         self.push_checked(*self.checked_grads(self.ids(ids), grads))
 
-    def push_checked(self, ids, grads):
-        """``push`` of a gradient already checked by :meth:`checked_grads` (uint64 ids, float32 grads).
-        ConfigError for a ``frozen`` table."""
+    def push_checked(self, ids, grads, create=False):
+        """``push`` of a gradient already checked by :meth:`checked_grads` (uint64 ids, float32 grads); with
+        ``create``, rows not held are first made as :meth:`hold` makes them (the local kvstore's push) instead of
+        ignoring their gradient. ConfigError for a ``frozen`` table."""
         if self.frozen:
             raise ConfigError(f"table {self.name!r} is read-only (a prediction's table); it takes no pushes")
         ids, grads = sum_rows(ids, grads)
-        slots = self.index.lookup(ids)
+        slots = self.hold(ids) if create else self.index.lookup(ids)
         held = slots >= 0
-        slots, grads = slots[held], grads[held]
+        if not held.all():
+            slots, grads = slots[held], grads[held]
         if not slots.size:
             return
         store = self.store
@@ -406,3 +414,8 @@ class SparseTable:
         self.store.release(slots)
         self.removed.append(gone)
         return int(slots.size)
+
+
+def _distinct(ids):
+    """True when ``ids`` ascend strictly (distinct and sorted, as ``np.unique`` gives them)."""
+    return ids.size < 2 or bool((ids[1:] > ids[:-1]).all())
