@@ -19,8 +19,8 @@ Compaction merges a base and its deltas into one new base generation: :func:`mer
 files and updates a manifest; :func:`compact_checkpoint` does it for a checkpoint directory (`sparkps
 compact-checkpoint DIR`): new files, then the manifest (atomically replaced), then the replaced files removed,
 so a crash at any point leaves a manifest whose files all exist. The servers compact their own shards the same
-way on a COMMAND ``compact`` (:meth:`SparseRows.compact
-<sparkps.server.tables.sparse_served.SparseRows.compact>`, asked by ``DistKVStore.compact_checkpoint``).
+way on a COMMAND ``compact`` (:meth:`ServedTable.compact
+<sparkps.server.tables.sparse_served.ServedTable.compact>`, asked by ``DistKVStore.compact_checkpoint``).
 """
 import os
 

@@ -46,7 +46,7 @@ def _shard(name, value):
     return tuple(value)
 
 
-class SparseRows:
+class ServedTable:
     """The server's ``'sparse'`` table kind (:mod:`sparkps.server.tables`): made empty by the registry,
     given its :class:`SparseTable` by the first INIT (``options`` + ``shard``: [rank, count]).
 
