@@ -111,24 +111,46 @@ class SparseTable:
         """``pull`` of ids already checked by :meth:`ids` (uint64); a ``frozen`` table reads them with :meth:`peek`."""
         if self.frozen:
             return self.peek(ids)
-        if _distinct(ids):       # a batch's unique ids, as workers send them: no unique, no gather back
-            uniq, inverse, occurrences = ids, None, self._counts(counts, ids.size)
-        else:
-            uniq, inverse = np.unique(ids, return_inverse=True)
-            occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
+        counts = self._counts(counts, ids.size)
+        if self.decay not in (None, 1.0):
+            return self._pull_decayed(ids, counts)
+        store = self.store       # counts that do not decay add up in place: no unique over the whole batch
+        slots = self.index.lookup(ids)
+        held = slots >= 0
+        if held.all():
+            np.add.at(store.seen, slots, counts.astype(np.float32))
+            store.last_seen[slots] = self.step
+            store.changed[slots] = True
+            return store.values[slots]
+        known = slots[held]
+        np.add.at(store.seen, known, counts[held].astype(np.float32))
+        store.last_seen[known] = self.step
+        store.changed[known] = True
+        new = ~held
+        uniq, inverse = np.unique(ids[new], return_inverse=True)
+        occurrences = np.bincount(inverse.reshape(-1), weights=counts[new], minlength=uniq.size)
+        slots[new] = self._admit(uniq, occurrences)[inverse.reshape(-1)]
+        return self._rows_at(slots)
+
+    def _pull_decayed(self, ids, counts):
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        occurrences = np.bincount(inverse.reshape(-1), weights=counts, minlength=uniq.size)
         slots = self.index.lookup(uniq)
         held = slots >= 0
+        self._see(slots[held], occurrences[held])
         new = ~held
         if new.any():
-            self._see(slots[held], occurrences[held])
             slots[new] = self._admit(uniq[new], occurrences[new])
-            present = slots >= 0
-            out = np.zeros((uniq.size, self.dim), self.store.values.dtype)
-            out[present] = self.store.values[slots[present]]
-        else:
-            self._see(slots, occurrences)
-            out = self.store.values[slots]
-        return out if inverse is None else out[inverse]
+        return self._rows_at(slots)[inverse.reshape(-1)]
+
+    def _rows_at(self, slots):
+        """The rows at ``slots``, zeros where a slot is -1 (an id not admitted)."""
+        present = slots >= 0
+        if present.all():
+            return self.store.values[slots]
+        out = np.zeros((slots.size, self.dim), self.store.values.dtype)
+        out[present] = self.store.values[slots[present]]
+        return out
 
     def peek(self, ids):
         """The rows of checked ``ids`` (uint64) as they read now, changing nothing: a held row, else the row the id
@@ -414,8 +436,3 @@ class SparseTable:
         self.store.release(slots)
         self.removed.append(gone)
         return int(slots.size)
-
-
-def _distinct(ids):
-    """True when ``ids`` ascend strictly (distinct and sorted, as ``np.unique`` gives them)."""
-    return ids.size < 2 or bool((ids[1:] > ids[:-1]).all())
