@@ -59,12 +59,12 @@ def create_table(name):
     return cls()
 
 
-def sparse_rows():
-    """A new 'sparse' table (:class:`~sparkps.server.tables.sparse_served.SparseRows`), imported on first
+def served_sparse_table():
+    """A new 'sparse' table (:class:`~sparkps.server.tables.sparse_served.ServedTable`), imported on first
     use: it compiles numba kernels, which a server holding only dense parameters never needs."""
-    from sparkps.server.tables.sparse_served import SparseRows
-    return SparseRows()
+    from sparkps.server.tables.sparse_served import ServedTable
+    return ServedTable()
 
 
 register_table_kind("dense", DenseTable)
-register_table_kind("sparse", sparse_rows)
+register_table_kind("sparse", served_sparse_table)
