@@ -139,8 +139,8 @@ class SparkModel:
     def shrink(self, min_seen=None, *, min_count=None):
         """A copy without the table rows of ids seen fewer than ``min_seen`` times in training (``table_counts``; a
         smaller model to ship to the executors and save; such ids then read as unseen ids do). ``min_count`` is the
-        earlier name of ``min_seen``, still taken as a keyword (not the table option ``min_count``, which admits an id on the
-        servers). ConfigError when the model has no counts, or when both names are given."""
+        earlier name of ``min_seen``, still taken as a keyword (not the table option ``min_count``, which admits an
+        id on the servers). ConfigError when the model has no counts, or when both names are given."""
         from sparkps.spark.model.table_rows import shrunk_params
         if min_count is not None:
             if min_seen is not None:
