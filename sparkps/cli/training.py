@@ -82,7 +82,8 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         from sparkps.runtime.resume import check_resumable
         check_resumable(kvstore)
     train_worker.run(config, kvstore=kvstore, scheduler_uri=settings.resolve_scheduler_uri(scheduler_uri),
-                     secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
+                     secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw),
+                     curve=bool(settings.resolve_curve(curve)),
                      kvstore_params=strategy)
 
 
@@ -93,7 +94,8 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
               help="Number of workers.")
 @click.option("--kvstore", type=click.Choice(STRATEGIES), default="dist_sync", show_default=True,
               help="Distributed strategy; its options go to train (--kvstore-param NAME=VALUE).")
-@click.option("--curve/--no-curve", default=False, help="Encrypt traffic with CURVE.")
+@click.option("--curve/--no-curve", default=None,
+              help="Encrypt traffic with CURVE (default: SPARKPS_CURVE, else off).")
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds between SIGTERM and SIGKILL when stopping the roles.")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False),
@@ -126,7 +128,8 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     check_symbol_file(train_context.params["symbol_file"])
     from sparkps.kvstore.strategies import check_strategy, parse_options
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
-    cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
+    cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore,
+                           curve=bool(settings.resolve_curve(curve)),
                            timeouts=make_timeouts(kw), grace=grace)
     if checkpoint_dir or resume:
         cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)
