@@ -22,6 +22,7 @@ from sparkps.errors import ConfigError
 
 MAC_SIZE = 32
 SESSION_BYTES = 16
+JOB_ID_BYTES = 16
 _LENGTH = struct.Struct("<Q").pack
 
 
