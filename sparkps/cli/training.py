@@ -87,6 +87,21 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
                      kvstore_params=strategy)
 
 
+def launch_frame_limit(train_params, num_servers):
+    """The frame limit of a launched job, sized from the network it trains (``train.frame_limit``) as Spark fits
+    are: its symbol fed ``(batch_size, num_features)`` rows; None (the 1 GiB default stays) when
+    ``--num-features`` is not given (a libsvm file's width is only known once read) or the shapes do not fit."""
+    from sparkps.errors import ShapeError
+    from sparkps.train.frame_limit import symbol_file_message_limit
+    if not train_params.get("num_features"):
+        return None
+    try:
+        return symbol_file_message_limit(train_params["symbol_file"], train_params["batch_size"],
+                                         train_params["num_features"], num_servers)
+    except (ShapeError, ConfigError):
+        return None
+
+
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-s", "--num-servers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Number of servers.")
@@ -128,8 +143,11 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     check_symbol_file(train_context.params["symbol_file"])
     from sparkps.kvstore.strategies import check_strategy, parse_options
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
+    env, limit = dict(os.environ), launch_frame_limit(train_context.params, num_servers)
+    if limit is not None and not env.get("SPARKPS_MAX_MESSAGE_BYTES"):   # the environment wins
+        env["SPARKPS_MAX_MESSAGE_BYTES"] = str(limit)                   # every role's sockets
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore,
-                           curve=bool(settings.resolve_curve(curve)),
+                           curve=bool(settings.resolve_curve(curve)), env=env,
                            timeouts=make_timeouts(kw), grace=grace)
     if checkpoint_dir or resume:
         cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)
