@@ -57,7 +57,7 @@ def message_limit(trainer, num_servers):
     node of the fit sets it on its sockets (``zmq.MAXMSGSIZE``), so a stranger's larger frames are dropped
     before they are allocated."""
     from sparkps import symbol as sym
-    from sparkps.train.frame_limit import model_message_limit
+    from sparkps.worker.frame_limit import model_message_limit
     net = sym.load_json(trainer.symbol_json)
     if trainer.inputs is not None:
         shapes = trainer.inputs.shapes(trainer.batch_size)
