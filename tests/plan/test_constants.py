@@ -47,8 +47,8 @@ def test_header_frames_and_mac():
     arrays = [np.zeros(10, np.float32)] + step.arrays()   # array sizes of 128..65535: 2 more bytes each
     request = Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays)
     reply = Message('PUSHPULL', sender=9, rid=1234, reply=True, arrays=arrays[:2])
-    for message in (request, reply):        # as a node sends it: its session, a sequence number of 128..255
-        message.session, message.seq = bytes(16), 200
+    for message in (request, reply):        # as a node sends it: its session, a sequence number of 128..255, the job id
+        message.session, message.seq, message.job = bytes(16), 200, bytes(16)
     assert len(encode(request, b'k')[0]) == C.STEP_HEADER_BYTES
     assert len(encode(reply, b'k')[0]) == C.REPLY_HEADER_BYTES
 
