@@ -27,14 +27,27 @@ STATES = {'sgd': 0, 'nag': 0, 'adagrad': 1, 'adam': 2, 'ftrl': 2, 'rmsprop': 1, 
 INDEX_BUCKET_BYTES = 12         # uint64 key + int32 slot per bucket
 INDEX_MAX_LOAD = 0.7            # _MAX_LOAD: buckets double once more than 70 % are used
 INDEX_MIN_BUCKETS = 2048        # HashRowIndex() = capacity 1024 -> 1 << ceil(log2(1024 / 0.7))
+# a table's index is a GrowingRowIndex: sorted arrays (uint64 id + int32 slot) until SWITCH_AT ids, then a
+# HashRowIndex(2 * ids held) (row_index.py GrowingRowIndex.insert), which doubles past INDEX_MAX_LOAD from there
+INDEX_SWITCH_AT = 1 << 18       # row_index.SWITCH_AT
+SORTED_INDEX_ID_BYTES = 8 + 4   # SortedRowIndex: uint64 id + int32 slot per id
+INDEX_SWITCH_GROWTH = 2         # HashRowIndex(2 * held_ids.size) at the switch
+
+# ---- a server process's fixed memory (measured: RSS of `python -m sparkps.server`, docs/scale.md) -------------
+SERVER_PROCESS_BYTES = 35 << 20     # the process with its modules imported, before any table
+INDEX_KERNELS_BYTES = 123 << 20     # what loading the compiled index probes (numba, row_kernels.py) adds, once a
+                                    # table's index passes INDEX_SWITCH_AT ids
 
 # ---- admission by count (sparkps/server/tables/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) -------
 SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1
 
 # ---- a dense element on a server (sparkps/server/tables/dense.py) ---------------------------------------------
 # weights (float32) + optimizer state (float32 each, same counts as STATES) + under dist_sync the round's summed
-# gradient (DenseGradient buffer, dense.py) until it is applied
+# gradient (DenseGradient buffer, dense.py) until it is applied + the temporaries an update allocates while it
+# runs (the elementwise optimizers compute two arrays of the piece's size, e.g. adam's g*g and its step: measured
+# as RSS, the dense state peaks at weights + states + 2 such copies)
 DENSE_SYNC_BUFFERS = 1
+DENSE_UPDATE_SCRATCH = 2
 
 # ---- the wire (sparkps/comm/message.py, sparkps/comm/protocol.py, sparkps/comm/codec) -------------------------
 MAC_BYTES = 32                  # security.MAC_SIZE: the header frame starts with an HMAC-SHA256
@@ -50,6 +63,7 @@ CODEC_BITS = {'none': 32, 'fp16': 16, '2bit': 2}    # dense gradient bits per el
 
 # ---- a checkpoint row (sparkps/server/tables/sparse.py: SparseTable.export_rows) ------------------------------
 CHECKPOINT_COLUMN_BYTES = 8 + 4 + 4 + 4     # ids, updates, seen, last_seen (+ values and states, float32)
+# the dense pieces are saved with their optimizer state (dense_pieces.py: weights + one array per state)
 
 # ---- the scheduler (sparkps/comm/timeouts.py, sparkps/worker/dist_kvstore.py) ---------------------------------
 HEARTBEAT_INTERVAL_S = 1.0      # Timeouts.heartbeat_interval: every node sends one heartbeat this often

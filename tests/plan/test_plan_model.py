@@ -2,6 +2,7 @@
 import pytest
 
 from sparkps import plan
+from sparkps.plan import constants as C
 from sparkps.plan import model, zipf
 
 
@@ -29,13 +30,38 @@ def test_index_buckets_double_past_seventy_percent():
 
 def test_table_bytes_adds_store_index_and_sketch():
     plain = model.table_bytes(1000, 16, 'adagrad')
-    assert plain == {'rows': 1024 * 149, 'index': 2048 * 12, 'sketch': 0, 'total': 1024 * 149 + 2048 * 12}
+    assert plain == {'rows': 1024 * 149, 'index': 1000 * 12, 'sketch': 0, 'total': 1024 * 149 + 1000 * 12}
     assert model.table_bytes(1000, 16, 'adagrad', min_count=2)['total'] == plain['total'] + 4 * 4 * 2**18
 
 
 def test_dense_bytes():
-    assert model.dense_bytes(100, 'adam', sync=True) == 4 * 100 * 4
-    assert model.dense_bytes(100, 'sgd', sync=False) == 400
+    # weights + states (+ the round's sum under sync) + the update's two temporaries
+    assert model.dense_bytes(100, 'adam', sync=True) == 4 * 100 * (1 + 2 + 1 + 2)
+    assert model.dense_bytes(100, 'sgd', sync=False) == 4 * 100 * (1 + 2)
+
+
+def test_the_index_is_sorted_below_the_switch_then_a_hash_of_twice_the_ids():
+    assert model.index_bytes(1000) == 12 * 1000
+    switch = C.INDEX_SWITCH_AT
+    assert model.index_bytes(switch) == (1 << 20) * 12                # HashRowIndex(2 * 262144): 2**20 buckets
+    assert model.index_bytes(int(0.7 * 2**20)) == (1 << 20) * 12
+    assert model.index_bytes(int(0.7 * 2**20) + 1) == (1 << 21) * 12
+    assert model.fixed_server_bytes(switch - 1) == C.SERVER_PROCESS_BYTES
+    assert model.fixed_server_bytes(switch) == C.SERVER_PROCESS_BYTES + C.INDEX_KERNELS_BYTES
+
+
+def test_a_checkpoint_holds_the_dense_weights_and_their_optimizer_state():
+    w = model.Workload(workers=2, servers=10, rows=1e3, dense=1000, optimizer='adagrad', disk_bandwidth=1)
+    without = model.checkpoint(model.Workload(workers=2, servers=10, rows=1e3, optimizer='adagrad'), 100)
+    assert model.checkpoint(w, 100)['server_bytes'] - without['server_bytes'] == 4 * 100 * (1 + 1)
+
+
+def test_row_arrival_is_an_option_of_the_plan():
+    from sparkps.plan.figures import estimate
+    few = estimate(2, 1, 100_000, dim=8)
+    bulk = estimate(2, 1, 100_000, dim=8, row_arrival=100_000)
+    assert few.server_table['rows'] != bulk.server_table['rows']
+    assert few.server_memory == few.server_table['total'] + few.server_dense + few.server_fixed
 
 
 def test_codecs_and_messages():
