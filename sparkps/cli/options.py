@@ -35,7 +35,7 @@ def make_timeouts(kw):
 def node_options(function):
     """--scheduler/--secret/--rank/--curve, read from the SPARKPS_* environment when absent."""
     curve_help = "Encrypt traffic with CURVE (every node of the job must agree). [SPARKPS_CURVE]"
-    function = click.option("--curve/--no-curve", default=False, envvar="SPARKPS_CURVE", show_default=True,
+    function = click.option("--curve/--no-curve", default=None,
                             help=curve_help)(function)
     function = click.option("--rank", type=click.IntRange(min=0), envvar="SPARKPS_RANK",
                             help="Rank to ask for (default: the next free one). [SPARKPS_RANK]")(function)

@@ -27,7 +27,8 @@ from sparkps.comm import settings
               show_default=True, help="Port to bind (0: any free port). [SPARKPS_SCHEDULER_PORT]")
 @click.option("--secret", envvar="SPARKPS_SECRET", show_envvar=True,
               help="Job secret (default: a new random one, printed).")
-@click.option("--curve/--no-curve", default=False, envvar="SPARKPS_CURVE", help="Encrypt traffic with CURVE.")
+@click.option("--curve/--no-curve", default=None,
+              help="Encrypt traffic with CURVE (default: SPARKPS_CURVE, else off).")
 @click.option("--uri-file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the scheduler URI to this file once bound.")
 @timeout_options
@@ -40,7 +41,7 @@ def scheduler(num_servers, num_workers, host, port, secret, curve, uri_file, **k
     """
     from sparkps.scheduler import Scheduler
     sched = Scheduler(num_servers, num_workers, host=host, port=port, secret=secret, timeouts=make_timeouts(kw),
-                      curve=curve)
+                      curve=bool(settings.resolve_curve(curve)))
     try:
         sched.start()
         click.echo("SPARKPS_SCHEDULER_URI=%s" % sched.uri)
@@ -69,14 +70,14 @@ def server(scheduler_uri, secret, rank, curve, host, **kw):
     """
     from sparkps.server import run_server
     run_server(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret), rank=rank, host=host,
-               timeouts=make_timeouts(kw), curve=curve)
+               timeouts=make_timeouts(kw), curve=bool(settings.resolve_curve(curve)))
 
 
 @click.command()
 @click.option("--scheduler", "scheduler_uri", envvar="SPARKPS_SCHEDULER_URI", show_envvar=True,
               help="Scheduler URI.")
 @click.option("--secret", envvar="SPARKPS_SECRET", show_envvar=True, help="Job secret.")
-@click.option("--curve/--no-curve", default=False, envvar="SPARKPS_CURVE", help="The job uses CURVE.")
+@click.option("--curve/--no-curve", default=None, help="The job uses CURVE (default: SPARKPS_CURVE, else off).")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw status as JSON.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
               help="Seconds to wait for the scheduler's answer.")
@@ -91,7 +92,7 @@ def status(scheduler_uri, secret, curve, as_json, timeout, status_file):
     if status_file or not (scheduler_uri or os.environ.get("SPARKPS_SCHEDULER_PORT")):
         scheduler_uri, secret, curve = read_status_file(status_file or default_status_file())
     result = fetch_status(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret),
-                          timeout=timeout, curve=curve)
+                          timeout=timeout, curve=bool(settings.resolve_curve(curve)))
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))
 
 

@@ -82,8 +82,24 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         from sparkps.runtime.resume import check_resumable
         check_resumable(kvstore)
     train_worker.run(config, kvstore=kvstore, scheduler_uri=settings.resolve_scheduler_uri(scheduler_uri),
-                     secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw), curve=curve,
+                     secret=settings.resolve_secret(secret), rank=rank, timeouts=make_timeouts(kw),
+                     curve=bool(settings.resolve_curve(curve)),
                      kvstore_params=strategy)
+
+
+def launch_frame_limit(train_params, num_servers):
+    """The frame limit of a launched job, sized from the network it trains (``worker.frame_limit``) as Spark fits
+    are: its symbol fed ``(batch_size, num_features)`` rows; None (the 1 GiB default stays) when
+    ``--num-features`` is not given (a libsvm file's width is only known once read) or the shapes do not fit."""
+    from sparkps.errors import ShapeError
+    from sparkps.worker.frame_limit import symbol_file_message_limit
+    if not train_params.get("num_features"):
+        return None
+    try:
+        return symbol_file_message_limit(train_params["symbol_file"], train_params["batch_size"],
+                                         train_params["num_features"], num_servers)
+    except (ShapeError, ConfigError):
+        return None
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -93,7 +109,8 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
               help="Number of workers.")
 @click.option("--kvstore", type=click.Choice(STRATEGIES), default="dist_sync", show_default=True,
               help="Distributed strategy; its options go to train (--kvstore-param NAME=VALUE).")
-@click.option("--curve/--no-curve", default=False, help="Encrypt traffic with CURVE.")
+@click.option("--curve/--no-curve", default=None,
+              help="Encrypt traffic with CURVE (default: SPARKPS_CURVE, else off).")
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds between SIGTERM and SIGKILL when stopping the roles.")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False),
@@ -126,7 +143,11 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     check_symbol_file(train_context.params["symbol_file"])
     from sparkps.kvstore.strategies import check_strategy, parse_options
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
-    cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore, curve=curve,
+    env, limit = dict(os.environ), launch_frame_limit(train_context.params, num_servers)
+    if limit is not None and not env.get("SPARKPS_MAX_MESSAGE_BYTES"):   # the environment wins
+        env["SPARKPS_MAX_MESSAGE_BYTES"] = str(limit)                   # every role's sockets
+    cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore,
+                           curve=bool(settings.resolve_curve(curve)), env=env,
                            timeouts=make_timeouts(kw), grace=grace)
     if checkpoint_dir or resume:
         cluster.set_checkpoints(checkpoint_dir, checkpoint_steps, resume, max_restarts)

@@ -70,6 +70,7 @@ class Endpoint:
                  zmq_context=None, curve=None, threaded=False, max_message_bytes=None, strict=False,
                  hold_requests=False):
         self.name, self.handler, self.node_id, self.threaded = name, handler, -1, threaded
+        self.job = b""   # the job's id, stamped on every message once known (``join``)
         self._holding, self._held, self._hold_lock = hold_requests, [], threading.Lock()
         self._key = MacKey(secret)
         self.sequencer = Sequencer()
@@ -104,7 +105,7 @@ class Endpoint:
         """
         rid = self.customer.new_request(peer, cmd) if track else self.customer.next_id()
         msg = wire.Message(cmd, self.node_id, rid, False, meta or {}, list(arrays), None,
-                           self.sequencer.session, self.sequencer.next())
+                           self.sequencer.session, self.sequencer.next(), self.job)
         try:
             frames = wire.encode(msg, self._key)
         except BaseException:
@@ -129,19 +130,24 @@ class Endpoint:
         return self.customer.wait(rid, timeout, pump)
 
     def send_reply(self, route, msg):
-        msg.sender, msg.session, msg.seq = self.node_id, self.sequencer.session, self.sequencer.next()
+        msg.sender, msg.session, msg.seq, msg.job = (self.node_id, self.sequencer.session, self.sequencer.next(),
+                                                     self.job)
         try:
             frames = wire.encode(msg, self._key)
         except Exception as exc:
             log.warning("%s: reply to %s cannot be encoded: %s", self.name, msg.cmd, exc)
             frames = wire.encode(wire.Message("ERROR", self.node_id, msg.rid, True,
                                               err="reply cannot be encoded: %s" % exc, session=msg.session,
-                                              seq=self.sequencer.next()), self._key)
+                                              seq=self.sequencer.next(), job=self.job), self._key)
         self.van.send_reply(route, frames)
 
     def fail(self, error):
         """Wake every present and future wait with ``error``."""
         self.customer.fail_all(error)
+
+    def join(self, job):
+        """Stamp ``job`` (the job's id) on every message from now on and refuse messages of any other job."""
+        self.job = self.van.freshness.job = bytes(job)
 
     def registered(self, node_id, name):
         """This node's id and name are known: serve the requests held until now (never blocks)."""
@@ -154,6 +160,9 @@ class Endpoint:
         with self._hold_lock:
             held, self._held = self._held, []
         for msg, route in held:
+            if self.van.freshness.admit_job(msg.job, msg.cmd, msg.reply) is not None:
+                self.van.dropped += 1    # held before the node knew its job: of another one
+                continue
             self._accept(msg, route)
 
     def _received_request(self, msg, route):

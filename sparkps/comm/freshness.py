@@ -13,7 +13,12 @@ accepted only with ``n``'s registered session, and a node id that is not in the 
 that (a worker's first push may overtake the server's copy of the table) the first session seen for a node
 id is pinned and replaced by the table's.  Messages of nodes that have not registered yet (sender -1:
 REGISTER, STATUS, ABORT) are windowed per session, for a bounded number of sessions, and only the scheduler
-accepts them once it has a table (``install(..., anonymous=False)`` on servers and workers).  Nothing blocks.
+accepts them once it has a table (``install(..., anonymous=False)`` on servers and workers).
+
+Binding to the job: every header carries the job's id (16 random bytes drawn by the scheduler, sent with the
+node table).  Once a node knows it (``job``; the scheduler from the start), a message of another job is refused
+and counted even when its secret is the same; a message without a job id only when it is a first REGISTER (the
+scheduler answers it with the job id and registers nothing) or a STATUS.  Nothing blocks.
 
 >>> f = Freshness()
 >>> f.install({5: b"s" * 16})
@@ -29,6 +34,9 @@ WINDOW = 4096
 MAX_ANONYMOUS_SESSIONS = 1024
 REPLAYED = "replayed"
 TOO_OLD = "reordered beyond the replay window"
+OTHER_JOB = "from another job"
+NO_JOB = "without this job's id"
+JOBLESS_COMMANDS = frozenset(("REGISTER", "STATUS"))
 
 
 class ReplayWindow:
@@ -71,8 +79,8 @@ class Freshness:
     once they have the node table).  ``refused`` counts refusals by reason.
     """
 
-    def __init__(self, strict=False):
-        self.strict, self.anonymous = strict, True
+    def __init__(self, strict=False, job=b""):
+        self.strict, self.anonymous, self.job = strict, True, bytes(job)
         self.refused = collections.Counter()
         self._lock = threading.Lock()
         self._sessions, self._windows = {}, {}
@@ -100,6 +108,21 @@ class Freshness:
     def admit(self, sender, session, seq):
         """None when the message is fresh (and records it), else the reason it is refused (counted)."""
         reason = self._check(sender, session, seq)
+        if reason is not None:
+            with self._lock:
+                self.refused[reason] += 1
+        return reason
+
+    def admit_job(self, job, cmd, reply=False):
+        """None when a message of job ``job`` (bytes) may be heard: this node does not know its job yet, the job
+        is this one, or it is a jobless first REGISTER / STATUS request to a node hearing unregistered senders;
+        else the reason it is refused (counted)."""
+        reason = None
+        if self.job and job != self.job:
+            if job:
+                reason = OTHER_JOB
+            elif reply or cmd not in JOBLESS_COMMANDS or not self.anonymous:
+                reason = NO_JOB
         if reason is not None:
             with self._lock:
                 self.refused[reason] += 1

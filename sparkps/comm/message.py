@@ -4,8 +4,9 @@ Header frame = ``MAC(32 bytes) || msgpack(header)`` where the MAC covers the hea
 frame (``security.MacKey.sign_frames``) and header is a map with keys ``cmd`` (str), ``sender`` (node
 id, -1 before registration), ``sid`` (the sender's 16-byte session), ``seq`` (its sequence number),
 ``rid`` (request id), ``reply`` (bool), ``meta`` (map), ``arrays`` (list of ``[dtype, shape]``, one
-per array frame) and ``err`` (text of an ERROR reply or nil).  Arrays travel without a copy on send
-(contiguous buffers handed to zmq) and are read-only ``np.frombuffer`` views of the received frames.
+per array frame), ``err`` (text of an ERROR reply or nil) and ``job`` (the job's id, 16 random bytes drawn by
+its scheduler; empty only on a node's first REGISTER and on STATUS, see ``freshness``).  Arrays travel without
+a copy on send (contiguous buffers handed to zmq) and are read-only ``np.frombuffer`` views of the received frames.
 Nothing is ever unpickled.
 
 >>> frames = encode(Message("PUSH", sender=5, rid=7, arrays=[np.arange(3.0)]), b"k")
@@ -32,7 +33,7 @@ MAX_NDIM = 32
 _DTYPE_NAMES = {np.dtype(name): name for name in DTYPES}
 _DTYPES_BY_NAME = {name: np.dtype(name) for name in DTYPES}
 _HEADER_KEYS = {"cmd": str, "sender": int, "sid": bytes, "seq": int, "rid": int, "reply": bool, "meta": dict,
-                "arrays": list}
+                "arrays": list, "job": bytes}
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Message:
     err: str = None
     session: bytes = b""
     seq: int = 0
+    job: bytes = b""
 
 
 def _plain(value):
@@ -76,7 +78,8 @@ def encode(msg, key):
         specs.append([dtype_name, list(array.shape)])
         buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
     header = {"cmd": msg.cmd, "sender": int(msg.sender), "sid": bytes(msg.session), "seq": int(msg.seq),
-              "rid": int(msg.rid), "reply": bool(msg.reply), "meta": msg.meta or {}, "arrays": specs, "err": msg.err}
+              "rid": int(msg.rid), "reply": bool(msg.reply), "meta": msg.meta or {}, "arrays": specs, "err": msg.err,
+              "job": bytes(msg.job)}
     body = msgpack.packb(header, default=_plain, use_bin_type=True)
     if len(body) > MAX_HEADER_BYTES:
         raise MalformedMessage("header of %s is %d bytes, above the %d-byte limit"
@@ -157,4 +160,4 @@ def decode(frames, key):
                                % (len(specs), len(frames) - 1))
     arrays = [_array(spec, data[i], i) for i, spec in enumerate(specs)]
     return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
-                   arrays, header.get("err"), header["sid"], header["seq"])
+                   arrays, header.get("err"), header["sid"], header["seq"], header["job"])

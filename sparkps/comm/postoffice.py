@@ -116,6 +116,12 @@ class Postoffice:
                 "pid": os.getpid(), "host": os.uname().nodename}
         wait_s = self.timeouts.register * 1.1 + 1.0
         try:
+            # first the job's id (a REGISTER without it registers nothing), then REGISTER bound to that job
+            rid = self._endpoint.request(self.scheduler_uri, SCHEDULER_NAME, "REGISTER", meta)
+            job = self._endpoint.wait(rid, wait_s).meta.get("job")
+            if not isinstance(job, bytes) or not job:
+                raise RemoteError("the scheduler at %s sent no job id" % self.scheduler_uri, node=SCHEDULER_NAME)
+            self._endpoint.join(job)
             rid = self._endpoint.request(self.scheduler_uri, SCHEDULER_NAME, "REGISTER", meta)
             reply = self._endpoint.wait(rid, wait_s)
         except PeerTimeout:

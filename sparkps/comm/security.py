@@ -17,10 +17,12 @@ import struct
 import zmq
 import zmq.utils.z85
 
+from sparkps.comm.settings import resolve_curve
 from sparkps.errors import ConfigError
 
 MAC_SIZE = 32
 SESSION_BYTES = 16
+JOB_ID_BYTES = 16
 _LENGTH = struct.Struct("<Q").pack
 
 
@@ -139,11 +141,13 @@ def is_loopback(host):
         return False
 
 
-def curve_for(host, requested=None):
-    """Whether a role binding ``host`` uses CURVE: ``requested`` when given (True / False), else on whenever
-    ``host`` is not loopback (traffic that leaves the machine is encrypted by default). ConfigError when CURVE
-    is on and this libzmq lacks it."""
-    curve = (not is_loopback(host)) if requested is None else bool(requested)
+def curve_for(host, requested=None, env=None):
+    """Whether a role binding ``host`` uses CURVE, by the one precedence of ``settings.resolve_curve``:
+    ``requested`` when given (True / False), else ``SPARKPS_CURVE`` of ``env`` (default: this process's
+    environment) when set, else on whenever ``host`` is not loopback (traffic that leaves the machine is
+    encrypted by default). ConfigError when CURVE is on and this libzmq lacks it."""
+    chosen = resolve_curve(requested, env)
+    curve = (not is_loopback(host)) if chosen is None else chosen
     if curve and not curve_available():
         raise ConfigError("CURVE encryption is needed for a job binding %s (not loopback) but this libzmq was "
                           "built without CURVE; pass curve=False to send in plaintext" % host)
@@ -151,7 +155,5 @@ def curve_for(host, requested=None):
 
 
 def curve_from_env(environ=None):
-    """The ``SPARKPS_CURVE`` setting of a process's environment (``1``/``true``/``yes``: on)."""
-    import os
-    value = (os.environ if environ is None else environ).get("SPARKPS_CURVE", "")
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    """The ``SPARKPS_CURVE`` setting of a process's environment (``settings.resolve_curve``; unset: off)."""
+    return bool(resolve_curve(None, environ))

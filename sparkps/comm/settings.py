@@ -3,8 +3,9 @@ the worker's kvstore.
 
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
 ``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
-``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md). A value given
-explicitly wins over the environment. Nothing here blocks.
+``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md) and ``SPARKPS_CURVE``.
+One precedence everywhere (a Spark fit, ``sparkps launch``, a hand-started role): a value given explicitly wins
+over the environment, which wins over the default; docs/cli.md has the table. Nothing here blocks.
 
 >>> NodeSettings.resolve(env={"SPARKPS_SCHEDULER_URI": "10.0.0.2", "SPARKPS_SCHEDULER_PORT": "9000",
 ...                           "SPARKPS_SECRET": "s"})
@@ -51,6 +52,27 @@ def resolve_rank(value=None, env=None):
         except ValueError:
             raise ConfigError("SPARKPS_RANK must be an integer, got %r" % env["SPARKPS_RANK"]) from None
     return value
+
+
+_TRUE = ("1", "true", "t", "yes", "y", "on")
+_FALSE = ("0", "false", "f", "no", "n", "off")
+
+
+def resolve_curve(value=None, env=None):
+    """Whether CURVE was asked for: ``value`` when given (True / False), else ``SPARKPS_CURVE`` (``1``/``true``/
+    ``yes``/``on``: True, ``0``/``false``/``no``/``off``: False), else None (the caller's default applies);
+    ConfigError naming the variable for any other text."""
+    if value is not None:
+        return bool(value)
+    env = os.environ if env is None else env
+    raw = str(env.get("SPARKPS_CURVE", "")).strip().lower()
+    if raw == "":
+        return None
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ConfigError("SPARKPS_CURVE must be 1/true/yes/on or 0/false/no/off, got %r" % env["SPARKPS_CURVE"])
 
 
 class NodeSettings(NamedTuple):

@@ -5,9 +5,10 @@ out through a DEALER connected to the peer's ROUTER and the reply comes back on 
 sockets are not thread-safe, so a single I/O thread owns the ROUTER and its own DEALERs: other threads
 either put frames in its outbox and wake it through a pipe, or send on a Channel of their own and poll
 it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Every socket
-sets ``zmq.MAXMSGSIZE`` (``settings.resolve_max_message_bytes``): libzmq disconnects a peer announcing a
-larger frame before allocating it.  Frames that do not decode, fail authentication or are not fresh
-(``freshness``) are dropped and counted, with one warning per claimed sender and reason.
+sets ``zmq.MAXMSGSIZE`` to one byte below the limit (``settings.resolve_max_message_bytes``, exclusive): libzmq
+disconnects a peer announcing a frame of the limit or larger before allocating it.  Frames that do not
+decode, fail authentication, are not fresh or belong to another job (``freshness``) are dropped and counted,
+with one warning per claimed sender and reason.
 """
 import collections
 import logging
@@ -94,7 +95,8 @@ class Van:
         sock = self._context.socket(kind)
         sock.linger = 0
         sock.sndhwm = sock.rcvhwm = 0
-        sock.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes)
+        # libzmq refuses only frames *above* MAXMSGSIZE; the limit is exclusive: a frame of the limit is refused too
+        sock.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes - 1)
         return sock
 
     def send_request(self, address, frames):
@@ -277,7 +279,9 @@ class Van:
         except (MalformedMessage, AuthError) as exc:
             self._drop("an unauthenticated peer", type(exc).__name__, exc)
             return
-        reason = self.freshness.admit(msg.sender, msg.session, msg.seq)
+        reason = self.freshness.admit_job(msg.job, msg.cmd, msg.reply)
+        if reason is None:
+            reason = self.freshness.admit(msg.sender, msg.session, msg.seq)
         if reason is not None:
             self._drop("node %d" % msg.sender if msg.sender >= 0 else "an unregistered node", reason,
                        "%s %s (sequence %d) %s" % (msg.cmd, "reply" if msg.reply else "request", msg.seq, reason))

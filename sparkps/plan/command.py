@@ -71,6 +71,9 @@ COUNT = Quantity('count', {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 'b': 1e9})
               help="Server time per row pulled and pushed.")
 @click.option('--latency', type=SECONDS, default='100us', show_default=True, help="A request's round trip.")
 @click.option('--disk-bandwidth', type=SIZE, default='500MB', show_default=True, help="Checkpoint bytes/s per server.")
+@click.option('--row-arrival', type=COUNT, default=None,
+              help="New rows a server's table gets at a time (a load, a first epoch of new ids); default: a few "
+                   "per step. The table's arrays grow differently.")
 @click.option('--server-memory', type=SIZE, default=None, help="Memory a server may use (checked when given).")
 @click.option('--json', 'as_json', is_flag=True, help="Print the figures as JSON.")
 def plan(workers, servers, rows, as_json, **options):

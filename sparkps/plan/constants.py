@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from sparkps.optimizer import OPTIMIZERS, create
 from sparkps.optimizer.abilities import ROW_WISE
 
-# ---- a sparse row on a server (sparkps/server/tables/row_store.py) -------------------------------------------
+# ---- a sparse row on a server (sparkps/rows/store.py) -------------------------------------------
 FLOAT_BYTES = 4                 # values and each optimizer state: float32, dim wide (RowStore.values / states)
-ROW_COLUMN_BYTES = {            # RowStore's per-slot columns, _DTYPES in row_store.py
+ROW_COLUMN_BYTES = {            # RowStore's per-slot columns, _DTYPES in rows/store.py
     'ids': 8,                   # uint64
     'updates': 4,               # uint32
     'seen': 4,                  # float32
@@ -52,32 +52,47 @@ class OptimizerStates(Mapping):
 
 STATES = OptimizerStates()
 
-# ---- the id -> slot index (sparkps/server/tables/row_index.py: HashRowIndex) ---------------------------------
+# ---- the id -> slot index (sparkps/rows/index.py: HashRowIndex) ---------------------------------
 INDEX_BUCKET_BYTES = 12         # uint64 key + int32 slot per bucket
 INDEX_MAX_LOAD = 0.7            # _MAX_LOAD: buckets double once more than 70 % are used
 INDEX_MIN_BUCKETS = 2048        # HashRowIndex() = capacity 1024 -> 1 << ceil(log2(1024 / 0.7))
+# a table's index is a GrowingRowIndex: sorted arrays (uint64 id + int32 slot) until SWITCH_AT ids, then a
+# HashRowIndex(2 * ids held) (rows/index.py GrowingRowIndex.insert), which doubles past INDEX_MAX_LOAD from there
+INDEX_SWITCH_AT = 1 << 18       # row_index.SWITCH_AT
+SORTED_INDEX_ID_BYTES = 8 + 4   # SortedRowIndex: uint64 id + int32 slot per id
+INDEX_SWITCH_GROWTH = 2         # HashRowIndex(2 * held_ids.size) at the switch
+
+# ---- a server process's fixed memory (measured: RSS of `python -m sparkps.server`, docs/scale.md) -------------
+SERVER_PROCESS_BYTES = 35 << 20     # the process with its modules imported, before any table
+INDEX_KERNELS_BYTES = 123 << 20     # what loading the compiled index probes (numba, rows/kernels.py) adds, once a
+                                    # table's index passes INDEX_SWITCH_AT ids
 
 # ---- admission by count (sparkps/server/tables/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) -------
 SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1
 
 # ---- a dense element on a server (sparkps/server/tables/dense.py) ---------------------------------------------
 # weights (float32) + optimizer state (float32 each, same counts as STATES) + under dist_sync the round's summed
-# gradient (DenseGradient buffer, dense.py) until it is applied
+# gradient (DenseGradient buffer, dense.py) until it is applied + the temporaries an update allocates while it
+# runs (the elementwise optimizers compute two arrays of the piece's size, e.g. adam's g*g and its step: measured
+# as RSS, the dense state peaks at weights + states + 2 such copies)
 DENSE_SYNC_BUFFERS = 1
+DENSE_UPDATE_SCRATCH = 2
 
 # ---- the wire (sparkps/comm/message.py, sparkps/comm/protocol.py, sparkps/comm/codec) -------------------------
 MAC_BYTES = 32                  # security.MAC_SIZE: the header frame starts with an HMAC-SHA256
-STEP_HEADER_BYTES = 193         # MAC + msgpack header of a step PUSHPULL with 4 keys and one table, from a node
-                                # (its 16-byte session and a sequence number of 128..255; one byte less below 128,
-                                # one more from 256, three more from 65536: measured by encoding one,
+STEP_HEADER_BYTES = 215         # MAC + msgpack header of a step PUSHPULL with 4 keys and one table, from a node
+                                # (its 16-byte session, the 16-byte job id, a sequence number of 128..255;
+                                # one byte less below 128, one more from 256, three more from 65536:
+                                # measured by encoding one,
                                 # tests/plan/test_constants.py re-measures it)
-REPLY_HEADER_BYTES = 136        # MAC + msgpack header of its reply with two arrays
+REPLY_HEADER_BYTES = 158        # MAC + msgpack header of its reply with two arrays
 ID_BYTES = 8                    # row ids travel as uint64 (protocol.TableStep: push ids, pull ids)
 CODEC_BITS = {'none': 32, 'fp16': 16, '2bit': 2}    # dense gradient bits per element (codec/__init__, twobit.py:
                                                     # 16 values per int32 word)
 
-# ---- a checkpoint row (sparkps/server/tables/sparse.py: SparseTable.export_rows) ------------------------------
+# ---- a checkpoint row (sparkps/rows/table.py: SparseTable.export_rows) ------------------------------
 CHECKPOINT_COLUMN_BYTES = 8 + 4 + 4 + 4     # ids, updates, seen, last_seen (+ values and states, float32)
+# the dense pieces are saved with their optimizer state (dense_pieces.py: weights + one array per state)
 
 # ---- the scheduler (sparkps/comm/timeouts.py, sparkps/worker/dist_kvstore.py) ---------------------------------
 HEARTBEAT_INTERVAL_S = 1.0      # Timeouts.heartbeat_interval: every node sends one heartbeat this often

@@ -31,6 +31,7 @@ class Estimate:
     rows_per_server: float
     server_table: dict                # model.table_bytes of one server's share
     server_dense: float
+    server_fixed: float               # model.fixed_server_bytes: the process and, past the switch, the index kernels
     server_memory: float
     traffic: dict
     times: dict
@@ -59,7 +60,7 @@ class Estimate:
                             f"{self.server_table['total'] / max(self.rows_per_server, 1):.1f} with growth and index"),
             ("server memory", f"{gb(self.server_memory)} (rows {gb(self.server_table['rows'])}, index "
                               f"{gb(self.server_table['index'])}, sketch {gb(self.server_table['sketch'])}, "
-                              f"dense {gb(self.server_dense)})"),
+                              f"dense {gb(self.server_dense)}, fixed {gb(self.server_fixed)})"),
             ("worker bytes / step", f"out {mb(self.traffic['worker_out'])}, in {mb(self.traffic['worker_in'])} in "
                                     f"{self.traffic['requests_per_worker']} requests"),
             ("server bytes / step", f"in {mb(self.traffic['server_in'])}, out {mb(self.traffic['server_out'])}"),
@@ -102,16 +103,17 @@ def estimate(workers, servers, rows, **options):
     id_space = w.id_space or w.rows
     unique = expected_distinct(w.batch * w.fields, int(id_space), w.zipf)
     rows_per_server = w.rows / w.servers
-    table = model.table_bytes(rows_per_server, w.dim, w.optimizer, w.min_count)
+    table = model.table_bytes(rows_per_server, w.dim, w.optimizer, w.min_count, w.row_arrival)
     dense = model.dense_bytes(w.dense / w.servers, w.optimizer, w.kvstore == 'dist_sync')
     moved = model.traffic(w, unique)
     times = model.step_times(w, unique, moved)
     step = model.step_time(times, w.latency)
-    memory = table['total'] + dense
+    fixed = model.fixed_server_bytes(rows_per_server)
+    memory = table['total'] + dense + fixed
     bottleneck = max(times, key=times.get)
     if w.server_memory is not None and memory > w.server_memory:
         bottleneck = 'server memory'
-    return Estimate(w, unique, rows_per_server, table, dense, memory, moved, times, step,
+    return Estimate(w, unique, rows_per_server, table, dense, fixed, memory, moved, times, step,
                     w.workers * w.batch / step, model.scheduler_load(w), model.checkpoint(w, rows_per_server),
                     bottleneck, ADVICE[bottleneck], servers_to_match_compute(w, times))
 

@@ -11,6 +11,7 @@ batch pulls; the reply carries the server's dense weights and the pulled rows. I
 a hash (``sparkps.rows.ids.shard_of``), so each holds ``rows / servers`` rows and gets ``distinct / servers``
 of a batch's ids.
 """
+import math
 from dataclasses import dataclass
 
 from sparkps.plan import constants as C
@@ -42,6 +43,8 @@ class Workload:
     disk_bandwidth: float = 500e6         # bytes/s each server writes a checkpoint at
     heartbeat_interval: float = C.HEARTBEAT_INTERVAL_S
     server_memory: float = None           # bytes a server may use (None: not checked)
+    row_arrival: float = None             # new rows a server's table gets at a time (None: a few per step; a load
+                                          # or a first epoch that names many new ids at once: see store_capacity)
 
     def check(self):
         """Raise ValueError naming the first field out of range."""
@@ -87,12 +90,33 @@ def store_capacity(rows, arrival=None):
     return capacity
 
 
-def index_buckets(rows):
-    """Buckets of a HashRowIndex holding ``rows`` ids: a power of two, doubled while more than 70 % full."""
-    buckets = C.INDEX_MIN_BUCKETS
+def index_buckets(rows, start=C.INDEX_MIN_BUCKETS):
+    """Buckets of a HashRowIndex built with ``start`` buckets holding ``rows`` ids: doubled while more than 70 %
+    full."""
+    buckets = start
     while rows > C.INDEX_MAX_LOAD * buckets:
         buckets *= 2
     return buckets
+
+
+def hash_buckets(capacity):
+    """Buckets of ``HashRowIndex(capacity)``: the power of two holding ``capacity`` ids at most 70 % full."""
+    return 1 << max(4, math.ceil(math.log2(max(capacity, 1) / C.INDEX_MAX_LOAD)))
+
+
+def index_bytes(rows):
+    """Bytes of a sparse table's index (a GrowingRowIndex) holding ``rows`` ids: 12 per id while sorted, then the
+    buckets of the HashRowIndex it switches to (built for twice the ids held at the switch, doubled past 70 %)."""
+    if rows < C.INDEX_SWITCH_AT:
+        return rows * C.SORTED_INDEX_ID_BYTES
+    start = hash_buckets(C.INDEX_SWITCH_GROWTH * C.INDEX_SWITCH_AT)
+    return index_buckets(rows, start) * C.INDEX_BUCKET_BYTES
+
+
+def fixed_server_bytes(rows):
+    """A server process's memory before its tables: the interpreter and modules, plus the compiled index probes
+    once a table holds ``rows`` >= the switch."""
+    return C.SERVER_PROCESS_BYTES + (C.INDEX_KERNELS_BYTES if rows >= C.INDEX_SWITCH_AT else 0)
 
 
 def table_bytes(rows, dim, optimizer, min_count=1, arrival=None):
@@ -100,14 +124,15 @@ def table_bytes(rows, dim, optimizer, min_count=1, arrival=None):
     holding ``rows`` rows (what ``SparseTable.stats()['bytes']`` reports); ``arrival``: see :func:`store_capacity`."""
     rows = int(round(rows))
     store = store_capacity(rows, arrival) * row_payload_bytes(dim, optimizer)
-    index = index_buckets(rows) * C.INDEX_BUCKET_BYTES
+    index = index_bytes(rows)
     sketch = C.SKETCH_BYTES if min_count > 1 else 0
     return {'rows': store, 'index': index, 'sketch': sketch, 'total': store + index + sketch}
 
 
 def dense_bytes(elements, optimizer, sync):
-    """Bytes of a server's dense share: weights + optimizer state (+ the round's summed gradient under sync)."""
-    copies = 1 + C.STATES[optimizer] + (C.DENSE_SYNC_BUFFERS if sync else 0)
+    """Bytes of a server's dense share: weights + optimizer state (+ the round's summed gradient under sync) + the
+    two temporaries an update allocates."""
+    copies = 1 + C.STATES[optimizer] + (C.DENSE_SYNC_BUFFERS if sync else 0) + C.DENSE_UPDATE_SCRATCH
     return C.FLOAT_BYTES * elements * copies
 
 
@@ -171,5 +196,6 @@ def scheduler_load(w, tables=1):
 def checkpoint(w, rows_per_server):
     """Bytes one server writes for a full checkpoint and the seconds it takes (servers write in parallel)."""
     per_row = C.CHECKPOINT_COLUMN_BYTES + C.FLOAT_BYTES * w.dim * (1 + C.STATES[w.optimizer])
-    size = rows_per_server * per_row + (C.SKETCH_BYTES if w.min_count > 1 else 0) + C.FLOAT_BYTES * w.dense / w.servers
+    dense = C.FLOAT_BYTES * w.dense / w.servers * (1 + C.STATES[w.optimizer])    # weights and their state
+    size = rows_per_server * per_row + (C.SKETCH_BYTES if w.min_count > 1 else 0) + dense
     return {'server_bytes': size, 'total_bytes': size * w.servers, 'seconds': size / w.disk_bandwidth}

@@ -13,6 +13,8 @@ step is applied twice. The manifest is written last and atomically (a temporary 
 whose manifest is missing, unreadable or lacks ``resume`` (a crash mid-save, a half-written file) is passed
 over for the one before it (:func:`latest_checkpoint`), and so is one with a damaged piece (missing, truncated,
 altered or replaced by another file: the manifest records each piece's digest), with one warning naming it.
+A damaged checkpoint is pruned or left by one rule (:func:`prune`): an incomplete step checkpoint older than the
+newest complete one is removed, an incomplete epoch checkpoint is left and warned about once.
 
 Worker side: :class:`Checkpointer` (worker 0 saves, from the batch-end and epoch-end callbacks),
 ``kv.resume_from(path)`` of the dist kvstore (loads the checkpoint once the optimizer is set) and
@@ -106,9 +108,10 @@ def read_point(path):
         raise DataError("%s: bad resume record (%s)" % (os.path.join(path, MANIFEST), exc)) from None
 
 
-def checkpoints(folder):
+def checkpoints(folder, warned=None):
     """Every complete checkpoint in ``folder``, oldest first (by worker 0's step, epoch checkpoints after step
-    ones of the same step). Incomplete ones are logged and skipped; a missing folder has none."""
+    ones of the same step). Incomplete ones are logged and skipped; a missing folder has none. ``warned``: a set
+    of the paths already warned about (each new one is added and warned about once), None to warn about each."""
     found = []
     try:
         names = sorted(os.listdir(folder))
@@ -121,7 +124,10 @@ def checkpoints(folder):
         try:
             point = read_point(path)
         except DataError as exc:
-            log.warning("sparkps: skipping checkpoint %s: %s", path, exc)
+            if warned is None or path not in warned:
+                log.warning("sparkps: skipping checkpoint %s: %s", path, exc)
+                if warned is not None:
+                    warned.add(path)
             continue
         found.append(point)
     found.sort(key=lambda p: (p.step, os.path.basename(p.path).startswith("epoch")))
@@ -146,10 +152,15 @@ def latest_checkpoint(folder):
     return None
 
 
-def prune(folder, keep=2):
+def prune(folder, keep=2, warned=None):
     """Remove all but the newest ``keep`` step checkpoints of ``folder`` (the one before the newest stays in
-    case the newest turns out unreadable); epoch checkpoints stay (they are the per-epoch models)."""
-    steps = [p for p in checkpoints(folder) if os.path.basename(p.path).startswith("step-")]
+    case the newest turns out unreadable); epoch checkpoints stay (they are the per-epoch models).
+
+    The rule for damaged ones: an incomplete step checkpoint (no readable manifest or resume record) older than
+    the newest complete one is removed; an incomplete epoch checkpoint is left in place (it may be the only copy
+    of that epoch's model, for a person to look at) and warned about once per ``warned`` set (a Checkpointer
+    keeps one), never at every save."""
+    steps = [p for p in checkpoints(folder, warned) if os.path.basename(p.path).startswith("step-")]
     for point in steps[:-keep] if keep else steps:
         shutil.rmtree(point.path, ignore_errors=True)
     if steps:     # saves that never completed (no readable manifest), older than the newest complete one
@@ -177,6 +188,7 @@ class Checkpointer:
         self.step, self.history = int(start_step), history or (lambda: [])
         self.steps_per_epoch = None
         self.saved = []       # paths written by this run, in order
+        self._warned = set()  # incomplete checkpoints already warned about (once each, not at every save)
 
     def on_batch(self, param):
         """Count one step; worker 0 saves when the count reaches a multiple of ``every_steps``."""
@@ -201,7 +213,7 @@ class Checkpointer:
         shutil.rmtree(path, ignore_errors=True)
         self.kv.save_checkpoint(path, resume=record)
         self.saved.append(path)
-        prune(self.folder)
+        prune(self.folder, warned=self._warned)
 
 
 class SkippedIter(DataIter):

@@ -19,7 +19,8 @@ def report_abort(uri, secret, role, rank, error, timeout=5.0, curve=False):
     could register (e.g. a server process that died at start-up), so every waiting node gets the error at
     once instead of a registration timeout.  Blocks at most ``timeout`` seconds (PeerTimeout after)."""
     meta = {"role": str(role), "rank": None if rank is None else int(rank), "error": str(error)[:4000]}
-    _ask(uri, secret, wire.Message("ABORT", rid=1, meta=meta), timeout, curve)
+    job = _ask(uri, secret, wire.Message("STATUS", rid=1), timeout, curve).job   # ABORT must carry the job's id
+    _ask(uri, secret, wire.Message("ABORT", rid=1, meta=meta, job=job), timeout, curve)
 
 
 def _ask(uri, secret, request, timeout, curve):

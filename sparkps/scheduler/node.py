@@ -6,12 +6,13 @@
 >>> sched.stop()
 """
 import logging
+import os
 import threading
 import time
 
 from sparkps.comm.endpoint import Endpoint
 from sparkps.comm.postoffice import node_name
-from sparkps.comm.security import CurveKeys, generate_secret
+from sparkps.comm.security import JOB_ID_BYTES, CurveKeys, generate_secret
 from sparkps.comm.settings import HEADER_LIMIT_BYTES
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout
@@ -43,6 +44,8 @@ class Scheduler:
                                   CurveKeys(self.secret) if curve else None, max_message_bytes=HEADER_LIMIT_BYTES,
                                   strict=True)
         self._endpoint.node_id = 0
+        self.job_id = os.urandom(JOB_ID_BYTES)   # binds every message to this job (freshness), in the node table
+        self._endpoint.join(self.job_id)
         self._lock = threading.RLock()
         self._done = threading.Event()
         self._halt = threading.Event()
@@ -84,6 +87,8 @@ class Scheduler:
 
     def _register(self, msg, responder):
         meta = msg.meta
+        if not msg.job:   # a node's first REGISTER: it learns the job's id and registers again with it
+            return responder.reply({"job": self.job_id})
         if self._job.state != "registering":
             return responder.error("registration is closed: the job is %s" % self._job.state)
         try:
@@ -116,7 +121,7 @@ class Scheduler:
         for n in table:
             self._registrants.pop(n["index"]).reply(
                 {"node_id": n["id"], "rank": n["rank"], "nodes": public,
-                 "num_servers": self.num_servers, "num_workers": self.num_workers}, cmd="NODES")
+                 "num_servers": self.num_servers, "num_workers": self.num_workers, "job": self.job_id}, cmd="NODES")
         log.info("scheduler: all %d servers and %d workers registered", self.num_servers, self.num_workers)
 
     def _on_heartbeat(self, msg, responder, node):

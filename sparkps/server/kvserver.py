@@ -109,8 +109,8 @@ class KVServer:
 
     def _push(self, request, sender, responder, reply=True):
         """Hand the update to the round policy; returns whether the policy dropped it as stale."""
-        updates = self._finite(sender, {request.table: (self._table(request.table), request)})
         round_ = self._round(request)
+        updates = self._finite(sender, {request.table: (self._table(request.table), request)}, round_)
         if request.table == protocol.DEFAULT_TABLE:   # a sparse table's own push is part of the same step
             self.steps[sender] += 1
         stale = self.policy.answers_round and self.policy.is_stale(round_)
@@ -121,6 +121,9 @@ class KVServer:
 
     def _pull(self, request, sender, responder, stale=False):
         self._table(request.table)
+        failure = self._failure(request.round or 0)
+        if failure is not None:
+            return responder.error(failure)
         if self.policy.wait_pull(request.round or 0, (responder, request)):
             self._answer_pull(responder, request, stale)
 
@@ -142,20 +145,26 @@ class KVServer:
             table = self._table(part.name)
             if part.push_ids is not None:
                 pushes[part.name] = (table, protocol.Push([], round_, part.name, part.push_ids, part.grads))
-        self._apply_rounds(self.policy.push(sender, round_, self._finite(sender, pushes)))
+        self._apply_rounds(self.policy.push(sender, round_, self._finite(sender, pushes, round_)))
+        failure = self._failure(round_)
+        if failure is not None:
+            return responder.error(failure)
         if self.policy.wait_pull(round_, (responder, request)):
             self._answer_pull(responder, request)
 
-    def _finite(self, sender, pushes):
+    def _finite(self, sender, pushes, round_=0):
         """``{table name: update}`` of the pushes ``{table name: (table, request)}`` of one step; a NaN or
-        infinity in any of them refuses the step naming the worker (NonFinite), or with ``nonfinite='skip'``
-        drops the whole step (``{}``: its round completes without it) and counts it."""
+        infinity in any of them refuses the step naming the worker (NonFinite) and fails its round (every pull
+        waiting for it gets the refusal), or with ``nonfinite='skip'`` drops the whole step (``{}``: its round
+        completes without it) and counts it."""
         try:
             return {name: table.gradient(request) for name, (table, request) in pushes.items()}
         except NonFinite as exc:
             who = self.postoffice.peer_name(sender)
             if self.nonfinite != "skip":
-                raise NonFinite("%s pushed %s" % (who, exc)) from None
+                refusal = NonFinite("%s pushed %s" % (who, exc))
+                self._fail_round(round_, refusal)
+                raise refusal from None
             self.skipped[sender] += 1
             if self.skipped[sender] == 1:
                 log.warning("%s: skipping the pushes of %s holding NaN or infinity (nonfinite='skip'): %s; "
@@ -183,10 +192,25 @@ class KVServer:
             values = snapshot
         return values
 
+    def _fail_round(self, round_, error):
+        """Answer every pull parked for round ``round_`` or later with ``error``; later pulls of them get it too."""
+        text = "round %d failed: %s: %s" % (round_, type(error).__name__, error)
+        for responder, _ in getattr(self.policy, "fail_round", lambda r, t: [])(round_, text):
+            responder.error(text)
+
+    def _failure(self, round_):
+        """The refusal that failed ``round_`` (a pull of it is answered with it), or None."""
+        failure = getattr(self.policy, "failure", None)
+        return failure(round_) if failure is not None else None
+
     def _apply_rounds(self, completed):
         for done in completed:
             for name, update in done.updates.items():
-                self.tables[name].apply(update, scale=done.scale)
+                try:
+                    self.tables[name].apply(update, scale=done.scale)
+                except NonFinite as exc:    # the update made weights non-finite: refused like such a gradient
+                    self._fail_round(done.round, exc)
+                    raise
             for responder, request in self.policy.mark_applied(done.round):
                 self._answer_pull(responder, request)
 

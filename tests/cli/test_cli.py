@@ -123,6 +123,25 @@ def test_launch_trains_the_digits_mlp(digits_files, kvstore, tmp_path):
     assert digits_accuracy(prefix, 10, digits_files["test"]) >= 0.93
 
 
+def test_launch_sizes_every_roles_frame_limit_from_the_network_unless_the_environment_sets_it(digits_files,
+                                                                                                 monkeypatch):
+    from sparkps.comm.settings import DEFAULT_MAX_MESSAGE_BYTES, HEADER_LIMIT_BYTES, message_size_limit
+    from sparkps.runtime.launcher import LocalCluster
+    seen = []
+    monkeypatch.setattr(LocalCluster, "run", lambda self: seen.append(self.env.get("SPARKPS_MAX_MESSAGE_BYTES")) or 0)
+    monkeypatch.delenv("SPARKPS_MAX_MESSAGE_BYTES", raising=False)
+    args = ["launch", "-s", "2", "-w", "1", "--", "train", "--symbol", digits_files["net"], "--data",
+            digits_files["train"], "--batch-size", "32"]
+    assert run(args + ["--num-features", "64"]).exit_code == 0
+    dense = 64 * 64 + 64 + 64 * 64 + 64 + 64 * 10 + 10        # the MLP 64-64-64-10's parameters
+    assert int(seen[-1]) == message_size_limit(dense_elements=dense, num_servers=2) == HEADER_LIMIT_BYTES
+    assert int(seen[-1]) < DEFAULT_MAX_MESSAGE_BYTES
+    monkeypatch.setenv("SPARKPS_MAX_MESSAGE_BYTES", "256M")
+    assert run(args + ["--num-features", "64"]).exit_code == 0 and seen[-1] == "256M"
+    monkeypatch.delenv("SPARKPS_MAX_MESSAGE_BYTES")
+    assert run(args).exit_code == 0 and seen[-1] is None       # width unknown until the file is read: the default
+
+
 def test_launch_checks_the_train_options_before_starting_anything(tmp_path):
     result = run(["launch", "-s", "1", "-w", "1", "--", "train", "--symbol", str(tmp_path / "missing.json"),
                   "--data", str(tmp_path / "missing.libsvm")])

@@ -83,3 +83,27 @@ def test_bad_compression_settings_are_config_errors_naming_the_setting(compressi
 def test_malformed_codec_headers_are_rejected_naming_the_field(header, arrays, match):
     with pytest.raises(MalformedMessage, match=match):
         decode_payload(header, arrays)
+
+
+def test_fp16_scales_a_finite_gradient_float16_cannot_hold_instead_of_sending_inf():
+    """1e5 (above float16's 65504) arrives as 1e5, not as an Inf the server would blame on the worker."""
+    from sparkps.comm.codec import create_codec, decode_payload
+    codec = create_codec("fp16")
+    grad = np.array([1e5, -7e4, 1.0, 0.25], np.float32)
+    arrays, header = codec.encode(grad, slot=0)
+    assert arrays[0].dtype == np.float16 and header["scale"] >= 2.0
+    decoded = decode_payload(header, arrays)
+    assert np.isfinite(decoded).all()
+    np.testing.assert_allclose(decoded, grad, rtol=1e-3)
+    huge = np.array([3e38, -1e30], np.float32)
+    arrays, header = codec.encode(huge, slot=0)
+    np.testing.assert_allclose(decode_payload(header, arrays), huge, rtol=1e-3)
+    small = np.array([1.5, -2.0], np.float32)
+    arrays, header = codec.encode(small, slot=0)
+    assert header == {"type": "fp16"} and decode_payload(header, arrays).tolist() == [1.5, -2.0]
+
+
+def test_a_bad_fp16_scale_is_named():
+    from sparkps.comm.codec import decode_payload
+    with pytest.raises(MalformedMessage, match="bad fp16 scale"):
+        decode_payload({"type": "fp16", "scale": -1.0}, [np.zeros(2, np.float16)])

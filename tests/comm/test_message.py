@@ -18,7 +18,7 @@ def signed(body_obj, *frames, key=KEY):
 
 def header(**overrides):
     h = {"cmd": "PUSH", "sender": 3, "sid": b"s" * 16, "seq": 1, "rid": 9, "reply": False, "meta": {},
-         "arrays": [], "err": None}
+         "arrays": [], "err": None, "job": b"j" * 16}
     h.update(overrides)
     return h
 

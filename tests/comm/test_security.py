@@ -194,6 +194,7 @@ def test_a_holder_of_the_secret_cannot_speak_as_a_registered_node_from_another_s
     worker = c.workers[0]
     impostor = Endpoint("impostor", c.scheduler.secret)  # the right secret, the worker's node id, its own session
     impostor.node_id = worker.node_id
+    impostor.join(c.scheduler.job_id)   # and the job's id (a STATUS reply carries it)
     impostor.start()
     try:
         rid = impostor.request(c.servers[0].address, "server 0", "PULL", arrays=[np.ones(2)])
@@ -210,3 +211,42 @@ def test_a_holder_of_the_secret_cannot_speak_as_a_registered_node_from_another_s
     finally:
         impostor.stop()
         c.stop()
+
+
+def test_a_message_of_another_job_with_the_same_secret_is_refused_and_counted():
+    """Job A's REGISTER and PULL, signed with the secret job B reuses, are refused by B's scheduler and server
+    (each message carries its job's id, drawn by the job's scheduler and sent in the node table)."""
+    a = NodeCluster(num_servers=1, num_workers=1, transport="tcp", handlers={"server": echo})
+    timeouts = cluster_timeouts()
+    b_sched = Scheduler(1, 1, transport="tcp", secret=a.scheduler.secret, timeouts=timeouts).start()
+    b_nodes = [Postoffice(role, b_sched.uri, b_sched.secret, timeouts=timeouts) for role in ("server", "worker")]
+    replayer = Endpoint("job A's worker", a.scheduler.secret)   # sends what job A's worker sent: A's job id
+    replayer.join(a.scheduler.job_id)
+    replayer.node_id = -1
+    replayer.start()
+    try:
+        assert a.workers[0]._endpoint.job == a.scheduler.job_id != b_sched.job_id
+        rid = replayer.request(b_sched.uri, "scheduler", "REGISTER",
+                               {"role": "worker", "rank": None, "address": replayer.address})
+        with pytest.raises(PeerTimeout):
+            replayer.wait(rid, 0.5)
+        assert b_sched.status()["refused_messages"] == 1 and b_sched.status()["registered"] == 0
+        assert not any(start_all(b_nodes, {"server": echo}))       # B's own nodes still register
+        server, worker = b_nodes
+        replayer.node_id = a.workers[0].node_id
+        rid = replayer.request(server.address, "server 0", "PULL", arrays=[np.ones(2)])
+        with pytest.raises(PeerTimeout):
+            replayer.wait(rid, 0.5)
+        assert server.refused_reasons == {"from another job": 1}
+        reply = worker.wait(worker.request(server.server_ids[0], "PULL", arrays=[np.arange(3.0)]), timeout=5)
+        np.testing.assert_array_equal(reply.arrays[0], np.arange(3.0))
+        worker.finish()
+        b_sched.wait(10)
+        assert b_sched.status()["state"] == "finished"
+        assert_job_works(a)
+    finally:
+        replayer.stop()
+        for node in b_nodes:
+            node.stop()
+        b_sched.stop()
+        a.stop()

@@ -157,3 +157,28 @@ def test_a_strangers_oversize_frames_are_dropped_before_they_are_allocated():
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_frame_of_exactly_the_limit_is_refused_like_a_larger_one():
+    """libzmq refuses only frames above MAXMSGSIZE; the limit is exclusive: a frame of the limit never reaches the
+    node (the connection is dropped before the frame is allocated), one byte less is received (and dropped by
+    the MAC check)."""
+    from sparkps.comm.endpoint import Endpoint
+    from sparkps.comm.settings import HEADER_LIMIT_BYTES
+    limit = HEADER_LIMIT_BYTES
+    node = Endpoint("target", "s3cret", max_message_bytes=limit)
+    node.start()
+    try:
+        for size, received in ((limit, 0), (limit - 1, 1)):
+            try:
+                sock = zmtp.stream_raw(node.address, zmtp.greeting() + zmtp.frame_header(size), b"\0" * size, 1)
+                sock.close()
+            except OSError:
+                pass     # disconnected while sending: what the limit is for
+            deadline = time.monotonic() + 5
+            while node.van.dropped < received and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)
+            assert node.van.dropped == received, (size, node.van.dropped)
+    finally:
+        node.stop()

@@ -35,6 +35,14 @@ def test_state_counts_of_the_variants():
 def test_index_buckets_and_sketch():
     index = HashRowIndex()
     assert index.nbytes == C.INDEX_MIN_BUCKETS * C.INDEX_BUCKET_BYTES
+    from sparkps.plan import model
+    from sparkps.server.tables import row_index
+    assert row_index.SWITCH_AT == C.INDEX_SWITCH_AT
+    switched = HashRowIndex(C.INDEX_SWITCH_GROWTH * C.INDEX_SWITCH_AT)    # what GrowingRowIndex builds at the switch
+    assert switched.nbytes == model.index_bytes(C.INDEX_SWITCH_AT)
+    sorted_index = row_index.SortedRowIndex()
+    sorted_index.insert(np.arange(1000, dtype=np.uint64), np.arange(1000, dtype=np.int32))
+    assert sorted_index.nbytes == model.index_bytes(1000)
     assert OccurrenceSketch().nbytes == C.SKETCH_BYTES
     table = SparseTable('t', dim=4, min_count=2)
     assert table.stats()['bytes'] - SparseTable('u', dim=4).stats()['bytes'] == C.SKETCH_BYTES
@@ -47,8 +55,8 @@ def test_header_frames_and_mac():
     arrays = [np.zeros(10, np.float32)] + step.arrays()   # array sizes of 128..65535: 2 more bytes each
     request = Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays)
     reply = Message('PUSHPULL', sender=9, rid=1234, reply=True, arrays=arrays[:2])
-    for message in (request, reply):        # as a node sends it: its session, a sequence number of 128..255
-        message.session, message.seq = bytes(16), 200
+    for message in (request, reply):        # as a node sends it: its session, a sequence number of 128..255, the job id
+        message.session, message.seq, message.job = bytes(16), 200, bytes(16)
     assert len(encode(request, b'k')[0]) == C.STEP_HEADER_BYTES
     assert len(encode(reply, b'k')[0]) == C.REPLY_HEADER_BYTES
 

@@ -2,6 +2,7 @@
 import pytest
 
 from sparkps import plan
+from sparkps.plan import constants as C
 from sparkps.plan import model, zipf
 
 
@@ -29,28 +30,53 @@ def test_index_buckets_double_past_seventy_percent():
 
 def test_table_bytes_adds_store_index_and_sketch():
     plain = model.table_bytes(1000, 16, 'adagrad')
-    assert plain == {'rows': 1024 * 149, 'index': 2048 * 12, 'sketch': 0, 'total': 1024 * 149 + 2048 * 12}
+    assert plain == {'rows': 1024 * 149, 'index': 1000 * 12, 'sketch': 0, 'total': 1024 * 149 + 1000 * 12}
     assert model.table_bytes(1000, 16, 'adagrad', min_count=2)['total'] == plain['total'] + 4 * 4 * 2**18
 
 
 def test_dense_bytes():
-    assert model.dense_bytes(100, 'adam', sync=True) == 4 * 100 * 4
-    assert model.dense_bytes(100, 'sgd', sync=False) == 400
+    # weights + states (+ the round's sum under sync) + the update's two temporaries
+    assert model.dense_bytes(100, 'adam', sync=True) == 4 * 100 * (1 + 2 + 1 + 2)
+    assert model.dense_bytes(100, 'sgd', sync=False) == 4 * 100 * (1 + 2)
+
+
+def test_the_index_is_sorted_below_the_switch_then_a_hash_of_twice_the_ids():
+    assert model.index_bytes(1000) == 12 * 1000
+    switch = C.INDEX_SWITCH_AT
+    assert model.index_bytes(switch) == (1 << 20) * 12                # HashRowIndex(2 * 262144): 2**20 buckets
+    assert model.index_bytes(int(0.7 * 2**20)) == (1 << 20) * 12
+    assert model.index_bytes(int(0.7 * 2**20) + 1) == (1 << 21) * 12
+    assert model.fixed_server_bytes(switch - 1) == C.SERVER_PROCESS_BYTES
+    assert model.fixed_server_bytes(switch) == C.SERVER_PROCESS_BYTES + C.INDEX_KERNELS_BYTES
+
+
+def test_a_checkpoint_holds_the_dense_weights_and_their_optimizer_state():
+    w = model.Workload(workers=2, servers=10, rows=1e3, dense=1000, optimizer='adagrad', disk_bandwidth=1)
+    without = model.checkpoint(model.Workload(workers=2, servers=10, rows=1e3, optimizer='adagrad'), 100)
+    assert model.checkpoint(w, 100)['server_bytes'] - without['server_bytes'] == 4 * 100 * (1 + 1)
+
+
+def test_row_arrival_is_an_option_of_the_plan():
+    from sparkps.plan.figures import estimate
+    few = estimate(2, 1, 100_000, dim=8)
+    bulk = estimate(2, 1, 100_000, dim=8, row_arrival=100_000)
+    assert few.server_table['rows'] != bulk.server_table['rows']
+    assert few.server_memory == few.server_table['total'] + few.server_dense + few.server_fixed
 
 
 def test_codecs_and_messages():
     assert (model.codec_bytes(100, 'none'), model.codec_bytes(100, 'fp16'), model.codec_bytes(100, '2bit')) \
         == (400, 200, 28)
-    # header 193 + dense 400 + 10 pushed ids (8 + 64 each) + 10 pulled ids (8 each)
-    assert model.step_request_bytes(100, 10, 16) == 193 + 400 + 720 + 80
-    assert model.step_reply_bytes(100, 10, 16) == 136 + 400 + 640
+    # header 215 + dense 400 + 10 pushed ids (8 + 64 each) + 10 pulled ids (8 each)
+    assert model.step_request_bytes(100, 10, 16) == 215 + 400 + 720 + 80
+    assert model.step_reply_bytes(100, 10, 16) == 158 + 400 + 640
 
 
 def test_traffic_of_a_worker_and_a_server():
     w = model.Workload(workers=4, servers=2, rows=1e6, dim=16, dense=200)
     moved = model.traffic(w, unique=20)
-    assert moved == {'worker_out': 2 * 1393, 'worker_in': 2 * 1176, 'server_in': 4 * 2786 / 2,
-                     'server_out': 4 * 2352 / 2, 'requests_per_worker': 2}
+    assert moved == {'worker_out': 2 * 1415, 'worker_in': 2 * 1198, 'server_in': 4 * 2830 / 2,
+                     'server_out': 4 * 2396 / 2, 'requests_per_worker': 2}
 
 
 def test_step_times_and_the_sync_step():
@@ -58,7 +84,7 @@ def test_step_times_and_the_sync_step():
                        bandwidth=8000, server_row_seconds=0.5, latency=0.25)
     moved = model.traffic(w, unique=20)
     times = model.step_times(w, 20, moved)
-    assert times == pytest.approx({'compute': 0.1, 'worker link': 2.786, 'server link': 5.572, 'server cpu': 20.0})
+    assert times == pytest.approx({'compute': 0.1, 'worker link': 2.830, 'server link': 5.660, 'server cpu': 20.0})
     assert model.step_time(times, w.latency) == pytest.approx(0.1 + 20.0 + 0.25)
 
 

@@ -2,6 +2,7 @@
 newest complete checkpoint (a half-written manifest is passed over), pruning, and a data iterator
 fast-forwarded to a worker's position (the same batches as an uninterrupted run)."""
 import json
+import logging
 import os
 
 import numpy as np
@@ -127,6 +128,24 @@ def test_a_worker_0_checkpointer_saves_every_n_steps_keeps_two_step_checkpoints_
     other.on_batch(Param)
     other.on_epoch(0)
     assert store.last["step"] == 9           # only worker 0 saves
+
+
+def test_a_damaged_epoch_checkpoint_is_warned_about_once_and_left(tmp_path, caplog):
+    class Store:
+        def save_checkpoint(self, path, resume):
+            write_point(os.path.dirname(path), os.path.basename(path), resume["step"], resume["epoch"])
+
+    class Param:
+        epoch, nbatch = 0, 0
+    os.makedirs(tmp_path / "epoch-0001")     # an epoch save whose manifest was never written
+    saver = Checkpointer(Store(), str(tmp_path), every_steps=1, rank=0)
+    with caplog.at_level(logging.WARNING, logger="sparkps.runtime.resume"):
+        for n in range(1, 8):
+            Param.nbatch = n
+            saver.on_batch(Param)
+    warnings = [r.getMessage() for r in caplog.records if "epoch-0001" in r.getMessage()]
+    assert len(warnings) == 1 and "skipping checkpoint" in warnings[0], warnings
+    assert sorted(os.listdir(tmp_path)) == ["epoch-0001", "step-00000006", "step-00000007"]
 
 
 def batches(data, epochs):

@@ -48,7 +48,7 @@ def test_n_steps_show_as_n_requests_per_server_per_worker(ps_cluster, kvtype):
         assert status["requests"]["workers"][rank]["step_requests"] == 2 * STEPS
         assert status["requests"]["workers"][rank]["sent"]["PUSHPULL"] == 2 * STEPS
     received = status["requests"]["scheduler"]["received"]
-    assert received["REGISTER"] == 4 and received["FINISH"] == 2 and received["HEARTBEAT"] > 0
+    assert received["REGISTER"] == 8 and received["FINISH"] == 2 and received["HEARTBEAT"] > 0
     assert received["BARRIER"] >= 2 * 2 and status["requests"]["scheduler"]["span_s"] > 0
     shown = format_status(status)     # what `sparkps status` prints
     assert "server 1 served: " in shown and "PUSHPULL %d" % (2 * STEPS) in shown

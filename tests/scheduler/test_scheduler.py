@@ -160,6 +160,7 @@ def test_a_reported_error_fails_the_job_and_reaches_every_node():
 def registered_endpoint(sched, role):
     """A node that registers and then never sends a heartbeat (as if it froze)."""
     endpoint = Endpoint("silent " + role, sched.secret, transport="inproc")
+    endpoint.join(sched.job_id)
     endpoint.start()
     return endpoint, endpoint.request(sched.uri, "scheduler", "REGISTER",
                                       {"role": role, "rank": None, "address": endpoint.address})
@@ -185,11 +186,14 @@ def test_a_node_without_heartbeats_is_declared_dead_and_everyone_stops(stoppers)
 
 def test_nodes_notice_a_scheduler_that_stopped_answering(stoppers):
     def fake_scheduler(msg, responder):
-        if msg.cmd == "REGISTER":  # answers registration, then ignores heartbeats
+        if msg.cmd == "REGISTER" and not msg.job:   # the job's id first
+            responder.reply({"job": b"j" * 16})
+        elif msg.cmd == "REGISTER":  # answers registration, then ignores heartbeats
             responder.reply({"node_id": 1, "rank": 0, "num_servers": 1, "num_workers": 1,
                              "nodes": [{"id": 1, "role": "server", "rank": 0, "address": msg.meta["address"]}]})
 
     fake = Endpoint("mute scheduler", "s3cret", fake_scheduler, transport="inproc")
+    fake.join(b"j" * 16)
     fake.start()
     stoppers.append(fake)
     server = Postoffice("server", fake.address, "s3cret", transport="inproc",
@@ -213,6 +217,7 @@ def test_stopping_the_scheduler_early_stops_the_nodes_with_an_error():
 def test_unregistered_senders_and_late_registrations_are_refused():
     c = NodeCluster(num_servers=1, num_workers=1)
     stranger = Endpoint("stranger", c.scheduler.secret, transport="inproc")
+    stranger.join(c.scheduler.job_id)
     stranger.start()
     try:
         with pytest.raises(RemoteError, match="not registered"):

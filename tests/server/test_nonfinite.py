@@ -1,6 +1,8 @@
 """NaN and infinity never reach the weights: a push holding one is refused naming the key or the table row, by
 the local kvstore and by the servers (naming the worker too); with the server setting nonfinite='skip' the push
 is dropped and counted and its sync round completes without it."""
+import time
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,56 @@ def test_with_nonfinite_skip_a_sync_round_completes_without_the_nan_push(ps_clus
         skipped = dict(cluster.servers[0].skipped)
     np.testing.assert_array_equal(out, np.full(SHAPE, -3.0, np.float32))   # worker 0's three steps only
     assert list(skipped.values()) == [3]
+
+
+def test_init_with_nan_or_infinity_is_refused_naming_the_key(ps_cluster):
+    def work(kv):
+        messages = []
+        for key, bad in ((3, np.nan), (4, np.inf)):
+            with pytest.raises(RemoteError) as caught:
+                kv.init(key, nan_at(4, bad))
+            messages.append(str(caught.value))
+        return messages
+
+    with ps_cluster(num_servers=1, num_workers=1, timeouts=PATIENT) as cluster:
+        (messages,) = cluster.run_workers(work, timeout=60)
+        assert 3 not in cluster.servers[0].dense.slots and 4 not in cluster.servers[0].dense.slots
+    assert all("INIT: a non-finite initial value" in m for m in messages), messages
+    assert "(nan) for key 3 (element 4" in messages[0] and "(inf) for key 4 (element 4" in messages[1]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize("kvtype", ["dist_sync", "dist_async"])
+def test_finite_pushes_that_drive_a_weight_to_infinity_are_refused(ps_cluster, kvtype):
+    def work(kv):
+        kv.init(0, np.zeros(SHAPE, np.float32))
+        kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0, rescale_grad=1.0))
+        out = np.empty(SHAPE, np.float32)
+        kv.pushpull(0, np.full(SHAPE, 3e38, np.float32), out=out)
+        with pytest.raises(RemoteError) as caught:
+            kv.pushpull(0, np.full(SHAPE, 3e38, np.float32), out=out)
+        return str(caught.value)
+
+    with ps_cluster(num_servers=1, num_workers=1, kvtype=kvtype, timeouts=PATIENT) as cluster:
+        (message,) = cluster.run_workers(work, timeout=60)
+    assert "the update made a weight non-finite (-inf) for key 0 (element 0 of its piece)" in message, message
+
+
+def test_a_refused_sync_push_fails_its_round_for_every_waiting_worker_at_once(ps_cluster):
+    """Worker 1's NaN push is refused; worker 0's pull of that round gets the refusal now, not a timeout."""
+    def work(kv):
+        kv.init(0, np.zeros(SHAPE, np.float32))
+        kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0))
+        out = np.empty(SHAPE, np.float32)
+        started = time.monotonic()
+        with pytest.raises(RemoteError) as caught:
+            kv.push(0, nan_at(2) if kv.rank == 1 else np.ones(SHAPE, np.float32))
+            kv.pull(0, out=out)
+        return str(caught.value), time.monotonic() - started
+
+    with ps_cluster(num_servers=1, num_workers=2, kvtype="dist_sync",
+                    timeouts=cluster_timeouts(heartbeat_timeout=30.0, request=20.0)) as cluster:
+        (waiting, waited), (pusher, _) = cluster.run_workers(work, timeout=60)
+    assert "a non-finite gradient value (nan) for key 0 (element 2" in pusher
+    assert "round 1 failed: NonFinite: worker 1 (node" in waiting and "(nan) for key 0 (element 2" in waiting
+    assert waited < 5.0

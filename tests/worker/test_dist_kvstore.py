@@ -279,6 +279,18 @@ def test_fp16_compression_sends_half_precision_gradients(ps_cluster):
     assert not np.array_equal(w, -grad)
 
 
+def test_fp16_compression_carries_a_gradient_above_float16s_range(ps_cluster):
+    grad = np.array([1e5, -2.5], np.float32)    # 1e5 > 65504: scaled on the wire, not an Inf refused by the server
+    with ps_cluster(num_servers=1, num_workers=1, compression={"type": "fp16"}) as cluster:
+        (kv,) = cluster.start_workers()
+        w = np.zeros(2, np.float32)
+        kv.init(0, w)
+        kv.set_optimizer(optimizer.create("sgd", learning_rate=1.0))
+        kv.push(0, grad)
+        kv.pull(0, out=w)
+    np.testing.assert_allclose(w, -grad, rtol=1e-3)
+
+
 def test_bad_requests_are_answered_with_errors_and_the_server_keeps_serving(ps_cluster):
     with ps_cluster(num_servers=1, num_workers=1) as cluster:
         (kv,) = cluster.start_workers()

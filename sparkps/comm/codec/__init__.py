@@ -9,7 +9,9 @@ with that header, so tables only ever see float gradients.
 codec       on the wire                                                     lossy?
 ==========  ==============================================================  ===================================
 ``none``    float32                                                         no
-``fp16``    float16 (``{"type": "fp16"}``)                                  rounding
+``fp16``    float16 (``{"type": "fp16"}``; ``"scale": s`` when a value       rounding
+            exceeds float16's ±65504: every value sent divided by s, a
+            power of two, and multiplied back by the server)
 ``2bit``    int32, 16 values each (``{"type": "2bit", "threshold": t,       values become -t, 0, +t; the rest is
             "size": n}``; :mod:`sparkps.comm.codec.twobit`)                   kept on the worker (error feedback)
 ==========  ==============================================================  ===================================
@@ -36,15 +38,42 @@ class PlainCodec:
         return [payload], None
 
 
+FP16_MAX = float(np.finfo(np.float16).max)   # 65504
+
+
+def fp16_scale(payload):
+    """The power of two a float32 ``payload`` is divided by so that its largest finite magnitude fits float16
+    (1.0 when it already fits); non-finite values are left to the server's check.
+
+    >>> fp16_scale(np.array([1e5, -3.0], np.float32)), fp16_scale(np.array([60000.0, np.inf], np.float32))
+    (2.0, 1.0)
+    """
+    finite = payload[np.isfinite(payload)] if payload.size else payload
+    largest = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if largest <= FP16_MAX:
+        return 1.0
+    return float(2.0 ** np.ceil(np.log2(largest / FP16_MAX)))
+
+
 class Fp16Codec:
-    """Half precision on the wire; the server adds float16 gradients into its float32 weights."""
+    """Half precision on the wire; the server adds the gradients into its float32 weights.
+
+    Staged in float32 so that a finite gradient float16 cannot hold (above ±65504) is not turned into Inf (the
+    server would refuse it as non-finite): such a payload is divided by a power of two (``fp16_scale``, exact
+    for every value that does not underflow) and its header carries the ``scale`` the server multiplies back.
+    """
     name = "fp16"
     OPTIONS = ()
-    dtype = np.float16
+    dtype = np.float32
 
     def encode(self, payload, slot):
-        """``([payload as float16], header)`` (staging already wrote float16: no copy then)."""
-        return [payload.astype(np.float16, copy=False)], {"type": "fp16"}
+        """``([payload as float16], header)``; the header has ``scale`` when the payload had to be scaled."""
+        if payload.dtype == np.float16:
+            return [payload], {"type": "fp16"}
+        scale = fp16_scale(payload)
+        if scale == 1.0:
+            return [payload.astype(np.float16)], {"type": "fp16"}
+        return [(payload / np.float32(scale)).astype(np.float16)], {"type": "fp16", "scale": scale}
 
 
 CODECS = {"none": PlainCodec, "fp16": Fp16Codec, "2bit": TwoBitCodec}
@@ -85,7 +114,13 @@ def decode_payload(header, arrays):
     want = np.float16 if kind == "fp16" else np.float32
     if array.dtype != want:
         raise MalformedMessage("a %s gradient must be %s, got %s" % (kind, np.dtype(want).name, array.dtype))
+    if kind == "fp16" and "scale" in header:
+        scale = header["scale"]
+        if type(scale) is not float or not np.isfinite(scale) or scale < 1.0:
+            raise MalformedMessage("request field 'codec' has a bad fp16 scale %r (a finite float >= 1)" % (scale,))
+        return array.astype(np.float32) * np.float32(scale)
     return array
 
 
-__all__ = ["CODECS", "Fp16Codec", "PlainCodec", "TwoBitCodec", "create_codec", "decode_payload"]
+__all__ = ["CODECS", "FP16_MAX", "Fp16Codec", "PlainCodec", "TwoBitCodec", "create_codec", "decode_payload",
+           "fp16_scale"]

@@ -29,7 +29,9 @@ The server feeds each policy events and acts on what comes back (no sockets here
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
 ``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
-have ``status()`` (counters for the cluster status; :class:`RoundPolicy` gives none).
+have ``status()`` (counters for the cluster status; :class:`RoundPolicy` gives none) and ``fail_round(round,
+text) -> [token]`` / ``failure(round) -> text or None`` (a refused push fails its round: the parked pulls of it
+and later rounds, and every later pull of them, are answered with the refusal; ``sync`` has them).
 
 >>> sorted(ROUND_POLICIES)
 ['async', 'average', 'ssp', 'sync', 'sync_replicas']

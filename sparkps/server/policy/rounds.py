@@ -6,6 +6,10 @@ Every worker numbers its pushes (its *round*, 1, 2, ...). A round is complete wh
 pushed it; the server then applies the summed gradient once. Rounds are applied in increasing order, and a
 pull for round ``r`` is answered only once every round up to ``r`` has been applied.
 
+A refused push (a NaN or infinity, ``nonfinite='fail'``) fails its round: ``fail_round`` hands back the
+pulls parked for it and later rounds, which the server answers with the refusal at once, and ``failure``
+answers every later pull of them the same way (instead of each worker waiting out its request timeout).
+
 Uneven data: a worker that has no more batches sends LEAVE and is no longer waited for; later rounds
 complete with the workers still active. The gradients are *summed* and the workers scale them by
 ``1 / (batch * num_workers)`` (MXNet's rescale_grad), so a round that only ``k`` of ``W`` workers
@@ -59,6 +63,15 @@ class RoundPolicy:
     def status(self):
         return {}
 
+    def fail_round(self, round_, text):
+        """A push to ``round_`` was refused (``text``): the round cannot complete. Returns the parked pull tokens
+        to answer with ``text`` now (none here: nothing waits for a round)."""
+        return []
+
+    def failure(self, round_):
+        """The refusal that failed ``round_`` or an earlier round (a pull of it is answered with it), or None."""
+        return None
+
 
 class AsyncUpdates(RoundPolicy):
     """Policy ``async``: every push is applied at once, every pull answered at once."""
@@ -107,6 +120,21 @@ class ParkedPulls(RoundPolicy):
         ready = [t for r, t in self._parked if r <= self.applied]
         self._parked = [(r, t) for r, t in self._parked if r > self.applied]
         return ready
+
+    def fail_round(self, round_, text):
+        """A push to ``round_`` was refused (``text``): that round and every later one cannot complete, so
+        the pulls parked for them are returned, to be answered with ``text`` at once (not a timeout), and every
+        later pull of them gets it too (``failure``)."""
+        failed = getattr(self, "_failed", None)
+        if failed is None or round_ < failed[0]:
+            self._failed = (round_, text)
+        ready = [t for r, t in self._parked if r >= round_]
+        self._parked = [(r, t) for r, t in self._parked if r < round_]
+        return ready
+
+    def failure(self, round_):
+        failed = getattr(self, "_failed", None)
+        return failed[1] if failed is not None and round_ >= failed[0] else None
 
     def parked(self):
         """Tokens still waiting for a round (answered with an error when the server stops)."""

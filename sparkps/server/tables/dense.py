@@ -30,7 +30,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.optimizer.abilities import FUSED
-from sparkps.optimizer.finite import check_dense
+from sparkps.optimizer.finite import NonFinite, check_dense, first_nonfinite
 from sparkps.server.tables import dense_pieces
 
 
@@ -100,6 +100,9 @@ class DenseTable:
     # ---- requests -----------------------------------------------------------------------------------
     def init(self, request):
         """INIT: add the request's pieces as a new group, or overwrite them when every one is held already."""
+        if request.values is not None:
+            self._refuse_nonfinite([p[0] for p in request.pieces], [p[2] - p[1] for p in request.pieces],
+                                   request.values, "INIT: a non-finite initial value")
         held = [p for p in request.pieces if p[0] in self.slots]
         if held and len(held) == len(request.pieces):
             if request.values is not None:
@@ -247,13 +250,29 @@ class DenseTable:
         grad = DenseGradient(grad.keys, grad.sizes, flat)
         if self.optimizer is None:
             self._keep(grad)
+        else:
+            run = self._run(grad.keys)
+            if run is not None and len(grad.keys) > 1 and self._fusable(grad.keys):
+                self._apply_fused(run, grad.keys, flat)
+            else:
+                for key, part in grad.parts().items():
+                    self._apply_key(key, part)
+        self._refuse_nonfinite(grad.keys, grad.sizes, self.gather(grad.keys),
+                               "the update made a weight non-finite")
+
+    @staticmethod
+    def _refuse_nonfinite(keys, sizes, flat, what):
+        """NonFinite ``what (value) for key k (element i of its piece)`` at the first NaN or infinity of ``flat``
+        (the values of ``keys``' pieces of ``sizes`` elements, in order)."""
+        at = first_nonfinite(np.asarray(flat).reshape(-1))
+        if at is None:
             return
-        run = self._run(grad.keys)
-        if run is not None and len(grad.keys) > 1 and self._fusable(grad.keys):
-            self._apply_fused(run, grad.keys, flat)
-            return
-        for key, part in grad.parts().items():
-            self._apply_key(key, part)
+        offset = 0
+        for key, size in zip(keys, sizes):
+            if at < offset + size:
+                raise NonFinite("%s (%s) for key %s (element %d of its piece)"
+                                % (what, np.asarray(flat).reshape(-1)[at], key, at - offset))
+            offset += size
 
     def _keep(self, grad):
         """Without an optimizer the gradient is the new value; a whole group's keeps the received array

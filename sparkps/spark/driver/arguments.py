@@ -56,24 +56,14 @@ def message_limit(trainer, num_servers):
     the dense parameters cut into ``num_servers`` ranges, or a batch's rows of the widest sparse table. Every
     node of the fit sets it on its sockets (``zmq.MAXMSGSIZE``), so a stranger's larger frames are dropped
     before they are allocated."""
-    import numpy as np
-
     from sparkps import symbol as sym
-    from sparkps.comm.settings import message_size_limit
-    from sparkps.symbol.ops.embedding import sparse_tables
+    from sparkps.worker.frame_limit import model_message_limit
     net = sym.load_json(trainer.symbol_json)
-    tables = sparse_tables(net)
     if trainer.inputs is not None:
         shapes = trainer.inputs.shapes(trainer.batch_size)
     else:
         shapes = {trainer.data_name: (trainer.batch_size,) + tuple(trainer.input_shape)}
-    arg_shapes, _, _ = net.infer_shape(**shapes, **{t: (1, spec.dim) for t, spec in tables.items()})
-    inputs = set(shapes) | set(tables) | {trainer.label_name}
-    dense = sum(int(np.prod(shape)) for name, shape in zip(net.list_arguments(), arg_shapes or ())
-                if name not in inputs and shape is not None)
-    ids = sum(int(np.prod(shapes[field])) for spec in tables.values() for field in spec.fields if field in shapes)
-    widest = max((spec.dim for spec in tables.values()), default=0)
-    return message_size_limit(dense_elements=dense, num_servers=num_servers, sparse_rows=ids, row_dim=widest)
+    return model_message_limit(net, shapes, num_servers, exclude={trainer.label_name})
 
 
 def checked_restarts(checkpoint_steps, max_restarts):

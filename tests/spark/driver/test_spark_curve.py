@@ -11,7 +11,7 @@ import zmq
 
 from sparkps.comm import message as wire
 from sparkps.comm.security import curve_for, secret_bytes
-from sparkps.errors import PeerTimeout
+from sparkps.errors import ConfigError, PeerTimeout
 from sparkps.scheduler.client import fetch_status
 from sparkps.spark import SparkTrainer, mlp_symbol
 from sparkps.spark.driver import encryption
@@ -24,6 +24,25 @@ from sparkps.spark.driver import encryption
 def test_curve_is_on_whenever_a_role_binds_beyond_loopback_unless_told(host, requested, expected):
     assert curve_for(host, requested) is expected
     assert encryption.fit_curve(requested, host) is expected
+
+
+@pytest.mark.parametrize("env, requested, expected", [
+    ({"SPARKPS_CURVE": "1"}, None, True), ({"SPARKPS_CURVE": "yes"}, None, True),
+    ({"SPARKPS_CURVE": "0"}, None, False), ({"SPARKPS_CURVE": "1"}, False, False),
+    ({"SPARKPS_CURVE": ""}, None, False), ({}, True, True)])
+def test_sparkps_curve_in_the_driver_environment_decides_when_the_fit_does_not(env, requested, expected, monkeypatch):
+    """Argument > SPARKPS_CURVE > default (loopback: off), the same resolver as launch and the CLI roles."""
+    monkeypatch.delenv("SPARKPS_CURVE", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert encryption.fit_curve(requested, "127.0.0.1") is expected
+    assert curve_for("10.1.2.3", requested, env={"SPARKPS_CURVE": "0"}) is (requested is True)
+
+
+def test_a_bad_sparkps_curve_is_named(monkeypatch):
+    monkeypatch.setenv("SPARKPS_CURVE", "maybe")
+    with pytest.raises(ConfigError, match="SPARKPS_CURVE must be"):
+        encryption.fit_curve(None, "127.0.0.1")
 
 
 def test_a_cluster_master_without_spark_rpc_protection_is_warned_about_once(caplog, monkeypatch):
@@ -55,11 +74,15 @@ def plaintext_answer(address, secret, timeout=1.0):
 
 
 @pytest.mark.spark
-def test_a_curve_fit_trains_and_a_plaintext_peer_gets_nothing_accepted(spark, digits):
+@pytest.mark.parametrize("asked", ["argument", "environment"])
+def test_a_curve_fit_trains_and_a_plaintext_peer_gets_nothing_accepted(spark, digits, asked, monkeypatch):
+    """CURVE asked by ``curve=True``, or by SPARKPS_CURVE=1 in the driver's environment with ``curve=None``."""
     X_train, y_train, X_test, y_test = digits
+    if asked == "environment":
+        monkeypatch.setenv("SPARKPS_CURVE", "1")
     fitted = SparkTrainer(mlp_symbol([64, 64, 10]), (64,), batch_size=32, num_epoch=60, num_workers=2,
                           num_servers=1, optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, progress=False,
-                          timeout=180, curve=True)
+                          timeout=180, curve=True if asked == "argument" else None)
     probes = {}
 
     def probe():
