@@ -67,7 +67,7 @@ SERVER_PROCESS_BYTES = 35 << 20     # the process with its modules imported, bef
 INDEX_KERNELS_BYTES = 123 << 20     # what loading the compiled index probes (numba, rows/kernels.py) adds, once a
                                     # table's index passes INDEX_SWITCH_AT ids
 
-# ---- admission by count (sparkps/server/tables/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) -------
+# ---- admission by count (sparkps/rows/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) ---------------
 SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1
 
 # ---- a dense element on a server (sparkps/server/tables/dense.py) ---------------------------------------------

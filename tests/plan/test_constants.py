@@ -36,7 +36,7 @@ def test_index_buckets_and_sketch():
     index = HashRowIndex()
     assert index.nbytes == C.INDEX_MIN_BUCKETS * C.INDEX_BUCKET_BYTES
     from sparkps.plan import model
-    from sparkps.server.tables import row_index
+    from sparkps.rows import index as row_index
     assert row_index.SWITCH_AT == C.INDEX_SWITCH_AT
     switched = HashRowIndex(C.INDEX_SWITCH_GROWTH * C.INDEX_SWITCH_AT)    # what GrowingRowIndex builds at the switch
     assert switched.nbytes == model.index_bytes(C.INDEX_SWITCH_AT)

@@ -80,7 +80,7 @@ def test_a_curve_fit_trains_and_a_plaintext_peer_gets_nothing_accepted(spark, di
     X_train, y_train, X_test, y_test = digits
     if asked == "environment":
         monkeypatch.setenv("SPARKPS_CURVE", "1")
-    fitted = SparkTrainer(mlp_symbol([64, 64, 10]), (64,), batch_size=32, num_epoch=60, num_workers=2,
+    fitted = SparkTrainer(mlp_symbol([64, 64, 10]), (64,), batch_size=32, num_epoch=150, num_workers=2,
                           num_servers=1, optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, progress=False,
                           timeout=180, curve=True if asked == "argument" else None)
     probes = {}
@@ -93,15 +93,17 @@ def test_a_curve_fit_trains_and_a_plaintext_peer_gets_nothing_accepted(spark, di
             servers = [n["address"] for n in status.get("nodes", []) if n["role"] == "server"]
             if servers and status.get("registered") == 3:
                 uri, secret = scheduler.uri, scheduler.secret
-                probes["curve status"] = fetch_status(uri, secret, timeout=10.0, curve=True)["registered"]
-                probes["scheduler"] = plaintext_answer(uri, secret)
                 probes["server"] = plaintext_answer(servers[0], secret)
+                probes["scheduler"] = plaintext_answer(uri, secret)
                 try:
                     fetch_status(uri, secret, timeout=1.0, curve=False)
                     probes["plaintext status"] = "answered"
                 except PeerTimeout:
                     probes["plaintext status"] = "refused"
-                probes["still training"] = fitted._scheduler is scheduler and scheduler.status()["registered"] == 3
+                # asked last: a CURVE peer's answer that every node is still registered shows the plaintext probes
+                # above met live nodes (not a job that had already finished)
+                probes["curve status"] = fetch_status(uri, secret, timeout=10.0, curve=True)["registered"]
+                probes["still training"] = fitted._scheduler is scheduler
                 return
             time.sleep(0.1)
 
