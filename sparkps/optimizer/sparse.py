@@ -12,6 +12,8 @@ row_sparse updates (python/mxnet/optimizer/optimizer.py, src/operator/optimizer_
 A RowSparse weight holds some rows of a table (its ``ids``); its state is shaped like its ``rows``; a gradient row
 whose id the weight does not hold is a DataError naming it. Nothing here blocks.
 """
+from abc import ABC
+
 import numpy as np
 
 from sparkps.backend import get_array_module
@@ -19,9 +21,17 @@ from sparkps.errors import DataError
 from sparkps.optimizer.abilities import LAZY_ROWS
 
 
+class RowSparseValue(ABC):  # noqa: B024 (a type to check against: it has no abstract method to declare)
+    """What an update asks of a row-sparse weight or gradient: ``ids`` (n,), ``rows`` (n, dim) and ``merged()``
+    (repeated ids summed). ``sparkps.rows.values.RowSparse`` derives from it; this layer imports nothing above
+    it, so the class is declared here and checked by type."""
+
+    __slots__ = ()
+
+
 def is_row_sparse(value):
-    """True for a RowSparse value (duck-typed: this layer imports nothing above it)."""
-    return getattr(value, 'stype', None) == 'row_sparse'
+    """True for a row-sparse value (a :class:`RowSparseValue`)."""
+    return isinstance(value, RowSparseValue)
 
 
 def dense_part(value):

@@ -15,11 +15,12 @@ count (``input_dim``) or None for a hashed table with no bound. Nothing here blo
 import numpy as np
 
 from sparkps.errors import ShapeError
+from sparkps.optimizer.sparse import RowSparseValue
 from sparkps.rows.ids import value_ids
 from sparkps.rows.init import initial_rows  # noqa: F401 (a row's initial value, long imported from here)
 
 
-class RowSparse:
+class RowSparse(RowSparseValue):
     """Rows of a 2-D table picked by 64-bit ids: ``ids`` (n,), ``rows`` (n, dim), ``shape`` (rows or None, dim).
 
     ``ids`` may repeat until ``merged()`` sums them; every consumer that applies rows (a kvstore push)
