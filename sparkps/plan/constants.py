@@ -89,6 +89,9 @@ REPLY_HEADER_BYTES = 158        # MAC + msgpack header of its reply with two arr
 ID_BYTES = 8                    # row ids travel as uint64 (protocol.TableStep: push ids, pull ids)
 CODEC_BITS = {'none': 32, 'fp16': 16, '2bit': 2}    # dense gradient bits per element (codec/__init__, twobit.py:
                                                     # 16 values per int32 word)
+CODEC_HEADER_BYTES = {'none': 0, 'fp16': 17, '2bit': 44}   # what the codec's entry adds to a step's header
+                                                           # ('codec' in meta: its type; 2bit: threshold, a size
+                                                           # of 256..65535; tests/plan/test_constants.py measures)
 
 # ---- a checkpoint row (sparkps/rows/table.py: SparseTable.export_rows) ------------------------------
 CHECKPOINT_COLUMN_BYTES = 8 + 4 + 4 + 4     # ids, updates, seen, last_seen (+ values and states, float32)

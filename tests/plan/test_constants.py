@@ -61,6 +61,21 @@ def test_header_frames_and_mac():
     assert len(encode(reply, b'k')[0]) == C.REPLY_HEADER_BYTES
 
 
+@pytest.mark.parametrize("codec", ['none', 'fp16', '2bit'])
+def test_codec_header_bytes(codec):
+    """What a codec's header entry adds to a step's header frame, measured through the codec itself."""
+    from sparkps.comm.codec import create_codec
+    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64))
+    meta = protocol.PushPull([0, 1, 2, 3], 17, tables=(step,)).meta()
+    plain = Message('PUSHPULL', sender=9, rid=1234, meta=dict(meta), arrays=[np.zeros(1000, np.float32)])
+    _, header = create_codec(codec).encode(np.ones(1000, np.float32), slot=(0, (0,)))
+    coded = Message('PUSHPULL', sender=9, rid=1234, meta={**meta, **({"codec": header} if header else {})},
+                    arrays=[np.zeros(1000, np.float32)])
+    for message in (plain, coded):
+        message.session, message.seq, message.job = bytes(16), 200, bytes(16)
+    assert len(encode(coded, b'k')[0]) - len(encode(plain, b'k')[0]) == C.CODEC_HEADER_BYTES[codec]
+
+
 @pytest.mark.parametrize("codec", ['fp16', '2bit'])
 def test_codec_bits(codec):
     words, _ = create_codec(codec).encode(np.ones(1600, np.float32), slot=0)
