@@ -21,6 +21,7 @@ import numpy as np
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError, DataError
+from sparkps.spark.common.worker_python import settle_worker_python
 
 MAX_VALUES = 64       # widest multi-valued field: a row's ids past it are dropped
 
@@ -145,6 +146,7 @@ class CTRFeaturizer:
             offsets = np.arange(0, packed.size + 1, width, dtype=np.int32)
             return pa.ListArray.from_arrays(pa.array(offsets), pa.array(packed.reshape(-1), pa.float32()))
 
+        settle_worker_python(df)      # before the UDF is wrapped
         udf = F.arrow_udf(featurize, ArrayType(FloatType()))
         return df.withColumn(output_col, udf(*self.feature_columns()))
 
@@ -189,6 +191,7 @@ class CTRFeaturizer:
         def decode(row):
             return np.frombuffer(row.X, np.float32).reshape(row.rows, width), np.frombuffer(row.y, np.float32)
 
+        settle_worker_python(df)
         selected = df.select(*self.feature_columns(), F.col(label_col).cast("float").alias("__label"))
         return selected.mapInArrow(encode, schema).rdd.map(decode)
 

@@ -5,6 +5,7 @@ travels in the UDF's closure as ``SparkModel.source`` (its payload, or the folde
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.spark.common.worker_python import settle_worker_python
 
 FEATURES_TMP = "__sparkps_features"
 PROBABILITY_TMP = "__sparkps_probability"
@@ -46,6 +47,7 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
     for name in (prediction_col, probability_col, raw_prediction_col):
         if name and name in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % name)
+    settle_worker_python(df)      # before the UDF is wrapped: a freshly loaded model in a new program too
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
@@ -79,6 +81,7 @@ def add_click_probability(df, source, columns, feature_columns, output_col):
     from pyspark.sql.types import DoubleType
     if output_col in df.columns:
         raise DataError("output column %r already exists in the DataFrame" % output_col)
+    settle_worker_python(df)      # before the UDF is wrapped: a freshly loaded model in a new program too
 
     def score(*arrays):
         from sparkps.spark.model.predictor import predictor_for
@@ -123,6 +126,7 @@ def frame_to_blocks(df, features_col, label_col, num_features, weight_col=None):
     columns = [F.col(FEATURES_TMP), F.col(label_col).cast("float").alias("label")]
     if weight_col:
         columns.append(F.col(weight_col).cast("float").alias("weight"))
+    settle_worker_python(df)
     prepared = features_as_arrays(df, features_col).select(*columns)
     width = num_features + (1 if weight_col else 0)
     schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),
