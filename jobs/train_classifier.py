@@ -327,7 +327,7 @@ def _main(argv=None):
         print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt:
-        message, code = interrupted("train_classifier", args.output)
+        message, code = interrupted(args.output)
     except Exception as exc:      # Spark's, the file system's: one line, no Java frames
         message, code = failure_line(exc)
     print("train_classifier: %s" % message, file=sys.stderr)

@@ -495,7 +495,7 @@ def main(argv=None):
         print("train_ctr: %s" % exc, file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt:
-        message, code = interrupted("train_ctr", args.output)
+        message, code = interrupted(args.output)
     except Exception as exc:      # Spark's, the file system's: one line, no Java frames
         message, code = failure_line(exc)
     print("train_ctr: %s" % message, file=sys.stderr)

@@ -2,7 +2,7 @@
 exception around a Java one, its message followed by the JVM's frames), a file system's, or Ctrl-C.
 
     except KeyboardInterrupt:
-        return interrupted("train_ctr", args.output)          # one line, exit 130
+        message, code = interrupted(args.output)               # one line, exit 130
     except Exception as exc:
         message, code = failure_line(exc)                      # 2: the input's fault; 1: a failure while training
 
@@ -46,7 +46,7 @@ def failure_line(exc):
     return "%s: %s" % (type(exc).__name__, line) if type(exc).__name__ not in line else line, TRAINING_FAILED
 
 
-def interrupted(job, output=None):
-    """The line a job prints when Ctrl-C stops it (the output folder is left as it was), and exit code 130."""
+def interrupted(output=None):
+    """(the line a job prints when Ctrl-C stops it: the output folder is left as it was, exit code 130)."""
     kept = "; --output %s left as it was" % output if output else ""
-    return "%s: interrupted (Ctrl-C)%s" % (job, kept), INTERRUPTED
+    return "interrupted (Ctrl-C)%s" % kept, INTERRUPTED
