@@ -213,8 +213,9 @@ def read_input(spark, args, path, table=None, flag="--train"):
         else:
             frame = spark.read.format(args.format).load(path)
         numeric = [c for c in args.numeric_cols.split(",") if c]
-        check_columns(frame, name, flag, args, [c for c in (args.categorical_cols or "").split(",") if c], numeric,
-                      [c for c in args.multi_value_cols.split(",") if c])
+        listed = [[c for c in (getattr(args, key, None) or "").split(",") if c]
+                  for key in ("categorical_cols", "multi_value_cols")]
+        check_columns(frame, name, flag, args, listed[0], numeric, listed[1])
         frame, skipped = checked_cells(frame, name, args.label_col, numeric, args.bad_lines,
                                        csv=args.format == "csv" and not table)
         check_rows(frame, name)
