@@ -464,8 +464,8 @@ def train_and_report(args, final):
                              "total_seconds": round(time.monotonic() - started, 2)}}
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(dict(summary(model, auc, logloss, rows, classes), **facts), f, indent=1)
-        print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
         print("trained in %.1f s on %s; model saved to %s" % (fit_seconds, master, facts["model_path"]))
+        print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
         stop_quietly(spark)
     return 0
