@@ -34,7 +34,8 @@ SCORE = textwrap.dedent("""
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
     frame = spark.createDataFrame([(1.0, "a1", "b0"), (0.0, "a2", "b1")], ["click", "site", "app"])
-    print("scored rows", SparkpsCTRModel.load("ctr-model").transform(frame).select("probability").count())
+    rows = SparkpsCTRModel.load("ctr-model").transform(frame).select("probability").collect()   # runs the UDF
+    print("scored rows", sum(0.0 < row.probability[1] < 1.0 for row in rows))
     spark.stop()
 """)
 
