@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,10 +45,23 @@ def files(folder):
              "notes.txt": "hello world\n", "bad.ffm": "1 0:3:1 1:4:1\n0 0:3:1 1:4\n", "bad.dummy": "1 4 5\n1 4 x\n",
              "labels.libsvm": "1 1:1\n0 2:1\n1 1:1\n0 2:1\n7 1:1\n1 2:1\n", "ok.libsvm": "1 1:1\n0 2:1\n",
              "ffm.txt": "1 0:3:1 1:4:1\n0 0:2:1 1:5:1\n", "label2.csv": "click,site\n1,a\n2,b\n0,c\n"}
+    rows = ["%d,s%d,a%d" % (i % 2, i % 5, i % 3) for i in range(200)]
+    write.update({"ctr.csv": "\n".join(["click,site,app"] + rows) + "\n",
+                  "extra.csv": "\n".join(["click,site,app"] + rows[:4] + ["1,s1,a1,surplus"] + rows[4:]) + "\n",
+                  "noheader.csv": "\n".join(rows) + "\n", "headeronly.csv": "click,site,app\n",
+                  "oneclass.csv": "\n".join(["click,site,app"] + ["1" + r[1:] for r in rows]) + "\n",
+                  "strlabel.csv": "\n".join(["click,site,app"] + [("yes" if r[0] == "1" else "no") + r[1:]
+                                                                   for r in rows]) + "\n",
+                  "sight.csv": "\n".join(["click,sight,app"] + rows) + "\n",
+                  "unique.csv": "\n".join(["click,site,app"] + ["%s,u%d" % (r[:-3], i) for i, r in enumerate(rows)])
+                  + "\n"})
     for name, text in write.items():
         out[name] = os.path.join(folder, name)
         with open(out[name], "w") as handle:
             handle.write(text)
+    out["corrupt.parquet"] = os.path.join(folder, "corrupt.parquet")
+    with open(out["corrupt.parquet"], "wb") as handle:
+        handle.write(b"PAR1" + bytes(range(200)) + b"PAR1")
     os.makedirs(os.path.join(folder, "full"), exist_ok=True)
     open(os.path.join(folder, "full", "model-0020.params"), "w").close()
     out["full"] = os.path.join(folder, "full")
@@ -87,6 +101,7 @@ def job_cases(f):
         ("job train_ctr: libffm token 1:4 (no value)", ["train_ctr", "--train", f["bad.ffm"], "--test", f["bad.ffm"],
                                                         "--format", "libffm", "--master", "local[1]",
                                                         "--num-workers", "1"]),
+    ] + spark_job_cases(f) + [
         ("job train_classifier: foreign JSON as --symbol", mlp + ["--symbol", f["angel.json"], "--num-features", "2"]),
         ("job train_classifier: missing --symbol file", mlp + ["--symbol", "missing.json", "--num-features", "2"]),
         ("job train_classifier: --workers 0", mlp + ["--workers", "0"]),
@@ -96,16 +111,48 @@ def job_cases(f):
     ]
 
 
-def run_job(args, folder):
+def spark_job_cases(f):
+    """train_ctr cases that reach Spark: (case, arguments) or (case, arguments, {"pick": text of the line to show,
+    "interrupt_after": seconds before Ctrl-C})."""
+    csv = ["--label-col", "click", "--categorical-cols", "site,app", "--epochs", "1", "--master", "local[2]"]
+
+    def ctr(train, test=None):
+        return ["train_ctr", "--train", f[train], "--test", f[test or "ctr.csv"]] + csv
+    return [
+        ("job train_ctr: CSV line with an extra cell", ctr("extra.csv")),
+        ("job train_ctr: CSV without a header line", ctr("noheader.csv")),
+        ("job train_ctr: CSV of a header only", ctr("headeronly.csv")),
+        ("job train_ctr: every label 1", ctr("oneclass.csv")),
+        ("job train_ctr: string label in --train, 0/1 in --test", ctr("strlabel.csv")),
+        ("job train_ctr: column missing from --test", ctr("ctr.csv", "sight.csv")),
+        ("job train_ctr: corrupt Parquet file", ["train_ctr", "--train", f["corrupt.parquet"], "--test",
+                                                 f["corrupt.parquet"], "--format", "parquet"] + csv),
+        ("job train_ctr: near-unique categorical column (a warning)", ctr("unique.csv", "unique.csv"),
+         {"pick": "warning"}),
+        ("job train_ctr: unreachable --master (plain python)", ctr("ctr.csv")[:-2] + ["--master",
+                                                                                      "spark://nohost:7077"]),
+        ("job train_ctr: --output under a file", ctr("ctr.csv") + ["--output", os.path.join(f["ctr.csv"], "out")]),
+        ("job train_ctr: Ctrl-C while training", ctr("ctr.csv")[:-4] + ["--epochs", "50"], {"interrupt_after": 20}),
+    ]
+
+
+def run_job(args, folder, pick=None, interrupt_after=None):
     command = [sys.executable, os.path.join(ROOT, "jobs", args[0] + ".py")] + args[1:]
     if "--output" not in args:
         command += ["--output", os.path.join(folder, "out-%d" % time.monotonic_ns())]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK")}
     env.update(PYTHONPATH=ROOT, SPARK_LOCAL_IP="127.0.0.1")
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=folder)
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return (lines[-1] if lines else ""), done.returncode, time.monotonic() - started
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               cwd=folder)
+    if interrupt_after:
+        try:
+            process.wait(timeout=interrupt_after)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=600)
+    lines = [line for line in err.splitlines() if line.strip() and (pick is None or pick in line)]
+    return (lines[-1].split("\r")[-1].strip() if lines else ""), process.returncode, time.monotonic() - started
 
 
 def api_cases(spark, f):
@@ -204,15 +251,21 @@ def write_docs(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-docs", action="store_true", help="rewrite the table in docs/ctr.md")
+    parser.add_argument("--only", help="the job cases whose name holds this text, printed only")
     args = parser.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bad-input-") as folder:
         f = files(folder)
-        for case, job_args in job_cases(f):
-            message, code, seconds = run_job(job_args, folder)
+        for case, job_args, *how in job_cases(f):
+            if args.only and args.only not in case:
+                continue
+            message, code, seconds = run_job(job_args, folder, **(how[0] if how else {}))
             rows.append((case, message, code))
             print("%-55s %5.1f s  exit %s  %s" % (case, seconds, code, message), flush=True)
+        if args.only:
+            print(table(rows))
+            return 0
         for case, cli_args in cli_cases(f):
             message, code = run_cli(cli_args, f, folder)
             rows.append((case, message, code))

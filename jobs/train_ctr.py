@@ -28,21 +28,25 @@ import json
 import logging
 import os
 import sys
+import time
 
-from sparkps.errors import ConfigError, SparkpsError
+from sparkps.errors import ConfigError, DataError, SparkpsError
 from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.nets import zoo
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
+from sparkps.spark.submit.ctr_cells import EXTRA
+from sparkps.spark.submit.failures import failure_line, interrupted
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, exit_code, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.session import remote_of
+from sparkps.spark.submit.session import remote_of, session_master
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
 SPARK_FORMATS = ("csv", "parquet", "orc")    # read by Spark, their cells checked there (see read)
+NEAR_UNIQUE, NEAR_UNIQUE_ROWS = 0.5, 100     # a categorical column with distinct values >= half its rows: warned
 
 
 def parse_args(argv=None):
@@ -142,6 +146,7 @@ def spark_session(master, remote=None):
                         settings={"spark.ui.showConsoleProgress": "false"})
     from sparkps.spark.driver.checks import choose_worker_python
     choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
+    print("train_ctr: Spark master %s" % session_master(spark, remote), file=sys.stderr)
     return spark
 
 
@@ -181,7 +186,20 @@ def ffm_frame(spark, rows):
             ["f%d" % f for f in columns if f not in single])
 
 
-def read(spark, args, path, table=None):
+def read(spark, args, path, table=None, flag="--train"):
+    """``read_input``, a failure to read the input one DataError naming it (``flag`` and the file or table)."""
+    try:
+        return read_input(spark, args, path, table, flag)
+    except SparkpsError:
+        raise
+    except Exception as exc:    # Spark's: a file that is not of its format, a corrupt footer, a folder of nothing
+        from sparkps.spark.submit.failures import first_line
+        what = ("%s %s" % (flag, path)) if path else ("%s table %s" % (flag, table))
+        raise DataError("%s cannot be read as %s: %s" % (what, "a table" if table else args.format,
+                                                         first_line(exc))) from None
+
+
+def read_input(spark, args, path, table=None, flag="--train"):
     """(DataFrame, default categorical, numeric and multi-valued columns) of ``path`` or ``table``, its bad lines or
     cells found first (sparkps.spark.submit.criteo, sparkps.ctr.files, sparkps.spark.submit.ctr_cells) and, with
     --bad-lines skip, dropped and counted on stderr."""
@@ -192,12 +210,16 @@ def read(spark, args, path, table=None):
         if table:
             frame = read_table(spark, table)
         elif args.format == "csv":
-            frame = spark.read.csv(path, header=True, inferSchema=True)
+            frame = csv_frame(spark, path)
         else:
             frame = spark.read.format(args.format).load(path)
         numeric = [c for c in args.numeric_cols.split(",") if c]
+        listed = [[c for c in (getattr(args, key, None) or "").split(",") if c]
+                  for key in ("categorical_cols", "multi_value_cols")]
+        check_columns(frame, name, flag, args, listed[0], numeric, listed[1])
         frame, skipped = checked_cells(frame, name, args.label_col, numeric, args.bad_lines,
                                        csv=args.format == "csv" and not table)
+        check_rows(frame, name)
         categorical, numeric, multi = None, [], []
     elif args.format == "criteo":
         from sparkps.ctr.files import CRITEO_CATEGORICAL, CRITEO_NUMERIC
@@ -210,6 +232,91 @@ def read(spark, args, path, table=None):
         unit = "rows" if table or args.format in ("parquet", "orc") else "lines"
         print("train_ctr: %s: skipped %d bad %s (--bad-lines skip)" % (name, skipped, unit), file=sys.stderr)
     return frame, categorical, numeric, multi
+
+
+def csv_frame(spark, path):
+    """A CSV input with a header line, types inferred, and one more column (``ctr_cells.EXTRA``) holding the first
+    cell past the header's last one: a line with more cells than the header is a bad line (Spark would drop the
+    extra cells without a word)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+    inferred = spark.read.csv(path, header=True, inferSchema=True)
+    schema = StructType(inferred.schema.fields + [StructField(EXTRA, StringType())])
+    return spark.read.schema(schema).option("header", "true").option("enforceSchema", "true").csv(path)
+
+
+def check_rows(frame, name):
+    """DataError when ``frame`` has no rows (a CSV file of a header only, an empty folder of Parquet files)."""
+    if frame.isEmpty():
+        raise DataError("%s holds no rows%s" % (name, " (a header line only)" if str(name).endswith(".csv") else ""))
+
+
+def check_columns(frame, name, flag, args, categorical, numeric, multi):
+    """Before any long Spark job: every column the settings name (the label, --categorical-cols, --numeric-cols,
+    --multi-value-cols) is a column of ``frame``, read from ``flag`` ``name``; a CSV whose first line holds none of
+    them is named as a file without a header line. ConfigError naming the column, the flag and the file."""
+    named = [(args.label_col, "--label-col")] + [(c, "--categorical-cols") for c in categorical or []] + \
+        [(c, "--numeric-cols") for c in numeric] + [(c, "--multi-value-cols") for c in multi]
+    columns = [c for c in frame.columns if c != EXTRA]
+    missing = [(c, option) for c, option in named if c not in columns]
+    if not missing:
+        return
+    if args.format == "csv" and len(missing) == len(named):
+        raise ConfigError("%s %s has no header line: its first line (%s) holds none of the columns the settings "
+                          "name (%s); a CSV input starts with a line of column names"
+                          % (flag, name, first_line_of(name) or ",".join(columns[:8]),
+                             ", ".join(c for c, _ in named[:4])))
+    column, option = missing[0]
+    shown = columns if len(columns) <= 12 else columns[:12] + ["... (%d in all)" % len(columns)]
+    raise ConfigError("%s %s has no column %r (%s); its columns are %s" % (flag, name, column, option, shown))
+
+
+def first_line_of(path, longest=80):
+    """The first line of a local file (a folder's first data file), shortened; None when it cannot be read."""
+    from sparkps.io.formats import data_files
+    try:
+        path = data_files(path)[0] if os.path.isdir(path) else path
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            line = handle.readline().rstrip("\r\n")
+    except (OSError, IndexError):
+        return None
+    return line if len(line) <= longest else line[:longest - 3] + "..."
+
+
+def check_label_types(train_df, test_df, label_col, args):
+    """ConfigError when the label column holds strings in one input and numbers in the other."""
+    from pyspark.sql.types import StringType
+    kinds = [isinstance(frame.schema[label_col].dataType, StringType) for frame in (train_df, test_df)]
+    if kinds[0] != kinds[1]:
+        names = [args.train or "table %s" % args.input_table, args.test or "table %s" % args.test_table]
+        raise ConfigError("label column %r holds %s in --train %s but %s in --test %s: both need the same kind"
+                          % (label_col, "strings" if kinds[0] else "numbers", names[0],
+                             "strings" if kinds[1] else "numbers", names[1]))
+
+
+def check_label_classes(frame, label_col, name):
+    """DataError when the training label holds one class only: nothing can be learned and no AUC exists.
+    One small Spark job."""
+    found = [row[0] for row in frame.select(label_col).distinct().limit(2).collect()]
+    if len(found) == 1:
+        raise DataError("--train %s: every label of column %r is %r; a click model needs rows of both classes "
+                        "(nothing can be learned from one, and no AUC exists)" % (name, label_col, found[0]))
+
+
+def warn_near_unique(frame, categorical, name, rows=None):
+    """A line on stderr for each categorical column with nearly one value per row (an id, a timestamp): such a
+    column cannot generalise. One Spark job (approximate distinct counts)."""
+    from pyspark.sql import functions as F
+    if not categorical:
+        return
+    counts = frame.agg(F.count(F.lit(1)).alias("__rows"),
+                       *[F.approx_count_distinct(c).alias(c) for c in categorical]).collect()[0]
+    total = counts["__rows"]
+    for column in categorical:
+        distinct = min(counts[column], total)      # an approximate count may pass the row count
+        if total >= NEAR_UNIQUE_ROWS and distinct >= NEAR_UNIQUE * total:
+            print("train_ctr: warning: categorical column %r of %s has about %d distinct values in %d rows: nearly "
+                  "one per row (an id?), which a model cannot generalise from" % (column, name, distinct, total),
+                  file=sys.stderr)
 
 
 def indexed_label(train_df, test_df, label_col):
@@ -306,30 +413,41 @@ def run(args):
     with staged_output(final) as folder:
         args.output = folder
         try:
-            return train_and_report(args)
+            return train_and_report(args, final)
         finally:
             args.output = final
 
 
-def train_and_report(args):
+def train_and_report(args, final):
     if args.demo:
         args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
         args.format = "criteo"
+    started = time.monotonic()
     spark = spark_session(args.master, remote_of(args.remote))
     try:
+        master = session_master(spark, remote_of(args.remote))
         train_df, categorical, numeric, multi = read(spark, args, args.train, args.input_table)
-        test_df = read(spark, args, args.test, args.test_table)[0]
-        train_df, test_df, classes = indexed_label(train_df, test_df, args.label_col)
+        test_df = read(spark, args, args.test, args.test_table, flag="--test")[0]
         categorical = args.categorical_cols.split(",") if args.categorical_cols else categorical
         numeric = args.numeric_cols.split(",") if args.numeric_cols else numeric
         multi = args.multi_value_cols.split(",") if args.multi_value_cols else multi
+        names = {"--train": args.train or "table %s" % args.input_table,
+                 "--test": args.test or "table %s" % args.test_table}
+        for flag, frame in (("--train", train_df), ("--test", test_df)):
+            check_columns(frame, names[flag], flag, args, categorical, [] if args.network else numeric, multi)
+        check_label_types(train_df, test_df, args.label_col, args)
+        train_df, test_df, classes = indexed_label(train_df, test_df, args.label_col)
+        check_label_classes(train_df, args.label_col, names["--train"])
+        warn_near_unique(train_df, categorical, names["--train"])
         if args.network and numeric:
             print("train_ctr: --network %s reads feature indices only: numeric columns %s are not used"
                   % (args.network, ",".join(numeric)), file=sys.stderr)
             numeric = []
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
+        fit_started = time.monotonic()
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
+        fit_seconds = time.monotonic() - fit_started
         history = numbered_from_one(model.history)
         for entry in history:
             line = "epoch %d training logloss %.4f" % (entry["epoch"], entry["logloss"])
@@ -338,14 +456,28 @@ def train_and_report(args):
                     entry["validation-auc"], entry["validation-logloss"], entry["validation-copc"])
             print(line)
         model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
+        score_started = time.monotonic()
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
+        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"),
+                 "timings": {"train_seconds": round(fit_seconds, 2),
+                             "score_seconds": round(time.monotonic() - score_started, 2),
+                             "total_seconds": round(time.monotonic() - started, 2)}}
         with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump(summary(model, auc, logloss, rows, classes), f, indent=1)
+            json.dump(dict(summary(model, auc, logloss, rows, classes), **facts), f, indent=1)
+        print("trained in %.1f s on %s; model saved to %s" % (fit_seconds, master, facts["model_path"]))
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
     finally:
-        spark.stop()
+        stop_quietly(spark)
     return 0
+
+
+def stop_quietly(spark):
+    """Stop the session; a session already stopped (Ctrl-C reaches the JVM too) is no second failure."""
+    try:
+        spark.stop()
+    except Exception:        # the JVM or the Connect server has gone: nothing is left to stop
+        pass
 
 
 def main(argv=None):
@@ -364,6 +496,12 @@ def main(argv=None):
     except SparkpsError as exc:
         print("train_ctr: %s" % exc, file=sys.stderr)
         return exit_code(exc)
+    except KeyboardInterrupt:
+        message, code = interrupted(args.output)
+    except Exception as exc:      # Spark's, the file system's: one line, no Java frames
+        message, code = failure_line(exc)
+    print("train_ctr: %s" % message, file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

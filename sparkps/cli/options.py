@@ -89,6 +89,26 @@ def read_status_file(path):
                           "writes it), got an error at %s" % (path, exc)) from None
 
 
+def check_launcher_alive(path):
+    """ConfigError when the status file ``path`` names a launcher process (``pid``) that no longer runs: its job
+    has ended, and no scheduler is left to ask (instead of waiting for one until a timeout)."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as handle:
+            pid = json.load(handle).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return                 # read_status_file names what is wrong with the file
+    if not isinstance(pid, int) or pid <= 0:
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        raise ConfigError("the job of status file %s has ended: its launcher (pid %d) is gone, so no scheduler is "
+                          "left to ask; the launch command's last lines say how it ended" % (path, pid)) from None
+    except PermissionError:    # alive, another user's
+        return
+
+
 def check_symbol_file(path):
     """ConfigError naming ``path`` when it is not a symbol JSON document (say, an Angel network), saying what
     was expected; returns ``path``."""

@@ -7,6 +7,7 @@ import sys
 import click
 
 from sparkps.cli.options import (
+    check_launcher_alive,
     default_status_file,
     make_timeouts,
     node_options,
@@ -91,6 +92,7 @@ def status(scheduler_uri, secret, curve, as_json, timeout, status_file):
     from sparkps.scheduler import fetch_status, format_status
     if status_file or not (scheduler_uri or os.environ.get("SPARKPS_SCHEDULER_PORT")):
         scheduler_uri, secret, curve = read_status_file(status_file or default_status_file())
+        check_launcher_alive(status_file or default_status_file())
     result = fetch_status(settings.resolve_scheduler_uri(scheduler_uri), settings.resolve_secret(secret),
                           timeout=timeout, curve=bool(settings.resolve_curve(curve)))
     click.echo(json.dumps(result, indent=2, sort_keys=True) if as_json else format_status(result))

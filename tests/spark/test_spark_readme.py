@@ -1,35 +1,27 @@
-"""The README's "A taste" runs as written from the venv's Python, with PYSPARK_PYTHON unset (Spark's Python
-workers would otherwise run a `python3` that cannot import sparkps)."""
-import os
+"""The README's classic examples run as written, each a program of its own, in a fresh process as a user runs them:
+the venv's Python by its path, with no PYSPARK_PYTHON / PYSPARK_DRIVER_PYTHON, no activated virtualenv (neither
+VIRTUAL_ENV nor the venv's bin/ on PATH) and none of the Makefile's environment. Spark's Python workers would
+otherwise run a ``python3`` that cannot import sparkps: the taste fits, and the second program scores the saved
+pipeline with no fit before it (the worker Python settled by ``transform`` of a freshly loaded model)."""
 import re
 import subprocess
-import sys
 
 import pytest
 
-from spark_env import spark_env
+from spark_env import readme_blocks, user_env, user_python
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def taste():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    section = text[text.index("## A taste"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
-
-
-@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
-def test_the_taste_runs_as_written_without_pyspark_python(tmp_path):
-    script = tmp_path / "taste.py"
-    script.write_text(taste())
-    env = spark_env()
-    env.pop("PYSPARK_PYTHON", None)
-    env.pop("PYSPARK_DRIVER_PYTHON", None)
-    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=500,
-                         cwd=str(tmp_path))
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    accuracy = float(re.search(r"test accuracy (\d\.\d+)", run.stdout).group(1))
-    assert accuracy >= 0.85
+@pytest.mark.timeout(900)   # separate JVMs start slowly on a loaded machine
+def test_the_classic_examples_run_as_written_in_fresh_processes(tmp_path):
+    taste, reload = readme_blocks("## A taste", 2)
+    outputs = []
+    for name, code in (("taste.py", taste), ("reload.py", reload)):
+        (tmp_path / name).write_text(code)
+        run = subprocess.run([user_python(), name], env=user_env(), capture_output=True, text=True, timeout=500,
+                             cwd=str(tmp_path))
+        assert run.returncode == 0, name + "\n" + run.stdout[-2000:] + run.stderr[-3000:]
+        outputs.append(run.stdout)
+    assert float(re.search(r"test accuracy (\d\.\d+)", outputs[0]).group(1)) >= 0.85
+    assert float(re.search(r"reloaded test accuracy (\d\.\d+)", outputs[1]).group(1)) >= 0.85

@@ -5,6 +5,7 @@ the scoring UDFs (``sparkps.spark.model.udf_scoring``) share. Lazy Spark express
 import numpy as np
 
 from sparkps.errors import DataError
+from sparkps.spark.common.worker_python import settle_worker_python
 
 FEATURES_TMP = "__sparkps_features"
 
@@ -77,6 +78,7 @@ def frame_to_blocks(df, features_col, label_col, num_features, weight_col=None):
     columns = [F.col(FEATURES_TMP), F.col(label_col).cast("float").alias("label")]
     if weight_col:
         columns.append(F.col(weight_col).cast("float").alias("weight"))
+    settle_worker_python(df)
     prepared = features_as_arrays(df, features_col).select(*columns)
     width = num_features + (1 if weight_col else 0)
     schema = StructType([StructField("X", BinaryType()), StructField("y", BinaryType()),

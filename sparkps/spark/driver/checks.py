@@ -5,20 +5,16 @@ The same checks run on classic and Spark Connect sessions: ``check_session`` rea
 session (``spark.common.session.conf``), with no SparkContext. ``stage_profile`` turns the ``resourceProfile``
 param (stage-level scheduling: ``task.cpus=2,task.gpu=1``) into the ResourceProfile the barrier stage is given.
 """
-import functools
 import logging
 import os
-import re
-import shutil
-import subprocess
-import sys
 
 from sparkps.errors import ConfigError
+from sparkps.spark.common.worker_python import LOCAL as _LOCAL
+from sparkps.spark.common.worker_python import LOCAL_CLUSTER as _LOCAL_CLUSTER
+from sparkps.spark.common.worker_python import check_worker_python, settle_worker_python  # noqa: F401 (re-exported)
 
 LOG = logging.getLogger("sparkps.jobs")
 
-_LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
-_LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
 
 def count_task_slots(master, conf, default_parallelism, cpu_count=None):
@@ -87,58 +83,9 @@ def workers_for_slots(master, workers, servers, flag="--num-workers"):
 
 
 def choose_worker_python(sc):
-    """Make Spark's Python workers able to import sparkps: on a local master (every Python worker on this
-    machine) with neither PYSPARK_PYTHON nor spark.pyspark.python set, a worker Python that lacks sparkps is
-    replaced by this interpreter (``sc.pythonExec``, read when a stage's functions are wrapped); otherwise
-    ``check_worker_python`` decides.  Returns the Python the workers will run.
-
-    ``sc`` may also be a SparkSession. On a Spark Connect session the worker Python is the server's to configure
-    (``spark.pyspark.python`` / PYSPARK_PYTHON where the server starts): nothing is changed or probed from the
-    client, and the server's ``spark.pyspark.python`` (None when unset) is returned."""
-    from sparkps.spark.common.session import conf as session_conf
-    from sparkps.spark.common.session import is_connect
-    if is_connect(sc):
-        return session_conf(sc, "spark.pyspark.python")
-    sc = getattr(sc, "sparkContext", sc)       # a classic SparkSession
-    conf = spark_conf_dict(sc)
-    chosen = os.environ.get("PYSPARK_PYTHON") or conf.get("spark.pyspark.python")
-    if not chosen and (_LOCAL.match(sc.master) or _LOCAL_CLUSTER.match(sc.master)):
-        resolved = shutil.which(sc.pythonExec) or sc.pythonExec
-        if os.path.abspath(resolved) != os.path.abspath(sys.executable) and _import_problem(resolved):
-            sc.pythonExec = sys.executable
-        return sc.pythonExec
-    check_worker_python(sc.pythonExec, sc.master)
-    return sc.pythonExec
-
-
-def check_worker_python(python_exec, master):
-    """On masters whose executors run on this machine (local, local-cluster), make sure Spark's Python
-    workers (``python_exec``, from PYSPARK_PYTHON) can import sparkps; raise ConfigError saying how to fix it
-    otherwise.  Blocks for one short interpreter start (at most 60 s), once per interpreter."""
-    if not (_LOCAL.match(master) or _LOCAL_CLUSTER.match(master)):
-        return
-    resolved = shutil.which(python_exec) or python_exec
-    if os.path.abspath(resolved) == os.path.abspath(sys.executable):   # not realpath: venvs link the base
-        return
-    problem = _import_problem(resolved)
-    if problem:
-        raise ConfigError(
-            "Spark's Python workers run %r (PYSPARK_PYTHON), which cannot import sparkps: %s. Set "
-            "PYSPARK_PYTHON=%s (the Python that has sparkps installed) before the SparkSession is created"
-            % (python_exec, problem, sys.executable))
-
-
-@functools.lru_cache(maxsize=8)
-def _import_problem(python_exec):
-    """The last line of the error ``python_exec`` gives when importing sparkps's dependencies, or ''."""
-    probe = "import numpy, zmq, msgpack, sparkps.train.feedforward, sparkps.worker"
-    try:
-        done = subprocess.run([python_exec, "-c", probe], capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(exc)
-    lines = done.stderr.strip().splitlines()
-    return (lines[-1] if lines else "exit code %d" % done.returncode) if done.returncode else ""
+    """The worker Python settled for a classic SparkContext or a session of either kind
+    (sparkps.spark.common.worker_python.settle_worker_python, which every Spark entry point calls)."""
+    return settle_worker_python(sc)
 
 
 def is_local(master):

@@ -19,6 +19,7 @@ import numpy as np
 from sparkps.errors import ConfigError
 from sparkps.spark.common.batches import iter_batches
 from sparkps.spark.common.typed_inputs import TypedInputs
+from sparkps.spark.common.worker_python import settle_worker_python
 from sparkps.spark.model.model_folder import local_path, read_folder, write_folder
 from sparkps.spark.model.predictor import (
     Predictor,
@@ -173,6 +174,7 @@ class SparkModel:
         block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
         Lazy: nothing runs until an action.
         """
+        settle_worker_python(rdd)      # before the function is wrapped: a freshly loaded model in a new program too
         broadcast = self.broadcast(rdd.context, batch_size)
         num_features = float_row_width(self.input_shape, self._layout_list())
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from sparkps.errors import DataError
 from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
+from sparkps.spark.common.worker_python import settle_worker_python
 
 PROBABILITY_TMP = "__sparkps_probability"
 RAW_FLOOR = 1e-30      # log-probabilities stay finite for probabilities that round to 0
@@ -27,6 +28,7 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
     for name in (prediction_col, probability_col, raw_prediction_col):
         if name and name in df.columns:
             raise DataError("output column %r already exists in the DataFrame" % name)
+    settle_worker_python(df)      # before the UDF is wrapped: a freshly loaded model in a new program too
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
@@ -61,6 +63,7 @@ def add_click_probability(df, source, columns, feature_columns, output_col):
     from pyspark.sql.types import DoubleType
     if output_col in df.columns:
         raise DataError("output column %r already exists in the DataFrame" % output_col)
+    settle_worker_python(df)      # before the UDF is wrapped: a freshly loaded model in a new program too
 
     def score(*arrays):
         from sparkps.spark.model.predictor import predictor_for

@@ -15,6 +15,7 @@ With ``skip`` bad rows are dropped and counted.  Blocks for one Spark job (two w
 from sparkps.errors import DataError
 
 BAD = "_sparkps_bad_cell"
+EXTRA = "_sparkps_extra_cell"     # a CSV read's column past the header's last: set on lines with too many cells
 FILE, BLOCK, ORDER = "_sparkps_file", "_sparkps_block", "_sparkps_order"
 LABEL_RULE = "a click label is 0 or 1"
 
@@ -24,8 +25,11 @@ def checked_cells(frame, name, label_col, numeric_cols=(), bad_lines="error", cs
     ``csv``: the frame is Spark's read of CSV files with a header (a bad row is named by its file line)."""
     from pyspark.sql import functions as F
     if label_col not in frame.columns:
-        return frame, 0          # the estimator names the missing column
+        return frame.drop(EXTRA), 0          # the estimator names the missing column
     checks, numeric_label = cell_checks(frame, label_col, numeric_cols)
+    if EXTRA in frame.columns:
+        checks.insert(0, (EXTRA, F.col(EXTRA).isNotNull(), "more cells than the header's %d columns"
+                          % (len(frame.columns) - 1)))
     located, has_files = with_places(frame)
     problem = F.coalesce(*[F.when(bad, F.lit(i)) for i, (_, bad, _) in enumerate(checks)])
     flagged = located.withColumn(BAD, problem)
@@ -36,7 +40,7 @@ def checked_cells(frame, name, label_col, numeric_cols=(), bad_lines="error", cs
         first = flagged.where(F.col(BAD).isNotNull()).first()
         if first is not None:
             raise DataError(bad_cell_message(flagged, first, checks, name, has_files, csv))
-    kept = flagged.where(F.col(BAD).isNull()).select(*frame.columns)
+    kept = flagged.where(F.col(BAD).isNull()).select(*[c for c in frame.columns if c != EXTRA])
     if numeric_label:
         kept = kept.withColumn(label_col, F.col(label_col).try_cast("double"))
     return kept, skipped
@@ -83,6 +87,8 @@ def bad_cell_message(flagged, row, checks, name, has_files, csv=False):
     """The message of the flagged ``row``: where it is, its column, its value and what is wrong."""
     column, _, why = checks[row[BAD]]
     value = row[column]
+    if column == EXTRA:
+        return "%s: %s (the first extra cell: %r)" % (place(flagged, row, name, has_files, csv), why, value)
     what = why if value is None else "holds %r, which %s" % (value, why)
     return "%s: column %r %s" % (place(flagged, row, name, has_files, csv), column, what)
 

@@ -7,6 +7,8 @@ as on ``sparkps launch`` / ``sparkps worker train``, and what they become for Sp
 An unknown strategy option or a value of the wrong kind is one ConfigError naming it (from ``check_strategy``),
 before Spark starts any job.
 """
+import argparse
+
 from sparkps.kvstore.strategies import LOCAL_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS, check_strategy, parse_options
 
 # the strategies a job with sparse tables (train_ctr) can run: those whose optimizer runs on the workers' own copy
@@ -35,7 +37,8 @@ def add_strategy_flags(parser, strategies=STRATEGIES):
     parser.add_argument("--curve", dest="curve", action="store_true", default=None,
                         help="encrypt the parameter-server traffic with CURVE (default: on whenever the roles bind "
                              "an address other than loopback, as on a cluster)")
-    parser.add_argument("--no-curve", dest="curve", action="store_false", help="never encrypt it")
+    parser.add_argument("--no-curve", dest="curve", action="store_false", default=argparse.SUPPRESS,
+                        help="never encrypt it")
 
 
 def add_session_flags(parser):

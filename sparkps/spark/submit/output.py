@@ -106,6 +106,13 @@ def check_output_folder(path, overwrite):
     if os.path.isdir(path) and os.listdir(path) and not overwrite:
         raise ConfigError("--output %s exists and is not empty: pass --overwrite to replace it, or choose "
                           "another folder" % path)
+    folder = os.path.dirname(os.path.abspath(path))        # the job writes a sibling of path, then renames it
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise ConfigError("--output %s: %s is a file, not a folder" % (path, folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError("--output %s: the folder %s is not writable" % (path, folder))
 
 
 @contextlib.contextmanager

@@ -22,12 +22,20 @@ def remote_of(flag):
     return flag or os.environ.get("SPARK_REMOTE") or None
 
 
+def run_by_spark_submit():
+    """True when spark-submit started this driver (its gateway, or its Connect client's settings, in the
+    environment); False for plain ``python job.py``."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("PYSPARK_REMOTE_INIT_CONF_LEN"))
+
+
 def submitted_conf():
     """The settings spark-submit (or spark-defaults.conf) gave this driver: a dict, empty when the job runs as
     plain python without defaults. Under spark.api.mode=connect they are read from the environment spark-submit
     set for its Connect client (PYSPARK_REMOTE_INIT_CONF_*), else from the JVM gateway before any session
-    exists. Blocks for a JVM start when none runs yet (plain python)."""
+    exists. Blocks for a JVM start when none runs yet (plain python). Run as plain python, the master the
+    started JVM reports (spark-submit's own default, local[*]) is no setting of the user's: it is left out."""
     import json
+    submitted = run_by_spark_submit()
     found = {}
     for i in range(int(os.environ.get("PYSPARK_REMOTE_INIT_CONF_LEN", "0") or 0)):
         found.update(json.loads(os.environ["PYSPARK_REMOTE_INIT_CONF_%d" % i]))
@@ -35,7 +43,47 @@ def submitted_conf():
         return found
     from pyspark import SparkConf, SparkContext
     SparkContext._ensure_initialized()
-    return dict(SparkConf().getAll())
+    found = dict(SparkConf().getAll())
+    if not submitted:
+        found.pop("spark.master", None)
+    return found
+
+
+def check_reachable(url, timeout=5.0):
+    """ConfigError naming ``url`` when a standalone master (``spark://HOST:PORT[,HOST:PORT]``) or a Spark Connect
+    server (``sc://HOST[:PORT]``) accepts no connection: one line within ``timeout`` s per address, instead of
+    Spark's retries for minutes. Other masters (local, yarn, k8s, mesos) are not probed. Blocks at most
+    ``timeout`` s per address."""
+    import socket
+    from urllib.parse import urlparse
+
+    from sparkps.errors import ConfigError
+    if url.startswith("spark://"):
+        addresses = [a.rsplit(":", 1) for a in url[len("spark://"):].split(",")]
+        addresses = [(a[0], int(a[1]) if len(a) > 1 and a[1].isdigit() else 7077) for a in addresses]
+    elif url.startswith("sc://"):
+        parsed = urlparse("http://" + url[len("sc://"):].split(";", 1)[0])
+        addresses = [(parsed.hostname or "localhost", parsed.port or 15002)]
+    else:
+        return
+    reasons = []
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as exc:
+            reasons.append("%s:%d: %s" % (host, port, exc.strerror or exc))
+    raise ConfigError("the Spark %s %s cannot be reached (%s)"
+                      % ("Connect server" if url.startswith("sc://") else "master", url, "; ".join(reasons)))
+
+
+def session_master(spark, remote=None):
+    """The master ``spark`` runs on, as the session says it (a Connect session: its server's, or ``remote``)."""
+    from sparkps.spark.common.session import conf, is_connect
+    if is_connect(spark):
+        found = conf(spark, "spark.master")
+        return "%s (Spark Connect%s)" % (found, " server " + remote if remote else "") if found else remote
+    return spark.sparkContext.master
 
 
 def connect_mode(conf):
@@ -64,6 +112,7 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
     if remote:
         if master:
             LOG.warning("--master %s ignored: the job runs on the Spark Connect server %s", master, remote)
+        check_reachable(remote)
         builder = SparkSession.builder.remote(remote).appName(app_name)
         spark = builder.getOrCreate()
         for key, value in settings.items():
@@ -84,6 +133,7 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
             # master its local Connect server runs on
             own_gateway()
             builder = builder.config("spark.api.mode", "connect").master(conf.get("spark.master", "local[*]"))
+        check_reachable(conf.get("spark.master") or master or default_master)
         for key, value in settings.items():
             if key not in conf:
                 builder = builder.config(key, value)

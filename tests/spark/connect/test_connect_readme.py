@@ -3,9 +3,10 @@
 import os
 import re
 import subprocess
-import sys
 
 import pytest
+
+from spark_env import user_env, user_python
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -25,12 +26,11 @@ def test_the_taste_names_only_what_a_connect_session_has():
 
 @pytest.mark.timeout(600)
 def test_the_connect_taste_runs_as_written(fits_on_connect, tmp_path):
+    """In a fresh user's process (spark_env.user_env: no PYSPARK_*, no activated virtualenv): the server's Python
+    workers run the Python the example gives them, as the README says they do."""
     script = tmp_path / "taste.py"
     script.write_text(connect_taste())
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=ROOT)
-    for key in ("SPARK_CONNECT_MODE_ENABLED", "PYSPARK_PYTHON", "SPARK_REMOTE"):
-        env.pop(key, None)
-    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=500,
+    run = subprocess.run([user_python(), str(script)], env=user_env(), capture_output=True, text=True, timeout=500,
                          cwd=str(tmp_path))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert float(re.search(r"test accuracy on Spark Connect (\d\.\d+)", run.stdout).group(1)) >= 0.85

@@ -1,5 +1,6 @@
-"""The CTR estimator on local[2] with PYSPARK_PYTHON unset: the worker Python is settled before the estimator
-wraps any Python function, so the tasks import sparkps (the default ``python3`` of this machine lacks zmq)."""
+"""The CTR estimator on local[2] with PYSPARK_PYTHON unset, and its saved model scored in a new program: the worker
+Python is settled before the estimator or the loaded model wraps any Python function, so the tasks import sparkps
+(the default ``python3`` of this machine lacks zmq)."""
 import os
 import subprocess
 import sys
@@ -22,6 +23,19 @@ SCRIPT = textwrap.dedent("""
     model = SparkpsCTRClassifier(labelCol="click", categoricalCols=["site", "app"], model="lr", numEpochs=1,
                                  batchSize=16, numWorkers=2, numServers=1).fit(frame)
     print("fitted epochs", len(model.history))
+    model.write().overwrite().save("ctr-model")
+    spark.stop()
+""")
+
+SCORE = textwrap.dedent("""
+    from pyspark.sql import SparkSession
+    from sparkps.spark.ml import SparkpsCTRModel
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("FATAL")
+    frame = spark.createDataFrame([(1.0, "a1", "b0"), (0.0, "a2", "b1")], ["click", "site", "app"])
+    rows = SparkpsCTRModel.load("ctr-model").transform(frame).select("probability").collect()   # runs the UDF
+    print("scored rows", sum(0.0 < row.probability[1] < 1.0 for row in rows))
     spark.stop()
 """)
 
@@ -32,10 +46,16 @@ def clean_env():
     return env
 
 
-def test_ctr_estimator_without_pyspark_python(tmp_path):
+def test_ctr_estimator_fits_and_a_loaded_model_scores_without_pyspark_python(tmp_path):
     script = tmp_path / "fit.py"
     script.write_text(SCRIPT)
     done = subprocess.run([sys.executable, str(script)], env=clean_env(), capture_output=True, text=True,
                           timeout=300, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "fitted epochs 1" in done.stdout
+    # a new program loads the saved model and scores with no fit before it: transform settles the worker Python
+    (tmp_path / "score.py").write_text(SCORE)
+    done = subprocess.run([sys.executable, "score.py"], env=clean_env(), capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "scored rows 2" in done.stdout

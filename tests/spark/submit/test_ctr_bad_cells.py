@@ -6,7 +6,7 @@ import types
 import pytest
 
 from sparkps.ctr.files import LinePolicy, one_feature_per_field, read_dummy, read_libffm, read_libsvm_ids
-from sparkps.errors import DataError
+from sparkps.errors import ConfigError, DataError
 from tests.spark.submit.test_job_flags import job_module
 
 GOOD = {"libffm": "1 0:3:1 1:2:1", "dummy": "1 3 7", "libsvm": "0 3:1 7:1"}
@@ -110,3 +110,45 @@ def test_format_orc_on_a_text_file_is_refused_naming_both(tmp_path):
     args = job.parse_args(["--train", str(path), "--test", str(path), "--format", "orc"])
     with pytest.raises(ConfigError, match="--format orc, but --train %s holds libffm" % path):
         job.settle_format(args)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("lines,message", [
+    (["click,site,hour", "0,a,1", "1,b,2,surplus", "0,c,4"],
+     r"t.csv:3: more cells than the header's 3 columns \(the first extra cell: 'surplus'\)"),
+    (["0,a,1", "1,b,2"], r"--train .*t.csv has no header line: its first line \(0,a,1\) holds none of the columns"),
+    (["click,site,hour"], r"t.csv holds no rows \(a header line only\)"),
+])
+def test_csv_extra_cells_no_header_and_no_rows_are_named(spark, tmp_path, lines, message):
+    job = job_module("train_ctr")
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    args = types.SimpleNamespace(format="csv", bad_lines="error", label_col="click", numeric_cols="hour",
+                                 categorical_cols="site", multi_value_cols="")
+    with pytest.raises((DataError, ConfigError), match=message):
+        job.read(spark, args, str(path))
+
+
+@pytest.mark.spark
+def test_a_corrupt_parquet_file_is_one_line_naming_it(spark, tmp_path):
+    job = job_module("train_ctr")
+    path = tmp_path / "c.parquet"
+    path.write_bytes(b"PAR1" + bytes(range(200)) + b"PAR1")
+    with pytest.raises(DataError, match=r"--train .*c.parquet cannot be read as parquet: \[FAILED_READ_FILE") as error:
+        job.read(spark, job_args("parquet", "error"), str(path))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.spark
+def test_test_columns_label_kinds_and_one_class_are_checked_before_training(spark):
+    job = job_module("train_ctr")
+    args = types.SimpleNamespace(format="csv", label_col="click", train="a.csv", test="b.csv", input_table=None,
+                                 test_table=None)
+    train = spark.createDataFrame([(1.0, "a"), (1.0, "b")], ["click", "site"])
+    with pytest.raises(ConfigError, match=r"--test b.csv has no column 'site' \(--categorical-cols\)"):
+        job.check_columns(spark.createDataFrame([(1.0, "a")], ["click", "sight"]), "b.csv", "--test", args,
+                          ["site"], [], [])
+    with pytest.raises(ConfigError, match=r"holds strings in --train a.csv but numbers in --test b.csv"):
+        job.check_label_types(spark.createDataFrame([("yes", "a")], ["click", "site"]), train, "click", args)
+    with pytest.raises(DataError, match=r"--train a.csv: every label of column 'click' is 1.0"):
+        job.check_label_classes(train, "click", "a.csv")

@@ -41,3 +41,13 @@ def test_help_shows_the_defaults(name, expected):
 def test_train_ctr_counts_epochs_from_1():
     module = job_module("train_ctr")
     assert [e["epoch"] for e in module.numbered_from_one([{"epoch": 0}, {"epoch": 1}])] == [1, 2]
+
+
+def test_no_curve_shows_no_default_of_its_own(capsys):
+    """--no-curve's help says what it does, not argparse's store_false default (True, which reads as 'on')."""
+    with pytest.raises(SystemExit):
+        job_module("train_ctr").parse_args(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--no-curve never encrypt it" in help_text and "(default: True)" not in help_text
+    assert [job_module("train_ctr").parse_args(["--demo"] + flag).curve for flag in ([], ["--no-curve"])] == \
+        [None, False]

@@ -1,5 +1,6 @@
 """jobs/train_ctr.py end to end as spark-submit would run it (its own Spark, local[2]): Criteo's TSV with
 empty cells in, a saved model and the closing ``test AUC ... logloss ... (n rows)`` line out."""
+import json
 import os
 import re
 import subprocess
@@ -23,9 +24,15 @@ def test_criteo_job_trains_scores_and_reports(tmp_path):
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
     out = subprocess.run([sys.executable, JOB, "--train", paths[0], "--test", paths[1], "--format", "criteo",
                           "--model", "lr", "--epochs", "3", "--batch-size", "128", "--lr", "0.05",
-                          "--validation-fraction", "0.2", "--output", str(tmp_path / "out")],
+                          "--validation-fraction", "0.2", "--master", "local[1]", "--num-workers", "1",
+                          "--output", str(tmp_path / "out")],
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+    # run as plain python, the job trains on --master and says so, truthfully
+    assert "train_ctr: Spark master local[1]\n" in out.stderr and "ignored" not in out.stderr, out.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["master"] == "local[1]" and summary["model_path"] == str(tmp_path / "out" / "model")
+    assert 0 < summary["timings"]["train_seconds"] <= summary["timings"]["total_seconds"]
     last = out.stdout.strip().splitlines()[-1]
     found = re.fullmatch(r"test AUC (\d\.\d{4}) logloss (\d+\.\d{4}) \(1000 rows\)", last)
     assert found, out.stdout[-2000:]

@@ -1,0 +1,52 @@
+"""A job's failure as one line and an exit code, whatever raised it: sparkps's own errors, Spark's (a Python
+exception around a Java one, its message followed by the JVM's frames), a file system's, or Ctrl-C.
+
+    except KeyboardInterrupt:
+        message, code = interrupted(args.output)               # one line, exit 130
+    except Exception as exc:
+        message, code = failure_line(exc)                      # 2: the input's fault; 1: a failure while training
+
+Decisions only; the jobs print.
+"""
+from sparkps.errors import SparkpsError
+from sparkps.spark.submit.job_settings import BAD_INPUT, TRAINING_FAILED, exit_code
+
+INTERRUPTED = 130        # 128 + SIGINT, as a shell reports a job stopped by Ctrl-C
+LONGEST = 400            # characters of a cause kept in the line
+# Spark's error classes that say the input is at fault (a file that cannot be read, a cell that cannot be cast)
+INPUT_ERRORS = ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "PATH_NOT_FOUND", "CAST_INVALID_INPUT",
+                "UNRESOLVED_COLUMN", "MALFORMED_RECORD", "CORRUPTED", "Not a Parquet file", "is not a Parquet file")
+
+
+def first_line(exc):
+    """The first line of ``exc``'s message that says something, without Java frames or py4j's preamble ("An error
+    occurred while calling o42.load."): ``ClassName: message`` for a Java exception, capped at LONGEST."""
+    text = str(exc).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(("at ", "JVM stacktrace", "An error occurred while"))]
+    line = lines[0] if lines else type(exc).__name__
+    if line.startswith(": "):
+        line = line[2:]
+    if line.startswith("org.apache.spark.") and ": " in line:     # the Java class adds nothing a user can act on
+        line = line.split(": ", 1)[1]
+    return line if len(line) <= LONGEST else line[:LONGEST - 3] + "..."
+
+
+def failure_line(exc):
+    """(one line, exit code) for ``exc``: sparkps's errors as they are (2 for bad input, 1 otherwise); an OSError
+    naming its file (2); a Spark error whose class says the input is at fault (2), any other (1)."""
+    if isinstance(exc, SparkpsError):
+        return str(exc), exit_code(exc)
+    if isinstance(exc, OSError):
+        where = " %s" % exc.filename if getattr(exc, "filename", None) else ""
+        return "%s%s: %s" % (type(exc).__name__, where, exc.strerror or exc), BAD_INPUT
+    line = first_line(exc)
+    if any(marker in str(exc) for marker in INPUT_ERRORS):
+        return line, BAD_INPUT
+    return "%s: %s" % (type(exc).__name__, line) if type(exc).__name__ not in line else line, TRAINING_FAILED
+
+
+def interrupted(output=None):
+    """(the line a job prints when Ctrl-C stops it: the output folder is left as it was, exit code 130)."""
+    kept = "; --output %s left as it was" % output if output else ""
+    return "interrupted (Ctrl-C)%s" % kept, INTERRUPTED

@@ -1,0 +1,42 @@
+"""A job's failure as one line and an exit code (sparkps.spark.submit.failures), an unreachable master named within
+seconds (session.check_reachable) and an --output that cannot be written (output.check_output_folder): no Spark."""
+import time
+
+import pytest
+
+from sparkps.errors import ConfigError, DataError
+from sparkps.spark.submit.failures import failure_line, first_line, interrupted
+from sparkps.spark.submit.output import check_output_folder
+from sparkps.spark.submit.session import check_reachable
+
+JAVA = ("An error occurred while calling o42.load.\n: org.apache.spark.SparkException: [FAILED_READ_FILE."
+        "CANNOT_READ_FILE_FOOTER] Encountered error while reading file file:/d/x.parquet.\n"
+        "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFooter(QueryExecutionErrors.scala:1)\n")
+
+
+def test_a_java_failure_is_its_first_line_without_frames():
+    assert first_line(RuntimeError(JAVA)) == ("[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] Encountered error while "
+                                              "reading file file:/d/x.parquet.")
+    assert failure_line(RuntimeError(JAVA))[1] == 2                  # the input is at fault
+    assert failure_line(RuntimeError("Cannot call methods on a stopped SparkContext\n\tat x")) == \
+        ("RuntimeError: Cannot call methods on a stopped SparkContext", 1)
+    assert failure_line(DataError("t.csv:3: bad")) == ("t.csv:3: bad", 2)
+    assert failure_line(PermissionError(13, "Permission denied", "/out")) == \
+        ("PermissionError /out: Permission denied", 2)
+    assert interrupted("out") == ("interrupted (Ctrl-C); --output out left as it was", 130)
+
+
+def test_an_unreachable_master_is_one_line_within_seconds():
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"the Spark master spark://nohost.invalid:7077 cannot be reached"):
+        check_reachable("spark://nohost.invalid:7077", timeout=2)
+    with pytest.raises(ConfigError, match=r"the Spark Connect server sc://127.0.0.1:1 cannot be reached"):
+        check_reachable("sc://127.0.0.1:1", timeout=2)
+    assert time.monotonic() - started < 10
+    check_reachable("local[2]")        # not probed
+
+
+def test_an_output_under_a_file_is_refused(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ConfigError, match=r"--output .*f/out/deeper: .*/f is a file, not a folder"):
+        check_output_folder(str(tmp_path / "f" / "out" / "deeper"), False)
