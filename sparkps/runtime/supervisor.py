@@ -14,7 +14,6 @@ One home for what the local launcher (every role of a job), the Spark task (the 
 'killed by SIGTERM'
 """
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
@@ -25,12 +24,18 @@ import time
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
-    """In the child, before exec: get SIGTERM if the parent dies (Linux), so no child is orphaned."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
+# Run by the child itself (after exec, before its program): ask for SIGTERM when the parent dies, give up if the
+# parent already died, restore the signals Python ignores, then exec the program. No preexec function: Python code,
+# and the fork handlers of this process's libraries (gRPC's, OpenMP's...), would run in a child forked from a
+# threaded process, where they can wait forever on a lock another thread held (and Popen with them).
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(%d, signal.SIGTERM)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(143)\n"
+    "for name in ('SIGPIPE', 'SIGXFSZ'):\n"
+    "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n" % _PR_SET_PDEATHSIG)
 
 
 def describe_exit(code):
@@ -110,13 +115,14 @@ def spawn(name, argv, env=None, relay=None, own_group=False, die_with_parent=Tru
     ``relay``: a text stream that receives the child's stdout and stderr line by line (else they are
     inherited, or stderr goes to ``stderr``). ``own_group``: a new session, so signals reach its children.
     """
-    preexec = _die_with_parent if die_with_parent and sys.platform.startswith("linux") else None
+    if die_with_parent and sys.platform.startswith("linux"):
+        argv = [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid())] + list(argv)
     if relay is not None:
         stdout, stderr = subprocess.PIPE, subprocess.STDOUT
     else:
         stdout = None
     process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                               start_new_session=own_group, preexec_fn=preexec)
+                               start_new_session=own_group)
     return Child(name, process, relay, own_group)
 
 

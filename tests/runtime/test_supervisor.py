@@ -93,3 +93,53 @@ def test_a_failing_fit_is_reported_to_the_scheduler_and_the_kvstore_closed():
         assert closed and closed[0]._closed
     finally:
         cluster.close(check=False)
+
+
+_FORK_TRAP = {"armed": False, "registered": False, "lock": threading.Lock()}
+
+
+def _fork_trap_in_child():
+    """A fork handler like the ones gRPC, OpenMP or telemetry libraries install: in a child forked while another
+    thread held the lock it waits for, it waits forever (armed only inside the test below)."""
+    if _FORK_TRAP["armed"]:
+        _FORK_TRAP["lock"].acquire()
+
+
+def test_a_child_starts_even_when_a_fork_handler_of_this_process_would_hang_it():
+    """spawn never runs Python, nor the fork handlers of this (threaded) process, between fork and exec."""
+    if not _FORK_TRAP["registered"]:
+        os.register_at_fork(after_in_child=_fork_trap_in_child)
+        _FORK_TRAP["registered"] = True
+    child = None
+    with _FORK_TRAP["lock"]:
+        _FORK_TRAP["armed"] = True
+        try:
+            child = spawn("quick", [sys.executable, "-c", "pass"])
+            code = child.wait_exit(20)
+        finally:
+            _FORK_TRAP["armed"] = False
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
+    assert code == 0, "the child hung before it ran its program: %s" % describe_exit(code)
+
+
+def test_a_child_gets_sigterm_when_the_process_that_spawned_it_dies(tmp_path):
+    ready, termed = tmp_path / "ready", tmp_path / "termed"
+    grandchild = ("import os, signal, sys, time\n"
+                  "signal.signal(signal.SIGTERM, lambda *a: (open(sys.argv[2], 'w').close(), os._exit(0)))\n"
+                  "open(sys.argv[1], 'w').close()\n"
+                  "time.sleep(60)\n")
+    parent = ("import os, sys, time\n"
+              "from sparkps.runtime.supervisor import spawn\n"
+              "spawn('sleeper', [sys.executable, '-c', sys.argv[1], sys.argv[2], sys.argv[3]])\n"
+              "deadline = time.monotonic() + 30\n"
+              "while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:\n"
+              "    time.sleep(0.02)\n"
+              "os._exit(0 if os.path.exists(sys.argv[2]) else 1)\n")
+    middle = spawn("middle", [sys.executable, "-c", parent, grandchild, str(ready), str(termed)])
+    assert middle.wait(40) == 0, "the grandchild never started"
+    deadline = time.monotonic() + 30
+    while not termed.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert termed.exists(), "the grandchild outlived the process that spawned it without a SIGTERM"
