@@ -9,7 +9,6 @@ import time
 
 CONNECT_MODULES = ("grpc", "grpc_status", "google.rpc", "zstandard")
 START_SECONDS = 180       # a loaded 2-core machine takes ~40 s to start the server's JVM
-FIT_UNAVAILABLE = "needs the DataFrame barrier stage"
 
 SERVER = """
 import sys

@@ -208,7 +208,14 @@ def test_simple_bind_incomplete_shape_inference_in_one_forward_pass():
     fc = sym.FullyConnected(data=data, num_hidden=1, no_bias=True, name="fc")
     modified_weight = sym.abs(fc.get_internals()["fc_weight"])
     net = sym.sum(modified_weight) + sym.sum(fc)
-    net.simple_bind("cpu", data=(5, 13))
+    exe = net.simple_bind("cpu", data=(5, 13))
+    assert exe.arg_dict["fc_weight"].shape == (1, 13)      # inferred from data in the one pass
+    weight = np.linspace(-1, 1, 13, dtype=np.float32).reshape(1, 13)
+    data = np.arange(65, dtype=np.float32).reshape(5, 13) / 65
+    exe.arg_dict["fc_weight"][:] = weight
+    out = exe.forward(data=data)[0]
+    np.testing.assert_allclose(np.asarray(out).reshape(-1), [np.abs(weight).sum() + (data @ weight.T).sum()],
+                               rtol=1e-5)
 
 
 def test_simple_bind_gradient_graph_possible_with_cycle():

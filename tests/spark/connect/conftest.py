@@ -15,7 +15,6 @@ zstandard: ``pip install 'sparkps[connect]'``) are missing.
 import pytest
 
 from connect_session import (
-    FIT_UNAVAILABLE,
     classic_mode,
     connect_env,
     free_port,
@@ -68,41 +67,3 @@ def classic(request):
     use it inside ``classic_mode()``."""
     with classic_mode():
         return request.getfixturevalue("spark")
-
-
-@pytest.fixture(scope="session")
-def connect_fit(connect_url):
-    """None when a sparkps estimator fits on a Spark Connect session (a tiny fit, tried once), else the reason the
-    fit tests are skipped: FIT_UNAVAILABLE and the error, while the fit still reaches for a SparkContext or an RDD.
-    Any other failure of the tiny fit is raised: it is a bug, not a missing capability."""
-    with connect_env():
-        from pyspark.ml.linalg import Vectors
-        from pyspark.sql.connect.session import SparkSession
-
-        from sparkps.spark.ml import SparkpsClassifier
-        session = SparkSession.builder.remote(connect_url).getOrCreate()
-        rows = [(Vectors.dense([float(i % 2), 1.0]), float(i % 2)) for i in range(16)]
-        frame = session.createDataFrame(rows, ["features", "label"])
-        try:
-            SparkpsClassifier(layers=[2, 4, 2], numEpochs=1, batchSize=8, numWorkers=1, earlyStoppingPatience=0,
-                              kvstore="dist_sync").fit(frame)
-        except Exception as exc:       # noqa: BLE001 - only the missing-capability kinds become a skip
-            if needs_classic(exc):
-                first = str(exc).splitlines()[0].split(". ")[0]
-                return "%s (%s: %s)" % (FIT_UNAVAILABLE, type(exc).__name__, first)
-            raise
-    return None
-
-
-def needs_classic(exc):
-    """True for the errors of a fit that reaches for a SparkContext or an RDD on a Spark Connect session."""
-    text = "%s: %s" % (type(exc).__name__, exc)
-    return any(word in text for word in ("NOT_IMPLEMENTED", "sparkContext", "SparkContext", "JVM_ATTRIBUTE_NOT",
-                                         "rdd is not", "_jsc", "_jvm", "ONLY_SUPPORTED_WITH_SPARK_CLASSIC"))
-
-
-@pytest.fixture
-def fits_on_connect(connect_fit):
-    """Skips the test (naming what it waits for) until sparkps estimators fit on a Spark Connect session."""
-    if connect_fit is not None:
-        pytest.skip(connect_fit)

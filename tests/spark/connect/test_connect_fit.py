@@ -1,7 +1,6 @@
 """Fitting on a Spark Connect session: both estimators, CrossValidator, the CTR job under spark.api.mode=connect,
-and a worker killed mid-fit named in the one error. Each test asks for ``fits_on_connect``: it is skipped, with the
-reason "needs the DataFrame barrier stage" and the error of a tiny fit tried once per test session, while a fit on
-Connect still reaches for a SparkContext or an RDD; they run as soon as it does not.
+and a worker killed mid-fit named in the one error. A fit that fails on Connect fails its test (the README says
+Connect fits work): nothing here is turned into a skip.
 
 Data: scikit-learn's digits (MLP), planted FM clicks (``planted_ctr``: 3 fields, 1200 rows, seed 4).
 """
@@ -42,7 +41,7 @@ def auc(scored):
     return BinaryClassificationEvaluator(labelCol="click").evaluate(scored)
 
 
-def test_the_classifier_fits_and_transforms_on_connect(fits_on_connect, connect, digits):
+def test_the_classifier_fits_and_transforms_on_connect(connect, digits):
     from sparkps.spark.ml import SparkpsClassifier
     X, y, X_test, y_test = digits
     model = SparkpsClassifier(layers=[64, 16, 10], numEpochs=3, batchSize=32, numWorkers=2,
@@ -52,7 +51,7 @@ def test_the_classifier_fits_and_transforms_on_connect(fits_on_connect, connect,
     assert accuracy > 0.8 and len(model.history) == 3
 
 
-def test_the_ctr_classifier_fits_and_transforms_on_connect(fits_on_connect, connect, clicks):
+def test_the_ctr_classifier_fits_and_transforms_on_connect(connect, clicks):
     from sparkps.spark.ml import SparkpsCTRClassifier
     train, test = clicks
     model = SparkpsCTRClassifier(labelCol="click", categoricalCols=["a", "b", "c"], model="fm", numEpochs=3,
@@ -60,7 +59,7 @@ def test_the_ctr_classifier_fits_and_transforms_on_connect(fits_on_connect, conn
     assert auc(model.transform(ctr_frame(connect, test))) > 0.6
 
 
-def test_cross_validator_fits_on_connect(fits_on_connect, connect, clicks):
+def test_cross_validator_fits_on_connect(connect, clicks):
     from pyspark.ml.evaluation import BinaryClassificationEvaluator
     from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
 
@@ -75,7 +74,7 @@ def test_cross_validator_fits_on_connect(fits_on_connect, connect, clicks):
     assert fitted.bestModel.getOrDefault("model") == ["lr", "fm"][int(np.argmax(fitted.avgMetrics))]
 
 
-def test_the_ctr_job_runs_with_spark_api_mode_connect(fits_on_connect, tmp_path):
+def test_the_ctr_job_runs_with_spark_api_mode_connect(tmp_path):
     """jobs/train_ctr.py as spark-submit --conf spark.api.mode=connect runs it: its own local Connect server."""
     from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
     data = planted_ctr(2000, vocab=20, zipf=1.3, linear_scale=0.5, fm_scale=0.0, deep_scale=0.0, seed=3)
@@ -97,7 +96,7 @@ def test_the_ctr_job_runs_with_spark_api_mode_connect(fits_on_connect, tmp_path)
     assert found and float(found.group(1)) > 0.65, out.stdout[-2000:]
 
 
-def test_the_ctr_job_runs_on_a_remote_connect_server(fits_on_connect, connect_url, tmp_path):
+def test_the_ctr_job_runs_on_a_remote_connect_server(connect_url, tmp_path):
     """jobs/train_ctr.py run as plain python with ``--remote sc://HOST:PORT``: the session's Connect server trains it
     (no JVM of the job's own), with the scheduler placed by --scheduler."""
     from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
@@ -117,7 +116,7 @@ def test_the_ctr_job_runs_on_a_remote_connect_server(fits_on_connect, connect_ur
     assert (tmp_path / "out" / "model").is_dir()
 
 
-def test_the_classifier_job_runs_on_a_remote_connect_server(fits_on_connect, connect_url, tmp_path):
+def test_the_classifier_job_runs_on_a_remote_connect_server(connect_url, tmp_path):
     """jobs/train_classifier.py run as plain python with ``--remote sc://HOST:PORT`` on the digits it exports: the
     session's Connect server trains and scores it."""
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=ROOT)
@@ -137,7 +136,7 @@ def test_the_classifier_job_runs_on_a_remote_connect_server(fits_on_connect, con
     assert (tmp_path / "out" / "summary.json").is_file()
 
 
-def test_a_killed_worker_is_named_on_connect(fits_on_connect, connect, digits):
+def test_a_killed_worker_is_named_on_connect(connect, digits):
     """A worker task whose Python process is SIGKILLed mid-fit fails the fit with one error naming that worker, and
     no process of the fit outlives it. The client here can reach the tasks, so the scheduler runs in this process:
     the running fit's trainer (found among this process's objects) tells worker 1's pid."""

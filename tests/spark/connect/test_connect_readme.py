@@ -25,7 +25,7 @@ def test_the_taste_names_only_what_a_connect_session_has():
 
 
 @pytest.mark.timeout(600)
-def test_the_connect_taste_runs_as_written(fits_on_connect, tmp_path):
+def test_the_connect_taste_runs_as_written(tmp_path):
     """In a fresh user's process (spark_env.user_env: no PYSPARK_*, no activated virtualenv): the server's Python
     workers run the Python the example gives them, as the README says they do."""
     script = tmp_path / "taste.py"

@@ -16,6 +16,12 @@ def test_an_interpreter_without_sparkps_is_refused_with_advice(tmp_path):
         check_worker_python(bare, "local[2]")
 
 
-def test_the_driver_interpreter_and_remote_masters_pass_without_a_probe():
-    check_worker_python(sys.executable, "local[2]")
-    check_worker_python("/no/such/python", "spark://cluster:7077")   # executors elsewhere: not probed here
+def test_the_driver_interpreter_and_remote_masters_pass_without_a_probe(monkeypatch):
+    from sparkps.spark.common import worker_python
+    probed = []
+    monkeypatch.setattr(worker_python, "import_problem", lambda python: probed.append(python) or "")
+    assert check_worker_python(sys.executable, "local[2]") is None
+    assert check_worker_python("/no/such/python", "spark://cluster:7077") is None   # executors elsewhere
+    assert probed == []
+    check_worker_python("/no/such/python", "local[2]")     # another interpreter on a local master: probed
+    assert probed == ["/no/such/python"]
