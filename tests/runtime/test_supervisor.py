@@ -65,10 +65,10 @@ def test_exit_watch_reports_an_exit_once_and_nothing_after_it_closed():
         assert done.wait(20)
     assert seen == [3]
     calm = spawn("calm", [sys.executable, "-c", "import time; time.sleep(0.5)"])
-    with ExitWatch(calm, seen.append):
+    with ExitWatch(calm, seen.append) as watch:
         pass
+    assert not watch._thread.is_alive()     # closed: its thread has ended, so nothing can be reported after
     calm.wait(20)
-    time.sleep(0.3)
     assert seen == [3]
 
 

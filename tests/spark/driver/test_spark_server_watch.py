@@ -37,12 +37,12 @@ def test_the_watch_fails_the_job_for_a_server_that_failed_not_for_one_the_job_en
     script = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)" if code < 0 else "raise SystemExit(%d)" % code
     server = subprocess.Popen([sys.executable, "-c", script])
     try:
-        with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0):
+        with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0) as watch:
             server.wait(10)
-            deadline = time.monotonic() + 5
-            while not sched.status()["errors"] and time.monotonic() < deadline and fails:
-                time.sleep(0.05)
-            time.sleep(0.3)       # a watch polls every 0.1 s: an ABORT it sent has arrived by now
+            # the watch's thread ends by itself once it has seen the exit and acted on it (an ABORT waits for the
+            # scheduler's reply): after that, whatever it reported has arrived
+            watch._thread.join(20)
+            assert not watch._thread.is_alive()
         errors = sched.status()["errors"]
         assert bool(errors) is fails, errors
         if fails:
