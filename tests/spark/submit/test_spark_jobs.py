@@ -78,7 +78,7 @@ def test_local_cluster_master_from_spark_submit_runs_training_on_its_executors(d
     events.mkdir()
     run = spark_submit("local-cluster[2,1,1024]", "--train", digits_files / "train.csv", "--validation",
                        digits_files / "test.csv", "--layers", "64,64,10", "--epochs", 4, "--kvstore",
-                       "dist_async", "--output", output,
+                       "dist_sync", "--output", output,
                        conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
                              "spark.eventLog.compress": "false"})
     summary = check_outputs(run, output, 4)
