@@ -36,8 +36,8 @@ from sparkps.comm import message as wire
 from sparkps.plan import model
 from sparkps.plan.zipf import expected_distinct, probabilities, sample_ranks
 from sparkps.rows.ids import mix64
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
-from sparkps.server.tables.sparse import SparseTable
 
 DIM, DENSE, ZIPF = 16, 4096, 1.1
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': 0.05}}
@@ -117,7 +117,7 @@ def bench_memory(rows, opt='adagrad'):
 
 def measure_memory(rows, opt):
     """:func:`bench_memory` in this process."""
-    from sparkps.server.tables.row_index import warm
+    from sparkps.rows.index import warm
     warm()
     before = rss_bytes()
     table = SparseTable('t', dim=DIM, optimizer={'name': opt, 'params': {'learning_rate': 0.05}})

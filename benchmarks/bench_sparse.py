@@ -34,12 +34,12 @@ from sparkps import kvstore, optimizer
 from sparkps.comm.manifest import add_table_generation
 from sparkps.comm.timeouts import Timeouts
 from sparkps.rows.ids import mix64
+from sparkps.rows.index import HashRowIndex, SortedRowIndex
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 from sparkps.runtime.server_node import spawn_server
 from sparkps.scheduler import Scheduler
 from sparkps.server.tables import sparse_checkpoint
-from sparkps.server.tables.row_index import HashRowIndex, SortedRowIndex
-from sparkps.server.tables.sparse import SparseTable
 
 DIM, LR, EPS = 16, 0.05, 1e-7
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': LR, 'epsilon': EPS}}

@@ -31,8 +31,8 @@ import numpy as np
 from benchmarks import report
 from sparkps.comm import manifest as manifests
 from sparkps.rows.ids import mix64, shard_of
+from sparkps.rows.table import SparseTable
 from sparkps.server.tables import sparse_checkpoint
-from sparkps.server.tables.sparse import SparseTable
 
 DIM = 16
 ADAGRAD = {'name': 'adagrad', 'params': {'learning_rate': 0.05}}

@@ -46,9 +46,17 @@ class LocalKVStore(RowSparseKeys, KVStoreBase):
             if key in self._store:
                 raise ConfigError(f"kvstore key {key!r} is already initialised")
             value = _as_list(value)[0]
-            if not isinstance(value, RowSparse):  # row-sparse tables go by name beside int dense keys
-                self._key_kind = key_kind(self._key_kind, key, 'init')
-            self._store[key] = RowTable(key, value) if isinstance(value, RowSparse) else value.copy()
+            if isinstance(value, RowSparse):     # row-sparse tables go by name beside int dense keys
+                self._init_rows(key, value)
+                continue
+            self._key_kind = key_kind(self._key_kind, key, 'init')
+            self._store[key] = value.copy()
+
+    def _init_rows(self, key, value, config=None):
+        """Hold row-sparse ``key`` as a RowTable of ``value``'s rows (``config``: its TableConfig)."""
+        if key in self._store:
+            raise ConfigError(f"kvstore key {key!r} is already initialised")
+        self._store[key] = RowTable(key, value, config)
 
     def _stored(self, key, what):
         stored = self._store.get(key)

@@ -1,10 +1,9 @@
-"""RowTable: a row-sparse key of the local kvstore — sorted 64-bit ids, their rows and optimizer state rows.
+"""RowTable: a row-sparse key of the local kvstore, a thin adapter over the one sparse table
+(:class:`sparkps.rows.table.SparseTable`: its id index, rows, optimizer state and occurrence counts).
 
 A bounded table (``Embedding(input_dim=...)``) is usually initialised with all its rows; a hashed table starts
 empty and creates a row on the first pull that names it, from the one row initializer (``sparkps.rows.init``, the
-servers' too), so the first value of a row depends only on (table, id) and the table's ``init``. Lookups are
-``searchsorted`` over the sorted ids; a batch's new ids are merged into that index at once, their rows appended to
-arrays that grow in chunks; never one Python object per row.
+servers' too), so the first value of a row depends only on (table, id) and the table's ``init``.
 
 Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gradient names change, each with
 its own optimizer state rows and its own update count. They run through the per-row kernels the servers' tables
@@ -21,55 +20,49 @@ import numpy as np
 
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.optimizer.finite import check_pushed
-from sparkps.optimizer.rowwise import RowOptimizer, follow_job_scaling
+from sparkps.optimizer.updater import Updater
 from sparkps.rows.config import TableConfig, table_config
 from sparkps.rows.ids import in_bounds, row_ids
-from sparkps.rows.init import RowInitializer
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 
 
 class RowTable:
-    """The rows of one table held in this process. ``shape`` is (rows or None, dim); ``config`` its TableConfig
-    (the initializer of the rows created on first pull, and its own optimizer, if any).
-
-    Rows (and optimizer state rows) sit in arrays that double their capacity when full, a new row at the end;
-    the id index is the sorted ids with each one's slot, merged with a batch's new ids in one ``np.insert``
-    (16 bytes a held row move, never the rows themselves). Each row also keeps its optimizer update count."""
+    """A row-sparse key of the local kvstore: what the kvstore API adds to a :class:`SparseTable` (int64 ids checked
+    against the key's shape, ``out=`` arrays, the job's Optimizer object given at each push, a bounded table read
+    whole). ``shape`` is (rows or None, dim); ``config`` its TableConfig (the initializer of the rows created on
+    first pull, and its own optimizer, if any). ``table`` holds the rows; ``read_only`` is its ``frozen`` mode."""
 
     def __init__(self, key, value, config=None):
         merged = value.merged()
         self.key, self.shape = key, value.shape
-        self.configure(config or TableConfig(key, dim=value.dim, input_dim=value.shape[0]))
+        self.config = config or TableConfig(key, dim=value.dim, input_dim=value.shape[0])
+        self.table = SparseTable(self.config, dtype=np.asarray(merged.rows).dtype)
+        self._optimizer = None     # the job's Optimizer the table's state belongs to
         self.checked_bounds(merged.ids)
-        self._sorted_ids = merged.ids.copy()
-        self._sorted_slots = np.arange(merged.ids.size, dtype=np.int64)
-        self._rows = np.array(merged.rows, copy=True)
-        self._count = merged.ids.size
-        self.state = None          # None until the first optimizer push; then a tuple of row-aligned arrays
-        self._updates = np.zeros(self._rows.shape[0], np.int64)
-        self._optimizer = None     # the optimizer the state belongs to, and its per-row form
-        self._rowwise = None
-        self.read_only = False     # a prediction's table: unseen ids read their initial rows, never stored
+        self.table.store.reserve(merged.ids.size)
+        self.table.put_rows(merged.ids.view(np.uint64), merged.rows)
 
-    def configure(self, config):
-        """Take ``config`` (a TableConfig): its row initializer and its own optimizer, used instead of the job's."""
-        from sparkps.optimizer.base import from_config
-        self.config = config
-        self.init = RowInitializer.from_config(config.init)
-        self.own_optimizer = None if config.optimizer is None else from_config(config.optimizer)
-        self.own_clip = None if self.own_optimizer is None else self.own_optimizer.clip_gradient
+    @property
+    def own_optimizer(self):
+        """True when the table's config names an optimizer of its own (used instead of the job's)."""
+        return self.table.own_optimizer
+
+    @property
+    def read_only(self):
+        """A prediction's table: unseen ids read their initial rows, never stored; a push is a ConfigError."""
+        return self.table.frozen
+
+    @read_only.setter
+    def read_only(self, value):
+        self.table.frozen = bool(value)
 
     @property
     def dim(self):
         return self.shape[1]
 
-    @property
-    def rows(self):
-        """The held rows, in slot order (a view)."""
-        return self._rows[:self._count]
-
     def __len__(self):
-        return int(self._count)
+        return int(self.table.store.rows)
 
     def checked_bounds(self, ids):
         """Checked int64 ``ids`` when a bounded table holds them all; DataError naming the table otherwise."""
@@ -81,79 +74,22 @@ class RowTable:
         and for ids outside a bounded table."""
         return self.checked_bounds(row_ids(ids, self.key).view(np.int64))
 
-    def slots(self, ids):
-        """Row slots of checked ``ids`` (int64, may repeat), creating the rows not held yet."""
-        pos = np.searchsorted(self._sorted_ids, ids)
-        found = pos < self._sorted_ids.size
-        found[found] = self._sorted_ids[pos[found]] == ids[found]
-        if not found.all():
-            self._create(np.unique(ids[~found]))
-            pos = np.searchsorted(self._sorted_ids, ids)
-        return self._sorted_slots[pos]
-
-    def _create(self, new_ids):
-        first, count = self._count, new_ids.size
-        self._reserve(first + count)
-        new_rows = self.init.rows(self.key, new_ids, self.dim, self._rows.dtype)
-        self._rows[first:first + count] = new_rows
-        for full in self.state or ():
-            full[first:first + count] = 0
-        self._updates[first:first + count] = 0
-        where = np.searchsorted(self._sorted_ids, new_ids)
-        self._sorted_ids = np.insert(self._sorted_ids, where, new_ids)
-        self._sorted_slots = np.insert(self._sorted_slots, where, np.arange(first, first + count, dtype=np.int64))
-        self._count = first + count
-
-    def _reserve(self, needed):
-        capacity = self._rows.shape[0]
-        if needed <= capacity:
-            return
-        capacity = max(needed, 2 * capacity, 1024)
-        self._rows = _grown(self._rows, capacity, self._count)
-        self._updates = _grown(self._updates, capacity, self._count)
-        if self.state:
-            self.state = tuple(_grown(s, capacity, self._count) for s in self.state)
-
-    def _read(self, ids):
-        """The rows of checked ``ids`` without creating any: a held row, else the row the id would be created with."""
-        held = self._sorted_ids.size
-        pos = np.searchsorted(self._sorted_ids, ids)
-        found = pos < held
-        found[found] = self._sorted_ids[pos[found]] == ids[found]
-        rows = np.empty((ids.size, self.dim), self._rows.dtype)
-        rows[found] = self._rows[self._sorted_slots[pos[found]]]
-        if not found.all():
-            rows[~found] = self.init.rows(self.key, ids[~found], self.dim, self._rows.dtype)
-        return rows
-
     def pull(self, ids, out=None):
-        """The rows of checked ``ids`` in their order (created on first pull, unless the table is ``read_only``), copied
-        into ``out`` when given."""
-        if self.read_only:
-            rows = self._read(ids)
-            if out is None:
-                return rows
-            if tuple(out.shape) != rows.shape:
-                raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {rows.shape[0]} rows of width "
-                                 f"{self.dim}, out has shape {tuple(out.shape)}")
-            out[...] = rows
-            return out
-        slots = self.slots(ids)
+        """The rows of checked ``ids`` in their order (created on first pull and counted, unless the table is
+        ``read_only``), copied into ``out`` when given."""
+        rows = self.table.pull_checked(ids.view(np.uint64))
         if out is None:
-            return self._rows[slots]
-        if tuple(out.shape) != (slots.size, self.dim):
-            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {slots.size} rows of width {self.dim}, "
-                             f"out has shape {tuple(out.shape)}")
-        if out.dtype == self._rows.dtype and out.flags.c_contiguous:
-            np.take(self._rows, slots, axis=0, out=out)
-        else:
-            out[...] = self._rows[slots]
+            return rows
+        if tuple(out.shape) != rows.shape:
+            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {rows.shape[0]} rows of width "
+                             f"{self.dim}, out has shape {tuple(out.shape)}")
+        out[...] = rows
         return out
 
     def push(self, grad, optimizer=None):
-        """Apply a row-sparse gradient (repeated ids summed first): ``optimizer``'s per-row update on the named rows,
-        their state and update counts, or, without an optimizer, replace those rows by ``grad``'s. A new optimizer
-        starts every row's state and count afresh."""
+        """Apply a row-sparse gradient (repeated ids summed first): the job's ``optimizer``'s per-row update (the
+        table's own when it has one) on the named rows, their state and update counts, or, without an optimizer,
+        replace those rows by ``grad``'s. A new job optimizer starts every row's state and count afresh."""
         if self.read_only:
             raise ConfigError(f"table {self.key!r} is read-only (a prediction's table); it takes no pushes")
         if grad.dim != self.dim:
@@ -161,41 +97,35 @@ class RowTable:
         grad = grad.merged()
         if grad.ids.size == 0:
             return
-        self.checked_bounds(grad.ids)
-        slots = self.slots(grad.ids)
-        if optimizer is None:
-            self._rows[slots] = grad.rows
+        ids = self.checked_bounds(grad.ids).view(np.uint64)
+        if optimizer is None and not self.own_optimizer:
+            self.table.put_rows(ids, grad.rows)
             return
-        if self.state is None or self._optimizer is not optimizer:
-            self._rowwise = RowOptimizer(optimizer, table=self.key)
-            self.state = tuple(self._rowwise.create_state(*self._rows.shape, dtype=self._rows.dtype))
-            self._updates[:] = 0
+        if not self.own_optimizer and self._optimizer is not optimizer:
+            self.table.restart_optimizer(optimizer)
             self._optimizer = optimizer
-        weight = self._rows[slots]
-        state = [s[slots] for s in self.state]
-        updates = self._updates[slots]
-        self._rowwise.update(weight, np.asarray(grad.rows, dtype=weight.dtype), state, updates)
-        self._rows[slots] = weight
-        self._updates[slots] = updates
-        for full, part in zip(self.state, state):
-            full[slots] = part
+        self.table.push_checked(ids, np.asarray(grad.rows, dtype=self.table.store.values.dtype), create=True)
+
+    def follow(self, job):
+        """A table with its own optimizer takes the job optimizer ``job``'s gradient scaling, as on a server."""
+        self.table.optimizer.follow(job)
 
     def to_dense(self):
         """The full (input_dim, dim) array of a bounded table (rows never pulled take their initial value)."""
         if self.shape[0] is None:
             raise ConfigError(f"table {self.key!r} is hashed (no row bound): read it with row_sparse_pull")
-        return self.pull(np.arange(self.shape[0], dtype=np.int64))
+        ids = np.arange(self.shape[0], dtype=np.uint64)
+        if self.read_only:
+            return self.table.peek(ids)
+        return self.table.store.values[self.table.hold(ids)]
 
     def value(self):
         """Every held row as a RowSparse (sorted ids; copies)."""
-        return RowSparse(self._sorted_ids.copy(), self._rows[self._sorted_slots], self.shape)
-
-
-def _grown(array, capacity, used):
-    """A copy of ``array`` with ``capacity`` rows, its first ``used`` rows kept."""
-    grown = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
-    grown[:used] = array[:used]
-    return grown
+        store = self.table.store
+        slots = store.live_slots()
+        ids = store.ids[slots].view(np.int64)
+        order = np.argsort(ids, kind='stable')
+        return RowSparse(ids[order], store.values[slots[order]], self.shape)
 
 
 def _as_list(value):
@@ -219,8 +149,7 @@ class RowSparseKeys:
                               f"(the parameter server's tables do: kvstore 'dist_sync' or 'dist_async')")
         if not isinstance(value, RowSparse):
             raise ConfigError(f"kvstore init_table: table {key!r} takes a RowSparse value, got {type(value).__name__}")
-        self.init(key, value)
-        self._store[key].configure(config.replace(dim=value.dim, input_dim=value.shape[0]))
+        self._init_rows(key, value, config.replace(dim=value.dim, input_dim=value.shape[0]))
 
     def freeze_tables(self):
         """Make every row-sparse key read-only, as prediction wants: a pull of an id a table does not hold gives
@@ -238,12 +167,12 @@ class RowSparseKeys:
         for grad in grads[1:]:
             merged = merged.add(grad)
         check_pushed(key, merged.rows, merged.ids)
-        if table.own_optimizer is not None:
-            if updater is not None and hasattr(updater, 'optimizer'):   # the job's gradient scaling, as on a server
-                follow_job_scaling(table.own_optimizer, updater.optimizer, table.own_clip)
-            table.push(merged, table.own_optimizer)
+        if table.own_optimizer:
+            if isinstance(updater, Updater):   # the job's gradient scaling, as on a server
+                table.follow(updater.optimizer)
+            table.push(merged)
             return
-        if updater is not None and not hasattr(updater, 'optimizer'):
+        if updater is not None and not isinstance(updater, Updater):
             raise ConfigError(f"kvstore push: row-sparse key {key!r} needs set_optimizer (a custom updater "
                               f"cannot keep per-row state)")
         table.push(merged, None if updater is None else updater.optimizer)

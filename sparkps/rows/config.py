@@ -42,7 +42,8 @@ _ON_FULL = {"lru": "evict", "evict": "evict", "fail": "fail"}
 def table_attr(**options):
     """The Variable attributes declaring a table's options: ``sym.Variable('user', attr=table_attr(ttl=100))``.
     An Optimizer given as ``optimizer`` is stored as its config."""
-    if hasattr(options.get("optimizer"), "to_config"):
+    from sparkps.optimizer.base import Optimizer
+    if isinstance(options.get("optimizer"), Optimizer):
         options["optimizer"] = options["optimizer"].to_config()
     return {ATTR: json.dumps(options, sort_keys=True)}
 

@@ -75,6 +75,8 @@ def sum_rows(ids, rows):
     """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)``. The one segment sum of
     row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
     ``np.add.reduceat`` over the runs of equal ids, so each id's rows are added in the order they came."""
+    if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return ids, rows          # distinct and sorted already (a merged value, a batch's unique ids)
     uniq, inverse = np.unique(ids, return_inverse=True)
     inverse = inverse.reshape(-1)
     if uniq.size == ids.size:

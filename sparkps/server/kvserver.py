@@ -166,7 +166,7 @@ class KVServer:
         meta = None
         if self.policy.answers_round:  # the worker's next push is tagged this round + 1
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
-        if getattr(request, "tables", None) is not None:
+        if isinstance(request, protocol.PushPull) and request.tables is not None:   # a step
             dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
             rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
                     for t in request.tables if t.pull_ids is not None]
@@ -205,7 +205,7 @@ class KVServer:
         responder.reply(meta=self._commands[request.name](request) or {})
 
     def _stats(self, request):
-        # every table but the dense one holds rows and reports their statistics (SparseRows.stats); the round
+        # every table but the dense one holds rows and reports their statistics (ServedTable.stats); the round
         # policy reports its counters (rounds applied, stale pushes dropped, ...) under "policy"
         return {"tables": {name: table.stats() for name, table in self.tables.items()
                            if name != protocol.DEFAULT_TABLE},
@@ -234,7 +234,7 @@ class KVServer:
         return {str(node): self.steps[node] - self.policy.unapplied(node) for node in self.postoffice.worker_ids}
 
     def _compact(self, request):
-        # each table merges its base and deltas into a new base of this server's shard (SparseRows.compact); the
+        # each table merges its base and deltas into a new base of this server's shard (ServedTable.compact); the
         # worker that asked writes the manifest from the replies, then removes the replaced files
         manifest = read_manifest(request.path)
         return {"tables": [d for table in self.tables.values()

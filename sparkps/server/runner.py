@@ -89,7 +89,7 @@ def main(argv=None):
 
 def _warm_tables():
     """Import the sparse tables while the node registers (their compiled id index loads only for a table that grows
-    large: row_index.GrowingRowIndex)."""
+    large: rows.index.GrowingRowIndex)."""
     try:
         from sparkps.server.tables import sparse_served  # noqa: F401 - the import is the warm-up
     except Exception:     # a warm-up only: the first real use reports any problem

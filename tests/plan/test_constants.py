@@ -10,10 +10,10 @@ from sparkps.comm.timeouts import Timeouts
 from sparkps.optimizer import create
 from sparkps.optimizer.rowwise import RowOptimizer
 from sparkps.plan import constants as C
-from sparkps.server.tables import row_store
-from sparkps.server.tables.admission import OccurrenceSketch
-from sparkps.server.tables.row_index import HashRowIndex
-from sparkps.server.tables.sparse import SparseTable
+from sparkps.rows import store as row_store
+from sparkps.rows.admission import OccurrenceSketch
+from sparkps.rows.index import HashRowIndex
+from sparkps.rows.table import SparseTable
 
 
 def test_row_columns_are_the_stores_dtypes():

@@ -11,8 +11,8 @@ from sparkps.errors import ConfigError
 from sparkps.rows.config import TableConfig, table_attr
 from sparkps.rows.ids import table_seed
 from sparkps.rows.init import RowInitializer, initial_rows
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
-from sparkps.server.tables.sparse import SparseTable
 from sparkps.train.feedforward import FeedForward
 
 DIM = 4

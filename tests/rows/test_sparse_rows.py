@@ -4,8 +4,8 @@ import pytest
 
 from sparkps.errors import DataError
 from sparkps.rows.ids import mix64, row_ids, shard_of, split_by_server
+from sparkps.rows.index import HashRowIndex, SortedRowIndex
 from sparkps.rows.values import RowSparse, sum_rows
-from sparkps.server.tables.row_index import HashRowIndex, SortedRowIndex
 
 
 def test_mix64_is_the_splitmix64_finaliser():
@@ -14,7 +14,7 @@ def test_mix64_is_the_splitmix64_finaliser():
 
 
 def test_the_compiled_index_buckets_by_mix64():
-    from sparkps.server.tables.row_index import _bucket
+    from sparkps.rows.index import _bucket
     ids = np.array([0, 1, 2 ** 63, 2 ** 64 - 1, 0x9E3779B97F4A7C15], np.uint64)
     mask = np.uint64(2 ** 20 - 1)
     assert [int(_bucket(i, mask)) for i in ids] == (mix64(ids) & mask).astype(np.int64).tolist()

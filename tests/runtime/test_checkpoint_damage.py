@@ -15,11 +15,11 @@ from sparkps.cli import main
 from sparkps.comm import manifest
 from sparkps.errors import DataError
 from sparkps.rows.ids import row_ids
+from sparkps.rows.table import SparseTable
 from sparkps.runtime.resume import latest_checkpoint
 from sparkps.server.tables import sparse_checkpoint
 from sparkps.server.tables.dense import DenseTable
 from sparkps.server.tables.dense_pieces import load_pieces, save_pieces
-from sparkps.server.tables.sparse import SparseTable
 
 SHAPES = {0: (6, 4), 1: (4,)}
 OPTIONS = {'name': 'user', 'dim': 3, 'optimizer': {'name': 'sgd', 'params': {'learning_rate': 0.1}}}

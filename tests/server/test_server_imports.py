@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# numba (and the scipy it checks) only for a table past row_index.SWITCH_AT ids: 1-2 s of CPU at every start otherwise
+# numba (and the scipy it checks) only for a table past rows.index.SWITCH_AT ids: 1-2 s of CPU at every start otherwise
 NEVER = ("pyspark", "pandas", "matplotlib", "pyarrow", "scipy", "numba", "sklearn", "torch", "sparkps.spark",
          "sparkps.symbol",
          "sparkps.nets", "sparkps.train", "sparkps.ctr", "sparkps.worker", "sparkps.scheduler")
@@ -18,8 +18,9 @@ SERVER = """
 import json, sys
 import numpy as np
 import sparkps.server.runner
-from sparkps.server.tables import sparse_served, sparse_checkpoint, sparse
-table = sparse.SparseTable("t", dim=4)
+from sparkps.server.tables import sparse_served, sparse_checkpoint
+from sparkps.rows.table import SparseTable
+table = SparseTable("t", dim=4)
 assert table.pull(np.arange(1000, dtype=np.uint64)).shape == (1000, 4) and not table.index.compiled
 print(json.dumps(sorted(sys.modules)))
 """
@@ -31,6 +32,6 @@ def test_the_server_process_imports_no_spark_pandas_plotting_network_code_or_num
                           timeout=180)
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "sparkps.server.tables.row_index" in modules and "zmq" in modules
-    assert "sparkps.server.tables.row_kernels" not in modules
+    assert "sparkps.rows.index" in modules and "zmq" in modules
+    assert "sparkps.rows.kernels" not in modules
     assert [m for m in modules if m.split(".")[0] in NEVER or ".".join(m.split(".")[:2]) in NEVER] == []

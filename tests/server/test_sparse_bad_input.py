@@ -2,7 +2,7 @@
 ids outside ``input_dim`` of a bounded table, a gradient whose width differs from ``dim``, a capacity overflow in
 'fail' mode — each one error naming the table and the field, on the local kvstore and through 2 servers.
 
-The same cases at the layers below have their own tests: the server table (tests/server/test_sparse_table.py), id
+The same cases at the layers below have their own tests: the server table (tests/rows/test_table.py), id
 parsing (tests/rows/test_sparse_rows.py), the training step (tests/train/test_sparse_fit.py) and Spark rows
 (tests/spark/task/test_spark_sparse_fit.py)."""
 import numpy as np

@@ -7,8 +7,8 @@ import pytest
 from sparkps.comm.manifest import add_table_generation, next_table_generation
 from sparkps.errors import DataError
 from sparkps.rows.ids import row_ids, shard_of
+from sparkps.rows.table import SparseTable
 from sparkps.server.tables import sparse_checkpoint as ckpt
-from sparkps.server.tables.sparse import SparseTable
 
 OPTIONS = {'name': 'user', 'dim': 3, 'optimizer': {'name': 'adam', 'params': {'learning_rate': 0.1}},
            'min_count': 2, 'ttl': 1000}

@@ -19,9 +19,9 @@ from sparkps.comm import manifest as manifests
 from sparkps.comm.manifest import add_table_generation, next_table_generation
 from sparkps.errors import DataError, RemoteError
 from sparkps.rows.ids import row_ids, shard_of
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 from sparkps.server.tables import sparse_checkpoint as ckpt
-from sparkps.server.tables.sparse import SparseTable
 
 DIM = 3
 OPTIONS = {'name': 'user', 'dim': DIM, 'optimizer': {'name': 'adagrad', 'params': {'learning_rate': 0.1}}}

@@ -4,9 +4,9 @@ import pytest
 
 from sparkps.comm.manifest import add_table_generation
 from sparkps.errors import ConfigError, DataError
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 from sparkps.server.tables import sparse_checkpoint
-from sparkps.server.tables.sparse import SparseTable
 
 SGD = {'name': 'sgd', 'params': {'learning_rate': 0.5}}
 

@@ -6,6 +6,8 @@ model's size.
 Model and data: ``packed_fm`` (tests/packed_fm.py); the unseen ids are 64-bit values drawn from numpy Generator
 seed 9.
 """
+import copy
+
 import numpy as np
 import pytest
 
@@ -96,5 +98,22 @@ def test_rows_of_a_packed_model_predict_one_by_one(trained):
 @pytest.mark.parametrize("bad", [0, -2, 2.5, "5", True, float("nan")])
 def test_shrink_names_a_bad_min_count(trained, bad):
     spark_model, _ = trained
-    with pytest.raises(ConfigError, match=r"shrink\(min_count\): min_count must be a whole number >= 1"):
+    with pytest.raises(ConfigError, match=r"shrink\(min_seen\): min_seen must be a whole number >= 1"):
         spark_model.shrink(bad)
+
+
+def test_shrink_names_its_threshold_min_seen_and_still_takes_min_count(trained):
+    """``min_seen`` (how often training saw an id) is shrink's name; ``min_count``, the table option that admits an
+    id on the servers, is still taken as shrink's earlier keyword, and giving both is refused."""
+    spark_model = copy.copy(trained[0])
+    held = {name: spark_model.arg_params[name].ids for name in TABLES}
+    spark_model.table_counts = {name: (ids, np.arange(ids.size) % 5 + 1) for name, ids in held.items()}
+    counts = {name: pair[1] for name, pair in spark_model.table_counts.items()}
+    threshold = 3
+    by_name, by_old_name = spark_model.shrink(min_seen=threshold), spark_model.shrink(min_count=threshold)
+    for name in counts:
+        kept = by_name.arg_params[name].ids
+        assert 0 < kept.size < spark_model.arg_params[name].ids.size
+        np.testing.assert_array_equal(kept, by_old_name.arg_params[name].ids)
+    with pytest.raises(ConfigError, match="give min_seen or its earlier name min_count, not both"):
+        spark_model.shrink(min_seen=threshold, min_count=threshold)

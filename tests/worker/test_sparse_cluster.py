@@ -9,8 +9,8 @@ import numpy as np
 from cluster import PSCluster
 from sparkps.comm import protocol
 from sparkps.rows.ids import row_ids, split_by_server
+from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
-from sparkps.server.tables.sparse import SparseTable
 
 OPTIONS = {'dim': 4, 'optimizer': {'name': 'adagrad', 'params': {'learning_rate': 0.5}}}
 ROUNDS = 3

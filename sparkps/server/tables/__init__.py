@@ -60,10 +60,10 @@ def create_table(name):
 
 
 def sparse_rows():
-    """A new 'sparse' table (:class:`~sparkps.server.tables.sparse_served.SparseRows`), imported on first
+    """A new 'sparse' table (:class:`~sparkps.server.tables.sparse_served.ServedTable`), imported on first
     use: it compiles numba kernels, which a server holding only dense parameters never needs."""
-    from sparkps.server.tables.sparse_served import SparseRows
-    return SparseRows()
+    from sparkps.server.tables.sparse_served import ServedTable
+    return ServedTable()
 
 
 register_table_kind("dense", DenseTable)

@@ -19,8 +19,8 @@ Compaction merges a base and its deltas into one new base generation: :func:`mer
 files and updates a manifest; :func:`compact_checkpoint` does it for a checkpoint directory (`sparkps
 compact-checkpoint DIR`): new files, then the manifest (atomically replaced), then the replaced files removed,
 so a crash at any point leaves a manifest whose files all exist. The servers compact their own shards the same
-way on a COMMAND ``compact`` (:meth:`SparseRows.compact
-<sparkps.server.tables.sparse_served.SparseRows.compact>`, asked by ``DistKVStore.compact_checkpoint``).
+way on a COMMAND ``compact`` (:meth:`ServedTable.compact
+<sparkps.server.tables.sparse_served.ServedTable.compact>`, asked by ``DistKVStore.compact_checkpoint``).
 """
 import os
 
@@ -29,7 +29,7 @@ import numpy as np
 from sparkps.comm.manifest import MANIFEST, add_table_generation, file_digest, read_manifest, read_piece, save_manifest
 from sparkps.errors import DataError
 from sparkps.rows.ids import shard_of
-from sparkps.server.tables.sparse import SparseTable
+from sparkps.rows.table import SparseTable
 
 _ROW_FIELDS = ('ids', 'values', 'updates', 'seen', 'last_seen')
 

@@ -1,4 +1,4 @@
-"""The server's ``'sparse'`` table kind: a :class:`~sparkps.server.tables.sparse.SparseTable` behind the request
+"""The server's ``'sparse'`` table kind: a :class:`~sparkps.rows.table.SparseTable` behind the request
 interface of :mod:`sparkps.server.tables`, holding one shard of the table's rows.
 
 The server routes a data request to the table its ``table`` field names and consults its round policy; this module
@@ -35,8 +35,8 @@ from sparkps.comm.manifest import MANIFEST, next_table_generation, read_manifest
 from sparkps.errors import DataError
 from sparkps.optimizer.finite import check_rows
 from sparkps.rows.ids import shard_of
+from sparkps.rows.table import SparseTable
 from sparkps.server.tables import sparse_checkpoint
-from sparkps.server.tables.sparse import SparseTable
 
 
 def _shard(name, value):
@@ -46,7 +46,7 @@ def _shard(name, value):
     return tuple(value)
 
 
-class SparseRows:
+class ServedTable:
     """The server's ``'sparse'`` table kind (:mod:`sparkps.server.tables`): made empty by the registry,
     given its :class:`SparseTable` by the first INIT (``options`` + ``shard``: [rank, count]).
 
@@ -99,7 +99,7 @@ class SparseRows:
 
     def gradient(self, request):
         """PUSH of rows: a RowSparse gradient of ``request.ids`` and ``request.values`` (the grads); NonFinite
-        naming the row on a NaN or infinity (:mod:`sparkps.server.tables.finite`)."""
+        naming the row on a NaN or infinity (:func:`sparkps.optimizer.finite.check_rows`)."""
         ids = self._ids(request.ids)
         check_rows(self._held().name, ids, request.values)
         return self._held().row_gradient(ids, request.values)

@@ -136,12 +136,17 @@ class SparkModel:
         check_broadcast_size(self._broadcast_bytes, self.max_broadcast_bytes, self.arg_params)  # the limit may change
         return self._broadcasts[key]
 
-    def shrink(self, min_count):
-        """A copy without the table rows of ids seen fewer than ``min_count`` times in training (a smaller model to
-        ship to the executors and save; such ids then read as unseen ids do). ConfigError when the model has no
-        counts."""
+    def shrink(self, min_seen=None, *, min_count=None):
+        """A copy without the table rows of ids seen fewer than ``min_seen`` times in training (``table_counts``; a
+        smaller model to ship to the executors and save; such ids then read as unseen ids do). ``min_count`` is the earlier name
+        of ``min_seen``, still taken as a keyword (not the table option ``min_count``, which admits an id on the
+        servers). ConfigError when the model has no counts, or when both names are given."""
         from sparkps.spark.model.table_rows import shrunk_params
-        small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_count),
+        if min_count is not None:
+            if min_seen is not None:
+                raise ConfigError("shrink: give min_seen or its earlier name min_count, not both")
+            min_seen = min_count
+        small = SparkModel(self.symbol_json, shrunk_params(self.arg_params, self.table_counts, min_seen),
                            self.aux_params, self.input_shape, self.label_name, self.batch_size, self.epoch,
                            self.history, self.ctx, best_epoch=self.best_epoch, input_layout=self.input_layout)
         small.table_counts, small.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes

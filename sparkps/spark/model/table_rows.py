@@ -6,7 +6,7 @@ of the ids it pulled (``worker_tables``), and every worker the occurrence count 
 ``merge_worker_tables`` joins them on the driver, so the model holds a row for every id of the training data
 (the servers' final values) and ``SparkModel.table_counts`` the count of each id over all partitions.
 
-    small = shrink(model, min_count=5)      # a SparkModel without the rows seen fewer than 5 times
+    small = model.shrink(min_seen=5)        # a SparkModel without the rows seen fewer than 5 times
     check_broadcast_size(payload_bytes, limit, tables)      # ConfigError naming the size, the limit, the fix
 
 An id missing from a shrunk model reads as a new row would (``sparkps.rows.values.initial_rows``: uniform in
@@ -22,8 +22,9 @@ COUNTS_PREFIX = "count:"
 
 
 def partition_counts(X, layout, tables):
-    """{table: (sorted ids int64, counts int64)}: how often each id of ``tables`` ({name: TableSpec}) occurs in the
-    packed rows ``X`` of a PackedLayout (padding ids of a multi-valued field left out)."""
+    """{table: (sorted ids int64, counts int64)}: how often each id of ``tables`` ({name: TableConfig}, as
+    ``sparse_tables`` gives them) occurs in the rows ``X`` of the partition, split into named inputs by ``layout``
+    (padding ids of a multi-valued field left out)."""
     inputs = layout.split(X) if len(X) else {}
     out = {}
     for name, spec in tables.items():
@@ -87,13 +88,13 @@ def _summed(parts):
     return unique, np.bincount(inverse.reshape(-1), weights=counts, minlength=unique.size).astype(np.int64)
 
 
-def shrunk_params(arg_params, table_counts, min_count):
-    """``arg_params`` whose tables keep only the rows of ids seen at least ``min_count`` times (a whole number >= 1;
+def shrunk_params(arg_params, table_counts, min_seen):
+    """``arg_params`` whose tables keep only the rows of ids seen at least ``min_seen`` times (a whole number >= 1;
     anything else is a ConfigError naming it, never a silent truncation)."""
-    number = not isinstance(min_count, bool) and isinstance(min_count, (int, np.integer, float))
-    if not (number and np.isfinite(min_count) and min_count >= 1 and float(min_count).is_integer()):
-        raise ConfigError("shrink(min_count): min_count must be a whole number >= 1 (how often training saw an id), "
-                          "got %r" % (min_count,))
+    number = not isinstance(min_seen, bool) and isinstance(min_seen, (int, np.integer, float))
+    if not (number and np.isfinite(min_seen) and min_seen >= 1 and float(min_seen).is_integer()):
+        raise ConfigError("shrink(min_seen): min_seen must be a whole number >= 1 (how often training saw an id), "
+                          "got %r" % (min_seen,))
     if not table_counts:
         raise ConfigError("this model has no table counts (they are recorded by SparkTrainer for models fed through "
                           "an input layout); it cannot drop rare rows")
@@ -102,7 +103,7 @@ def shrunk_params(arg_params, table_counts, min_count):
         table = arg_params.get(name)
         if not isinstance(table, RowSparse):
             continue
-        frequent = ids[counts >= int(min_count)]
+        frequent = ids[counts >= int(min_seen)]
         keep = np.isin(table.ids, frequent)
         out[name] = RowSparse(table.ids[keep], table.rows[keep], table.shape)
     return out
@@ -120,5 +121,5 @@ def check_broadcast_size(size, limit, arg_params):
     if limit is None or size <= limit:
         return
     raise ConfigError("the model is %.1f MB, above the broadcast limit of %.1f MB (max_broadcast_bytes); its tables: "
-                      "%s. Drop rare rows with model.shrink(min_count) or raise max_broadcast_bytes"
+                      "%s. Drop rare rows with model.shrink(min_seen) or raise max_broadcast_bytes"
                       % (size / 2**20, limit / 2**20, table_summary(arg_params)))

@@ -90,7 +90,7 @@ def test_the_model_holds_every_training_id_and_shrinks_by_count(clicks, fitted, 
     p = np.array([r.probability[1] for r in again.transform(test).select("probability").collect()])
     assert np.all((p > 0) & (p < 1))
     with pytest.raises(ConfigError, match=r"above the broadcast limit of 0.0 MB .*embedding_weight: \d+ rows x 4.*"
-                                          r"model.shrink\(min_count\)"):
+                                          r"model.shrink\(min_seen\)"):
         model.copy({model.maxBroadcastMB: 1e-6}).transform(test).collect()
 
 

@@ -1,13 +1,13 @@
-"""The compiled probes of :class:`~sparkps.server.tables.row_index.HashRowIndex`: open addressing with linear probing
+"""The compiled probes of :class:`~sparkps.rows.index.HashRowIndex`: open addressing with linear probing
 over two flat arrays (uint64 ids, int32 slots), compiled with numba (cached: ``kernel_cache``).
 
-Imported only when a table's index grows large enough to use them (``row_index.GrowingRowIndex``): loading numba
+Imported only when a table's index grows large enough to use them (``rows.index.GrowingRowIndex``): loading numba
 and these kernels costs a process 1-2 s of CPU even from the cache, which a server whose tables stay small never
 pays. Not thread-safe, as the index.
 """
 import numpy as np
 
-from sparkps.server.tables.kernel_cache import kernel
+from sparkps.rows.kernel_cache import kernel
 
 EMPTY, DELETED = -1, -2
 

@@ -5,10 +5,11 @@ Capacity grows in chunks of ``chunk_rows`` (or 1/8 of what is held, whichever is
 ``ndarray.resize``, which large allocations on Linux extend by remapping pages rather than copying. Freed
 slots (evicted rows) are reused before the arrays grow.
 
-Per slot: ``ids`` (uint64), ``values`` and each ``states[k]`` (float32, dim wide), ``updates`` (uint32: how
-often the optimizer changed the row; adam's step count), ``seen`` (float32: occurrences, decayed to
-``last_seen`` when the table decays counts), ``last_seen`` (int32: the table step of the last pull that named
-it) and ``changed`` (bool: changed since the last save).
+Per slot: ``ids`` (uint64), ``values`` and each ``states[k]`` (float32 unless the table says otherwise, dim
+wide), ``updates`` (uint32: how often the optimizer changed the row; adam's step count), ``seen`` (float32:
+occurrences, the table's one count of them, decayed to ``last_seen`` when the table decays counts),
+``last_seen`` (int32: the table step of the last pull that named it) and ``changed`` (bool: changed since the
+last save).
 
 >>> store = RowStore(dim=4, num_states=1, chunk_rows=8)
 >>> slots = store.allocate(3)
@@ -23,13 +24,15 @@ _DTYPES = {'ids': np.uint64, 'updates': np.uint32, 'seen': np.float32, 'last_see
 
 
 class RowStore:
-    """Slot-indexed arrays of one table on one server. Not thread-safe."""
+    """The slot-indexed arrays of one table (rows, optimizer state, per-row counters); its one role is storage:
+    which id a slot holds is the index's business, what a row means is the table's. ``dtype`` is the rows' and
+    states' (float32 on a server; a local table keeps the dtype of the rows it was given). Not thread-safe."""
 
-    def __init__(self, dim, num_states, chunk_rows=1024):
+    def __init__(self, dim, num_states, chunk_rows=1024, dtype=np.float32):
         self.dim = int(dim)
         self.chunk_rows = int(chunk_rows)
-        self.values = np.zeros((0, self.dim), np.float32)
-        self.states = [np.zeros((0, self.dim), np.float32) for _ in range(num_states)]
+        self.values = np.zeros((0, self.dim), dtype)
+        self.states = [np.zeros((0, self.dim), dtype) for _ in range(num_states)]
         for column in COLUMNS:
             setattr(self, column, np.zeros(0, _DTYPES[column]))
         self._top = 0                          # slots [0, top) have been handed out at least once

@@ -1,4 +1,5 @@
-"""A sparse table on one server, without sockets: first-pull creation, lazy per-row updates, bad input."""
+"""The one sparse table, without sockets (a server shard, the local kvstore's table): first-pull creation, lazy
+per-row updates, the frozen reads of prediction, occurrence counts, bad input."""
 import numpy as np
 import pytest
 
@@ -7,7 +8,7 @@ from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
 from sparkps.rows.ids import row_ids, shard_of
 from sparkps.rows.init import RowInitializer
-from sparkps.server.tables.sparse import SparseTable
+from sparkps.rows.table import SparseTable
 
 OPTIMIZERS = [('sgd', {'learning_rate': 0.1, 'momentum': 0.9}),
               ('adagrad', {'learning_rate': 0.1, 'wd': 0.01}),
@@ -200,3 +201,35 @@ def test_a_row_made_in_a_freed_slot_starts_with_fresh_state():
     slot = t.index.lookup(np.array([3], np.uint64))
     assert t.store.states[0][slot].tolist() == [[0.0, 0.0]] and t.store.updates[slot].tolist() == [0]
     np.testing.assert_array_equal(t.store.values[slot], table(dim=2).pull([3]))
+
+
+def test_a_frozen_table_reads_unseen_ids_as_their_initial_rows_without_storing_or_counting():
+    held = table(init={'kind': 'normal', 'sigma': 0.3})
+    ids = np.array([3, 11], np.uint64)
+    rows = held.pull(ids)
+    held.frozen = True
+    unseen = np.array([11, 2**63 + 5, 3], np.uint64)
+    read = held.pull(unseen)
+    np.testing.assert_array_equal(read[[0, 2]], rows[::-1])
+    np.testing.assert_array_equal(read[1], RowInitializer('normal', sigma=0.3).rows('emb', unseen[1:2], 4)[0])
+    assert held.stats()['rows'] == 2
+    np.testing.assert_array_equal(held.occurrences()[1], [1, 1])     # frozen reads are not counted
+    with pytest.raises(ConfigError, match="table 'emb' is read-only"):
+        held.push(ids, np.ones((2, 4), np.float32))
+
+
+def test_occurrences_count_every_naming_by_a_pull_and_hold_counts_none():
+    counted = table()
+    counted.pull(np.array([9, 4, 9], np.uint64))
+    counted.pull(np.array([4], np.uint64), counts=np.array([5]))
+    counted.hold(np.array([7, 7], np.uint64))
+    ids, seen = counted.occurrences()
+    assert ids.tolist() == [4, 7, 9] and seen.tolist() == [6.0, 0.0, 2.0]
+
+
+def test_put_rows_sets_rows_and_a_float64_table_keeps_its_dtype():
+    wide = SparseTable('emb', 2, dtype=np.float64)
+    ids = np.array([1, 8], np.uint64)
+    wide.put_rows(ids, np.array([[0.1, 0.2], [0.3, 0.4]]))
+    out = wide.pull(np.array([8, 1, 5], np.uint64))
+    assert out.dtype == np.float64 and out[:2].tolist() == [[0.3, 0.4], [0.1, 0.2]]

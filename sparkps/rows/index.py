@@ -3,7 +3,7 @@
 Three implementations with one interface (``lookup``, ``insert``, ``remove``, ``items``, ``len``, ``nbytes``):
 
 * :class:`HashRowIndex` — open addressing with linear probing over two flat arrays (uint64 ids, int32 slots),
-  compiled with numba (``row_kernels``); 12 bytes a bucket, kept at most 70 % full.
+  compiled with numba (``rows.kernels``); 12 bytes a bucket, kept at most 70 % full.
 * :class:`SortedRowIndex` — numpy only: sorted ids + ``searchsorted``, new ids in a small sorted side array
   merged in when it grows past 1/8 of the main one.
 * :class:`GrowingRowIndex` — the one tables use: a SortedRowIndex until it holds ``SWITCH_AT`` ids (2^18), then a
@@ -30,10 +30,10 @@ SWITCH_AT = 1 << 18     # ids a GrowingRowIndex holds before it moves to the com
 
 
 def __getattr__(name):
-    """The compiled probes (``_bucket``, ``_lookup``, ``_insert``, ``_remove``) live in ``row_kernels``, imported on
+    """The compiled probes (``_bucket``, ``_lookup``, ``_insert``, ``_remove``) live in ``rows.kernels``, imported on
     first use."""
     if name in ("_bucket", "_lookup", "_insert", "_remove"):
-        from sparkps.server.tables import row_kernels
+        from sparkps.rows import kernels as row_kernels
         return getattr(row_kernels, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
@@ -43,7 +43,7 @@ def _as_ids(ids):
 
 
 def warm():
-    """Load the compiled index functions now (from the kernel cache, :mod:`~sparkps.server.tables.kernel_cache`;
+    """Load the compiled index functions now (from the kernel cache, :mod:`~sparkps.rows.kernel_cache`;
     compiled once per machine), so that the 1-2 s numba takes to load them (more to compile them the first time)
     does not hold up a request. Blocks until they are loaded; :class:`GrowingRowIndex` calls it on a thread of its
     own when a table is half way to ``SWITCH_AT`` ids."""
@@ -58,7 +58,7 @@ class HashRowIndex:
     """Open-addressing id -> slot map over flat arrays (numba-compiled probes); see the module docstring."""
 
     def __init__(self, capacity=1024):
-        from sparkps.server.tables import row_kernels
+        from sparkps.rows import kernels as row_kernels
         self._kernels = row_kernels
         buckets = 1 << max(4, int(np.ceil(np.log2(max(capacity, 1) / _MAX_LOAD))))
         self._keys = np.zeros(buckets, np.uint64)
@@ -166,12 +166,12 @@ class SortedRowIndex:
             self._merge()
 
     def _merge(self):
-        ids = np.concatenate([self._ids, self._new_ids])
-        slots = np.concatenate([self._slots, self._new_slots])
-        live = slots >= 0
-        ids, slots = ids[live], slots[live]
-        order = np.argsort(ids)
-        self._ids, self._slots = ids[order], slots[order]
+        # both arrays are sorted and share no id (insert reuses an id's entry where it is): one linear merge
+        live, new_live = self._slots >= 0, self._new_slots >= 0
+        ids, slots = self._ids[live], self._slots[live]
+        new_ids, new_slots = self._new_ids[new_live], self._new_slots[new_live]
+        where = np.searchsorted(ids, new_ids)
+        self._ids, self._slots = np.insert(ids, where, new_ids), np.insert(slots, where, new_slots)
         self._new_ids, self._new_slots = np.zeros(0, np.uint64), np.zeros(0, np.int32)
 
     def remove(self, ids):

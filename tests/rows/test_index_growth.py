@@ -2,7 +2,7 @@
 every entry: lookups, re-inserts and removals answer the same before and after the move."""
 import numpy as np
 
-from sparkps.server.tables.row_index import GrowingRowIndex, HashRowIndex, SortedRowIndex
+from sparkps.rows.index import GrowingRowIndex, HashRowIndex, SortedRowIndex
 
 
 def test_the_index_moves_to_the_compiled_probes_at_switch_at_with_every_entry():

@@ -1,6 +1,9 @@
-"""A sparse embedding table on one server: rows keyed by 64-bit ids, created on first pull, lazily updated.
+"""The one sparse embedding table: rows keyed by 64-bit ids, created on first pull, lazily updated.
 
-The socket-free core of sparse training (the server's handlers call it; tests call it directly)::
+A server holds its shard of a table as one (:mod:`sparkps.server.tables.sparse_served` adds the shard checks,
+requests and checkpoint files); the local kvstore holds a whole table as one (``sparkps.kvstore.local_rows.RowTable``
+is a thin adapter over it), and prediction reads one frozen (``frozen``: an unseen id reads the row it would be
+created with, and is neither stored nor counted). The socket-free core of sparse training::
 
     table = SparseTable(TableConfig('user', dim=16, optimizer={'name': 'adagrad', 'params': {'learning_rate': 0.1}}))
     table = SparseTable('user', dim=16, optimizer=...)     # the same: TableConfig's fields given directly
@@ -20,32 +23,35 @@ used each id). New rows take their value from the one row initializer (:mod:`spa
 
 ``pull`` and ``push`` check their ids (DataError naming the table and the field); the server's handlers, which
 checked a request's ids already (:mod:`sparkps.server.tables.sparse_served`), call ``pull_checked`` and
-``push_checked``. Not thread-safe: one server thread.
+``push_checked``. The occurrence counts (``store.seen``, decayed to ``store.last_seen``) are the table's own and
+the one count of how often a pull named an id (:meth:`SparseTable.occurrences`). Not thread-safe: one thread.
 """
 import numpy as np
 
 from sparkps.errors import ConfigError, DataError
 from sparkps.optimizer.rowwise import RowOptimizer
+from sparkps.rows import admission
 from sparkps.rows.config import TableConfig
 from sparkps.rows.ids import row_ids, table_seed
+from sparkps.rows.index import GrowingRowIndex
 from sparkps.rows.init import RowInitializer
+from sparkps.rows.store import RowStore
 from sparkps.rows.values import RowSparse, sum_rows
-from sparkps.server.tables import admission
-from sparkps.server.tables.row_index import GrowingRowIndex
-from sparkps.server.tables.row_store import RowStore
 
 _DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
 
 
 class SparseTable:
-    """One table's rows on one server; see the module docstring. ``kind`` is ``'sparse'``.
+    """One table's rows in one process (a server's shard, or the local kvstore's whole table): the rows, their
+    optimizer state and counters, the id index and admission; see the module docstring. ``kind`` is ``'sparse'``.
 
     ``own_optimizer``: the table keeps the optimizer its config names when the job's SET_OPTIMIZER arrives (a table
-    may use a different optimizer from the dense parameters); without one it follows the job's.
+    may use a different optimizer from the dense parameters); without one it follows the job's. ``dtype``: of the
+    rows and states (float32 unless given). ``frozen``: reads only (see the module docstring); a push is refused.
     """
     kind = 'sparse'
 
-    def __init__(self, config, dim=None, **fields):
+    def __init__(self, config, dim=None, *, dtype=np.float32, **fields):
         if not isinstance(config, TableConfig):
             config = TableConfig(config, dim=dim, **fields)
         if config.dim is None:
@@ -58,13 +64,14 @@ class SparseTable:
         self.min_count, self.ttl, self.capacity = config.min_count, config.ttl, config.capacity
         self.sweep_every = config.sweep_every or max(1, (self.ttl or 1) // 8)
         self.decay, self.min_decayed, self.on_full = config.decay, config.min_decayed, config.on_full
-        self.store = RowStore(self.dim, self.optimizer.num_states)
+        self.store = RowStore(self.dim, self.optimizer.num_states, dtype=dtype)
         self.index = GrowingRowIndex()
         self.sketch = admission.OccurrenceSketch() if self.min_count > 1 else None
         self.step = 0
         self.counters = {'admitted': 0, 'evicted_ttl': 0, 'evicted_decay': 0, 'evicted_lru': 0}
         self.removed = []          # ids evicted since the last save (for incremental checkpoints)
         self.own_optimizer = config.optimizer is not None
+        self.frozen = False
 
     # ---- description --------------------------------------------------------------------------------
     def options(self):
@@ -101,19 +108,62 @@ class SparseTable:
         return self.pull_checked(self.ids(ids), counts)
 
     def pull_checked(self, ids, counts=None):
-        """``pull`` of ids already checked by :meth:`ids` (uint64)."""
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
+        """``pull`` of ids already checked by :meth:`ids` (uint64); a ``frozen`` table reads them with :meth:`peek`."""
+        if self.frozen:
+            return self.peek(ids)
+        if _distinct(ids):       # a batch's unique ids, as workers send them: no unique, no gather back
+            uniq, inverse, occurrences = ids, None, self._counts(counts, ids.size)
+        else:
+            uniq, inverse = np.unique(ids, return_inverse=True)
+            occurrences = np.bincount(inverse, weights=self._counts(counts, ids.size), minlength=uniq.size)
         slots = self.index.lookup(uniq)
         held = slots >= 0
-        self._see(slots[held], occurrences[held])
         new = ~held
         if new.any():
+            self._see(slots[held], occurrences[held])
             slots[new] = self._admit(uniq[new], occurrences[new])
-        out = np.zeros((uniq.size, self.dim), np.float32)
-        present = slots >= 0
-        out[present] = self.store.values[slots[present]]
-        return out[inverse]
+            present = slots >= 0
+            out = np.zeros((uniq.size, self.dim), self.store.values.dtype)
+            out[present] = self.store.values[slots[present]]
+        else:
+            self._see(slots, occurrences)
+            out = self.store.values[slots]
+        return out if inverse is None else out[inverse]
+
+    def peek(self, ids):
+        """The rows of checked ``ids`` (uint64) as they read now, changing nothing: a held row, else the row the id
+        would be created with (its initializer's; never stored, never counted)."""
+        slots = self.index.lookup(ids)
+        held = slots >= 0
+        rows = np.empty((ids.size, self.dim), self.store.values.dtype)
+        rows[held] = self.store.values[slots[held]]
+        if not held.all():
+            rows[~held] = self.init(self.seed, ids[~held], self.dim, rows.dtype)
+        return rows
+
+    def hold(self, ids):
+        """Slots of checked ``ids`` (uint64, may repeat; int32), creating the rows not held from the initializer
+        without admission or counting (the local kvstore's rows, which a push or a read of a whole bounded table
+        may name first)."""
+        slots = self.index.lookup(ids)
+        new = slots < 0
+        if new.any():
+            uniq, inverse = np.unique(ids[new], return_inverse=True)
+            slots[new] = self._create(uniq, np.zeros(uniq.size))[inverse.reshape(-1)]
+        return slots
+
+    def put_rows(self, ids, values):
+        """Set the rows of distinct checked ``ids`` (uint64) to ``values`` ((n, dim)), creating those not held
+        (state and counters zero); the rows of a local table's initial value, or a push without an optimizer."""
+        self.store.values[self.hold(ids)] = values
+
+    def occurrences(self):
+        """``(ids uint64, counts float32)`` of every row held, ids ascending: how often pulls named each id (decayed
+        to the row's last pull when the table decays counts). The one occurrence count of a table."""
+        slots = self.store.live_slots()
+        ids = self.store.ids[slots]
+        order = np.argsort(ids)
+        return ids[order], self.store.seen[slots][order]
 
     def _counts(self, counts, n):
         if counts is None:
@@ -140,21 +190,24 @@ class SparseTable:
             seen = self.sketch.estimate(ids)
             admit = seen >= self.min_count
             occurrences = np.where(admit, seen, occurrences)
-        count = int(np.count_nonzero(admit))
-        if count == 0:
-            return slots
+        if admit.any():
+            slots[admit] = self._create(ids[admit], occurrences[admit])
+        return slots
+
+    def _create(self, ids, occurrences):
+        """Rows for new distinct ``ids``, seen ``occurrences`` times, from the initializer; returns their slots."""
+        count = ids.size
         self._make_room(count)
-        new_ids, made = ids[admit], self.store.allocate(count)
+        made = self.store.allocate(count)
         store = self.store
-        store.ids[made] = new_ids
-        store.values[made] = self.init(self.seed, new_ids, self.dim)
-        store.seen[made] = occurrences[admit]
+        store.ids[made] = ids
+        store.values[made] = self.init(self.seed, ids, self.dim, store.values.dtype)
+        store.seen[made] = occurrences
         store.last_seen[made] = self.step
         store.changed[made] = True
-        self.index.insert(new_ids, made)
+        self.index.insert(ids, made)
         self.counters['admitted'] += count
-        slots[admit] = made
-        return slots
+        return made
 
     def _make_room(self, count):
         if self.capacity is None or self.store.rows + count <= self.capacity:
@@ -186,12 +239,17 @@ class SparseTable:
         optimizer update per row. Rows not held (not admitted yet, or evicted) ignore their gradient."""
         self.push_checked(*self.checked_grads(self.ids(ids), grads))
 
-    def push_checked(self, ids, grads):
-        """``push`` of a gradient already checked by :meth:`checked_grads` (uint64 ids, float32 grads)."""
+    def push_checked(self, ids, grads, create=False):
+        """``push`` of a gradient already checked by :meth:`checked_grads` (uint64 ids, float32 grads); with
+        ``create``, rows not held are first made as :meth:`hold` makes them (the local kvstore's push) instead of
+        ignoring their gradient. ConfigError for a ``frozen`` table."""
+        if self.frozen:
+            raise ConfigError(f"table {self.name!r} is read-only (a prediction's table); it takes no pushes")
         ids, grads = sum_rows(ids, grads)
-        slots = self.index.lookup(ids)
+        slots = self.hold(ids) if create else self.index.lookup(ids)
         held = slots >= 0
-        slots, grads = slots[held], grads[held]
+        if not held.all():
+            slots, grads = slots[held], grads[held]
         if not slots.size:
             return
         store = self.store
@@ -261,7 +319,12 @@ class SparseTable:
         if self.own_optimizer:
             self.optimizer.follow(config)
             return
-        self.optimizer = RowOptimizer(config, table=self.name)
+        self.restart_optimizer(config)
+
+    def restart_optimizer(self, optimizer):
+        """Run ``optimizer`` (an Optimizer, its config or its name) from now on, every row's state and update
+        count restarting from zero."""
+        self.optimizer = RowOptimizer(optimizer, table=self.name)
         self.store.states = [np.zeros_like(self.store.values) for _ in range(self.optimizer.num_states)]
         self.store.updates[:] = 0
 
@@ -351,3 +414,8 @@ class SparseTable:
         self.store.release(slots)
         self.removed.append(gone)
         return int(slots.size)
+
+
+def _distinct(ids):
+    """True when ``ids`` ascend strictly (distinct and sorted, as ``np.unique`` gives them)."""
+    return ids.size < 2 or bool((ids[1:] > ids[:-1]).all())

@@ -63,7 +63,7 @@ def kernel(**options):
     """``numba.njit(cache=True, **options)``, its cache in :func:`cache_dir` (uncached where that is None).
 
     Compiles nothing when applied: a kernel is loaded from the cache, or compiled and saved, at its first call
-    (``row_index.warm`` makes that call early, on a thread of its own)."""
+    (``rows.index.warm`` makes that call early, on a thread of its own)."""
     def compile_kernel(function):
         folder = cache_dir()
         if folder is None:

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from sparkps.server.tables.kernel_cache import cache_dir
+from sparkps.rows.kernel_cache import cache_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -52,7 +52,7 @@ PROBE = textwrap.dedent("""
 """)
 
 KERNELS = textwrap.dedent("""
-    from sparkps.server.tables.kernel_cache import kernel
+    from sparkps.rows.kernel_cache import kernel
 
     @kernel()
     def double(x):
