@@ -28,6 +28,7 @@ from sparkps.spark.model.predictor import (
     params_from_bytes,
     predictor_for,
 )
+from sparkps.spark.model.sharded_tables import TABLES_FOLDER
 
 MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
@@ -61,6 +62,9 @@ class SparkModel:
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
         self.saved_path = None                # the folder this model was saved to or loaded from (its files)
+        # sharded tables (format 4): the folder of their shard files and its manifest's tables map; None: inline
+        self.tables_folder, self.table_manifest = None, None
+        self.broadcast_table_rows = None      # transform's broadcast-join limit in rows (None: join_scoring's)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
@@ -138,9 +142,9 @@ class SparkModel:
 
     def shrink(self, min_seen=None, *, min_count=None):
         """A copy without the table rows of ids seen fewer than ``min_seen`` times in training (``table_counts``; a
-        smaller model to ship to the executors and save; such ids then read as unseen ids do). ``min_count`` is the earlier name
-        of ``min_seen``, still taken as a keyword (not the table option ``min_count``, which admits an id on the
-        servers). ConfigError when the model has no counts, or when both names are given."""
+        smaller model to ship to the executors and save; such ids then read as unseen ids do). ``min_count`` is the
+        earlier name of ``min_seen``, still taken as a keyword (not the table option ``min_count``, which admits an
+        id on the servers). ConfigError when the model has no counts, or when both names are given."""
         from sparkps.spark.model.table_rows import shrunk_params
         if min_count is not None:
             if min_seen is not None:
@@ -208,6 +212,13 @@ class SparkModel:
                               "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
                               % data_name)
         source = self.source(df.sparkSession, batch_size)      # no SparkContext: works on Spark Connect too
+        if self.table_manifest:
+            from sparkps.rows.shards import check_shards
+            from sparkps.spark.model.join_scoring import BROADCAST_ROWS, add_joined_predictions
+            check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})   # before any task
+            limit = BROADCAST_ROWS if self.broadcast_table_rows is None else self.broadcast_table_rows
+            return add_joined_predictions(df, source, self.tables_folder, self.table_manifest, featuresCol,
+                                          predictionCol, probabilityCol, rawPredictionCol, limit)
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
     def save(self, path):
@@ -218,7 +229,45 @@ class SparkModel:
         meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
                 "input_layout": self._layout_list()}
-        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts)
+        tables = None
+        if self.table_manifest:
+            tables = self._place_tables(local_path(path))
+        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts, tables)
+        if tables:
+            self.tables_folder = os.path.join(self.saved_path, TABLES_FOLDER)
+
+    def _place_tables(self, path):
+        """The manifest path (relative to ``path``) of this model's shard files, copied file by file into
+        ``path/tables`` unless they are there already. Blocks on the copies."""
+        import shutil
+        target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
+        if os.path.abspath(self.tables_folder) != target:
+            if os.path.exists(target):
+                shutil.rmtree(target)
+            shutil.copytree(self.tables_folder, target)
+        return TABLES_FOLDER + "/manifest.json"
+
+    def with_sharded_tables(self, path, num_shards=2):
+        """This model saved in folder ``path`` with its sparse tables as ``num_shards`` shard files each
+        (``tables/manifest.json``, SparkModel format 4; see :mod:`sparkps.spark.model.sharded_tables`), returned as
+        the model of that folder: its ``arg_params`` hold the dense parameters only, ``transform`` joins the shard
+        files' rows with the input's ids. For a model whose tables are too large to ship to every executor.
+        ConfigError when the model has no sparse table rows. Blocks on writing the files."""
+        from sparkps.spark.model.sharded_tables import sharded_table_names, write_table_shards
+        names = sharded_table_names(self.symbol, self.arg_params)
+        if not names:
+            raise ConfigError("with_sharded_tables: the model holds no sparse table rows to shard")
+        path = os.path.abspath(local_path(path))
+        folder = os.path.join(path, TABLES_FOLDER)
+        manifest = write_table_shards(folder, self.symbol, self.arg_params, self.table_counts, num_shards)
+        dense = {name: value for name, value in self.arg_params.items() if name not in names}
+        model = SparkModel(self.symbol_json, dense, self.aux_params, self.input_shape, self.label_name,
+                           self.batch_size, self.epoch, self.history, self.ctx, best_epoch=self.best_epoch,
+                           input_layout=self.input_layout)
+        model.table_counts, model.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
+        model.tables_folder, model.table_manifest = folder, manifest
+        model.save(path)
+        return model
 
     @classmethod
     def load(cls, path, epoch=None, from_mxnet=False, **meta):
@@ -243,6 +292,12 @@ class SparkModel:
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
                     best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
+        if meta.get("tables"):
+            from sparkps.rows.shards import check_shards, read_manifest
+            folder = os.path.dirname(os.path.join(saved.path, meta["tables"]))
+            manifest = read_manifest(folder)
+            check_shards(folder, manifest)
+            model.tables_folder, model.table_manifest = folder, manifest["tables"]
         return model
 
     @classmethod

@@ -1,0 +1,54 @@
+"""A model's sparse tables as shard files (``sparkps.rows.shards``: one Parquet file per server and table, plus
+``tables/manifest.json``), written from the rows a model holds in memory: the folder format the servers write at
+the end of a fit, for a model whose tables travelled inline (``SparkModel.with_sharded_tables``).
+
+Rows go to shard ``id % num_shards`` (as the servers split them), each shard written with its ids' training counts
+(``SparkModel.table_counts``; 0 where the model has none) and last step 0. The manifest's ``options`` per table
+are its ``TableConfig.to_dict()`` (what an unseen id's initial row needs). Blocks on writing the files.
+"""
+import numpy as np
+
+from sparkps.rows.values import RowSparse
+
+TABLES_FOLDER = "tables"
+
+
+def sharded_table_names(symbol, arg_params):
+    """{name: TableConfig} of the sparse tables of ``symbol`` whose rows ``arg_params`` holds as a RowSparse."""
+    from sparkps.symbol.ops.embedding import sparse_tables
+    return {name: spec for name, spec in sparse_tables(symbol).items()
+            if isinstance(arg_params.get(name), RowSparse)}
+
+
+def write_table_shards(folder, symbol, arg_params, table_counts=None, num_shards=2):
+    """Write every sparse table of ``arg_params`` (``symbol``'s RowSparse tables) as ``num_shards`` shard files and
+    the manifest under ``folder`` (the model's ``tables`` folder); returns the manifest's tables map."""
+    from sparkps.rows import shards
+    tables = {}
+    for name, spec in sharded_table_names(symbol, arg_params).items():
+        value = arg_params[name].merged()
+        ids = value.ids.astype(np.int64).view(np.uint64)
+        counts = _counts_of(value.ids, (table_counts or {}).get(name))
+        owner = ids % np.uint64(num_shards)
+        entries = []
+        for rank in range(int(num_shards)):
+            mine = owner == np.uint64(rank)
+            entries.append(shards.write_shard(folder, name, rank, ids[mine],
+                                              np.ascontiguousarray(value.rows[mine], np.float32),
+                                              counts[mine], np.zeros(int(mine.sum()), np.int64)))
+        tables[name] = {"dim": int(spec.dim), "dtype": "float32", "rows": int(ids.size),
+                        "options": spec.to_dict(), "shards": entries}
+    shards.write_manifest(folder, tables)
+    return tables
+
+
+def _counts_of(ids, counted):
+    """The training count of each of ``ids`` from ``counted`` = (sorted ids, counts), 0 where absent."""
+    out = np.zeros(ids.size, np.int64)
+    if counted is None or not len(counted[0]):
+        return out
+    known, counts = np.asarray(counted[0], np.int64), np.asarray(counted[1], np.int64)
+    at = np.clip(np.searchsorted(known, ids), 0, known.size - 1)
+    hit = known[at] == ids
+    out[hit] = counts[at[hit]]
+    return out
