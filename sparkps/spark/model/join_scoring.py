@@ -1,10 +1,10 @@
 """DataFrame scoring of a model whose sparse tables are shard files (``tables/manifest.json``): Spark SQL gathers
-each input row's table rows, and the dense network scores the assembled rows in a pandas UDF. No process ever holds
+each input row's table rows, and the dense network scores the assembled rows in an Arrow UDF. No process ever holds
 a whole table.
 
 For each table:
 
-1. a pandas UDF reads each input row's ids of the table's fields (padding ids left out, each id once per row);
+1. an Arrow UDF reads each input row's ids of the table's fields (padding ids left out, each id once per row);
 2. they are exploded with the row's position (``monotonically_increasing_id``), joined with the table's Parquet
    rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table has at most ``BROADCAST_ROWS`` rows (a
    broadcast hash join, no shuffle of the input), a shuffle join otherwise;
@@ -45,74 +45,128 @@ def table_ids_per_row(inputs, spec):
     return rows
 
 
+def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, broadcast_rows=BROADCAST_ROWS):
+    """``frame`` plus one struct column per table (``ids`` array<long>, ``rows`` the vectors flattened, null where a
+    row found none) holding the rows of each input row's ids found in the table's shard files. ``inputs_of(*arrays)``
+    gives the named network inputs of an Arrow batch of ``input_cols``. Returns (frame, [(column, TableConfig)]).
+    Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType
+
+    from sparkps.rows.config import TableConfig
+    frame = frame.withColumn(POSITION, F.monotonically_increasing_id())
+    session = frame.sparkSession
+    gathered_cols = []
+    for number, (name, entry) in enumerate(manifest.items()):
+        spec = TableConfig.from_dict(entry["options"])
+        ids_col, rows_col = IDS_PREFIX + str(number), ROWS_PREFIX + str(number)
+
+        def row_ids(*arrays, spec=spec):
+            if not len(arrays[0]):
+                return pa.array([], pa.list_(pa.int64()))
+            return pa.array(table_ids_per_row(inputs_of(arrays), spec), pa.list_(pa.int64()))
+
+        frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
+        rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
+        if entry["rows"] <= broadcast_rows:
+            rows = F.broadcast(rows)
+        wanted = frame.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
+        found = (wanted.join(rows, "id", "inner").groupBy(POSITION)
+                 .agg(F.collect_list(F.struct("id", "vector")).alias("pairs"))
+                 .select(POSITION, F.struct(F.transform("pairs", lambda p: p["id"]).alias("ids"),
+                                            F.flatten(F.transform("pairs", lambda p: p["vector"])).alias("rows"))
+                         .alias(rows_col)))
+        frame = frame.drop(ids_col).join(found, POSITION, "left")
+        gathered_cols.append((rows_col, spec))
+    return frame.drop(POSITION), gathered_cols
+
+
+def batch_tables(gathered_cols, cells):
+    """{table: RowSparse} of one Arrow batch: ``cells`` the batch's gathered struct arrays, in ``gathered_cols``'
+    order."""
+    return {spec.name: _batch_table(spec, column.to_pylist()) for (_, spec), column in zip(gathered_cols, cells)}
+
+
 def add_joined_predictions(df, source, tables_folder, manifest, features_col, prediction_col, probability_col,
                            raw_prediction_col=None, broadcast_rows=BROADCAST_ROWS):
     """``df`` plus the columns of ``udf_scoring.add_predictions``, for a model whose dense part is ``source`` (its
     payload without the tables: ``input_layout`` needed) and whose tables are the shard files of ``tables_folder``
     listed in ``manifest`` ({table: manifest entry}). Lazy."""
-    import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, DoubleType, FloatType, LongType, StructField, StructType
+    from pyspark.sql.types import ArrayType, DoubleType, FloatType, StructField, StructType
 
     from sparkps.ctr.packed import PackedLayout
-    from sparkps.rows.config import TableConfig
     from sparkps.spark.model.udf_scoring import PROBABILITY_TMP, check_outputs, with_outputs
     if source.get("input_layout") is None:
         raise ConfigError("a model with sharded tables scores DataFrames of CTR rows (a model with an input "
                           "layout); this one has none")
     check_outputs(df, prediction_col, probability_col, raw_prediction_col)
     layout = PackedLayout(source["input_layout"])
-    specs = {name: TableConfig.from_dict(entry["options"]) for name, entry in manifest.items()}
-    prepared = features_as_arrays(df, features_col).withColumn(POSITION, F.monotonically_increasing_id())
     num_features = layout.width
-    session = df.sparkSession
-    for number, (name, spec) in enumerate(specs.items()):
-        ids_col, rows_col = IDS_PREFIX + str(number), ROWS_PREFIX + str(number)
 
-        def row_ids(features, spec=spec):
-            inputs = layout.split(stack_features(features, num_features))
-            return pd.Series([list(r) for r in table_ids_per_row(inputs, spec)] if len(features) else [])
+    def features_of(arrays):
+        return stack_features(arrays[0].to_pandas(), num_features)
 
-        prepared = prepared.withColumn(ids_col, F.pandas_udf(row_ids, ArrayType(LongType()))(F.col(FEATURES_TMP)))
-        rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
-        if manifest[name]["rows"] <= broadcast_rows:
-            rows = F.broadcast(rows)
-        wanted = prepared.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
-        gathered = (wanted.join(rows, "id", "inner").groupBy(POSITION)
-                    .agg(F.collect_list(F.struct("id", "vector")).alias("pairs"))
-                    .select(POSITION, F.struct(F.transform("pairs", lambda p: p["id"]).alias("ids"),
-                                               F.flatten(F.transform("pairs", lambda p: p["vector"])).alias("rows"))
-                            .alias(rows_col)))
-        prepared = prepared.drop(ids_col).join(gathered, POSITION, "left")
+    prepared = features_as_arrays(df, features_col)
+    prepared, gathered_cols = gather_table_rows(prepared, [F.col(FEATURES_TMP)],
+                                                lambda arrays: layout.split(features_of(arrays)),
+                                                tables_folder, manifest, broadcast_rows)
     result_type = StructType([StructField("prediction", DoubleType()),
                               StructField("probability", ArrayType(FloatType()))])
-    names = list(specs)
 
-    def score(features, *gathered):
+    def score(features, *cells):
         from sparkps.spark.model.predictor import predictor_for
-        predictor = predictor_for(source)
-        table_rows = {name: _batch_table(specs[name], cells) for name, cells in zip(names, gathered)}
-        outputs = predictor.predict_with_rows(stack_features(features, num_features), table_rows)
-        outputs = outputs.reshape(len(features), -1)
-        return pd.DataFrame({"prediction": outputs.argmax(axis=1).astype(np.float64) if len(features) else [],
-                             "probability": list(outputs.astype(np.float32))})
+        X = features_of([features])
+        outputs = predictor_for(source).predict_with_rows(X, batch_tables(gathered_cols, cells))
+        outputs = outputs.reshape(len(X), -1).astype(np.float32)
+        return pa.StructArray.from_arrays(
+            [pa.array(outputs.argmax(axis=1).astype(np.float64)),
+             pa.array(list(outputs), pa.list_(pa.float32()))], ["prediction", "probability"])
 
-    columns = [F.col(FEATURES_TMP)] + [F.col(ROWS_PREFIX + str(n)) for n in range(len(names))]
-    scored = prepared.withColumn(PROBABILITY_TMP, F.pandas_udf(score, result_type)(*columns))
+    columns = [F.col(FEATURES_TMP)] + [F.col(name) for name, _ in gathered_cols]
+    scored = prepared.withColumn(PROBABILITY_TMP, F.arrow_udf(score, result_type)(*columns))
     scored = with_outputs(scored, prediction_col, probability_col, raw_prediction_col)
-    return scored.drop(POSITION, *[ROWS_PREFIX + str(n) for n in range(len(names))])
+    return scored.drop(FEATURES_TMP, *[name for name, _ in gathered_cols])
+
+
+def add_joined_click_probability(df, source, columns, feature_columns, output_col, tables_folder, manifest,
+                                 broadcast_rows=BROADCAST_ROWS):
+    """``udf_scoring.add_click_probability`` for a CTR model whose tables are the shard files of ``tables_folder``
+    (``manifest``: {table: manifest entry}); ``source`` its dense part. Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType
+
+    from sparkps.errors import DataError
+    if output_col in df.columns:
+        raise DataError("output column %r already exists in the DataFrame" % output_col)
+    count = len(feature_columns)
+    prepared, gathered_cols = gather_table_rows(df, list(feature_columns), columns.inputs, tables_folder, manifest,
+                                                broadcast_rows)
+
+    def score(*arrays):
+        from sparkps.spark.model.predictor import predictor_for
+        inputs = columns.inputs(arrays[:count])
+        outputs = predictor_for(source).predict_with_rows(inputs, batch_tables(gathered_cols, arrays[count:]))
+        return pa.array(outputs[:, 0].astype(np.float64), pa.float64())
+
+    scored = prepared.withColumn(output_col, F.arrow_udf(score, DoubleType())(
+        *feature_columns, *[F.col(name) for name, _ in gathered_cols]))
+    return scored.drop(*[name for name, _ in gathered_cols])
 
 
 def _batch_table(spec, cells):
-    """The RowSparse of table ``spec`` holding the rows gathered for one batch (``cells``: a pandas frame of
-    ``ids``, ``rows`` per input row, null where a row found none), each id once."""
+    """The RowSparse of table ``spec`` holding the rows gathered for one batch (``cells``: per input row a dict of
+    ``ids`` and ``rows``, None where a row found none), each id once."""
     from sparkps.rows.values import RowSparse
     ids, rows = [], []
-    for ids_cell, rows_cell in zip(cells["ids"], cells["rows"]):
-        if ids_cell is None or (isinstance(ids_cell, float) and np.isnan(ids_cell)) or not len(ids_cell):
+    for cell in cells:
+        if not cell or not cell["ids"]:
             continue
-        ids.append(np.asarray(ids_cell, np.int64))
-        rows.append(np.asarray(rows_cell, np.float32).reshape(-1, spec.dim))
+        ids.append(np.asarray(cell["ids"], np.int64))
+        rows.append(np.asarray(cell["rows"], np.float32).reshape(-1, spec.dim))
     shape = (spec.input_dim, spec.dim)
     if not ids:
         return RowSparse(np.empty(0, np.int64), np.empty((0, spec.dim), np.float32), shape)

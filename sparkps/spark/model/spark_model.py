@@ -213,13 +213,21 @@ class SparkModel:
                               % data_name)
         source = self.source(df.sparkSession, batch_size)      # no SparkContext: works on Spark Connect too
         if self.table_manifest:
-            from sparkps.rows.shards import check_shards
-            from sparkps.spark.model.join_scoring import BROADCAST_ROWS, add_joined_predictions
-            check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})   # before any task
-            limit = BROADCAST_ROWS if self.broadcast_table_rows is None else self.broadcast_table_rows
-            return add_joined_predictions(df, source, self.tables_folder, self.table_manifest, featuresCol,
-                                          predictionCol, probabilityCol, rawPredictionCol, limit)
+            from sparkps.spark.model.join_scoring import add_joined_predictions
+            folder, manifest, limit = self.checked_tables()
+            return add_joined_predictions(df, source, folder, manifest, featuresCol, predictionCol, probabilityCol,
+                                          rawPredictionCol, limit)
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
+
+    def checked_tables(self):
+        """(tables folder, manifest's tables map, broadcast-join limit in rows) of a model whose tables are shard
+        files, its shards checked first (a missing or damaged one: one DataError naming it and its table, before
+        any task scores a row). Blocks on reading the shard files."""
+        from sparkps.rows.shards import check_shards
+        from sparkps.spark.model.join_scoring import BROADCAST_ROWS
+        check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})
+        limit = BROADCAST_ROWS if self.broadcast_table_rows is None else self.broadcast_table_rows
+        return self.tables_folder, self.table_manifest, limit
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
