@@ -52,3 +52,16 @@ def _counts_of(ids, counted):
     hit = known[at] == ids
     out[hit] = counts[at[hit]]
     return out
+
+
+def with_table_stand_ins(arg_params, manifest):
+    """``arg_params`` plus, for each table of ``manifest`` (a manifest's tables map) it lacks, an empty RowSparse of
+    the table's shape: what the checks and descriptions that read a model's tables' names and widths need, without
+    their rows."""
+    out = dict(arg_params)
+    for name, entry in (manifest or {}).items():
+        if name not in out:
+            dim = int(entry["dim"])
+            input_dim = (entry.get("options") or {}).get("input_dim")
+            out[name] = RowSparse(np.empty(0, np.int64), np.empty((0, dim), np.float32), (input_dim, dim))
+    return out
