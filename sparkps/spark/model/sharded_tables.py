@@ -65,3 +65,20 @@ def with_table_stand_ins(arg_params, manifest):
             input_dim = (entry.get("options") or {}).get("input_dim")
             out[name] = RowSparse(np.empty(0, np.int64), np.empty((0, dim), np.float32), (input_dim, dim))
     return out
+
+
+def rows_for_ids(folder, name, ids, dim, input_dim=None, batch_rows=65536):
+    """RowSparse of the rows of ``ids`` (int64 bits) that table ``name``'s shard files under ``folder`` hold,
+    streamed ``batch_rows`` at a time (memory: the rows asked for plus one batch); an id no shard holds is left out
+    (it then reads its initial row). Blocks on reading the shards."""
+    from sparkps.rows.shards import iter_shard_rows
+    wanted = np.unique(np.asarray(ids, np.int64))
+    found_ids, found_rows = [], []
+    for shard_ids, vectors, _ in iter_shard_rows(folder, name, batch_rows=batch_rows):
+        hit = np.isin(shard_ids.view(np.int64), wanted)
+        if hit.any():
+            found_ids.append(shard_ids.view(np.int64)[hit])
+            found_rows.append(np.asarray(vectors, np.float32)[hit])
+    if not found_ids:
+        return RowSparse(np.empty(0, np.int64), np.empty((0, dim), np.float32), (input_dim, dim))
+    return RowSparse(np.concatenate(found_ids), np.concatenate(found_rows), (input_dim, dim))
