@@ -148,8 +148,9 @@ def _write_json(path, name, value):
 
 def _manifest(spark_model, plans, since, model_name):
     from sparkps import __version__
-    from sparkps.spark.model.model_folder import FORMAT as MODEL_FORMAT
     from sparkps.spark.model.model_folder import FORMAT_NAME as MODEL_FORMAT_NAME
+    from sparkps.spark.model.model_folder import PLAIN_FORMAT, TABLES_FORMAT
+    model_format = TABLES_FORMAT if spark_model.table_manifest else PLAIN_FORMAT
     tables = {}
     for name, plan in plans.items():
         rows = plan["rows_written"] if "rows_written" in plan else int(plan["ids"].size)
@@ -159,7 +160,7 @@ def _manifest(spark_model, plans, since, model_name):
             entry.update(removed=int(plan["removed"].size), removed_file=name + ".removed.parquet")
         tables[name] = entry
     return {"format": FORMAT, "sparkps_version": __version__, "model": model_name,
-            "model_format": "%s/%d" % (MODEL_FORMAT_NAME, MODEL_FORMAT), "epoch": spark_model.epoch,
+            "model_format": "%s/%d" % (MODEL_FORMAT_NAME, model_format), "epoch": spark_model.epoch,
             "delta": since is not None, "since": None if since is None else os.path.abspath(os.fspath(since)),
             "last_seen": "not kept by a fitted model (the servers' checkpoint files hold it)",
             "tables": tables, "featurization": FEATURIZATION}

@@ -232,8 +232,9 @@ class SparkModel:
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
         ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
-        ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do).
-        ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
+        ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do); a model whose
+        tables are shard files is format 4, its shard files copied file by file into ``path/tables`` (no table
+        is read). ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
         meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
                 "input_layout": self._layout_list()}
