@@ -198,7 +198,7 @@ def rate(value):
 
 
 def markdown(results):
-    lines = ["Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
+    lines = ["## Big tables", "", "Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
              "Generated CTR set (26 fields, Zipf(1.05) over 2M values per field, see the script's docstring); "
              "FM, dim 16, 2 workers + 2 servers on local[2], one epoch.", "",
              "| distinct ids | rows | tables | fit | save | reload | join rows/s | inline rows/s | driver RSS growth "
