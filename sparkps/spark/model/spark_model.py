@@ -163,12 +163,37 @@ class SparkModel:
         self._broadcasts = {}
 
     def predict_numpy(self, X):
-        """Outputs for the rows of a numpy array, on the driver (no Spark)."""
+        """Outputs for the rows of a numpy array, on the driver (no Spark). A model whose tables are shard files
+        reads the rows of ``X``'s ids only, streamed from the shards (blocks on reading them)."""
         if self._local is None:
             payload = self.payload()
             self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
                                     self.label_name, typed=self.input_layout)
+        if self.table_manifest:
+            return self._local.predict_with_rows(X, self._rows_of(X))
         return self._local.predict(X)
+
+    def _rows_of(self, X):
+        """{table: RowSparse} of the shard rows of the ids that the float or typed rows ``X`` read."""
+        from sparkps.rows.config import TableConfig
+        from sparkps.spark.model.join_scoring import table_ids_per_row
+        from sparkps.spark.model.sharded_tables import rows_for_ids
+        if self.input_layout is None:
+            raise ConfigError("a model with sharded tables predicts CTR rows (a model with an input layout)")
+        X = np.asarray(X)
+        if X.dtype == self.input_layout.dtype:
+            inputs = self.input_layout.split(X)
+        else:
+            from sparkps.ctr.packed import PackedLayout
+            inputs = PackedLayout(self._layout_list()).split(X.reshape(len(X), -1))
+        out = {}
+        folder, manifest, _ = self.checked_tables()
+        for name, entry in manifest.items():
+            spec = TableConfig.from_dict(entry["options"])
+            rows = table_ids_per_row(inputs, spec)
+            ids = np.concatenate(rows) if rows else np.empty(0, np.int64)
+            out[name] = rows_for_ids(folder, name, ids, spec.dim, spec.input_dim)
+        return out
 
     def predict(self, rdd, batch_size=None):
         """RDD of output arrays (e.g. class probabilities), one per input row, in input order.
@@ -177,6 +202,9 @@ class SparkModel:
         block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
         Lazy: nothing runs until an action.
         """
+        if self.table_manifest:
+            raise ConfigError("this model's tables are shard files (%s): score a DataFrame with transform, which "
+                              "joins each row's ids with their rows" % self.tables_folder)
         broadcast = self.broadcast(rdd.context, batch_size)
         num_features = float_row_width(self.input_shape, self._layout_list())
 

@@ -63,3 +63,11 @@ def test_a_missing_or_damaged_shard_is_one_error_naming_it_and_its_table(trained
     with pytest.raises(DataError, match=r"(?s)(%s.*server-00001\.parquet|server-00001\.parquet.*%s)"
                        % (TABLES[0], TABLES[0])):
         SparkModel.load(str(tmp_path / "m"))
+
+
+def test_predict_numpy_reads_the_rows_of_its_ids_from_the_shards(trained, tmp_path):
+    """On the driver, without Spark: the packed rows of training and rows of ids never seen score as inline."""
+    spark_model, X = trained
+    sharded = spark_model.with_sharded_tables(str(tmp_path / "m"))
+    rows = np.concatenate([X[:30], X[:5] + 1.0])       # planes shifted: ids no table holds
+    np.testing.assert_allclose(sharded.predict_numpy(rows), spark_model.predict_numpy(rows), atol=1e-6)
