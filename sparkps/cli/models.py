@@ -1,5 +1,7 @@
 """The model commands: ``sparkps symbol mlp`` (write a network as symbol JSON) and ``sparkps predict`` (a trained
 sparkps or MXNet checkpoint over libsvm or CSV rows)."""
+import os
+
 import click
 import numpy as np
 
@@ -64,6 +66,8 @@ def predict(model_prefix, mxnet_prefix, epoch, data, data_format, num_features, 
         X = X.reshape((len(X),) + _row_shape(input_shape, X.shape[1]))
     model = FeedForward.load(model_prefix or mxnet_prefix, epoch, from_mxnet=mxnet_prefix is not None,
                              numpy_batch_size=batch_size)
+    if model_prefix is not None:
+        _add_sharded_rows(model, model_prefix, X)
     outputs = model.predict(X)
     outputs = (outputs[0] if isinstance(outputs, list) else outputs).reshape(len(X), -1)
     lines = ["label,prediction," + ",".join("output_%d" % k for k in range(outputs.shape[1]))]
@@ -77,6 +81,37 @@ def predict(model_prefix, mxnet_prefix, epoch, data, data_format, num_features, 
         click.echo("sparkps predict: wrote %d predictions to %s" % (len(X), output), err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _add_sharded_rows(model, prefix, X):
+    """When ``prefix`` is the model of a saved SparkModel folder whose tables are shard files, put in
+    ``model.arg_params`` the rows of the ids ``X`` reads (the one data input feeds its tables), streamed from the
+    shards: never a whole table. ConfigError when a table reads ids from another input. Blocks on reading them."""
+    import json
+
+    from sparkps.rows.shards import check_shards, read_manifest
+    from sparkps.spark.model.sharded_tables import rows_for_ids
+    from sparkps.symbol.ops.embedding import sparse_tables
+    meta_path = os.path.join(os.path.dirname(os.path.abspath(prefix)), "metadata.json")
+    if not os.path.exists(meta_path):
+        return
+    with open(meta_path, encoding="utf-8") as handle:
+        tables = json.load(handle).get("tables")
+    if not tables:
+        return
+    folder = os.path.dirname(os.path.join(os.path.dirname(meta_path), tables))
+    manifest = read_manifest(folder)
+    check_shards(folder, manifest)
+    data = [n for n in model.symbol.list_arguments() if n not in model.arg_params and not n.endswith("label")
+            and n not in manifest["tables"]]
+    for name, spec in sparse_tables(model.symbol).items():
+        if name not in manifest["tables"]:
+            continue
+        if list(spec.fields) != data[:1] or len(data) != 1:
+            raise ConfigError("sparkps predict: table %r reads ids from %s; predict feeds one data input (%s), so "
+                              "score this model with SparkModel.transform" % (name, list(spec.fields), data))
+        model.arg_params[name] = rows_for_ids(folder, name, np.asarray(X).astype(np.int64).reshape(-1), spec.dim,
+                                              spec.input_dim)
 
 
 def _read_rows(path, data_format, num_features, label_column):

@@ -155,3 +155,35 @@ def test_a_nonempty_target_and_another_models_checkpoint_are_refused(fitted, tmp
     with pytest.raises(DataError, match=r"since=%s is not a checkpoint folder \(no manifest.json\); it holds the "
                        r"checkpoints \['epoch-0001', 'epoch-0002'\]" % checkpoints):
         model.export_tables(tmp_path / "y", since=checkpoints)
+
+
+def sorted_rows(folder, name):
+    import pyarrow.parquet as pq
+    table = pq.read_table(folder / (name + ".parquet"))
+    ids = table.column("id").to_numpy()
+    order = np.argsort(ids)
+    return ids[order], np.array(table.column("vector").to_pylist(), np.float32)[order], \
+        table.column("count").to_numpy()[order]
+
+
+def test_a_model_with_sharded_tables_exports_the_rows_of_its_inline_self(fitted, tmp_path, monkeypatch):
+    """Its shards streamed a few rows at a time (full export and delta): the same rows, counts and removed ids."""
+    import pyarrow.parquet as pq
+
+    from sparkps.spark.model import export_tables
+    model, checkpoints = fitted
+    sharded = model.copy()
+    sharded.spark_model = model.spark_model.with_sharded_tables(str(tmp_path / "sharded"))
+    monkeypatch.setattr(export_tables, "SHARD_BATCH_ROWS", 7)
+    for since, target in ((None, "rows"), (checkpoints / "epoch-0001", "delta")):
+        inline = model.export_tables(tmp_path / ("inline-" + target), since=since)
+        streamed = sharded.export_tables(tmp_path / ("sharded-" + target), since=since)
+        assert streamed["tables"] == inline["tables"]
+        for name in inline["tables"]:
+            for mine, theirs in zip(sorted_rows(tmp_path / ("sharded-" + target), name),
+                                    sorted_rows(tmp_path / ("inline-" + target), name)):
+                np.testing.assert_array_equal(mine, theirs)
+            if since is not None:
+                removed = [sorted(pq.read_table(tmp_path / (kind + target) / (name + ".removed.parquet"))
+                                  .column("id").to_pylist()) for kind in ("sharded-", "inline-")]
+                assert removed[0] == removed[1]

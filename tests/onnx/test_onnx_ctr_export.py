@@ -79,3 +79,16 @@ def test_angel_network_matches_sparkps(name, tmp_path):
     got = run_onnx(path, table_feeds(net.symbol, params, {"ids": ids}, {}))[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
+
+
+def test_a_model_with_sharded_tables_exports_the_graph_of_its_inline_self(tmp_path):
+    """The graph is cut at the table reads, so the export reads no table row: a model whose tables are shard files
+    (only its dense parameters in memory) writes the same ONNX file as the same model with its tables inline."""
+    from packed_fm import SPEC as FM_SPEC
+    from packed_fm import packed_fm
+    spark_model, _ = packed_fm()
+    sharded = spark_model.with_sharded_tables(str(tmp_path / "sharded"))
+    for model, name in ((spark_model, "inline"), (sharded, "sharded")):
+        export_model(model.symbol, (model.arg_params, model.aux_params), FM_SPEC.input_shapes(1),
+                     tmp_path / (name + ".onnx"), fields=FM_SPEC)
+    assert (tmp_path / "inline.onnx").read_bytes() == (tmp_path / "sharded.onnx").read_bytes()

@@ -301,8 +301,14 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         limit = get("maxBroadcastMB")
         self.spark_model.max_broadcast_bytes = int(limit * 2**20) if limit > 0 else None
         source = self.spark_model.source(dataset.sparkSession)
-        scored = add_click_probability(dataset, source, featurizer.columns(stats, self.feature_spec(stats)),
-                                       featurizer.feature_columns(), SCORE_TMP)
+        columns = featurizer.columns(stats, self.feature_spec(stats))
+        if self.spark_model.table_manifest:        # tables as shard files: their rows joined in Spark SQL
+            from sparkps.spark.model.join_scoring import add_joined_click_probability
+            folder, manifest, limit = self.spark_model.checked_tables()
+            scored = add_joined_click_probability(dataset, source, columns, featurizer.feature_columns(), SCORE_TMP,
+                                                  folder, manifest, limit)
+        else:
+            scored = add_click_probability(dataset, source, columns, featurizer.feature_columns(), SCORE_TMP)
         p = F.least(F.greatest(F.col(SCORE_TMP), F.lit(1e-15)), F.lit(1 - 1e-15))
         logit = F.log(p / (1 - p))
         return (scored.withColumn(get("rawPredictionCol"), array_to_vector(F.array(-logit, logit)))

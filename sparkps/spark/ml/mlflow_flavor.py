@@ -11,6 +11,9 @@ flavor that scores a pandas DataFrame into probabilities.
 scored).  The pyfunc answers a float64 array: for a CTR model the click probability p of each row, for the classifier
 the class probabilities (rows x classes; a features column of lists is read as the vectors).
 
+A model whose tables are shard files (docs/tables.md) is logged with them: the pyspark.ml persistence copies the
+files one by one (no table is read), and the pyfunc scores through the Spark SQL join.
+
 ``mlflow.spark.log_model(model, ...)`` works on the same models; its pyfunc answers the ``prediction`` column (the
 class index, 0 or 1 for a CTR model) instead.  MLflow is an extra: it is imported when these functions are called.
 """

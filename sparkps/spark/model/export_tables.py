@@ -14,6 +14,10 @@ writes into the folder ``path``::
 Parquet is written with pyarrow (a dependency of sparkps). Decisions (what goes in each file) are made before any
 file is opened; a non-empty ``path`` without ``overwrite=True`` is refused before anything is written. Blocks on
 file I/O (and, with ``since``, on reading the checkpoint's files).
+
+A model whose tables are shard files (SparkModel format 4, ``sparkps.rows.shards``) is exported by streaming its
+shards ``SHARD_BATCH_ROWS`` rows at a time into each table's Parquet file (the counts are the shards' own): no
+process holds a whole table (a delta holds the checkpoint's table, as for an inline model, plus one batch).
 """
 import json
 import os
@@ -28,6 +32,7 @@ from sparkps.spark.model.export_featurization import featurization
 
 FORMAT = "sparkps.TableRows/1"
 MANIFEST, FEATURIZATION = "manifest.json", "featurization.json"
+SHARD_BATCH_ROWS = 65536      # rows of a sharded table read and written at a time
 
 
 def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, overwrite=False, model_name=None):
@@ -38,8 +43,12 @@ def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, ov
     DataError naming ``since`` and the model when it is not a checkpoint of this model."""
     path = os.fspath(path)
     _check_target(path, overwrite)
-    arg_params = spark_model.arg_params
-    tables = {name: value for name, value in arg_params.items() if isinstance(value, RowSparse)}
+    from sparkps.spark.model.sharded_tables import with_table_stand_ins
+    sharded = spark_model.table_manifest or {}
+    if sharded:
+        spark_model.checked_tables()
+    arg_params = with_table_stand_ins(spark_model.arg_params, sharded)
+    tables = {name: value for name, value in arg_params.items() if isinstance(value, RowSparse) and name not in sharded}
     held = export_delta.checkpoint_tables(since, arg_params) if since is not None else None
     doc = featurization(featurizer, spec, stats, spark_model.symbol, arg_params)
     plans = {name: _plan(name, table, spark_model.table_counts.get(name), held) for name, table in tables.items()}
@@ -48,6 +57,9 @@ def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, ov
     os.makedirs(path)
     for plan in plans.values():
         _write_rows(path, plan)
+    for name, entry in sharded.items():
+        plans[name] = _write_sharded_rows(path, name, spark_model.tables_folder, int(entry["dim"]),
+                                          None if held is None else held[name])
     _write_json(path, FEATURIZATION, doc)
     manifest = _manifest(spark_model, plans, since, model_name)
     _write_json(path, MANIFEST, manifest)
@@ -95,6 +107,40 @@ def _write_rows(path, plan):
                        os.path.join(path, plan["name"] + ".removed.parquet"))
 
 
+def _write_sharded_rows(path, name, folder, dim, held):
+    """Stream table ``name``'s shard files (under ``folder``) into ``path/<name>.parquet`` (only the rows changed
+    since ``held`` = (sorted ids, values) when given, and the removed ids beside); returns its plan for the
+    manifest (``rows`` the count written)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sparkps.rows.shards import iter_shard_rows
+    schema = pa.schema([("id", pa.int64()), ("vector", pa.list_(pa.float32())), ("count", pa.int64())])
+    seen = None if held is None else np.zeros(held[0].size, bool)
+    written = 0
+    with pq.ParquetWriter(os.path.join(path, name + ".parquet"), schema) as writer:
+        for ids, rows, counts in iter_shard_rows(folder, name, batch_rows=SHARD_BATCH_ROWS):
+            ids, rows, counts = ids.view(np.int64), np.asarray(rows, np.float32), np.asarray(counts, np.int64)
+            if held is not None:
+                order = np.argsort(ids, kind="stable")
+                ids, rows, counts = ids[order], rows[order], counts[order]
+                if held[0].size:
+                    where = np.clip(np.searchsorted(held[0], ids), 0, held[0].size - 1)
+                    seen[where[held[0][where] == ids]] = True
+                changed, _ = export_delta.changed_rows(RowSparse(ids, rows, (None, dim)), held)
+                ids, rows, counts = ids[changed], rows[changed], counts[changed]
+            vectors = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1), pa.float32()), dim)
+            writer.write_table(pa.table({"id": pa.array(ids, pa.int64()), "vector": vectors.cast(schema[1].type),
+                                         "count": pa.array(counts, pa.int64())}, schema=schema))
+            written += int(ids.size)
+    removed = None
+    if held is not None:
+        removed = held[0][~seen]
+        pq.write_table(pa.table({"id": pa.array(removed, pa.int64())}),
+                       os.path.join(path, name + ".removed.parquet"))
+    return {"name": name, "rows_written": written, "counts": True, "removed": removed, "dim": dim}
+
+
 def _write_json(path, name, value):
     with open(os.path.join(path, name), "w", encoding="utf-8") as f:
         json.dump(value, f, indent=1, sort_keys=True)
@@ -102,17 +148,19 @@ def _write_json(path, name, value):
 
 def _manifest(spark_model, plans, since, model_name):
     from sparkps import __version__
-    from sparkps.spark.model.model_folder import FORMAT as MODEL_FORMAT
     from sparkps.spark.model.model_folder import FORMAT_NAME as MODEL_FORMAT_NAME
+    from sparkps.spark.model.model_folder import PLAIN_FORMAT, TABLES_FORMAT
+    model_format = TABLES_FORMAT if spark_model.table_manifest else PLAIN_FORMAT
     tables = {}
     for name, plan in plans.items():
-        entry = {"dim": plan["dim"], "rows": int(plan["ids"].size), "file": name + ".parquet",
+        rows = plan["rows_written"] if "rows_written" in plan else int(plan["ids"].size)
+        entry = {"dim": plan["dim"], "rows": rows, "file": name + ".parquet",
                  "columns": ["id", "vector"] + (["count"] if plan["counts"] is not None else [])}
         if plan["removed"] is not None:
             entry.update(removed=int(plan["removed"].size), removed_file=name + ".removed.parquet")
         tables[name] = entry
     return {"format": FORMAT, "sparkps_version": __version__, "model": model_name,
-            "model_format": "%s/%d" % (MODEL_FORMAT_NAME, MODEL_FORMAT), "epoch": spark_model.epoch,
+            "model_format": "%s/%d" % (MODEL_FORMAT_NAME, model_format), "epoch": spark_model.epoch,
             "delta": since is not None, "since": None if since is None else os.path.abspath(os.fspath(since)),
             "last_seen": "not kept by a fitted model (the servers' checkpoint files hold it)",
             "tables": tables, "featurization": FEATURIZATION}

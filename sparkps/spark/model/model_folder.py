@@ -4,6 +4,7 @@
     path/metadata.json                               format version, epoch, input shape, label name, batch size,
                                                      history, best epoch, input layout (docs/saved_models.md)
     path/table-counts.npz                            how often training saw each id of each sparse table (CTR)
+    path/tables/manifest.json, path/tables/T/...     the sparse tables as shard files (format 4, sparkps.rows.shards)
 
 ``write_folder`` writes the newest format; ``read_folder`` reads it and every earlier one, giving the metadata in the
 model's own terms (epochs counted from 0). SparkModel.save / SparkModel.load and the Python workers that read a
@@ -20,7 +21,9 @@ from sparkps.errors import ConfigError, DataError
 PREFIX = "model"
 METADATA = "metadata.json"
 TABLE_COUNTS = "table-counts.npz"
-FORMAT_NAME, FORMAT = "sparkps.SparkModel", 3
+FORMAT_NAME, FORMAT = "sparkps.SparkModel", 4
+TABLES_FORMAT = 4        # the first format whose tables may be shard files (``"tables"`` in metadata.json)
+PLAIN_FORMAT = 3         # what a model with its tables inline is written as
 
 # symbol, arg_params, aux_params: the network and its weights; meta: metadata.json in the model's terms (epochs
 # from 0); table_counts: {table: (ids, counts)} ({} without the file); path: the folder, absolute
@@ -33,8 +36,10 @@ def local_path(path):
     return path[len("file:"):] if path.startswith("file:") else path
 
 
-def write_folder(path, feedforward, meta, table_counts=None):
-    """Write a model into folder ``path`` (made when missing) in format ``FORMAT``: ``feedforward``'s files at
+def write_folder(path, feedforward, meta, table_counts=None, tables=None):
+    """Write a model into folder ``path`` (made when missing) in format ``PLAIN_FORMAT``, or ``TABLES_FORMAT`` with
+    ``tables`` (the manifest of its shard files, relative to ``path``: ``tables/manifest.json``, already written
+    there), recorded as ``"tables"`` in metadata.json: ``feedforward``'s files at
     ``meta['epoch']``, ``metadata.json`` from ``meta`` (epoch, input_shape, label_name, batch_size, history,
     best_epoch counted from 0, and input_layout, a list or None) with ``history`` and ``best_epoch`` counted
     from 1, and ``table-counts.npz`` when ``table_counts`` holds any. Returns the folder's absolute path.
@@ -43,12 +48,15 @@ def write_folder(path, feedforward, meta, table_counts=None):
     os.makedirs(path, exist_ok=True)
     feedforward.save(os.path.join(path, PREFIX), meta["epoch"])
     best = meta.get("best_epoch")
-    saved = {"format": "%s/%d" % (FORMAT_NAME, FORMAT), "prefix": PREFIX, "epoch": meta["epoch"],
+    version = TABLES_FORMAT if tables else PLAIN_FORMAT
+    saved = {"format": "%s/%d" % (FORMAT_NAME, version), "prefix": PREFIX, "epoch": meta["epoch"],
              "input_shape": list(meta["input_shape"]), "label_name": meta["label_name"],
              "batch_size": meta["batch_size"], "history": [dict(h, epoch=h["epoch"] + 1) for h in meta["history"]],
              "best_epoch": None if best is None else best + 1}
     if meta.get("input_layout") is not None:
         saved["input_layout"] = meta["input_layout"]
+    if tables:
+        saved["tables"] = tables
     if table_counts:
         np.savez(os.path.join(path, TABLE_COUNTS), **{"%s:%s" % (part, name): array
                                                       for name, pair in table_counts.items()
@@ -122,4 +130,4 @@ def _metadata_v3(meta_path, meta):
                 best_epoch=None if best is None else int(best) - 1)
 
 
-_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1, 3: _metadata_v3}     # 2 changed the params file only
+_METADATA_LOADERS = {1: _metadata_v1, 2: _metadata_v1, 3: _metadata_v3, 4: _metadata_v3}  # 2, 4: other files

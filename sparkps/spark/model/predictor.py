@@ -132,6 +132,15 @@ class Predictor:
         out = out[0] if isinstance(out, list) else out
         return np.asarray(out, np.float32).reshape(rows, -1)
 
+    def predict_with_rows(self, X, table_rows):
+        """``predict(X)`` reading the sparse tables from ``table_rows`` ({table: RowSparse}): the rows of this batch's
+        ids only, gathered by a join over the table's shard files (a tiny local table; an id it lacks reads its
+        initial row, as an unseen id does). Not thread-safe; blocks on computation only."""
+        model = self._named_model()
+        with self.lock:
+            model.arg_params.update(table_rows)
+        return self.predict(X)
+
     def _named_model(self):
         """The FeedForward that predicts from named inputs (made on first use for a network bound to one input)."""
         model = self.model or self._feedforward

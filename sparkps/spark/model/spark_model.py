@@ -29,6 +29,7 @@ from sparkps.spark.model.predictor import (
     params_from_bytes,
     predictor_for,
 )
+from sparkps.spark.model.sharded_tables import TABLES_FOLDER
 
 MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
@@ -62,6 +63,9 @@ class SparkModel:
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
         self.saved_path = None                # the folder this model was saved to or loaded from (its files)
+        # sharded tables (format 4): the folder of their shard files and its manifest's tables map; None: inline
+        self.tables_folder, self.table_manifest = None, None
+        self.broadcast_table_rows = None      # transform's broadcast-join limit in rows (None: join_scoring's)
         self.model_id = uuid.uuid4().hex
         self._local = None
         self._broadcasts = {}
@@ -160,12 +164,37 @@ class SparkModel:
         self._broadcasts = {}
 
     def predict_numpy(self, X):
-        """Outputs for the rows of a numpy array, on the driver (no Spark)."""
+        """Outputs for the rows of a numpy array, on the driver (no Spark). A model whose tables are shard files
+        reads the rows of ``X``'s ids only, streamed from the shards (blocks on reading them)."""
         if self._local is None:
             payload = self.payload()
             self._local = Predictor(payload["symbol"], payload["params"], self.input_shape, self.batch_size,
                                     self.label_name, typed=self.input_layout)
+        if self.table_manifest:
+            return self._local.predict_with_rows(X, self._rows_of(X))
         return self._local.predict(X)
+
+    def _rows_of(self, X):
+        """{table: RowSparse} of the shard rows of the ids that the float or typed rows ``X`` read."""
+        from sparkps.rows.config import TableConfig
+        from sparkps.spark.model.join_scoring import table_ids_per_row
+        from sparkps.spark.model.sharded_tables import rows_for_ids
+        if self.input_layout is None:
+            raise ConfigError("a model with sharded tables predicts CTR rows (a model with an input layout)")
+        X = np.asarray(X)
+        if X.dtype == self.input_layout.dtype:
+            inputs = self.input_layout.split(X)
+        else:
+            from sparkps.ctr.packed import PackedLayout
+            inputs = PackedLayout(self._layout_list()).split(X.reshape(len(X), -1))
+        out = {}
+        folder, manifest, _ = self.checked_tables()
+        for name, entry in manifest.items():
+            spec = TableConfig.from_dict(entry["options"])
+            rows = table_ids_per_row(inputs, spec)
+            ids = np.concatenate(rows) if rows else np.empty(0, np.int64)
+            out[name] = rows_for_ids(folder, name, ids, spec.dim, spec.input_dim)
+        return out
 
     def predict(self, rdd, batch_size=None):
         """RDD of output arrays (e.g. class probabilities), one per input row, in input order.
@@ -174,6 +203,9 @@ class SparkModel:
         block gives a 2-D block of outputs.  The model is broadcast once; each Python worker binds it once.
         Lazy: nothing runs until an action.
         """
+        if self.table_manifest:
+            raise ConfigError("this model's tables are shard files (%s): score a DataFrame with transform, which "
+                              "joins each row's ids with their rows" % self.tables_folder)
         settle_worker_python(rdd)      # before the function is wrapped: a freshly loaded model in a new program too
         broadcast = self.broadcast(rdd.context, batch_size)
         num_features = float_row_width(self.input_shape, self._layout_list())
@@ -210,17 +242,71 @@ class SparkModel:
                               "features cannot carry; predict an RDD of int64 id rows instead (SparkModel.predict)"
                               % data_name)
         source = self.source(df.sparkSession, batch_size)      # no SparkContext: works on Spark Connect too
+        if self.table_manifest:
+            from sparkps.spark.model.join_scoring import add_joined_predictions
+            folder, manifest, limit = self.checked_tables()
+            return add_joined_predictions(df, source, folder, manifest, featuresCol, predictionCol, probabilityCol,
+                                          rawPredictionCol, limit)
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
+
+    def checked_tables(self):
+        """(tables folder, manifest's tables map, broadcast-join limit in rows) of a model whose tables are shard
+        files, its shards checked first (a missing or damaged one: one DataError naming it and its table, before
+        any task scores a row). Blocks on reading the shard files."""
+        from sparkps.rows.shards import check_shards
+        from sparkps.spark.model.join_scoring import BROADCAST_ROWS
+        check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})
+        limit = BROADCAST_ROWS if self.broadcast_table_rows is None else self.broadcast_table_rows
+        return self.tables_folder, self.table_manifest, limit
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
         ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
-        ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do).
-        ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
+        ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do); a model whose
+        tables are shard files is format 4, its shard files copied file by file into ``path/tables`` (no table
+        is read). ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
         meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
                 "input_layout": self._layout_list()}
-        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts)
+        tables = None
+        if self.table_manifest:
+            tables = self._place_tables(local_path(path))
+        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts, tables)
+        if tables:
+            self.tables_folder = os.path.join(self.saved_path, TABLES_FOLDER)
+
+    def _place_tables(self, path):
+        """The manifest path (relative to ``path``) of this model's shard files, copied file by file into
+        ``path/tables`` unless they are there already. Blocks on the copies."""
+        import shutil
+        target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
+        if os.path.abspath(self.tables_folder) != target:
+            if os.path.exists(target):
+                shutil.rmtree(target)
+            shutil.copytree(self.tables_folder, target)
+        return TABLES_FOLDER + "/manifest.json"
+
+    def with_sharded_tables(self, path, num_shards=2):
+        """This model saved in folder ``path`` with its sparse tables as ``num_shards`` shard files each
+        (``tables/manifest.json``, SparkModel format 4; see :mod:`sparkps.spark.model.sharded_tables`), returned as
+        the model of that folder: its ``arg_params`` hold the dense parameters only, ``transform`` joins the shard
+        files' rows with the input's ids. For a model whose tables are too large to ship to every executor.
+        ConfigError when the model has no sparse table rows. Blocks on writing the files."""
+        from sparkps.spark.model.sharded_tables import sharded_table_names, write_table_shards
+        names = sharded_table_names(self.symbol, self.arg_params)
+        if not names:
+            raise ConfigError("with_sharded_tables: the model holds no sparse table rows to shard")
+        path = os.path.abspath(local_path(path))
+        folder = os.path.join(path, TABLES_FOLDER)
+        manifest = write_table_shards(folder, self.symbol, self.arg_params, self.table_counts, num_shards)
+        dense = {name: value for name, value in self.arg_params.items() if name not in names}
+        model = SparkModel(self.symbol_json, dense, self.aux_params, self.input_shape, self.label_name,
+                           self.batch_size, self.epoch, self.history, self.ctx, best_epoch=self.best_epoch,
+                           input_layout=self.input_layout)
+        model.table_counts, model.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
+        model.tables_folder, model.table_manifest = folder, manifest
+        model.save(path)
+        return model
 
     @classmethod
     def load(cls, path, epoch=None, from_mxnet=False, **meta):
@@ -245,6 +331,12 @@ class SparkModel:
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
                     best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
+        if meta.get("tables"):
+            from sparkps.rows.shards import check_shards, read_manifest
+            folder = os.path.dirname(os.path.join(saved.path, meta["tables"]))
+            manifest = read_manifest(folder)
+            check_shards(folder, manifest)
+            model.tables_folder, model.table_manifest = folder, manifest["tables"]
         return model
 
     @classmethod

@@ -22,12 +22,9 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
     travel to Python (through Arrow), every other column stays in the JVM untouched.
     """
     import pandas as pd
-    from pyspark.ml.functions import array_to_vector
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, DoubleType, FloatType, StructField, StructType
-    for name in (prediction_col, probability_col, raw_prediction_col):
-        if name and name in df.columns:
-            raise DataError("output column %r already exists in the DataFrame" % name)
+    check_outputs(df, prediction_col, probability_col, raw_prediction_col)
     settle_worker_python(df)      # before the UDF is wrapped: a freshly loaded model in a new program too
     prepared = features_as_arrays(df, features_col)
     result_type = StructType([StructField("prediction", DoubleType()),
@@ -43,13 +40,28 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
                              "probability": list(outputs.astype(np.float32))})
 
     scored = prepared.withColumn(PROBABILITY_TMP, F.pandas_udf(score, result_type)(F.col(FEATURES_TMP)))
+    return with_outputs(scored, prediction_col, probability_col, raw_prediction_col).drop(FEATURES_TMP)
+
+
+def check_outputs(df, prediction_col, probability_col, raw_prediction_col=None):
+    """DataError naming the first output column that ``df`` already has."""
+    for name in (prediction_col, probability_col, raw_prediction_col):
+        if name and name in df.columns:
+            raise DataError("output column %r already exists in the DataFrame" % name)
+
+
+def with_outputs(scored, prediction_col, probability_col, raw_prediction_col=None):
+    """``scored`` (with the scoring UDF's struct in ``PROBABILITY_TMP``) plus the output columns, that struct
+    dropped. Lazy."""
+    from pyspark.ml.functions import array_to_vector
+    from pyspark.sql import functions as F
     scored = (scored.withColumn(prediction_col, F.col(PROBABILITY_TMP + ".prediction"))
               .withColumn(probability_col, array_to_vector(F.col(PROBABILITY_TMP + ".probability"))))
     if raw_prediction_col:
         logs = F.transform(F.col(PROBABILITY_TMP + ".probability"),
                            lambda p: F.log(F.greatest(p.cast("double"), F.lit(RAW_FLOOR))))
         scored = scored.withColumn(raw_prediction_col, array_to_vector(logs))
-    return scored.drop(PROBABILITY_TMP, FEATURES_TMP)
+    return scored.drop(PROBABILITY_TMP)
 
 
 def add_click_probability(df, source, columns, feature_columns, output_col):

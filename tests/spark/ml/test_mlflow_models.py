@@ -142,3 +142,24 @@ def test_a_param_the_run_holds_with_another_value_is_logged_beside_it():
     assert params_to_log({"model": "ctr-fm", "optimizer": "adam", "num_workers": "2"}, logged) == \
         {"sparkps.model": "ctr-fm", "num_workers": "2"}
     assert params_to_log({"model": "ctr-fm"}, {}) == {"model": "ctr-fm"}
+
+
+def test_a_model_with_sharded_tables_logs_its_shard_files_and_scores_through_the_pyfunc(mlflow, autologged, clicks,
+                                                                                      tmp_path):
+    """The logged model carries the shard files (copied file by file, no table loaded) and its pyfunc scores through
+    the join path: the probabilities of the same model with its tables inline."""
+    import mlflow.pyfunc
+    import mlflow.spark
+
+    from sparkps.spark.ml import mlflow_flavor
+    model, _ = autologged
+    sharded = model.copy()
+    sharded.spark_model = model.spark_model.with_sharded_tables(str(tmp_path / "sharded"))
+    expected = probabilities(model.transform(clicks), index=1)
+    with mlflow.start_run():
+        info = mlflow_flavor.log_model(sharded, "ctr-sharded", pip_requirements=REQUIREMENTS)
+    loaded = mlflow.spark.load_model(info.model_uri).stages[-1]
+    assert loaded.spark_model.table_manifest == sharded.spark_model.table_manifest
+    assert loaded.spark_model.tables_folder != sharded.spark_model.tables_folder       # the artifact's own copy
+    pandas_rows = clicks.select("site", "app", "hour").toPandas()
+    np.testing.assert_allclose(mlflow.pyfunc.load_model(info.model_uri).predict(pandas_rows), expected, atol=1e-6)

@@ -58,7 +58,7 @@ def test_a_spark_model_of_a_newer_or_foreign_format_names_its_metadata(tmp_path)
     meta_path = os.path.join(path, 'metadata.json')
     with open(meta_path, encoding='utf-8') as handle:
         meta = json.load(handle)
-    for fmt, message in [('sparkps.SparkModel/4', r"SparkModel format 4 by a newer sparkps; .* formats 1 to 3"),
+    for fmt, message in [('sparkps.SparkModel/5', r"SparkModel format 5 by a newer sparkps; .* formats 1 to 4"),
                          ('somebody.Else/1', "is not a sparkps SparkModel")]:
         with open(meta_path, 'w', encoding='utf-8') as handle:
             json.dump(dict(meta, format=fmt), handle)

@@ -1,0 +1,241 @@
+"""A CTR model whose tables outgrow one process: fit, save, reload and score at 1M, 4M and 16M distinct ids x dim 16.
+
+    python -m benchmarks.bench_big_table [--ids 1000000 4000000 16000000] [--write-docs]
+
+The data: a generated CTR set with a realistic vocabulary. 26 categorical fields (C1..C26, int64 values); field
+``f``'s value of a row is a Zipf rank ``r ~ Zipf(s=1.05)`` over ``VOCAB_PER_FIELD`` = 2,000,000 possible values per
+field (52M possible ids in all: a few values carry most rows, a long tail is seen once or never, as in Criteo's
+logs), i.e. ``(r - 1) % VOCAB_PER_FIELD``. Rows are drawn in blocks of ``BLOCK_ROWS`` until the distinct (field,
+value) pairs reach the ``--ids`` target; the rows needed grow faster than the ids (the tail fills slowly). The click
+is Bernoulli(sigmoid(-1 + sum of the fields' planted weights)), a field value's weight a pure function of (field,
+value) (splitmix64 of both, mapped to [-0.5, 0.5)), so no table of weights is held. Same seed, same data.
+
+For each size: ``SparkpsCTRClassifier(model="fm", embeddingDim=16, numWorkers=2, numServers=2, numEpochs=1,
+validationFraction=0, batchSize=1024, optimizer="adam")`` fits on local[2]; the model is saved, loaded back and
+scores every row (``transform``, a sum of the probabilities forces it). Reported: fit time, save time, reload
+time, scoring rows/s of the join path (the sharded tables, docs/tables.md) and, where the tables fit
+``max_broadcast_bytes``, of the inline path beside it (the same model with its tables read into memory); the
+driver's RSS growth over the whole run (this Python process), each Python worker's and each server's peak RSS
+(sampled every 0.2 s from /proc), and each server's peak beside ``sparkps plan``'s figure for its share of the
+table (``sparkps.plan.figures.estimate``).
+
+Needs the fit path that writes each server's shard at the end of a fit (SparkModel format 4 with ``tables``); with a
+fit that returns inline tables it reports them as inline and scores the inline path only.
+"""
+import argparse
+import os
+import shutil
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from benchmarks import report
+
+FIELDS = 26
+VOCAB_PER_FIELD = 2_000_000
+ZIPF = 1.05
+BLOCK_ROWS = 200_000
+DIM = 16
+SIZES = (1_000_000, 4_000_000, 16_000_000)
+
+
+def _mix64(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def generate(distinct_ids, seed=0):
+    """(values int64 (rows, FIELDS), clicks float64 (rows,)) of the generated set (see the module docstring) with at
+    least ``distinct_ids`` distinct (field, value) pairs."""
+    rng = np.random.default_rng(seed)
+    blocks, seen = [], np.empty(0, np.int64)
+    offsets = np.arange(FIELDS, dtype=np.int64) * VOCAB_PER_FIELD
+    while seen.size < distinct_ids:
+        values = (rng.zipf(ZIPF, (BLOCK_ROWS, FIELDS)).astype(np.int64) - 1) % VOCAB_PER_FIELD
+        seen = np.union1d(seen, (values + offsets).reshape(-1))
+        blocks.append(values)
+    values = np.concatenate(blocks)
+    with np.errstate(over="ignore"):
+        bits = _mix64((values + offsets).astype(np.uint64) + np.uint64(seed))
+    weights = (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 - 0.5
+    p = 1.0 / (1.0 + np.exp(-(-1.0 + weights.sum(axis=1))))
+    return values, (rng.random(len(values)) < p).astype(np.float64)
+
+
+def rss_of(pid):
+    """Resident bytes of process ``pid`` (0 when it is gone)."""
+    try:
+        with open("/proc/%d/status" % pid, encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class PeakSampler:
+    """Peak RSS of every server (``-m sparkps.server``) and Python worker (``pyspark``) process, sampled every
+    ``interval`` s on a thread from ``start`` to ``stop``."""
+
+    def __init__(self, interval=0.2):
+        self.interval, self.peaks, self._stop = interval, {}, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return self.peaks
+
+    def _run(self):
+        while not self._stop.is_set():
+            for name in os.listdir("/proc"):
+                if not name.isdigit() or int(name) == os.getpid():
+                    continue
+                try:
+                    with open("/proc/%s/cmdline" % name, "rb") as f:
+                        cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+                except OSError:
+                    continue
+                kind = "server" if "sparkps.server" in cmd else "python worker" if "pyspark" in cmd and \
+                    "python" in cmd else None
+                if kind:
+                    key = (kind, int(name))
+                    self.peaks[key] = max(self.peaks.get(key, 0), rss_of(int(name)))
+            self._stop.wait(self.interval)
+
+
+def inline_copy(spark_model):
+    """The model with its shard files' rows read into ``arg_params`` (the inline path), or None when they exceed
+    its ``max_broadcast_bytes``."""
+    from sparkps.rows.shards import iter_shard_rows
+    from sparkps.rows.values import RowSparse
+    from sparkps.spark.model.spark_model import SparkModel
+    manifest = spark_model.table_manifest or {}
+    size = sum(entry["rows"] * (entry["dim"] * 4 + 8) for entry in manifest.values())
+    if spark_model.max_broadcast_bytes is not None and size > spark_model.max_broadcast_bytes:
+        return None
+    params = dict(spark_model.arg_params)
+    for name, entry in manifest.items():
+        parts = list(iter_shard_rows(spark_model.tables_folder, name))
+        ids = np.concatenate([p[0] for p in parts]).view(np.int64)
+        params[name] = RowSparse(ids, np.concatenate([p[1] for p in parts]), (None, entry["dim"]))
+    model = SparkModel(spark_model.symbol_json, params, spark_model.aux_params, spark_model.input_shape,
+                       spark_model.label_name, spark_model.batch_size, spark_model.epoch,
+                       input_layout=spark_model.input_layout)
+    model.table_counts = spark_model.table_counts
+    return model
+
+
+def scoring_rate(model, frame, rows):
+    """Rows/s of scoring ``frame`` (``rows`` rows) with the pyspark.ml model ``model`` (the sum of the
+    probabilities forces every row)."""
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+    start = time.perf_counter()
+    model.transform(frame).select(F.sum(vector_to_array("probability")[1])).collect()
+    return rows / (time.perf_counter() - start)
+
+
+def run_size(spark, ids, folder):
+    """The figures of one size (see the module docstring)."""
+    from sparkps.plan.figures import estimate
+    from sparkps.spark.ml import SparkpsCTRClassifier, SparkpsCTRModel
+    driver_before = rss_of(os.getpid())
+    values, clicks = generate(ids)
+    columns = ["C%d" % (f + 1) for f in range(FIELDS)]
+    data_path = os.path.join(folder, "data.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"click": clicks, **{c: values[:, k] for k, c in enumerate(columns)}}), data_path)
+    rows = len(clicks)
+    del values, clicks
+    frame = spark.read.parquet(data_path)
+    sampler = PeakSampler().start()
+    clf = SparkpsCTRClassifier(labelCol="click", categoricalCols=columns, model="fm", embeddingDim=DIM,
+                               numWorkers=2, numServers=2, numEpochs=1, validationFraction=0.0, batchSize=1024,
+                               optimizer="adam")
+    start = time.perf_counter()
+    model = clf.fit(frame)
+    fit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    model.write().overwrite().save(os.path.join(folder, "model"))
+    save_s = time.perf_counter() - start
+    start = time.perf_counter()
+    loaded = SparkpsCTRModel.load(os.path.join(folder, "model"))
+    load_s = time.perf_counter() - start
+    sharded = bool(loaded.spark_model.table_manifest)
+    join_rate = scoring_rate(loaded, frame, rows) if sharded else None
+    inline_rate = None
+    inline = inline_copy(loaded.spark_model) if sharded else loaded.spark_model
+    if inline is not None:
+        other = loaded.copy()
+        other.spark_model = inline
+        inline_rate = scoring_rate(other, frame, rows)
+    peaks = sampler.stop()
+    servers = sorted(v for (kind, _), v in peaks.items() if kind == "server")
+    workers = sorted(v for (kind, _), v in peaks.items() if kind == "python worker")
+    planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam").server_memory
+    return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
+            "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
+            "driver_growth": rss_of(os.getpid()) - driver_before, "server_peaks": servers,
+            "worker_peaks": workers, "plan_server": planned}
+
+
+def mb(n):
+    return "%.0f MB" % (n / 2**20)
+
+
+def rate(value):
+    return "n/a" if value is None else "%.0f" % value
+
+
+def markdown(results):
+    lines = ["## Big tables", "", "Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
+             "Generated CTR set (26 fields, Zipf(1.05) over 2M values per field, see the script's docstring); "
+             "FM, dim 16, 2 workers + 2 servers on local[2], one epoch.", "",
+             "| distinct ids | rows | tables | fit | save | reload | join rows/s | inline rows/s | driver RSS growth "
+             "| worker peak RSS | server peak RSS | plan per server |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append("| %d | %d | %s | %.0f s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s |" % (
+            r["ids"], r["rows"], "sharded" if r["sharded"] else "inline", r["fit_s"], r["save_s"], r["load_s"],
+            rate(r["join_rows_per_s"]), rate(r["inline_rows_per_s"]), mb(r["driver_growth"]),
+            ", ".join(mb(v) for v in r["worker_peaks"]) or "-", ", ".join(mb(v) for v in r["server_peaks"]) or "-",
+            mb(r["plan_server"])))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = report.add_output_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
+    parser.add_argument("--ids", type=int, nargs="+", default=list(SIZES),
+                        help="distinct ids of each run (default: 1M, 4M and 16M)")
+    parser.add_argument("--driver-memory", default="2g")
+    args = parser.parse_args(argv)
+    spark = report.local_spark("bench_big_table", args.driver_memory)
+    results = []
+    try:
+        for ids in args.ids:
+            folder = tempfile.mkdtemp(prefix="sparkps-big-table-")
+            try:
+                results.append(run_size(spark, ids, folder))
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            print(markdown(results), flush=True)
+    finally:
+        spark.stop()
+    text = markdown(results)
+    report.publish(args, "bench_big_table", text)
+    report.save_json(args, "bench_big_table", {"%d_ids_fit_s" % r["ids"]: report.lower(r["fit_s"], "s")
+                                               for r in results})
+
+
+if __name__ == "__main__":
+    main()

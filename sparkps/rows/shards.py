@@ -1,0 +1,130 @@
+"""A model's sparse tables as shard files: one Parquet file per server per table, and a manifest (pyarrow only).
+
+    FOLDER/manifest.json                 {"version": 1, "tables": {TABLE: {"dim", "dtype", "rows", "options",
+                                          "shards": [{"path", "server", "rows", "sha256"}, ...]}}}
+    FOLDER/TABLE/server-RRRRR.parquet    id int64 (the uint64 id's bits), vector fixed_size_list<float32>[dim]
+                                         (list<float32> read too), count int64, last_step int64
+
+Every file is written atomically (a temporary name in the same folder, fsync, rename). ``check_shards`` finds a
+missing or damaged shard (size, sha256, Parquet footer, schema) as one DataError naming the shard and the table;
+``iter_shard_rows`` reads a table a batch at a time, never whole. Blocks on file I/O only.
+"""
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from sparkps.errors import DataError
+
+MANIFEST = "manifest.json"
+VERSION = 1
+COLUMNS = ("id", "vector", "count", "last_step")
+
+
+def shard_path(table, server_rank):
+    """The path of a table's shard relative to the tables folder."""
+    return "%s/server-%05d.parquet" % (table, int(server_rank))
+
+
+def write_shard(folder, table, server_rank, ids, vectors, counts, last_steps):
+    """Write the rows of one server's share of ``table`` (uint64 ``ids``, float32 ``vectors`` [n, dim], int64
+    ``counts`` and ``last_steps``) into ``folder``; returns its manifest entry {path, server, rows, sha256}."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    vectors = np.ascontiguousarray(vectors, np.float32)
+    ids = np.asarray(ids)
+    dim = vectors.shape[1] if vectors.ndim == 2 else 0
+    relative = shard_path(table, server_rank)
+    path = os.path.join(folder, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    columns = {"id": pa.array(ids.astype(np.uint64).view(np.int64), pa.int64()),
+               "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
+               "count": pa.array(np.asarray(counts, np.int64), pa.int64()),
+               "last_step": pa.array(np.asarray(last_steps, np.int64), pa.int64())}
+    temporary = path + ".tmp-%d" % os.getpid()
+    pq.write_table(pa.table(columns), temporary)
+    _sync_and_rename(temporary, path)
+    return {"path": relative, "server": int(server_rank), "rows": int(ids.size), "sha256": _sha256(path)}
+
+
+def write_manifest(folder, tables):
+    """Write ``folder/manifest.json`` listing ``tables`` ({table: entry}) atomically."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, MANIFEST)
+    temporary = path + ".tmp-%d" % os.getpid()
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump({"version": VERSION, "tables": tables}, f, indent=1, sort_keys=True)
+    _sync_and_rename(temporary, path)
+
+
+def read_manifest(folder):
+    """The manifest of the tables in ``folder``; DataError naming the file when it is missing or unreadable."""
+    path = os.path.join(folder, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise DataError("cannot read the tables' manifest %s: %s" % (path, exc)) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("tables"), dict):
+        raise DataError("%s is not a tables manifest (a 'tables' map expected)" % path)
+    if int(manifest.get("version", 0)) > VERSION:
+        raise DataError("%s: tables manifest version %s is newer than this sparkps reads (%d)"
+                        % (path, manifest.get("version"), VERSION))
+    return manifest
+
+
+def check_shards(folder, manifest):
+    """Check every shard the manifest lists; the first missing or damaged one (absent, sha256 differs, not a Parquet
+    file, other columns or row count) is one DataError naming the shard's path and its table. Blocks on reading
+    every shard (in blocks)."""
+    import pyarrow.parquet as pq
+    for table, entry in manifest["tables"].items():
+        for shard in entry["shards"]:
+            path = os.path.join(folder, shard["path"])
+            if not os.path.exists(path):
+                raise DataError("table %r: shard %s is missing" % (table, path))
+            if shard.get("sha256") and _sha256(path) != shard["sha256"]:
+                raise DataError("table %r: shard %s is damaged (its sha256 is not the manifest's)" % (table, path))
+            try:
+                meta = pq.ParquetFile(path).metadata
+            except Exception as exc:            # pyarrow raises several kinds for a bad footer
+                raise DataError("table %r: shard %s is not a readable Parquet file: %s" % (table, path, exc)) \
+                    from None
+            names = [meta.schema.column(i).path.split(".")[0] for i in range(meta.num_columns)]
+            if [n for n in COLUMNS[:2] if n not in names] or meta.num_rows != int(shard["rows"]):
+                raise DataError("table %r: shard %s holds columns %s and %d rows; the manifest says %d rows of %s"
+                                % (table, path, sorted(set(names)), meta.num_rows, shard["rows"], list(COLUMNS)))
+
+
+def iter_shard_rows(folder, table, batch_rows=65536):
+    """Yield (ids uint64, vectors float32 [n, dim], counts int64) of ``table``'s shards, ``batch_rows`` rows at a
+    time (never the whole table). Blocks on reading the shards."""
+    import pyarrow.parquet as pq
+    entry = read_manifest(folder)["tables"][table]
+    dim = int(entry["dim"])
+    for shard in entry["shards"]:
+        parquet = pq.ParquetFile(os.path.join(folder, shard["path"]))
+        for batch in parquet.iter_batches(batch_size=int(batch_rows)):
+            n = batch.num_rows
+            ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+            vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
+                                 np.float32).reshape(n, dim)
+            names = batch.schema.names
+            counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
+                else np.zeros(n, np.int64)
+            yield ids, vectors, counts
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _sync_and_rename(temporary, path):
+    with open(temporary, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(temporary, path)

@@ -1,0 +1,177 @@
+"""DataFrame scoring of a model whose sparse tables are shard files (``tables/manifest.json``): Spark SQL gathers
+each input row's table rows, and the dense network scores the assembled rows in an Arrow UDF. No process ever holds
+a whole table.
+
+For each table:
+
+1. an Arrow UDF reads each input row's ids of the table's fields (padding ids left out, each id once per row);
+2. they are exploded with the row's position (``monotonically_increasing_id``), joined with the table's Parquet
+   rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table has at most ``BROADCAST_ROWS`` rows (a
+   broadcast hash join, no shuffle of the input), a shuffle join otherwise;
+3. the rows found are gathered back per input row (``groupBy`` position: the ids and their vectors, flattened).
+
+Then the scoring UDF gives the network each batch's gathered rows as a tiny local table (``Predictor.
+predict_with_rows``): the network's own embedding ops pool multi-valued fields exactly as in training and inline
+scoring, and an id the join did not find (unseen in training) reads its initial row (``sparkps.rows.init``, from
+the table and the id) as it does on the inline path, so both paths give the same probabilities. Lazy; works on
+classic and Spark Connect sessions (no SparkContext, the model's dense part travels inside the UDF).
+"""
+import os
+
+import numpy as np
+
+from sparkps.errors import ConfigError
+from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
+from sparkps.spark.common.worker_python import settle_worker_python
+
+# a table of at most this many rows joins as a broadcast (each executor holds it: 2M rows x dim 16 float32 ~ 128 MB
+# plus the ids); above it, a shuffle join. Set per model with SparkModel.broadcast_table_rows.
+BROADCAST_ROWS = 2_000_000
+POSITION = "__sparkps_row"
+IDS_PREFIX, ROWS_PREFIX = "__sparkps_ids_", "__sparkps_rows_"
+
+
+def table_ids_per_row(inputs, spec):
+    """Each row's distinct ids (int64 bits) of table ``spec`` (a TableConfig) from the named ``inputs`` of a batch:
+    a list of arrays, padding ids left out."""
+    parts = [np.asarray(inputs[field]).view(np.int64).reshape(len(inputs[field]), -1)
+             for field in spec.fields if field in inputs]
+    if not parts:
+        return [np.empty(0, np.int64)] * len(next(iter(inputs.values())))
+    block = np.concatenate(parts, axis=1)
+    rows = []
+    for row in block:
+        row = np.unique(row)
+        rows.append(row if spec.padding_id is None else row[row != np.int64(spec.padding_id)])
+    return rows
+
+
+def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, broadcast_rows=BROADCAST_ROWS):
+    """``frame`` plus one struct column per table (``ids`` array<long>, ``rows`` the vectors flattened, null where a
+    row found none) holding the rows of each input row's ids found in the table's shard files. ``inputs_of(*arrays)``
+    gives the named network inputs of an Arrow batch of ``input_cols``. Returns (frame, [(column, TableConfig)]).
+    Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType
+    settle_worker_python(frame)      # before the UDFs are wrapped: a freshly loaded model in a new program too
+
+    from sparkps.rows.config import TableConfig
+    frame = frame.withColumn(POSITION, F.monotonically_increasing_id())
+    session = frame.sparkSession
+    gathered_cols = []
+    for number, (name, entry) in enumerate(manifest.items()):
+        spec = TableConfig.from_dict(entry["options"])
+        ids_col, rows_col = IDS_PREFIX + str(number), ROWS_PREFIX + str(number)
+
+        def row_ids(*arrays, spec=spec):
+            if not len(arrays[0]):
+                return pa.array([], pa.list_(pa.int64()))
+            return pa.array(table_ids_per_row(inputs_of(arrays), spec), pa.list_(pa.int64()))
+
+        frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
+        rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
+        if entry["rows"] <= broadcast_rows:
+            rows = F.broadcast(rows)
+        wanted = frame.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
+        found = (wanted.join(rows, "id", "inner").groupBy(POSITION)
+                 .agg(F.collect_list(F.struct("id", "vector")).alias("pairs"))
+                 .select(POSITION, F.struct(F.transform("pairs", lambda p: p["id"]).alias("ids"),
+                                            F.flatten(F.transform("pairs", lambda p: p["vector"])).alias("rows"))
+                         .alias(rows_col)))
+        frame = frame.drop(ids_col).join(found, POSITION, "left")
+        gathered_cols.append((rows_col, spec))
+    return frame.drop(POSITION), gathered_cols
+
+
+def batch_tables(gathered_cols, cells):
+    """{table: RowSparse} of one Arrow batch: ``cells`` the batch's gathered struct arrays, in ``gathered_cols``'
+    order."""
+    return {spec.name: _batch_table(spec, column.to_pylist()) for (_, spec), column in zip(gathered_cols, cells)}
+
+
+def add_joined_predictions(df, source, tables_folder, manifest, features_col, prediction_col, probability_col,
+                           raw_prediction_col=None, broadcast_rows=BROADCAST_ROWS):
+    """``df`` plus the columns of ``udf_scoring.add_predictions``, for a model whose dense part is ``source`` (its
+    payload without the tables: ``input_layout`` needed) and whose tables are the shard files of ``tables_folder``
+    listed in ``manifest`` ({table: manifest entry}). Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, FloatType, StructField, StructType
+
+    from sparkps.ctr.packed import PackedLayout
+    from sparkps.spark.model.udf_scoring import PROBABILITY_TMP, check_outputs, with_outputs
+    if source.get("input_layout") is None:
+        raise ConfigError("a model with sharded tables scores DataFrames of CTR rows (a model with an input "
+                          "layout); this one has none")
+    check_outputs(df, prediction_col, probability_col, raw_prediction_col)
+    layout = PackedLayout(source["input_layout"])
+    num_features = layout.width
+
+    def features_of(arrays):
+        return stack_features(arrays[0].to_pandas(), num_features)
+
+    prepared = features_as_arrays(df, features_col)
+    prepared, gathered_cols = gather_table_rows(prepared, [F.col(FEATURES_TMP)],
+                                                lambda arrays: layout.split(features_of(arrays)),
+                                                tables_folder, manifest, broadcast_rows)
+    result_type = StructType([StructField("prediction", DoubleType()),
+                              StructField("probability", ArrayType(FloatType()))])
+
+    def score(features, *cells):
+        from sparkps.spark.model.predictor import predictor_for
+        X = features_of([features])
+        outputs = predictor_for(source).predict_with_rows(X, batch_tables(gathered_cols, cells))
+        outputs = outputs.reshape(len(X), -1).astype(np.float32)
+        return pa.StructArray.from_arrays(
+            [pa.array(outputs.argmax(axis=1).astype(np.float64)),
+             pa.array(list(outputs), pa.list_(pa.float32()))], ["prediction", "probability"])
+
+    columns = [F.col(FEATURES_TMP)] + [F.col(name) for name, _ in gathered_cols]
+    scored = prepared.withColumn(PROBABILITY_TMP, F.arrow_udf(score, result_type)(*columns))
+    scored = with_outputs(scored, prediction_col, probability_col, raw_prediction_col)
+    return scored.drop(FEATURES_TMP, *[name for name, _ in gathered_cols])
+
+
+def add_joined_click_probability(df, source, columns, feature_columns, output_col, tables_folder, manifest,
+                                 broadcast_rows=BROADCAST_ROWS):
+    """``udf_scoring.add_click_probability`` for a CTR model whose tables are the shard files of ``tables_folder``
+    (``manifest``: {table: manifest entry}); ``source`` its dense part. Lazy."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType
+
+    from sparkps.errors import DataError
+    if output_col in df.columns:
+        raise DataError("output column %r already exists in the DataFrame" % output_col)
+    count = len(feature_columns)
+    prepared, gathered_cols = gather_table_rows(df, list(feature_columns), columns.inputs, tables_folder, manifest,
+                                                broadcast_rows)
+
+    def score(*arrays):
+        from sparkps.spark.model.predictor import predictor_for
+        inputs = columns.inputs(arrays[:count])
+        outputs = predictor_for(source).predict_with_rows(inputs, batch_tables(gathered_cols, arrays[count:]))
+        return pa.array(outputs[:, 0].astype(np.float64), pa.float64())
+
+    scored = prepared.withColumn(output_col, F.arrow_udf(score, DoubleType())(
+        *feature_columns, *[F.col(name) for name, _ in gathered_cols]))
+    return scored.drop(*[name for name, _ in gathered_cols])
+
+
+def _batch_table(spec, cells):
+    """The RowSparse of table ``spec`` holding the rows gathered for one batch (``cells``: per input row a dict of
+    ``ids`` and ``rows``, None where a row found none), each id once."""
+    from sparkps.rows.values import RowSparse
+    ids, rows = [], []
+    for cell in cells:
+        if not cell or not cell["ids"]:
+            continue
+        ids.append(np.asarray(cell["ids"], np.int64))
+        rows.append(np.asarray(cell["rows"], np.float32).reshape(-1, spec.dim))
+    shape = (spec.input_dim, spec.dim)
+    if not ids:
+        return RowSparse(np.empty(0, np.int64), np.empty((0, spec.dim), np.float32), shape)
+    ids, rows = np.concatenate(ids), np.concatenate(rows)
+    unique, first = np.unique(ids, return_index=True)
+    return RowSparse(unique, rows[first], shape)
