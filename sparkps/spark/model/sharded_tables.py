@@ -1,13 +1,16 @@
 """A model's sparse tables as shard files (``sparkps.rows.shards``: one Parquet file per server and table, plus
-``tables/manifest.json``), written from the rows a model holds in memory: the folder format the servers write at
-the end of a fit, for a model whose tables travelled inline (``SparkModel.with_sharded_tables``).
+``tables/manifest.json``), written from the rows a model holds in memory: the folder format the servers' own
+writes are to use at the end of a fit, here for a model whose tables travelled inline
+(``SparkModel.with_sharded_tables``).
 
-Rows go to shard ``id % num_shards`` (as the servers split them), each shard written with its ids' training counts
-(``SparkModel.table_counts``; 0 where the model has none) and last step 0. The manifest's ``options`` per table
-are its ``TableConfig.to_dict()`` (what an unseen id's initial row needs). Blocks on writing the files.
+Rows go to the shard ``rows.ids.shard_of`` gives their id (the servers' split, decision 13), each shard written
+with its ids' training counts (``SparkModel.table_counts``; 0 where the model has none) and last step 0. The
+manifest's ``options`` per table are its ``TableConfig.to_dict()`` (what an unseen id's initial row needs).
+Blocks on writing the files.
 """
 import numpy as np
 
+from sparkps.rows.ids import shard_of
 from sparkps.rows.values import RowSparse
 
 TABLES_FOLDER = "tables"
@@ -29,10 +32,10 @@ def write_table_shards(folder, symbol, arg_params, table_counts=None, num_shards
         value = arg_params[name].merged()
         ids = value.ids.astype(np.int64).view(np.uint64)
         counts = _counts_of(value.ids, (table_counts or {}).get(name))
-        owner = ids % np.uint64(num_shards)
+        owner = shard_of(ids, num_shards)
         entries = []
         for rank in range(int(num_shards)):
-            mine = owner == np.uint64(rank)
+            mine = owner == rank
             entries.append(shards.write_shard(folder, name, rank, ids[mine],
                                               np.ascontiguousarray(value.rows[mine], np.float32),
                                               counts[mine], np.zeros(int(mine.sum()), np.int64)))
