@@ -81,6 +81,11 @@ class Postoffice:
         return [n["id"] for n in self.nodes if n["role"] == "worker"]
 
     @property
+    def max_message_bytes(self):
+        """The per-frame size limit of this node's sockets (exclusive: a frame of this size is refused)."""
+        return self._endpoint.van.max_message_bytes
+
+    @property
     def dropped_messages(self):
         """How many received messages were dropped (bad secret or MAC, malformed frames, replays)."""
         return self._endpoint.van.dropped

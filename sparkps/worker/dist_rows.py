@@ -112,7 +112,9 @@ class DistRowSparseKeys:
     def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):  # noqa: ARG002 (MXNet's signature)
         """Fill ``out`` ((len(row_ids), dim) array, or a RowSparse) with the rows of ``row_ids`` of table ``key``.
 
-        Blocks until every server holding some of the rows answered (at most the request timeout).
+        Many ids are pulled in pieces (``pull_piece_ids``), one after the other, so that no request or reply frame
+        reaches the sockets' frame limit. Blocks until every server holding some of the rows answered each piece
+        (at most the request timeout a piece).
         """
         self._check_open(pushing=False)
         if out is None or row_ids is None:
@@ -124,15 +126,21 @@ class DistRowSparseKeys:
             raise ShapeError(f"row_sparse_pull: table {key!r} gives {ids.size} rows of width {dim}, out has shape "
                              f"{tuple(target.shape)}")
         self._flush()
+        piece = pull_piece_ids(self.worker.postoffice.max_message_bytes, dim)
+        for start in range(0, ids.size, piece):
+            self._pull_piece(key, ids[start:start + piece], target[start:start + piece], dim)
+        if isinstance(out, RowSparse):
+            out.ids, out.rows, out.shape = ids.view(np.int64), target, (input_dim, dim)
+        return out
+
+    def _pull_piece(self, key, ids, target, dim):
+        """Fill ``target`` with the rows of ``ids``: one PULL to each server holding some of them, then wait."""
         order, bounds = split_by_server(ids, self.num_servers)
         parts = {s: order[bounds[s]:bounds[s + 1]] for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
         if parts:
             rid = self.worker.rows("PULL", key, {s: [ids[p]] for s, p in parts.items()})
             for (_, positions), reply in zip(sorted(parts.items()), self.worker.wait(rid)):
                 target[positions] = reply.arrays[0].reshape(-1, dim)
-        if isinstance(out, RowSparse):
-            out.ids, out.rows, out.shape = ids.view(np.int64), target, (input_dim, dim)
-        return out
 
     def _push_rows(self, key, value):
         """Send a RowSparse gradient of table ``key``: one PUSH of rows to every server. Returns at once."""
@@ -225,3 +233,14 @@ class DistRowSparseKeys:
 def _ids(key, ids, input_dim):
     """``ids`` as uint64 (DataError naming the table for float ids or ids outside a bounded table)."""
     return row_ids(np.asarray(ids), key, input_dim)
+
+
+def pull_piece_ids(max_message_bytes, dim):
+    """How many ids one piece of a pull may name: its largest frames (the ids, 8 bytes each, and a server's reply
+    of ``dim`` float32 values a row, should every id of the piece be that server's) stay within half the frame
+    limit, leaving the rest to headers.
+
+    >>> pull_piece_ids(4 << 20, 16)
+    32768
+    """
+    return max(1, (int(max_message_bytes) // 2) // max(4 * int(dim), 8))

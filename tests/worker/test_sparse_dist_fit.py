@@ -102,6 +102,27 @@ def test_dist_kvstore_row_sparse_api_on_two_servers(ps_cluster):
         cluster.run_workers(work, timeout=60)
 
 
+def test_a_pull_of_more_rows_than_one_frame_holds_comes_in_pieces(ps_cluster, monkeypatch):
+    """Over tcp with the smallest frame limit a socket takes (~4.1 MiB): 160,000 rows of width 16 on 2 servers are
+    ~5 MiB a server, more than one reply frame may carry; the pull cuts them into pieces and every row arrives
+    (one reply per server would be dropped by libzmq, and the pull would wait out its timeout)."""
+    from sparkps.comm.settings import HEADER_LIMIT_BYTES
+    monkeypatch.setenv("SPARKPS_MAX_MESSAGE_BYTES", str(HEADER_LIMIT_BYTES + 4096))
+    width = 16
+    ids = (np.arange(160_000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)).view(np.int64)
+
+    def work(kv):
+        assert kv.worker.postoffice.max_message_bytes == HEADER_LIMIT_BYTES + 4096
+        kv.init('wide', RowSparse(np.empty(0, np.int64), np.empty((0, width), np.float32), (None, width)))
+        kv.set_optimizer(optimizer.create('sgd', learning_rate=1.0))
+        rows = np.empty((ids.size, width), np.float32)
+        kv.row_sparse_pull('wide', out=rows, row_ids=ids)
+        np.testing.assert_array_equal(rows, initial_rows('wide', ids, width))
+
+    with ps_cluster(num_servers=2, num_workers=1, kvtype='dist_async', transport='tcp', timeouts=PATIENT) as cluster:
+        cluster.run_workers(work, timeout=120)
+
+
 def test_a_step_is_one_request_per_server_for_the_dense_keys_and_every_table(ps_cluster):
     """Two tables (a bounded Embedding and a hashed one) and dense keys on 2 servers: every step sends each server
     one PUSHPULL (the step's pushes ride with the next batch's pulls); the row PULLs are per epoch, not per step.
