@@ -26,9 +26,9 @@ from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
-from sparkps.spark.submit.failures import failure_line, interrupted
+from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
-from sparkps.spark.submit.job_settings import check_input_paths, exit_code, master_of, read_symbol_file
+from sparkps.spark.submit.job_settings import check_input_paths, master_of, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
 
@@ -322,17 +322,8 @@ def _main(argv=None):
     args = parse_args(argv)
     args.batch_size = args.batch_size or (16 if args.demo else 32)
     args.epochs = args.epochs or (20 if args.demo else 10)
-    try:
-        return run(args)
-    except SparkpsError as exc:
-        print("train_classifier: %s" % with_input_line(str(exc), args), file=sys.stderr)
-        return exit_code(exc)
-    except KeyboardInterrupt:
-        message, code = interrupted(args.output)
-    except Exception as exc:      # Spark's, the file system's: one line, no Java frames
-        message, code = failure_line(exc)
-    print("train_classifier: %s" % message, file=sys.stderr)
-    return code
+    return run_job("train_classifier", lambda: run(args), args.output,
+                   describe=lambda message: with_input_line(message, args))
 
 
 def with_input_line(message, args):

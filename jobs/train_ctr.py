@@ -38,9 +38,9 @@ from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
-from sparkps.spark.submit.failures import failure_line, interrupted
+from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
-from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, exit_code, master_of
+from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of, session_master
 
@@ -485,7 +485,8 @@ def main(argv=None):
     quiet_parameter_server()     # the job reports a failure once, below
     logging.getLogger("sparkps.spark").setLevel(logging.INFO)    # live progress: a line per epoch, with metrics
     args = parse_args(argv)
-    try:
+
+    def checked_run():
         check_output_folder(args.output, args.overwrite)
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
@@ -493,16 +494,7 @@ def main(argv=None):
         args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
                                                                args.num_workers, args.num_servers)
         return run(args)
-    except SparkpsError as exc:
-        print("train_ctr: %s" % exc, file=sys.stderr)
-        return exit_code(exc)
-    except KeyboardInterrupt:
-        message, code = interrupted(args.output)
-    except Exception as exc:      # Spark's, the file system's: one line, no Java frames
-        message, code = failure_line(exc)
-    print("train_ctr: %s" % message, file=sys.stderr)
-    return code
-
+    return run_job("train_ctr", checked_run, args.output)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,8 +6,10 @@ exception around a Java one, its message followed by the JVM's frames), a file s
     except Exception as exc:
         message, code = failure_line(exc)                      # 2: the input's fault; 1: a failure while training
 
-Decisions only; the jobs print.
+Decisions, and ``run_job``, which runs a job's body and prints its one line.
 """
+import sys
+
 from sparkps.errors import SparkpsError
 from sparkps.spark.submit.job_settings import BAD_INPUT, TRAINING_FAILED, exit_code
 
@@ -50,3 +52,19 @@ def interrupted(output=None):
     """(the line a job prints when Ctrl-C stops it: the output folder is left as it was, exit code 130)."""
     kept = "; --output %s left as it was" % output if output else ""
     return "interrupted (Ctrl-C)%s" % kept, INTERRUPTED
+
+
+def run_job(name, call, output=None, describe=str):
+    """``call()``'s exit code; when it raises, one line ``NAME: cause`` on stderr (``describe`` rewrites the text of
+    sparkps's own errors, e.g. to add a file line) and the failure's exit code (130 for Ctrl-C, with ``output``
+    named as ``interrupted`` says). Blocks as ``call`` does."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        message, code = interrupted(output)
+    except Exception as exc:      # sparkps's, Spark's, the file system's: one line, no Java frames
+        message, code = failure_line(exc)
+        if isinstance(exc, SparkpsError):
+            message = describe(message)
+    print("%s: %s" % (name, message), file=sys.stderr)
+    return code
