@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from benchmarks import report
+from benchmarks.process_memory import rss_of
 
 FIELDS = 26
 VOCAB_PER_FIELD = 2_000_000
@@ -63,18 +64,6 @@ def generate(distinct_ids, seed=0):
     weights = (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 - 0.5
     p = 1.0 / (1.0 + np.exp(-(-1.0 + weights.sum(axis=1))))
     return values, (rng.random(len(values)) < p).astype(np.float64)
-
-
-def rss_of(pid):
-    """Resident bytes of process ``pid`` (0 when it is gone)."""
-    try:
-        with open("/proc/%d/status" % pid, encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 class PeakSampler:

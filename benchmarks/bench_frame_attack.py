@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from benchmarks.process_memory import settled_rss
+
 GREETING = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL" + b"\0" * 16 + b"\0" + b"\0" * 31
 _READY_BODY = b"\x05READY" + b"\x0bSocket-Type" + (6).to_bytes(4, "big") + b"DEALER"
 READY = bytes([0x04, len(_READY_BODY)]) + _READY_BODY
@@ -36,23 +38,9 @@ def frame_header(size):
     return b"\x02" + size.to_bytes(8, "big")
 
 
-def vm_rss_mib(pid):
-    with open("/proc/%d/status" % pid) as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
 def settled_rss_mib(pid, seconds=10.0):
-    last, deadline = vm_rss_mib(pid), time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-        now = vm_rss_mib(pid)
-        if abs(now - last) < 1.0:
-            return now
-        last = now
-    return last
+    """The server's resident memory in MiB once it holds still (``process_memory.settled_rss``)."""
+    return settled_rss(pid, seconds) / float(1 << 20)
 
 
 def announce(address, size, chunk=1 << 20):
