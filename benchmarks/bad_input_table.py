@@ -1,7 +1,7 @@
 """The messages of bad input, gathered by running each case: the CTR estimator and the readers (API), both jobs
 (train_classifier.py, train_ctr.py, as subprocesses) and the ``sparkps`` command.  Prints a Markdown table of
 case, message (stderr's last line, or the exception) and exit code; ``--write-docs`` puts it into docs/ctr.md
-between ``<!-- bad-input -->`` and ``<!-- /bad-input -->``.
+as section ``bad_input`` (benchmarks/report.py).
 
     python -m benchmarks.bad_input_table [--write-docs]
 
@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from benchmarks import report
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 DOC = os.path.join(ROOT, "docs", "ctr.md")
@@ -236,16 +238,8 @@ def table(rows):
 
 
 def write_docs(text):
-    doc = open(DOC, encoding="utf-8").read()
-    block = "<!-- bad-input -->\n%s<!-- /bad-input -->" % text
-    if "<!-- bad-input -->" in doc:
-        doc = re.sub(r"<!-- bad-input -->.*?<!-- /bad-input -->", lambda m: block, doc, flags=re.S)
-    else:
-        doc = doc.rstrip("\n") + "\n\n## Bad input\n\nWhat each kind of bad input gives, gathered by running it " \
-            "(`python -m benchmarks.bad_input_table --write-docs`; file paths shortened).  Exit 2: bad input or " \
-            "usage; 1: a failure while training; `-`: an API call (the exception).\n\n" + block + "\n"
-    with open(DOC, "w", encoding="utf-8") as handle:
-        handle.write(doc)
+    """Replace section ``bad_input`` of docs/ctr.md with ``text`` (benchmarks/report.py's writer)."""
+    report.write_section("bad_input", text, doc=DOC)
 
 
 def main(argv=None):

@@ -19,8 +19,8 @@ The PyTorch DeepFM row (``benchmarks/torch_deepfm.py``, torch a development extr
 missing. *Per core* divides samples/s by the cores a row used (2 for Spark ``local[2]`` and PyTorch's 2 threads, 1
 for the one-process rows), beside the published CPU figure of DeepRec's DeepFM (embedding 16, ~8.7k samples/s a core
 on a 4-core Xeon in BF16: another model size, machine and precision, a scale only).
-The table is printed; with ``--write-docs`` it replaces the one between the ``bench_ctr`` markers of
-docs/benchmarks.md, and docs/bench_ctr.png is redrawn. ``--json PATH`` writes every row's figures.
+The table is printed; with ``--write-docs`` it replaces section ``bench_ctr`` of docs/benchmarks.md
+(benchmarks/report.py), and docs/bench_ctr.png is redrawn. ``--json PATH`` writes every row's figures.
 """
 import argparse
 import json
@@ -32,7 +32,6 @@ import numpy as np
 
 from benchmarks import report
 
-BEGIN, END = "<!-- bench_ctr begin -->", "<!-- bench_ctr end -->"
 ORDER = ["sparkps fm", "sparkps deepfm", "PyTorch deepfm", "MLlib LogisticRegression", "MLlib FMClassifier",
          "one process"]
 SYSTEMS = "numpy,sparkps,mllib,torch"
@@ -301,7 +300,7 @@ def command(args):
 
 
 def table(results, args, planted_auc):
-    lines = [BEGIN, "## CTR: sparkps FM/DeepFM vs MLlib (benchmarks/bench_ctr.py)", "",
+    lines = ["## CTR: sparkps FM/DeepFM vs MLlib (benchmarks/bench_ctr.py)", "",
              "Command: `%s`; planted DeepFM data, %d test rows, Spark local[2], 2 workers + 2 servers (one untimed "
              "warm-up fit first); planted model's test AUC %.4f. Fit time is `fit()` on the cached training "
              "DataFrame to the trained model; for MLlib it includes the one-hot pipeline (fitted once, its output "
@@ -318,7 +317,7 @@ def table(results, args, planted_auc):
             r["system"], r.get("settings", ""), r["auc"], fit, r["samples_per_s"], "%.0f" % steady if steady else "",
             r["samples_per_s"] / cores(r), predict))
     lines += [""] + goals(results, args) + ["", "Machine load at the start and end of the run (`uptime`): %s / %s."
-                                            % (args.load_start, load()), "", "![CTR benchmark](bench_ctr.png)", END]
+                                            % (args.load_start, load()), "", "![CTR benchmark](bench_ctr.png)"]
     return "\n".join(lines)
 
 
@@ -392,16 +391,6 @@ def plot(results, path):
     plt.close(fig)
 
 
-def write_doc(text, doc=report.DOC):
-    old = open(doc, encoding="utf-8").read() if os.path.exists(doc) else ""
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    with open(doc, "w", encoding="utf-8") as f:
-        f.write(new)
-
-
 def figures(results):
     """The run's figures for ``--json``, per row: fit seconds, test AUC and samples/s."""
     out = {}
@@ -460,7 +449,7 @@ def main(argv=None):
     print(text)
     if args.write_docs:
         plot(results, os.path.join(report.ROOT, "docs", "bench_ctr.png"))
-        write_doc(text)
+        report.write_section("bench_ctr", text)
     report.save_json(args, "bench_ctr", figures(results))
     return 0
 

@@ -1,7 +1,7 @@
 """Where the time of a CTR fit goes: ``SparkpsCTRClassifier.fit`` on generated Criteo-shaped data, split into its
 parts, each timed on its own in the same run (Spark ``local[2]``, 2 workers + 2 servers, as benchmarks.bench_ctr).
 
-    python -m benchmarks.profile_ctr_fit --rows 200000 [--json PATH]
+    python -m benchmarks.profile_ctr_fit --rows 200000 [--write-docs] [--json PATH]
 
 Parts (seconds, wall clock):
 * ``numpy featurize, one process``: hashing the 26 categorical columns into the typed rows in this process
@@ -19,8 +19,8 @@ Parts (seconds, wall clock):
   ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
   time after the stage (the model built from the results).
 
-Prints one line per part; nothing is written to docs (the breakdown is discussed in docs/ctr.md, with the 80,000-row
-runs before and after the cold-start work); ``--json PATH`` writes the parts' seconds. A step's transport without
+Prints one line per part; ``--write-docs`` writes them as section ``profile_ctr_fit`` of docs/benchmarks.md
+(discussed in docs/ctr.md); ``--json PATH`` writes the parts' seconds. A step's transport without
 Spark: ``benchmarks.profile_ctr_steps``.
 """
 import argparse
@@ -76,7 +76,7 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--model", default="fm")
-    p.add_argument("--json", metavar="PATH", help="also write the parts' seconds to PATH as JSON")
+    report.add_output_args(p)
     args = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -84,7 +84,8 @@ def main(argv=None):
 
     import sparkps.spark.driver.trainer as trainer_module
     from sparkps.spark.ml.classifier import SparkpsCTRClassifier
-    print("load at start: %.1f %.1f %.1f" % os.getloadavg())
+    load_start = "%.1f %.1f %.1f" % os.getloadavg()
+    print("load at start: " + load_start)
     data = planted(args)
     spark = (SparkSession.builder.master("local[2]").appName("profile_ctr")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
@@ -126,9 +127,28 @@ def main(argv=None):
     finally:
         trainer_module.run_watched = original
         spark.stop()
-    print("load at end: %.1f %.1f %.1f" % os.getloadavg())
+    load_end = "%.1f %.1f %.1f" % os.getloadavg()
+    print("load at end: " + load_end)
+    report.publish(args, "profile_ctr_fit", markdown(out, args, load_start, load_end))
     report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})
     return 0
+
+
+def markdown(parts, args, load_start, load_end):
+    """The parts' seconds as the ``profile_ctr_fit`` section of docs/benchmarks.md."""
+    lines = ["## Where the time of a CTR fit goes (benchmarks/profile_ctr_fit.py)", "",
+             "`SparkpsCTRClassifier.fit` of %s on %d planted Criteo-shaped rows (26 categorical fields, 13 numeric; "
+             "vocabulary %d), %d epoch(s), batch %d, Adam lr %g, embedding 4, Spark `local[2]`, 2 workers + 2 "
+             "servers, after one untimed fit of 2,000 rows; each part timed on its own in the same run, the parts "
+             "of the whole fit read from the worker tasks' timelines." % (
+                 args.model, args.rows, args.vocab, args.epochs, args.batch_size, args.lr), "",
+             "| part | seconds |", "|---|---|"]
+    for label, seconds in parts:
+        name = "- " + label[len("whole fit: "):] if label.startswith("whole fit: ") else label
+        lines.append("| %s | %.2f |" % (name, seconds))
+    lines += ["", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
+        load_start, load_end)]
+    return "\n".join(lines)
 
 
 def count_blocks(rdd):

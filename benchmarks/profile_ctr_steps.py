@@ -2,11 +2,12 @@
 processes (the cluster a Spark fit starts: scheduler here, servers by ``spawn_server``), on the Criteo-shaped data of
 benchmarks.bench_ctr (26 categorical fields, 13 numeric, Zipf ids), batch 512, one BLAS thread.
 
-    python -m benchmarks.profile_ctr_steps [--rows 80000] [--epochs 1] [--cprofile DIR] [--json PATH]
+    python -m benchmarks.profile_ctr_steps [--rows 80000] [--epochs 1] [--cprofile DIR] [--write-docs] [--json PATH]
 
 Prints per worker the steps, the milliseconds a step takes (first batch end to last), the samples/s, and the
 requests a step sent (``KVWorker.counters``); with ``--cprofile DIR`` worker 0 and server 0 run under cProfile and
 the functions with the most time of their own are printed (``DIR/worker0.prof``, ``DIR/server0.prof``).
+``--write-docs`` writes the workers' lines as section ``profile_ctr_steps`` of docs/benchmarks.md.
 """
 import argparse
 import json
@@ -151,6 +152,31 @@ def top(path, limit):
     return lines
 
 
+def requests_a_step(worker):
+    """The requests a worker sent per step, by kind (``KVWorker.counters``), as one string."""
+    steps = (worker["counters"] or {}).get("steps")
+    if not steps:
+        return ""
+    return ", ".join("%s %.2f" % (k, v / steps) for k, v in sorted(worker["counters"].get("sent", {}).items()))
+
+
+def markdown(workers, args, load_start, load_end):
+    """The workers' figures as the ``profile_ctr_steps`` section of docs/benchmarks.md."""
+    lines = ["## A CTR training step without Spark (benchmarks/profile_ctr_steps.py)", "",
+             "dist_sync FM, %d worker and %d server processes on this machine (scheduler in the driver, servers by "
+             "`spawn_server`), %d planted Criteo-shaped rows (26 categorical fields, 13 numeric), %d epoch(s), batch "
+             "%d, one BLAS thread%s. A step: first to last batch end over the steps run." % (
+                 WORKERS, SERVERS, args.rows, args.epochs, args.batch_size,
+                 "; worker 0 and server 0 under cProfile" if args.cprofile else ""), "",
+             "| worker | steps | ms a step | samples/s | requests a step |", "|---|---|---|---|---|"]
+    for r in workers:
+        lines.append("| %d | %d | %.1f | %.0f | %s |" % (r["rank"], r["steps"], r["ms_per_step"], r["samples_per_s"],
+                                                        requests_a_step(r)))
+    lines += ["", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
+        load_start, load_end)]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, default=80000)
@@ -158,11 +184,12 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--cprofile", metavar="DIR", help="profile worker 0 and server 0 into DIR and print their top")
     p.add_argument("--top", type=int, default=25)
-    p.add_argument("--json", metavar="PATH", help="also write the workers' figures to PATH as JSON")
+    report.add_output_args(p)
     args = p.parse_args(argv)
     if args.cprofile:
         os.makedirs(args.cprofile, exist_ok=True)
-    print("load at start: %.1f %.1f %.1f" % os.getloadavg(), flush=True)
+    load_start = "%.1f %.1f %.1f" % os.getloadavg()
+    print("load at start: " + load_start, flush=True)
     out = run(args)
     for r in out:
         steps = (r["counters"] or {}).get("steps")
@@ -170,7 +197,9 @@ def main(argv=None):
             r["rank"], r["steps"], r["ms_per_step"], r["samples_per_s"],
             "" if not steps else ", requests a step: %s" % json.dumps(
                 {k: round(v / steps, 2) for k, v in sorted(r["counters"].get("sent", {}).items())})))
-    print("load at end: %.1f %.1f %.1f" % os.getloadavg())
+    load_end = "%.1f %.1f %.1f" % os.getloadavg()
+    print("load at end: " + load_end)
+    report.publish(args, "profile_ctr_steps", markdown(out, args, load_start, load_end))
     if args.cprofile:
         for name in ("worker0.prof", "server0.prof"):
             path = os.path.join(args.cprofile, name)
