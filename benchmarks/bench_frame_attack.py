@@ -11,11 +11,12 @@ Cross-job replay: jobs A and B share one secret; messages of job A (REGISTER to 
 SET_OPTIMIZER, PUSHPULL and ``COMMAND save`` to B's server, signed as A's worker signs them, A's job id in the
 header) are counted as refused by B, and B's own worker still registers and trains.
 
-    python -m benchmarks.bench_frame_attack [--limit 1G] [--connections 2] [--tree PATH] [--json PATH]
+    python -m benchmarks.bench_frame_attack [--limit 1G] [--connections 2] [--tree PATH] [--write-docs] [--json PATH]
 
 ``--tree`` runs the frame attack with another checkout's ``sparkps`` package first on the path (e.g. the code
 before the limit became exclusive, extracted with ``git archive``); the cross-job part needs this tree's.
-Runs about 20 s; needs about connections x limit of free memory.
+Runs about 20 s; needs about connections x limit of free memory. ``--write-docs`` writes the frame attack's table
+as section ``frame_attack`` of docs/security.md.
 """
 import argparse
 import json
@@ -26,7 +27,11 @@ import sys
 import threading
 import time
 
+from benchmarks import report
 from benchmarks.process_memory import settled_rss
+
+DOC = os.path.join(report.ROOT, "docs", "security.md")
+SIZES = ("frames of the limit", "frames one byte below the limit")
 
 GREETING = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL" + b"\0" * 16 + b"\0" + b"\0" * 31
 _READY_BODY = b"\x05READY" + b"\x0bSocket-Type" + (6).to_bytes(4, "big") + b"DEALER"
@@ -96,8 +101,7 @@ def frame_attack(limit, connections):
     try:
         worker.start()
         address = next(n["address"] for n in worker.nodes if n["role"] == "server")
-        for label, size in (("frames of the limit", limit_bytes), ("frames one byte below the limit",
-                                                                   limit_bytes - 1)):
+        for label, size in zip(SIZES, (limit_bytes, limit_bytes - 1)):
             before = settled_rss_mib(server.pid)
             opened = [announce(address, size) for _ in range(connections)]
             time.sleep(1.0)
@@ -175,13 +179,33 @@ def cross_job_replay():
         b.stop()
 
 
+def markdown(figures, args):
+    """The frame attack's figures as the ``frame_attack`` section of docs/security.md."""
+    runs = [(name[len("frame attack, "):], run) for name, run in figures.items() if name.startswith("frame attack")]
+    lines = ["`python -m sparkps.server` of a running job with `SPARKPS_MAX_MESSAGE_BYTES` %s; %d raw TCP connections "
+             "(ZMTP 3, no secret) each announce one frame and stream all of it; the server process's RSS before and "
+             "while they are open." % (args.limit, args.connections), "",
+             "| code | frames announced | RSS before (MiB) | RSS during (MiB) | grown (MiB) | connections left open |",
+             "|---|---|---|---|---|---|"]
+    for code, run in runs:
+        for label in SIZES:
+            row = run[label]
+            lines.append("| %s | %s | %.1f | %.1f | %.1f | %d |" % (code, label, row["before_mib"], row["during_mib"],
+                                                                   row["grown_mib"], row["connections_open"]))
+    replay = figures["cross-job replay, this tree"]
+    lines += ["", "Cross-job replay (this tree): %d messages of job A sent to job B, %d answered; B's worker "
+              "trained: %s." % (replay["sent"], replay["sent"] - replay["unanswered"],
+                                "yes" if replay["b_worker_trained"] else "no")]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_frame_attack", description=__doc__.split("\n")[0])
     parser.add_argument("--limit", default="1G", help="the server's SPARKPS_MAX_MESSAGE_BYTES (default 1G)")
     parser.add_argument("--connections", type=int, default=2)
     parser.add_argument("--tree", help="run the frame attack with this checkout's sparkps package")
     parser.add_argument("--attack-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--json", help="also write the figures to this file")
+    report.add_output_args(parser)
     args = parser.parse_args(argv)
     if args.attack_only:
         print(json.dumps(frame_attack(args.limit, args.connections)))
@@ -196,6 +220,8 @@ def main(argv=None):
     figures["frame attack, this tree"] = frame_attack(args.limit, args.connections)
     figures["cross-job replay, this tree"] = cross_job_replay()
     print(json.dumps(figures, indent=2))
+    if args.write_docs:
+        report.write_section("frame_attack", markdown(figures, args), doc=DOC)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(figures, handle, indent=2)
