@@ -194,9 +194,10 @@ def ms(seconds):
 
 def report_text(prims, codecs, train, args):
     lines = ["Figures: medians over %d interleaved rounds (training), best of %d (primitives, codec); "
-             "`python -m benchmarks.bench_security %s`. The machine was shared and loaded while this ran "
+             "`%s`. The machine was shared and loaded while this ran "
              "(load average %.1f): compare the two columns of one row, not rows across runs."
-             % (args.repeat, args.repeat, report.argv_options(), os.getloadavg()[0]), ""]
+             % (args.repeat, args.repeat, report.command("bench_security", report.argv_options()),
+                os.getloadavg()[0]), ""]
     if prims:
         lines += ["| MAC over | 16 MiB frame ms | GB/s | 200-byte header µs |", "|---|---|---|---|"]
         for name, t in prims.items():
