@@ -20,11 +20,6 @@ from benchmarks import report
 AWAITING = {
     "docs/benchmarks.md:vs_mllib": "python -m benchmarks.bench_vs_mllib --write-docs --epochs 4 "
                                    "--mllib-iters 5,10,25,50,100",
-    "docs/benchmarks.md:sparse": "python -m benchmarks.bench_sparse --write-docs --rows 10000000 --repeat 15",
-    "docs/benchmarks.md:sparse_tcp": "python -m benchmarks.bench_sparse --write-docs --rows 10000000 --repeat 15 "
-                                     "--tcp-only",
-    "docs/benchmarks.md:strategies": "python -m benchmarks.bench_strategies --write-docs --strategies-only "
-                                     "--workers 2,4 --epochs 10",
     "docs/benchmarks.md:bench_ctr": "python -m benchmarks.bench_ctr --write-docs --rows 1000000 --epochs 3 "
                                     "--batch-size 2048 --vocab 1000 --lr 0.02 --lr-iter 20 --fm-iter 20 "
                                     "--systems numpy,sparkps,mllib",
