@@ -136,8 +136,10 @@ def header(command_line):
 
 
 def section_block(name, markdown, command_line):
-    """The whole text of section ``name`` (markers included) holding ``markdown`` under its header line."""
-    body = "%s\n\n%s\n" % (header(command_line), markdown.strip())
+    """The whole text of section ``name`` (markers included) holding ``markdown`` under its header line (lines
+    without trailing blanks, which editors strip and which would break the digest)."""
+    markdown = "\n".join(line.rstrip() for line in markdown.strip().splitlines())
+    body = "%s\n\n%s\n" % (header(command_line), markdown)
     return "<!-- bench:%s -->\n%s<!-- /bench:%s sha256:%s -->" % (name, body, name, digest(body))
 
 
