@@ -149,6 +149,15 @@ def test_rewriting_replaces_the_section_in_place(tmp_path):
     assert section.intact
 
 
+def test_a_section_is_written_without_trailing_blanks(tmp_path):
+    doc = tmp_path / "doc.md"
+    report.write_section("speed", "| a | 1.25 |  \nnote \n", doc=str(doc),
+                         command="python -m benchmarks.bench_executor --write-docs")
+    assert not [line for line in doc.read_text().splitlines() if line != line.rstrip()]
+    (written,) = report.read_sections(str(doc))
+    assert written.intact
+
+
 def test_a_section_needs_a_command(tmp_path):
     with pytest.raises(ValueError, match="no command regenerates it"):
         report.write_section("speed", "1.0", doc=str(tmp_path / "doc.md"))
