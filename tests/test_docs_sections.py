@@ -100,6 +100,18 @@ def test_docs_hold_generated_sections():
     assert len(keys) == len(set(keys)), "a section name appears twice in one file"
 
 
+@pytest.mark.parametrize("doc", sorted(glob.glob(os.path.join(report.ROOT, "docs", "*.md"))),
+                         ids=os.path.basename)
+def test_every_marker_belongs_to_a_section(doc):
+    """A marker edited out of shape would hide its section from the checks above."""
+    text = open(doc, encoding="utf-8").read()
+    parsed = report.read_sections(doc)
+    legacy = sum(1 for s in parsed if s.name in report.LEGACY and report.LEGACY[s.name][0] in text)
+    assert text.count("<!-- bench:") == text.count("<!-- /bench:") == len(parsed) - legacy
+    for begin, end in report.LEGACY.values():
+        assert text.count(begin) == text.count(end) <= 1
+
+
 @pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.key)
 def test_a_sections_command_exists_and_parses(section, monkeypatch):
     line = section.command if section.intact else AWAITING.get(section.key)
