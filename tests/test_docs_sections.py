@@ -170,6 +170,14 @@ def test_a_section_is_written_without_trailing_blanks(tmp_path):
     assert written.intact
 
 
+def test_a_section_written_outside_a_git_checkout_still_names_its_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "commit", lambda: "unknown")
+    doc = tmp_path / "doc.md"
+    report.write_section("speed", "1.0", doc=str(doc), command="python -m benchmarks.bench_executor --write-docs")
+    (written,) = report.read_sections(str(doc))
+    assert written.intact and written.command == "python -m benchmarks.bench_executor --write-docs"
+
+
 def test_a_section_needs_a_command(tmp_path):
     with pytest.raises(ValueError, match="no command regenerates it"):
         report.write_section("speed", "1.0", doc=str(tmp_path / "doc.md"))
