@@ -156,17 +156,21 @@ def write_section(name, markdown, doc=DOC, command=None):
                          "`python -m benchmarks.NAME` or pass command=" % name)
     block = section_block(name, markdown, command_line)
     text = open(doc, encoding="utf-8").read() if os.path.exists(doc) else HEADER
+    with open(doc, "w", encoding="utf-8") as f:
+        f.write(with_section(text, name, block))
+
+
+def with_section(text, name, block):
+    """``text`` with section ``name`` (in the current or its :data:`LEGACY` markers) replaced by ``block``, or with
+    ``block`` appended when it has no such section."""
     found = [m for m in SECTION.finditer(text) if m.group("name") == name]
     if found:
-        text = text[:found[0].start()] + block + text[found[0].end():]
-    elif name in LEGACY and all(marker in text for marker in LEGACY[name]):
+        return text[:found[0].start()] + block + text[found[0].end():]
+    if name in LEGACY and all(marker in text for marker in LEGACY[name]):
         begin, end = LEGACY[name]
         start = text.index(begin)
-        text = text[:start] + block + text[text.index(end, start) + len(end):]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    with open(doc, "w", encoding="utf-8") as f:
-        f.write(text)
+        return text[:start] + block + text[text.index(end, start) + len(end):]
+    return text.rstrip() + "\n\n" + block + "\n"
 
 
 class Section:
