@@ -155,9 +155,9 @@ def write_section(name, markdown, doc=DOC, command=None):
         raise ValueError("write_section(%r): no command regenerates it: run the benchmark as "
                          "`python -m benchmarks.NAME` or pass command=" % name)
     block = section_block(name, markdown, command_line)
-    text = open(doc, encoding="utf-8").read() if os.path.exists(doc) else HEADER
+    text = with_section(open(doc, encoding="utf-8").read() if os.path.exists(doc) else HEADER, name, block)
     with open(doc, "w", encoding="utf-8") as f:
-        f.write(with_section(text, name, block))
+        f.write(text)
 
 
 def with_section(text, name, block):
