@@ -255,20 +255,34 @@ def test_a_node_whose_handler_holds_its_io_thread_past_the_heartbeat_timeout_is_
 
 
 def test_the_heartbeat_thread_waits_between_heartbeats_instead_of_spinning(monkeypatch):
-    """Before its first heartbeat a node's heartbeat channel has no socket to poll: it must wait, not spin."""
+    """Before its first heartbeat a node's heartbeat channel has no socket to poll: it must wait, not spin. A poll
+    that waited for nothing is followed by a wait of its slice, so the thread's next poll comes a slice later."""
+    import threading
     import time
 
     from cluster import cluster_timeouts
     from sparkps.comm.van import Van
 
-    calls = []
+    calls, enough = {}, threading.Event()     # per thread: (start, slice, polled) of each poll_own
     poll_own = Van.poll_own
-    monkeypatch.setattr(Van, "poll_own", lambda self, timeout_s: calls.append(timeout_s) or poll_own(self, timeout_s))
+
+    def recorded(self, timeout_s):
+        started = time.monotonic()
+        polled = poll_own(self, timeout_s)
+        mine = calls.setdefault(threading.current_thread().name, [])
+        mine.append((started, timeout_s, polled))
+        if sum(len(c) for c in calls.values()) >= 16:
+            enough.set()
+        return polled
+
+    monkeypatch.setattr(Van, "poll_own", recorded)
     c = NodeCluster(num_servers=1, num_workers=1, handlers={"server": echo},
                     timeouts=cluster_timeouts(heartbeat_interval=1.0, heartbeat_timeout=10.0))
     try:
-        time.sleep(0.6)
-        assert len(calls) < 40      # 2 nodes polling in 0.1 s slices: about 12
+        assert enough.wait(30), calls
+        idle = [(later[0] - start, step) for mine in map(list, list(calls.values()))
+                for (start, step, polled), later in zip(mine, mine[1:]) if not polled]
+        assert len(idle) >= 8 and all(gap >= 0.9 * step for gap, step in idle), idle[:20]
         c.finish()
     finally:
         c.stop()

@@ -96,6 +96,23 @@ def stream_raw(address, head, chunk, count):
     return sock
 
 
+def closed_by_peer(sock, timeout):
+    """True once the peer closed ``sock`` (what it sends before is read and dropped), False after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        sock.settimeout(remaining)
+        try:
+            if not sock.recv(4096):
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+
+
 class Relay:
     """A recording TCP relay in front of ``target`` (``tcp://host:port``); ``address`` is where to connect."""
 

@@ -31,7 +31,8 @@ def test_auc_matches_the_pair_count_with_ties():
 
 def test_logloss_clips_certain_mistakes():
     assert logloss([1, 0], [0.5, 0.5]) == pytest.approx(np.log(2))
-    assert np.isfinite(logloss([1], [0.0]))
+    assert logloss([1], [0.0]) == pytest.approx(-np.log(1e-15))          # a certain mistake costs log(1/eps)
+    assert logloss([0], [1.0]) == pytest.approx(-np.log(1e-15), rel=1e-3)  # 1 - (1 - 1e-15) in float64
 
 
 def test_summarise_means_and_spread_over_seeds():

@@ -27,6 +27,18 @@ def job(tmp_path_factory):
     return {"train": train, "test": test, "net": str(net)}
 
 
+def wait_until_stopped(pid, timeout=20.0):
+    """Block until process ``pid`` is stopped (state T in /proc: a SIGSTOP is delivered asynchronously)."""
+    deadline, pause = time.monotonic() + timeout, threading.Event()
+    while True:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if state in ("T", "t"):
+            return
+        assert time.monotonic() < deadline, "process %d is still %s %g s after SIGSTOP" % (pid, state, timeout)
+        pause.wait(0.01)
+
+
 def launch(job, prefix, checkpoints=None, extra=(), env=None, epochs=EPOCHS):
     args = ["launch", "-s", "1", "-w", "2"] + FAST_CLUSTER
     if checkpoints:
@@ -122,7 +134,7 @@ def test_a_restart_passes_over_a_damaged_newest_checkpoint_for_the_one_before_it
         wait_for_checkpoint(folder, 30, proc)
         pids = recorded_pids(pids_file)
         os.kill(pids["worker 0"], signal.SIGSTOP)        # worker 0 writes the manifests: no new checkpoint now
-        threading.Event().wait(1.0)                        # a save in flight stays without manifest (incomplete)
+        wait_until_stopped(pids["worker 0"])              # a save in flight stays without manifest (incomplete)
         found = checkpoints(str(folder))
         newest, older = found[-1].path, found[-2].path
         piece = os.path.join(newest, read_manifest(newest)["keys"]["0"]["pieces"][0]["file"])

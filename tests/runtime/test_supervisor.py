@@ -29,10 +29,8 @@ def test_stop_kills_a_child_that_ignores_sigterm_after_the_grace_period():
     out = io.StringIO()
     child = spawn("stubborn", [sys.executable, "-c", STUBBORN], relay=out, own_group=True)
     _wait_for_line(child, "ready")
-    started = time.monotonic()
-    child.stop(grace=0.5)
+    child.stop(grace=0.5)      # the child would sleep 60 s: an exit by SIGKILL is the stop's, after the grace
     assert describe_exit(child.returncode) == "killed by SIGKILL"
-    assert time.monotonic() - started < 10
     assert out.getvalue() == "[stubborn] ready\n"
 
 

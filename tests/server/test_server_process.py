@@ -8,22 +8,36 @@ import pytest
 import zmq
 
 from cluster import cluster_timeouts
-from sparkps.errors import NodeDied
+from sparkps.errors import ClusterError, NodeDied
 from sparkps.runtime.server_node import spawn_server
+from sparkps.runtime.supervisor import ExitWatch, describe_exit
 from sparkps.scheduler import Scheduler
+from sparkps.scheduler.client import report_abort
 from sparkps.worker.dist_kvstore import create_dist_kvstore
 
 TIMEOUTS = cluster_timeouts(register=30, request=30)
 
 
 @pytest.fixture
-def one_server_job():
-    """A tcp scheduler, one subprocess server and one in-process worker kvstore; all stopped afterwards."""
+def one_server_job(tmp_path):
+    """A tcp scheduler, one subprocess server and one in-process worker kvstore; all stopped afterwards.
+
+    As a worker task does (watch_server_exit), a server process that ends before registering fails the job at
+    once with its exit; the fixture then fails naming that and the server's stderr (a file: a pipe nobody reads
+    could fill and stop the server) instead of the registration timeout's "never registered"."""
     scheduler = Scheduler(1, 1, timeouts=TIMEOUTS).start()
-    proc = spawn_server(scheduler.uri, scheduler.secret, timeouts=TIMEOUTS, stderr=subprocess.PIPE)
+    stderr_path = tmp_path / "server.stderr"
+    with open(stderr_path, "wb") as stderr:
+        proc = spawn_server(scheduler.uri, scheduler.secret, timeouts=TIMEOUTS, stderr=stderr)
     kv = None
     try:
-        kv = create_dist_kvstore("dist_sync", scheduler.uri, scheduler.secret, timeouts=TIMEOUTS)
+        with ExitWatch(proc, lambda code: report_abort(scheduler.uri, scheduler.secret, "server", 0,
+                                                       "its process ended: %s" % describe_exit(code))):
+            try:
+                kv = create_dist_kvstore("dist_sync", scheduler.uri, scheduler.secret, timeouts=TIMEOUTS)
+            except ClusterError as exc:
+                pytest.fail("%s\nthe server process: %s; its stderr:\n%s"
+                            % (exc, describe_exit(proc.poll()), stderr_path.read_text(errors="replace")[-4000:]))
         yield scheduler, proc, kv
     finally:
         if kv is not None:
@@ -38,7 +52,6 @@ def one_server_job():
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
-        proc.stderr.close()
 
 
 def test_subprocess_server_serves_and_exits_zero_when_the_workers_finish(one_server_job):

@@ -2,7 +2,6 @@
 formed: registration fails with the exit code instead of waiting out the registration timeout."""
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,12 +16,11 @@ def test_a_server_process_dying_at_start_fails_registration_with_its_exit_code()
     sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
     worker = Postoffice("worker", sched.uri, sched.secret, rank=0, timeouts=sched.timeouts)
     server = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
-    started = time.monotonic()
     try:
         with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0):
+            # without the watch the start would end after the registration timeout, in that timeout's words
             with pytest.raises(ClusterError, match=r"server 0 failed before registering: .*exited with code 3"):
                 worker.start()
-        assert time.monotonic() - started < 10
     finally:
         server.wait(10)
         worker.stop()
