@@ -45,6 +45,11 @@ class DeviceGroup:
         self.arg_group, self.grad_group = first.arg_group, first.grad_group  # the first device's flat layout
         self.outputs = []
 
+    def seed(self, seed):
+        """Reseed every device's random generator (Dropout masks), each from its own stream of ``seed``."""
+        for index, exe in enumerate(self.executors):
+            exe.seed(int(np.random.SeedSequence([int(seed), index]).generate_state(1)[0]))
+
     def _share_params(self):
         first = self.executors[0]
         for exe in self.executors[1:]:

@@ -37,6 +37,12 @@ __all__ = ['FeedForward', 'save_checkpoint', 'load_checkpoint']
 LOG = logging.getLogger('sparkps')
 
 
+def dropout_seed(seed, rank=0):
+    """The seed of worker ``rank``'s Dropout masks under training seed ``seed``: each worker its own stream, the
+    same in every run of that seed."""
+    return int(np.random.SeedSequence([int(seed), int(rank), 1]).generate_state(1)[0])
+
+
 class FeedForward(Inference):
     """A network plus everything needed to train it (MXNet's ``mx.model.FeedForward``).
 
@@ -227,6 +233,8 @@ class FeedForward(Inference):
             check_labels_fit(data.label, self.symbol, shapes)
         self._init_params(exe, param_names)
         kv = None if kvstore is None or kvstore == 'local' else kv_mod.create(kvstore)
+        if self.seed is not None:        # Dropout masks: one stream per worker of the seed
+            exe.seed(dropout_seed(self.seed, kv.rank if kv is not None else 0))
         if sparse is not None:  # the tables live in a kvstore, the local one when training in place
             kv = kv if kv is not None else kv_mod.create('local')
             sparse.attach(exe)

@@ -4,6 +4,7 @@ import pytest
 
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.server.policy import BoundedStaleness, SyncReplicas, create_policy
+from sparkps.server.policy.rounds import SyncRounds
 from sparkps.server.tables.dense import DenseGradient
 
 
@@ -20,6 +21,29 @@ def test_a_round_applies_the_first_n_of_m_gradients_scaled_to_their_mean():
     assert policy.push(1, 1, grad(1.0)) == [] and policy.push(3, 1, grad(2.0)) == []
     # workers scale by 1/M: sum * M/N is the mean of the N contributions (times M/M)
     assert applied(policy.push(4, 1, grad(6.0))) == [(1, 3, 4 / 3, [9.0, 9.0, 9.0])]
+
+
+@pytest.mark.parametrize("make", [lambda: SyncRounds([1, 2, 3]),
+                                  lambda: SyncReplicas([1, 2, 3], replicas_to_aggregate=3)])
+def test_a_round_sums_its_gradients_in_the_order_of_the_workers_whatever_order_they_arrive_in(make):
+    # in float32 (1e8 + 1) - 1e8 is 0 but (1e8 - 1e8) + 1 is 1: the order of a sum shows in its result
+    values = {1: 1e8, 2: 1.0, 3: -1e8}
+    sums = set()
+    for order in ([1, 2, 3], [3, 2, 1], [2, 3, 1], [3, 1, 2]):
+        policy = make()
+        done = [c for worker in order for c in policy.push(worker, 1, grad(values[worker]))]
+        sums.add(tuple(done[0].updates["dense"].flat.tolist()))
+    assert sums == {(0.0, 0.0, 0.0)}
+
+
+def test_a_round_that_a_worker_left_sums_every_push_that_waited_for_it():
+    sums = set()
+    for order in ([1, 3], [3, 1]):
+        policy = SyncRounds([1, 2, 3])
+        policy.leave(2)
+        done = [c for worker in order for c in policy.push(worker, 1, grad({1: 1.0, 3: 2.0}[worker]))]
+        sums.add(tuple(done[0].updates["dense"].flat.tolist()))
+    assert sums == {(3.0, 3.0, 3.0)}      # worker 3's push, waiting for worker 2's, is in the sum
 
 
 def test_gradients_of_an_applied_round_are_dropped_and_counted_per_worker():

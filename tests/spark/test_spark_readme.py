@@ -2,7 +2,8 @@
 the venv's Python by its path, with no PYSPARK_PYTHON / PYSPARK_DRIVER_PYTHON, no activated virtualenv (neither
 VIRTUAL_ENV nor the venv's bin/ on PATH) and none of the Makefile's environment. Spark's Python workers would
 otherwise run a ``python3`` that cannot import sparkps: the taste fits, and the second program scores the saved
-pipeline with no fit before it (the worker Python settled by ``transform`` of a freshly loaded model)."""
+pipeline with no fit before it (the worker Python settled by ``transform`` of a freshly loaded model), and both
+reach 0.95 test accuracy on the same shuffled split with the estimator's defaults."""
 import re
 import subprocess
 
@@ -23,5 +24,7 @@ def test_the_classic_examples_run_as_written_in_fresh_processes(tmp_path):
                              cwd=str(tmp_path))
         assert run.returncode == 0, name + "\n" + run.stdout[-2000:] + run.stderr[-3000:]
         outputs.append(run.stdout)
-    assert float(re.search(r"test accuracy (\d\.\d+)", outputs[0]).group(1)) >= 0.85
-    assert float(re.search(r"reloaded test accuracy (\d\.\d+)", outputs[1]).group(1)) >= 0.85
+    # the estimator's defaults (10 epochs) on a shuffled split of the digits
+    accuracy = float(re.search(r"test accuracy (\d\.\d+)", outputs[0]).group(1))
+    assert accuracy >= 0.95
+    assert float(re.search(r"reloaded test accuracy (\d\.\d+)", outputs[1]).group(1)) == accuracy

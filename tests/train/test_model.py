@@ -183,6 +183,22 @@ def test_batchnorm_aux_states_are_trained_saved_and_loaded(digits, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X_test), trained.predict(X_test))
 
 
+def test_a_seed_fixes_the_dropout_masks(digits):
+    X_train, _, y_train, _ = digits
+    sym = sp.sym
+    net = sym.Dropout(sym.Activation(sym.FullyConnected(sym.Variable('data'), num_hidden=32, name='fc1'),
+                                     act_type='relu'), p=0.5)
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=10, name='fc2'), name='softmax')
+
+    def fit(seed):
+        return sp.FeedForward(net, num_epoch=1, learning_rate=0.1, numpy_batch_size=32,
+                              initializer=sp.initializer.Xavier(), seed=seed).fit(X_train, y_train).arg_params
+    first, again, other = fit(3), fit(3), fit(4)
+    for name, value in first.items():
+        np.testing.assert_array_equal(again[name], value, err_msg=name)
+    assert not np.array_equal(first['fc2_weight'], other['fc2_weight'])
+
+
 def test_dist_sync_with_one_worker_matches_local_training(digits):
     from cluster import PSCluster
     X_train, _, y_train, _ = digits

@@ -67,11 +67,10 @@ class SyncReplicas(ParkedPulls):
             self.dropped += 1
             self.dropped_by_worker[worker] += 1
             return []
-        pending = self._pending.setdefault(round_, RoundSum())
+        pending = self._pending.setdefault(round_, RoundSum(self.dropped_by_worker))
         if worker in pending.contributors:
             raise ClusterError("worker node %s pushed round %d twice" % (worker, round_), node=worker)
-        pending.contributors.add(worker)
-        pending.add(updates)
+        pending.add(worker, updates)
         return self._complete()
 
     def is_stale(self, round_):
@@ -99,5 +98,5 @@ class SyncReplicas(ParkedPulls):
             self.completed += 1
             del self._pending[self.completed]
             count = len(pending.contributors)
-            done.append(CompletedRound(self.completed, pending.updates, self.num_workers / count, count))
+            done.append(CompletedRound(self.completed, pending.total(), self.num_workers / count, count))
         return done

@@ -44,16 +44,39 @@ class CompletedRound(NamedTuple):
 
 
 class RoundSum:
-    """The sum so far of one round's updates, per table, and the workers that contributed."""
+    """The sum so far of one round's updates, per table, and the workers that contributed.
 
-    def __init__(self):
+    The updates are summed in the order of the workers' ids, whatever order their pushes arrive in: a float sum
+    depends on its order, and with three or more workers an order of arrival would make two runs of one seed end in
+    models a few last bits apart, then further. A push is folded in once the pushes of every lower worker are;
+    until then it waits (at most the pushes of the workers ahead of a slow one), and ``total`` folds the waiting
+    ones in order when the round completes (a worker that left never pushes)."""
+
+    def __init__(self, workers=()):
         self.contributors = set()
-        self.updates = {}
+        self._order = sorted(workers)
+        self._next = 0               # the first worker of _order whose push is not in the sum yet
+        self._sum = {}
+        self._waiting = {}
 
-    def add(self, updates):
+    def add(self, worker, updates):
+        """Count ``worker``'s ``updates`` ({table name: update}) in the round."""
+        self.contributors.add(worker)
+        self._waiting[worker] = updates
+        while self._next < len(self._order) and self._order[self._next] in self._waiting:
+            self._fold(self._waiting.pop(self._order[self._next]))
+            self._next += 1
+
+    def total(self):
+        """``{table name: summed update}`` of every contributor, summed in the order of their ids."""
+        for worker in sorted(self._waiting):
+            self._fold(self._waiting.pop(worker))
+        return self._sum
+
+    def _fold(self, updates):
         for table, update in updates.items():
-            known = self.updates.get(table)
-            self.updates[table] = update if known is None else known.add(update)
+            known = self._sum.get(table)
+            self._sum[table] = update if known is None else known.add(update)
 
 
 class RoundPolicy:
@@ -168,9 +191,7 @@ class SyncRounds(ParkedPulls):
         """Record ``worker``'s updates ``{table name: update}`` for ``round_``; returns completed rounds."""
         self._check_push(worker, round_)
         self.last_pushed[worker] = round_
-        self._pending.setdefault(round_, RoundSum())
-        self._pending[round_].contributors.add(worker)
-        self._pending[round_].add(updates)
+        self._pending.setdefault(round_, RoundSum(self.last_pushed)).add(worker, updates)
         return self._complete()
 
     def leave(self, worker):
@@ -200,5 +221,5 @@ class SyncRounds(ParkedPulls):
                 break
             del self._pending[round_]
             count = len(pending.contributors)
-            done.append(CompletedRound(round_, pending.updates, self.num_workers / count, count))
+            done.append(CompletedRound(round_, pending.total(), self.num_workers / count, count))
         return done

@@ -44,28 +44,37 @@ def prepare_rows(df, features_col, label_col, handle_invalid="error", num_classe
     return PreparedRows(df, skipped, None)
 
 
-def held_out(df, fraction, seed=0, keep_order=False):
-    """``(train, validation)``: a random ``fraction`` of the rows held out (validation None for 0).
-
-    ``DataFrame.randomSplit`` sorts every partition by all columns first; with ``keep_order`` both sides keep
-    the input's order instead (a per-row seeded draw, cached so the sides never overlap however often they are
-    read): the CTR estimator needs it, as a label in the first column would reach the first epoch, which streams
-    rows in order, sorted by label."""
-    from pyspark.sql import functions as F
+def held_out(df, fraction, seed=0):
+    """``(train, validation)``: a ``fraction`` of the rows held out (validation None for 0), drawn from a seeded
+    hash of each row's values (:func:`row_draw`), so the same seed holds out the same rows whatever the input's
+    partitioning, the order of its rows or how often the sides are read, and the sides never overlap. Both sides
+    keep the input's order (``DataFrame.randomSplit`` sorts every partition by all columns first: a label in the
+    first column would reach the first epoch, which streams rows in order, sorted by label). Rows with the same
+    values in every column fall on the same side. Lazy: no Spark job, nothing cached."""
     fraction = float(fraction or 0.0)
     if fraction == 0.0:
         return df, None
     if not 0.0 < fraction < 1.0:
         raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
-    if not keep_order:
-        train, validation = df.randomSplit([1.0 - fraction, fraction], seed=int(seed))
-        return train, validation
-    drawn = df.withColumn(_DRAW, F.rand(int(seed))).cache()
-    return (drawn.where(F.col(_DRAW) >= fraction).drop(_DRAW),
-            drawn.where(F.col(_DRAW) < fraction).drop(_DRAW))
+    draw = row_draw(df, seed)
+    return df.where(draw >= fraction), df.where(draw < fraction)
 
 
-_DRAW = "__sparkps_held_out_draw"
+def row_draw(df, seed=0, salt=0):
+    """A column of numbers in [0, 1), one a row, from a 64-bit hash (Spark's ``xxhash64``) of ``seed``, ``salt``
+    and the row's values in every column Spark can hash (all but maps): the same for a row however the input is
+    partitioned or ordered, uniform across rows with different values. ConfigError when no column can be hashed."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType
+    columns = [F.col("`%s`" % field.name.replace("`", "``")) for field in df.schema.fields
+               if not isinstance(field.dataType, MapType)]
+    if not columns:
+        raise ConfigError("cannot draw rows of a DataFrame whose columns are all maps (%s)" % df.columns)
+    bits = F.xxhash64(F.lit(int(seed)), F.lit(int(salt)), *columns).bitwiseAND(F.lit(_MANTISSA - 1))
+    return bits.cast("double") / float(_MANTISSA)
+
+
+_MANTISSA = 1 << 53
 
 
 def _skip_invalid(df, features_col, label_col, num_classes):

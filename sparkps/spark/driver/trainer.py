@@ -189,7 +189,9 @@ class SparkTrainer:
         if frame and wide_rows(data, reader or self.inputs, num_features + bool(weight_col)):
             frame = False      # features too wide for dense Arrow batches: rows, densified a mini-batch at a time
         if frame:
-            stage = frame_input(data, workers, features_col, label_col, weight_col, reader, *self._input_facts())
+            # on a cluster a shuffle's blocks arrive in a varying order: the tasks read dealt rows in a seeded one
+            stage = frame_input(data, workers, features_col, label_col, weight_col, reader, *self._input_facts(),
+                                order_seed=None if self._local_master else self.seed)
             places = None
         else:
             rdd, places = partitioned(as_rdd(data, features_col, label_col, num_features, weight_col), workers,

@@ -16,6 +16,7 @@ import numpy as np
 from sparkps.errors import ConfigError, DataError
 from sparkps.spark.common.row_places import tag_rows
 from sparkps.spark.common.session import is_connect, is_frame, session_of
+from sparkps.spark.driver.input_rows import row_draw
 from sparkps.spark.driver.placement import rdd_refused
 
 
@@ -45,11 +46,13 @@ def wide_rows(df, typed, width):
     return not blocks_fit(df, width)
 
 
-def frame_input(df, workers, features_col, label_col, weight_col, reader, inputs, ids, num_features):
+def frame_input(df, workers, features_col, label_col, weight_col, reader, inputs, ids, num_features,
+                order_seed=None):
     """``(DataFrame of the columns the task reads, dealt into ``workers`` partitions, reader)``: with ``reader``
     the frame as it is; with ``inputs`` (a TypedInputs) its named input columns and the label, read by a
     TypedReader; else the features column (float32 arrays, or with ``ids`` the 64-bit ids in their own type), the
-    label and the ``weight_col``, read by a FeatureReader of ``num_features``. ConfigError naming a missing column."""
+    label and the ``weight_col``, read by a FeatureReader of ``num_features``. ``order_seed``: see ``dealt``.
+    ConfigError naming a missing column."""
     from pyspark.sql import functions as F
 
     from sparkps.spark.common.arrow_inputs import FeatureReader, TypedReader
@@ -72,7 +75,7 @@ def frame_input(df, workers, features_col, label_col, weight_col, reader, inputs
         df = (df if ids else features_as_arrays(df, features_col)).select(*columns)
         reader = FeatureReader(num_features, ids=ids, weight=bool(weight_col),
                                names=(features_col, label_col, weight_col))
-    return dealt(df, workers), reader
+    return dealt(df, workers, order_seed), reader
 
 
 def validation_arrays(data, features_col, label_col, reader, inputs, ids, num_features):
@@ -128,13 +131,19 @@ def _id_values(df, features_col):
     return F.col(features_col)
 
 
-def dealt(df, num_workers):
+def dealt(df, num_workers, order_seed=None):
     """``df`` in exactly ``num_workers`` partitions, rows dealt evenly: a shuffle unless it has that many already
     and its plan ends in no coalesce (Spark refuses a barrier stage over a coalesced input). A Spark Connect frame's
-    partitions cannot be counted from the client, so it is always dealt."""
+    partitions cannot be counted from the client, so it is always dealt. The deal itself is Spark's round robin over
+    each input partition's rows sorted first, so which rows reach which worker depends only on the input's
+    partitioning; the order a worker reads them in is the order the shuffle's blocks arrive in, which is the map
+    order on a local master but varies from run to run on a cluster: with ``order_seed`` a dealt frame's rows are
+    read in the order of a seeded hash of their values instead (``input_rows.row_draw``), so the first epoch and
+    every later shuffle of it are the same for a seed. Lazy."""
     if not is_connect(df) and df.rdd.getNumPartitions() == num_workers and not _coalesced(df):
         return df
-    return df.repartition(num_workers)
+    spread = df.repartition(num_workers)
+    return spread if order_seed is None else spread.sortWithinPartitions(row_draw(df, order_seed, salt=1))
 
 
 def _coalesced(df):

@@ -194,7 +194,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
-        train, validation = held_out(dataset, get("validationFraction"), get("seed"), keep_order=True)
+        train, validation = held_out(dataset, get("validationFraction"), get("seed"))
         stats = featurizer.fit_stats(train, get("labelCol"))      # one pass: statistics and label counts
         spec = self.feature_spec(stats)
         rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly

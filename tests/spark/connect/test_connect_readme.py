@@ -33,5 +33,6 @@ def test_the_connect_taste_runs_as_written(tmp_path):
     run = subprocess.run([user_python(), str(script)], env=user_env(), capture_output=True, text=True, timeout=500,
                          cwd=str(tmp_path))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    assert float(re.search(r"test accuracy on Spark Connect (\d\.\d+)", run.stdout).group(1)) >= 0.85
+    # the estimator's defaults (10 epochs) on a shuffled split of the digits
+    assert float(re.search(r"test accuracy on Spark Connect (\d\.\d+)", run.stdout).group(1)) >= 0.95
     assert (tmp_path / "digits-model" / "weights").is_dir()

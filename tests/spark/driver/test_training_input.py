@@ -59,3 +59,18 @@ def test_data_that_is_neither_an_rdd_nor_a_frame_is_one_config_error(spark):
     with pytest.raises(ConfigError, match=r"fit needs an RDD or a DataFrame, got list"):
         session_for([1, 2, 3])
     assert session_for(spark.range(1)) is not None
+
+
+def test_with_an_order_seed_a_dealt_frame_reads_its_rows_in_an_order_of_the_seed(spark):
+    from sparkps.spark.driver.input_rows import row_draw
+    rows = [(i, i % 2) for i in range(60)]
+    forward = spark.createDataFrame(rows, ["x", "label"]).repartition(3, "x")
+    backward = spark.createDataFrame(rows[::-1], ["x", "label"]).repartition(3, "x")
+
+    def parts(df, seed):
+        return [[r.x for r in part] for part in dealt(df, 2, order_seed=seed).rdd.glom().collect()]
+    first = parts(forward, 0)
+    assert first == parts(backward, 0) and sorted(sum(first, [])) == list(range(60))
+    draws = dict(spark.createDataFrame(rows, ["x", "label"]).select("x", row_draw(forward, 0, salt=1)).collect())
+    assert all(part == sorted(part, key=draws.get) for part in first)
+    assert first != parts(forward, 1)

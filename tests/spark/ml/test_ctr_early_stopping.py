@@ -13,7 +13,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def tiny(spark):
     """600 planted clicks: an FM of width 8 on 420 of them learns for an epoch or two, then overfits (its held-out
-    AUC went 0.637, 0.672, 0.666, 0.651, ... over 8 epochs)."""
+    AUC with seed 4 went 0.645, 0.670, 0.664, 0.650, ... over 8 epochs)."""
     data = planted_ctr(600, num_fields=4, num_numeric=0, vocab=40, zipf=1.3, seed=11, deep_scale=0.0)
     rows = [(float(y), *[str(v) for v in cats]) for y, cats in zip(data.labels, data.categorical)]
     return spark.createDataFrame(rows, ["click", "a", "b", "c", "d"]).repartition(2).cache()
@@ -23,7 +23,7 @@ def classifier(**kwargs):
     from sparkps.spark.ml.ctr_classifier import SparkpsCTRClassifier
     settings = dict(labelCol="click", categoricalCols=["a", "b", "c", "d"], model="fm", embeddingDim=8,
                     numEpochs=8, batchSize=32, optimizer="adam", learningRate=0.05, numWorkers=2, numServers=1,
-                    validationFraction=0.3, seed=2)
+                    validationFraction=0.3, seed=4)
     settings.update(kwargs)
     return SparkpsCTRClassifier(**settings)
 
@@ -45,7 +45,7 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
     said = caplog.text
     assert "early stopping after epoch %d: validation auc" % len(history) in said, said
     assert "keeps epoch %d" % best in said
-    validation = held_out(tiny, 0.3, seed=2, keep_order=True)[1]
+    validation = held_out(tiny, 0.3, seed=4)[1]
     rows = model.transform(validation).select("click", vector_to_array("probability")[1].alias("p")).collect()
     labels, p = np.array([r.click for r in rows]), np.array([r.p for r in rows])
     # the model scores as the best epoch did (its dense weights and its rows), not as the last epoch

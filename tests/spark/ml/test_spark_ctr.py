@@ -145,7 +145,7 @@ def test_multi_valued_columns_and_exact_validation_metrics_each_epoch(tagged):
     history = model.history
     assert len(history) == 2 and {"validation-auc", "validation-logloss", "validation-copc"} <= set(history[-1])
     from sparkps.spark.driver.input_rows import held_out
-    validation = held_out(tagged, 0.25, seed=3, keep_order=True)[1]    # the rows the estimator held out
+    validation = held_out(tagged, 0.25, seed=3)[1]    # the rows the estimator held out
     rows = model.transform(validation).select("click", vector_to_array("probability")[1].alias("p")).collect()
     labels, p = np.array([r.click for r in rows]), np.array([r.p for r in rows])
     # worker 0 scored every held-out row with the weights the servers hold after the last epoch: the final model's
