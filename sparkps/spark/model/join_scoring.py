@@ -6,7 +6,7 @@ For each table:
 
 1. an Arrow UDF reads each input row's ids of the table's fields (padding ids left out, each id once per row);
 2. they are exploded with the row's position (``monotonically_increasing_id``), joined with the table's Parquet
-   rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table has at most ``BROADCAST_ROWS`` rows (a
+   rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table's rows take at most ``BROADCAST_BYTES`` (a
    broadcast hash join, no shuffle of the input), a shuffle join otherwise;
 3. the rows found are gathered back per input row (``groupBy`` position: the ids and their vectors, flattened).
 
@@ -24,11 +24,17 @@ from sparkps.errors import ConfigError
 from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
 from sparkps.spark.common.worker_python import settle_worker_python
 
-# a table of at most this many rows joins as a broadcast (each executor holds it: 2M rows x dim 16 float32 ~ 128 MB
-# plus the ids); above it, a shuffle join. Set per model with SparkModel.broadcast_table_rows.
-BROADCAST_ROWS = 2_000_000
+# a table whose ids and float32 vectors take at most this many bytes joins as a broadcast (every executor and the
+# driver hold it, as Spark rows about twice this); above it, a shuffle join. Set per model in rows with
+# SparkModel.broadcast_table_rows.
+BROADCAST_BYTES = 64 << 20
 POSITION = "__sparkps_row"
 IDS_PREFIX, ROWS_PREFIX = "__sparkps_ids_", "__sparkps_rows_"
+
+
+def broadcast_rows_for(dim):
+    """The largest table of ``dim``-wide float32 rows that joins as a broadcast (``BROADCAST_BYTES``)."""
+    return BROADCAST_BYTES // (8 + 4 * int(dim))
 
 
 def table_ids_per_row(inputs, spec):
@@ -46,11 +52,11 @@ def table_ids_per_row(inputs, spec):
     return rows
 
 
-def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, broadcast_rows=BROADCAST_ROWS):
+def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, broadcast_rows=None):
     """``frame`` plus one struct column per table (``ids`` array<long>, ``rows`` the vectors flattened, null where a
     row found none) holding the rows of each input row's ids found in the table's shard files. ``inputs_of(*arrays)``
-    gives the named network inputs of an Arrow batch of ``input_cols``. Returns (frame, [(column, TableConfig)]).
-    Lazy."""
+    gives the named network inputs of an Arrow batch of ``input_cols``; ``broadcast_rows`` the broadcast-join limit
+    in rows (None: ``broadcast_rows_for`` the table's width). Returns (frame, [(column, TableConfig)]). Lazy."""
     import pyarrow as pa
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, LongType
@@ -71,10 +77,14 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
 
         frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
         rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
-        if entry["rows"] <= broadcast_rows:
+        limit = broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
+        if entry["rows"] <= limit:
             rows = F.broadcast(rows)
         wanted = frame.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
-        found = (wanted.join(rows, "id", "inner").groupBy(POSITION)
+        # the rows found are hash-partitioned by input row before they are gathered: the gathering then runs on
+        # spark.sql.shuffle.partitions small partitions (a map-side gathering over a whole input partition held
+        # every vector of its rows in the heap at once), for the same bytes shuffled
+        found = (wanted.join(rows, "id", "inner").repartition(POSITION).groupBy(POSITION)
                  .agg(F.collect_list(F.struct("id", "vector")).alias("pairs"))
                  .select(POSITION, F.struct(F.transform("pairs", lambda p: p["id"]).alias("ids"),
                                             F.flatten(F.transform("pairs", lambda p: p["vector"])).alias("rows"))
@@ -91,7 +101,7 @@ def batch_tables(gathered_cols, cells):
 
 
 def add_joined_predictions(df, source, tables_folder, manifest, features_col, prediction_col, probability_col,
-                           raw_prediction_col=None, broadcast_rows=BROADCAST_ROWS):
+                           raw_prediction_col=None, broadcast_rows=None):
     """``df`` plus the columns of ``udf_scoring.add_predictions``, for a model whose dense part is ``source`` (its
     payload without the tables: ``input_layout`` needed) and whose tables are the shard files of ``tables_folder``
     listed in ``manifest`` ({table: manifest entry}). Lazy."""
@@ -134,7 +144,7 @@ def add_joined_predictions(df, source, tables_folder, manifest, features_col, pr
 
 
 def add_joined_click_probability(df, source, columns, feature_columns, output_col, tables_folder, manifest,
-                                 broadcast_rows=BROADCAST_ROWS):
+                                 broadcast_rows=None):
     """``udf_scoring.add_click_probability`` for a CTR model whose tables are the shard files of ``tables_folder``
     (``manifest``: {table: manifest entry}); ``source`` its dense part. Lazy."""
     import pyarrow as pa

@@ -250,14 +250,12 @@ class SparkModel:
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
     def checked_tables(self):
-        """(tables folder, manifest's tables map, broadcast-join limit in rows) of a model whose tables are shard
+        """(tables folder, manifest's tables map, broadcast-join limit in rows or None for join_scoring's) of a model whose tables are shard
         files, its shards checked first (a missing or damaged one: one DataError naming it and its table, before
         any task scores a row). Blocks on reading the shard files."""
         from sparkps.rows.shards import check_shards
-        from sparkps.spark.model.join_scoring import BROADCAST_ROWS
         check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})
-        limit = BROADCAST_ROWS if self.broadcast_table_rows is None else self.broadcast_table_rows
-        return self.tables_folder, self.table_manifest, limit
+        return self.tables_folder, self.table_manifest, self.broadcast_table_rows
 
     def save(self, path):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
