@@ -250,9 +250,9 @@ class SparkModel:
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
     def checked_tables(self):
-        """(tables folder, manifest's tables map, broadcast-join limit in rows or None for join_scoring's) of a model whose tables are shard
-        files, its shards checked first (a missing or damaged one: one DataError naming it and its table, before
-        any task scores a row). Blocks on reading the shard files."""
+        """(tables folder, manifest's tables map, broadcast-join limit in rows: None for join_scoring's) of a model
+        whose tables are shard files, its shards checked first (a missing or damaged one: one DataError naming it
+        and its table, before any task scores a row). Blocks on reading the shard files."""
         from sparkps.rows.shards import check_shards
         check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})
         return self.tables_folder, self.table_manifest, self.broadcast_table_rows
