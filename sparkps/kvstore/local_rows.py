@@ -77,14 +77,10 @@ class RowTable:
     def pull(self, ids, out=None):
         """The rows of checked ``ids`` in their order (created on first pull and counted, unless the table is
         ``read_only``), copied into ``out`` when given."""
-        rows = self.table.pull_checked(ids.view(np.uint64))
-        if out is None:
-            return rows
-        if tuple(out.shape) != rows.shape:
-            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {rows.shape[0]} rows of width "
+        if out is not None and tuple(out.shape) != (ids.size, self.dim):
+            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {ids.size} rows of width "
                              f"{self.dim}, out has shape {tuple(out.shape)}")
-        out[...] = rows
-        return out
+        return self.table.pull_checked(ids.view(np.uint64), out=out)
 
     def push(self, grad, optimizer=None):
         """Apply a row-sparse gradient (repeated ids summed first): the job's ``optimizer``'s per-row update (the

@@ -73,10 +73,11 @@ class RowSparse(RowSparseValue):
 
 
 def sum_rows(ids, rows):
-    """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)``. The one segment sum of
-    row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
+    """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)`` (distinct uint64 ids
+    sorted as their int64 view come back as they are: a table's push of a batch's unique ids). The one segment sum
+    of row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
     ``np.add.reduceat`` over the runs of equal ids, so each id's rows are added in the order they came."""
-    if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):
+    if _distinct_sorted(ids):
         return ids, rows          # distinct and sorted already (a merged value, a batch's unique ids)
     uniq, inverse = np.unique(ids, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -86,3 +87,14 @@ def sum_rows(ids, rows):
     order = np.argsort(inverse, kind="stable")
     starts = np.searchsorted(inverse[order], np.arange(uniq.size))
     return uniq, np.add.reduceat(rows[order], starts, axis=0)
+
+
+def _distinct_sorted(ids):
+    """Whether ``ids`` are strictly increasing; uint64 ids also when their int64 view is (a batch's unique ids,
+    sorted as int64, reach a table as their uint64 view: distinct all the same)."""
+    if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return True
+    if ids.dtype != np.uint64:
+        return False
+    signed = ids.view(np.int64)
+    return bool((signed[1:] > signed[:-1]).all())
