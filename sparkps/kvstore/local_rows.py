@@ -9,8 +9,9 @@ Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gr
 its own optimizer state rows and its own update count. They run through the per-row kernels the servers' tables
 use (``sparkps/optimizer/rowwise.py``), so adam's bias correction counts a row's own updates, not the
 table's pushes, and the optimizers a table takes are the servers' (others: ConfigError naming the table).
-Ids are checked once where they enter (``row_sparse_pull``, and a pushed gradient's bounds); the table's
-methods take the checked int64 ids. Nothing here blocks.
+Ids are checked once where they enter (``row_sparse_pull``, and a pushed gradient's bounds) unless they come
+checked (``sparkps.rows.ids.CheckedIds``: a training batch's); the table's methods take the checked int64 ids.
+Nothing here blocks.
 
     table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
     rows = table.pull(np.array([12, 99999999999]))       # created on first pull
@@ -22,7 +23,7 @@ from sparkps.errors import ConfigError, ShapeError
 from sparkps.optimizer.finite import check_pushed
 from sparkps.optimizer.updater import Updater
 from sparkps.rows.config import TableConfig, table_config
-from sparkps.rows.ids import in_bounds, row_ids
+from sparkps.rows.ids import in_bounds, row_ids, trusted
 from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 
@@ -65,13 +66,20 @@ class RowTable:
         return int(self.table.store.rows)
 
     def checked_bounds(self, ids):
-        """Checked int64 ``ids`` when a bounded table holds them all; DataError naming the table otherwise."""
+        """Checked int64 ``ids`` when a bounded table holds them all (CheckedIds within its bound: as they are);
+        DataError naming the table otherwise."""
+        known = trusted(ids, self.shape[0])
+        if known is not None:
+            return known.view(np.int64)
         return in_bounds(ids, self.shape[0], f"table {self.key!r}")
 
     def checked_ids(self, ids):
         """``ids`` where they enter (a pull): flat int64 (uint64 taken bit for bit); DataError naming this table and
         the field ``'ids'`` for float (NaN included) or other non-integer ids, which are refused, never truncated,
-        and for ids outside a bounded table."""
+        and for ids outside a bounded table. CheckedIds within the table's bound are taken as they are."""
+        known = trusted(ids, self.shape[0])
+        if known is not None:
+            return known.view(np.int64)
         return self.checked_bounds(row_ids(ids, self.key).view(np.int64))
 
     def pull(self, ids, out=None):

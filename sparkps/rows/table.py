@@ -355,7 +355,7 @@ class SparseTable:
     def apply(self, update, scale=1.0):
         """Apply a (summed) RowSparse gradient once, times ``scale``, then advance the table's step."""
         grads = update.rows if scale == 1.0 else update.rows * np.float32(scale)
-        self.push_checked(update.ids.view(np.uint64), grads)
+        self.push_checked(np.asarray(update.ids).view(np.uint64), grads)
         self.tick()
 
     def set_optimizer(self, config):

@@ -9,14 +9,15 @@ lives here, below all of them.
     kv.push('user_emb', grad)
 
 Ids are 64-bit integers (``int64``; ``uint64`` ids are taken bit for bit), checked once by
-``sparkps.rows.ids.value_ids`` when the value is made. ``shape[0]`` is the table's row
+``sparkps.rows.ids.value_ids`` when the value is made of raw ids (``CheckedIds`` are taken as they are), never
+again for the values ``merged`` and ``add`` make of checked ones. ``shape[0]`` is the table's row
 count (``input_dim``) or None for a hashed table with no bound. Nothing here blocks.
 """
 import numpy as np
 
 from sparkps.errors import ShapeError
 from sparkps.optimizer.sparse import RowSparseValue
-from sparkps.rows.ids import value_ids
+from sparkps.rows.ids import checked, joint_bound, value_ids
 from sparkps.rows.init import initial_rows  # noqa: F401 (a row's initial value, long imported from here)
 
 
@@ -30,7 +31,17 @@ class RowSparse(RowSparseValue):
     __slots__ = ("ids", "rows", "shape")
 
     def __init__(self, ids, rows, shape):
-        self.ids = value_ids(ids)
+        self._made(value_ids(ids), rows, shape)
+
+    @classmethod
+    def _of_checked(cls, ids, rows, shape):
+        """A value of int64 ``ids`` taken from values' checked ones (``merged``, ``add``): not checked again."""
+        value = cls.__new__(cls)
+        value._made(ids, rows, shape)
+        return value
+
+    def _made(self, ids, rows, shape):
+        self.ids = ids
         self.rows = rows
         self.shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
         if rows.ndim != 2 or rows.shape[0] != self.ids.size or rows.shape[1] != self.shape[1]:
@@ -51,14 +62,19 @@ class RowSparse(RowSparseValue):
 
     def merged(self):
         """The same value with sorted unique ids, the rows of repeated ids summed."""
-        if self.ids.size < 2 or bool(np.all(self.ids[1:] > self.ids[:-1])):
+        plain = np.asarray(self.ids)      # CheckedIds or not: compared and summed as a plain array
+        if plain.size < 2 or bool((plain[1:] > plain[:-1]).all()):
             return self       # already sorted and unique (what np.unique gave the batch)
-        return RowSparse(*sum_rows(self.ids, self.rows), self.shape)
+        ids, rows = sum_rows(plain, self.rows)
+        bound = joint_bound(self.ids)
+        return RowSparse._of_checked(ids if bound is False else checked(ids, bound), rows, self.shape)
 
     def add(self, other):
         """This value and ``other`` (of the same table) together: the ids and rows of both, repeats kept (``merged``
         sums them). A sync round on a server sums the workers' pushes of a table with it."""
-        return RowSparse(np.concatenate([self.ids, other.ids]), np.concatenate([self.rows, other.rows]), self.shape)
+        ids, bound = np.concatenate([np.asarray(self.ids), np.asarray(other.ids)]), joint_bound(self.ids, other.ids)
+        return RowSparse._of_checked(ids if bound is False else checked(ids, bound),
+                                     np.concatenate([self.rows, other.rows]), self.shape)
 
     def to_dense(self):
         """The full (rows, dim) array, zeros where no id names a row; a bounded table only."""
