@@ -115,8 +115,7 @@ class SparseTable:
             return self._read_into(self.peek(ids), out)
         counts = None if counts is None else self._counts(counts, ids.size)
         if self.decay not in (None, 1.0):
-            return self._read_into(self._pull_decayed(ids, self._counts(None, ids.size) if counts is None
-                                                      else counts), out)
+            return self._read_into(self._pull_decayed(ids, _each(counts, ids.size)), out)
         store = self.store       # counts that do not decay add up in place: no unique over the whole batch
         slots = self.index.lookup(ids)
         held = slots >= 0
@@ -126,7 +125,7 @@ class SparseTable:
             store.changed[slots] = True
             self._pulled = (ids.copy(), slots)
             return gather_rows(store.values, slots, out)
-        counts = self._counts(None, ids.size) if counts is None else counts
+        counts = _each(counts, ids.size)
         known = slots[held]
         np.add.at(store.seen, known, counts[held].astype(np.float32))
         store.last_seen[known] = self.step
@@ -210,8 +209,6 @@ class SparseTable:
         return ids[order], self.store.seen[slots][order]
 
     def _counts(self, counts, n):
-        if counts is None:
-            return np.ones(n)
         counts = np.asarray(counts)
         if counts.shape != (n,) or counts.dtype.kind not in 'iu' or (counts < 0).any():
             raise DataError(f"table {self.name!r}: field 'counts' must be {n} non-negative integers, got "
@@ -461,3 +458,8 @@ class SparseTable:
         self.store.release(slots)
         self.removed.append(gone)
         return int(slots.size)
+
+
+def _each(counts, n):
+    """Checked ``counts`` (float64), or one occurrence for each of ``n`` namings."""
+    return np.ones(n) if counts is None else counts
