@@ -9,8 +9,9 @@ Updates are lazy, as MXNet's and TensorFlow's sparse updates: only the rows a gr
 its own optimizer state rows and its own update count. They run through the per-row kernels the servers' tables
 use (``sparkps/optimizer/rowwise.py``), so adam's bias correction counts a row's own updates, not the
 table's pushes, and the optimizers a table takes are the servers' (others: ConfigError naming the table).
-Ids are checked once where they enter (``row_sparse_pull``, and a pushed gradient's bounds); the table's
-methods take the checked int64 ids. Nothing here blocks.
+Ids are checked once where they enter (``row_sparse_pull``, and a pushed gradient's bounds) unless they come
+checked (``sparkps.rows.ids.CheckedIds``: a training batch's); the table's methods take the checked int64 ids.
+Nothing here blocks.
 
     table = RowTable('user', RowSparse(ids=[], rows=np.empty((0, 8), np.float32), shape=(None, 8)))
     rows = table.pull(np.array([12, 99999999999]))       # created on first pull
@@ -22,7 +23,7 @@ from sparkps.errors import ConfigError, ShapeError
 from sparkps.optimizer.finite import check_pushed
 from sparkps.optimizer.updater import Updater
 from sparkps.rows.config import TableConfig, table_config
-from sparkps.rows.ids import in_bounds, row_ids
+from sparkps.rows.ids import in_bounds, row_ids, trusted
 from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 
@@ -65,26 +66,29 @@ class RowTable:
         return int(self.table.store.rows)
 
     def checked_bounds(self, ids):
-        """Checked int64 ``ids`` when a bounded table holds them all; DataError naming the table otherwise."""
+        """Checked int64 ``ids`` when a bounded table holds them all (CheckedIds within its bound: as they are);
+        DataError naming the table otherwise."""
+        known = trusted(ids, self.shape[0])
+        if known is not None:
+            return known.view(np.int64)
         return in_bounds(ids, self.shape[0], f"table {self.key!r}")
 
     def checked_ids(self, ids):
         """``ids`` where they enter (a pull): flat int64 (uint64 taken bit for bit); DataError naming this table and
         the field ``'ids'`` for float (NaN included) or other non-integer ids, which are refused, never truncated,
-        and for ids outside a bounded table."""
+        and for ids outside a bounded table. CheckedIds within the table's bound are taken as they are."""
+        known = trusted(ids, self.shape[0])
+        if known is not None:
+            return known.view(np.int64)
         return self.checked_bounds(row_ids(ids, self.key).view(np.int64))
 
     def pull(self, ids, out=None):
         """The rows of checked ``ids`` in their order (created on first pull and counted, unless the table is
         ``read_only``), copied into ``out`` when given."""
-        rows = self.table.pull_checked(ids.view(np.uint64))
-        if out is None:
-            return rows
-        if tuple(out.shape) != rows.shape:
-            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {rows.shape[0]} rows of width "
+        if out is not None and tuple(out.shape) != (ids.size, self.dim):
+            raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {ids.size} rows of width "
                              f"{self.dim}, out has shape {tuple(out.shape)}")
-        out[...] = rows
-        return out
+        return self.table.pull_checked(ids.view(np.uint64), out=out)
 
     def push(self, grad, optimizer=None):
         """Apply a row-sparse gradient (repeated ids summed first): the job's ``optimizer``'s per-row update (the

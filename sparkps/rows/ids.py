@@ -1,12 +1,16 @@
 """Sparse row ids: validation where ids enter, the stable 64-bit mix, a table's seed and which server holds a row.
 
 Ids are any 64-bit integers, signed or unsigned, taken as their 64 bits (``-1`` and ``2**64 - 1`` are the same
-id). They are checked once, where they enter (a kvstore's ``row_sparse_pull`` and ``push``, a training batch, a
-server's request, a ``RowSparse``), by one of the functions here, each with the message its callers have always
-given; every layer below takes the checked arrays (uint64, or their int64 view) as they are.
+id). They are checked once where they enter a process (a training batch, a server's request, a kvstore's
+``row_sparse_pull`` and ``push`` called with raw ids, a ``RowSparse`` made of them), by one of the functions
+here, each with the message its callers have always given. What a check passes travels as :class:`CheckedIds`
+(the same array, typed: "checked, each id in ``[0, bound)`` when ``bound`` is set"), which the layers below take
+without checking again (:func:`trusted`); a plain array reaching a public entry is checked there.
 
 =================  ===========================================================================================
 :func:`row_ids`    ids of a request (worker and server): uint64, ``input_dim`` bounds as ``holds N, outside ...``
+:func:`checked`    ids a check passed (or values taken from such ids) as :class:`CheckedIds`
+:func:`trusted`    ``ids`` as uint64 when they are CheckedIds within a table's bound, else None (check them)
 :func:`value_ids`  the ids of a ``RowSparse``: int64 (uint64 taken bit for bit)
 :func:`batch_ids`  the ids of a training batch's field: int64; floats only for a bounded table, whole numbers
 :func:`in_bounds`  a bounded table's ``[0, input_dim)`` check of checked ids, ``id N is outside [0, input_dim)``
@@ -106,7 +110,10 @@ def row_ids(ids, table='?', input_dim=None):
 
 def value_ids(ids):
     """The ids of a row-sparse value as a flat int64 array: uint64 ids are reinterpreted bit for bit, other
-    integer dtypes widened; DataError for any other dtype (an empty array of any dtype is no ids)."""
+    integer dtypes widened; DataError for any other dtype (an empty array of any dtype is no ids). CheckedIds
+    are taken as they are (their int64 view, still CheckedIds)."""
+    if isinstance(ids, CheckedIds):
+        return ids.reshape(-1).view(np.int64)
     ids = np.asarray(ids)
     if ids.dtype == np.uint64:
         return ids.reshape(-1).view(np.int64)
@@ -147,6 +154,69 @@ def batch_ids(ids, table, field, input_dim=None):
             raise DataError(f"{where}: ids must be whole numbers, found {float(ids[bad][0])}")
         ids = ids.astype(np.int64)
     return in_bounds(ids, input_dim, where, " (input_dim)")
+
+
+# ---- checked ids, typed -------------------------------------------------------------------------------------
+class CheckedIds(np.ndarray):
+    """A flat int64 or uint64 array of ids a check of this module passed (:func:`checked`), every id in
+    ``[0, bound)`` when ``bound`` is set (None: any 64-bit id). Only views and selections of it (``view``,
+    ``reshape``, slices, ``ids[order]``, ``copy``) stay CheckedIds; numpy functions, arithmetic and ``astype``
+    give plain arrays, and writing into one is a TypeError, so a CheckedIds never holds an id no check saw."""
+
+    bound = None
+
+    def __array_finalize__(self, obj):
+        self.bound = getattr(obj, 'bound', None)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_plain(args), **_plain(kwargs))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(o, CheckedIds) for o in kwargs.get('out', ()) or ()):
+            raise TypeError("checked ids are read-only; write into a copy (np.array(ids))")
+        return getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))
+
+    def __setitem__(self, index, value):
+        raise TypeError("checked ids are read-only; write into a copy (np.array(ids))")
+
+    def astype(self, dtype, *args, **kwargs):
+        return np.asarray(self).astype(dtype, *args, **kwargs)
+
+
+def _plain(value):
+    if isinstance(value, CheckedIds):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def checked(ids, bound=None):
+    """``ids`` (a flat int64 or uint64 array a check passed, or values taken only from such ids: their unique
+    values, a selection) as :class:`CheckedIds` with ``bound``; no copy, nothing checked here."""
+    ids = ids.view(CheckedIds)
+    ids.bound = None if bound is None else int(bound)
+    return ids
+
+
+def trusted(ids, bound=None):
+    """``ids`` as a plain uint64 view when they are :class:`CheckedIds` that hold for a table of ``bound`` rows
+    (None: hashed, any id): checked with a bound within it, or any checked ids for a hashed table; else None.
+    The layers below the caller take the plain view as checked (their ``*_checked`` functions)."""
+    if not isinstance(ids, CheckedIds) or ids.ndim != 1 or ids.dtype not in (np.int64, np.uint64):
+        return None
+    if bound is not None and (ids.bound is None or ids.bound > bound):
+        return None
+    return np.asarray(ids).view(np.uint64)
+
+
+def joint_bound(*ids):
+    """The bound that holds for all of ``ids`` together (CheckedIds), or False when one is not checked."""
+    if not all(isinstance(i, CheckedIds) for i in ids):
+        return False
+    return None if any(i.bound is None for i in ids) else max(i.bound for i in ids)
 
 
 # ---- which server ------------------------------------------------------------------------------------------

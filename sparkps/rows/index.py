@@ -143,9 +143,12 @@ class SortedRowIndex:
         """Slot of each id, -1 where the id is absent (int32 array)."""
         ids = _as_ids(ids)
         out = np.full(ids.size, EMPTY, np.int32)
-        for sorted_ids, slots in ((self._ids, self._slots), (self._new_ids, self._new_slots)):
-            pos, hit = self._find(sorted_ids, ids)
-            out[hit] = slots[pos[hit]]
+        pos, hit = self._find(self._ids, ids)
+        out[hit] = self._slots[pos[hit]]
+        if self._new_ids.size and not hit.all():   # an id is in one array only: the side array holds the rest
+            miss = np.flatnonzero(~hit)
+            pos, hit = self._find(self._new_ids, ids[miss])
+            out[miss[hit]] = self._new_slots[pos[hit]]
         out[out < 0] = EMPTY
         return out
 

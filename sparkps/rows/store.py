@@ -23,6 +23,27 @@ _DTYPES = {'ids': np.uint64, 'updates': np.uint32, 'seen': np.float32, 'last_see
            'changed': np.bool_}
 
 
+def gather_rows(array, slots, out=None):
+    """The rows of ``array`` at ``slots`` (valid slots: a table's own), into ``out`` when given: ``np.take`` along
+    the rows, a third of the time of ``array[slots]`` (``mode='clip'``, which writes into ``out`` unbuffered)."""
+    if out is None or (out.dtype == array.dtype and out.flags.c_contiguous
+                       and out.shape == (len(slots),) + array.shape[1:]):
+        return np.take(array, slots, axis=0, out=out, mode='clip')
+    out[...] = np.take(array, slots, axis=0, mode='clip')
+    return out
+
+
+def scatter_rows(array, slots, rows):
+    """``array[slots] = rows`` for distinct ``slots`` of a C-contiguous (n, dim) ``array``: each row moved as one
+    item (a void view of its bytes), which numpy scatters in about half the time of a row of floats."""
+    rows = np.ascontiguousarray(rows, dtype=array.dtype)
+    if array.ndim != 2 or not array.flags.c_contiguous or rows.shape[1:] != array.shape[1:]:
+        array[slots] = rows
+        return
+    item = np.dtype((np.void, array.shape[1] * array.itemsize))
+    array.view(item).reshape(-1)[slots] = rows.view(item).reshape(-1)
+
+
 class RowStore:
     """The slot-indexed arrays of one table (rows, optimizer state, per-row counters); its one role is storage:
     which id a slot holds is the index's business, what a row means is the table's. ``dtype`` is the rows' and

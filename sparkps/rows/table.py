@@ -35,7 +35,7 @@ from sparkps.rows.config import TableConfig
 from sparkps.rows.ids import row_ids, table_seed
 from sparkps.rows.index import GrowingRowIndex
 from sparkps.rows.init import RowInitializer
-from sparkps.rows.store import RowStore
+from sparkps.rows.store import RowStore, gather_rows, scatter_rows
 from sparkps.rows.values import RowSparse, sum_rows
 
 _DEFAULT_OPTIMIZER = {'name': 'sgd', 'params': {'learning_rate': 0.01}}
@@ -72,6 +72,7 @@ class SparseTable:
         self.removed = []          # ids evicted since the last save (for incremental checkpoints)
         self.own_optimizer = config.optimizer is not None
         self.frozen = False
+        self._pulled = None        # (ids, slots) of the last pull that found or made every row: a step's push
 
     # ---- description --------------------------------------------------------------------------------
     def options(self):
@@ -107,21 +108,24 @@ class SparseTable:
         """
         return self.pull_checked(self.ids(ids), counts)
 
-    def pull_checked(self, ids, counts=None):
-        """``pull`` of ids already checked by :meth:`ids` (uint64); a ``frozen`` table reads them with :meth:`peek`."""
+    def pull_checked(self, ids, counts=None, out=None):
+        """``pull`` of ids already checked by :meth:`ids` (uint64); a ``frozen`` table reads them with :meth:`peek`.
+        ``out``: a C-contiguous (len(ids), dim) array of the rows' dtype to read them into (returned)."""
         if self.frozen:
-            return self.peek(ids)
-        counts = self._counts(counts, ids.size)
+            return self._read_into(self.peek(ids), out)
+        counts = None if counts is None else self._counts(counts, ids.size)
         if self.decay not in (None, 1.0):
-            return self._pull_decayed(ids, counts)
+            return self._read_into(self._pull_decayed(ids, _each(counts, ids.size)), out)
         store = self.store       # counts that do not decay add up in place: no unique over the whole batch
         slots = self.index.lookup(ids)
         held = slots >= 0
         if held.all():
-            np.add.at(store.seen, slots, counts.astype(np.float32))
+            np.add.at(store.seen, slots, np.float32(1) if counts is None else counts.astype(np.float32))
             store.last_seen[slots] = self.step
             store.changed[slots] = True
-            return store.values[slots]
+            self._pulled = (ids.copy(), slots)
+            return gather_rows(store.values, slots, out)
+        counts = _each(counts, ids.size)
         known = slots[held]
         np.add.at(store.seen, known, counts[held].astype(np.float32))
         store.last_seen[known] = self.step
@@ -130,7 +134,24 @@ class SparseTable:
         uniq, inverse = np.unique(ids[new], return_inverse=True)
         occurrences = np.bincount(inverse.reshape(-1), weights=counts[new], minlength=uniq.size)
         slots[new] = self._admit(uniq, occurrences)[inverse.reshape(-1)]
-        return self._rows_at(slots)
+        if self.sketch is None and self.capacity is None:      # every id now held, none evicted meanwhile
+            self._pulled = (ids.copy(), slots)
+        return self._rows_at(slots, out)
+
+    @staticmethod
+    def _read_into(rows, out):
+        if out is None:
+            return rows
+        out[...] = rows
+        return out
+
+    def _slots(self, ids):
+        """The slots of checked ``ids`` (-1: not held): those of the last pull when it named the same ids (the push
+        of a step follows the pull of its rows), else an index lookup."""
+        pulled = self._pulled
+        if pulled is not None and pulled[0].size == ids.size and np.array_equal(pulled[0], ids):
+            return pulled[1].copy()
+        return self.index.lookup(ids)
 
     def _pull_decayed(self, ids, counts):
         uniq, inverse = np.unique(ids, return_inverse=True)
@@ -143,14 +164,14 @@ class SparseTable:
             slots[new] = self._admit(uniq[new], occurrences[new])
         return self._rows_at(slots)[inverse.reshape(-1)]
 
-    def _rows_at(self, slots):
-        """The rows at ``slots``, zeros where a slot is -1 (an id not admitted)."""
+    def _rows_at(self, slots, out=None):
+        """The rows at ``slots``, zeros where a slot is -1 (an id not admitted), into ``out`` when given."""
         present = slots >= 0
         if present.all():
-            return self.store.values[slots]
-        out = np.zeros((slots.size, self.dim), self.store.values.dtype)
-        out[present] = self.store.values[slots[present]]
-        return out
+            return gather_rows(self.store.values, slots, out)
+        rows = np.zeros((slots.size, self.dim), self.store.values.dtype)
+        rows[present] = self.store.values[slots[present]]
+        return self._read_into(rows, out)
 
     def peek(self, ids):
         """The rows of checked ``ids`` (uint64) as they read now, changing nothing: a held row, else the row the id
@@ -167,7 +188,7 @@ class SparseTable:
         """Slots of checked ``ids`` (uint64, may repeat; int32), creating the rows not held from the initializer
         without admission or counting (the local kvstore's rows, which a push or a read of a whole bounded table
         may name first)."""
-        slots = self.index.lookup(ids)
+        slots = self._slots(ids)
         new = slots < 0
         if new.any():
             uniq, inverse = np.unique(ids[new], return_inverse=True)
@@ -177,7 +198,7 @@ class SparseTable:
     def put_rows(self, ids, values):
         """Set the rows of distinct checked ``ids`` (uint64) to ``values`` ((n, dim)), creating those not held
         (state and counters zero); the rows of a local table's initial value, or a push without an optimizer."""
-        self.store.values[self.hold(ids)] = values
+        scatter_rows(self.store.values, self.hold(ids), values)
 
     def occurrences(self):
         """``(ids uint64, counts float32)`` of every row held, ids ascending: how often pulls named each id (decayed
@@ -188,8 +209,6 @@ class SparseTable:
         return ids[order], self.store.seen[slots][order]
 
     def _counts(self, counts, n):
-        if counts is None:
-            return np.ones(n)
         counts = np.asarray(counts)
         if counts.shape != (n,) or counts.dtype.kind not in 'iu' or (counts < 0).any():
             raise DataError(f"table {self.name!r}: field 'counts' must be {n} non-negative integers, got "
@@ -249,6 +268,7 @@ class SparseTable:
         self._evict(victims, 'evicted_lru')
 
     def _evict(self, slots, reason):
+        self._pulled = None
         ids = self.store.ids[slots].copy()
         self.index.remove(ids)
         self.store.release(slots)
@@ -268,20 +288,20 @@ class SparseTable:
         if self.frozen:
             raise ConfigError(f"table {self.name!r} is read-only (a prediction's table); it takes no pushes")
         ids, grads = sum_rows(ids, grads)
-        slots = self.hold(ids) if create else self.index.lookup(ids)
+        slots = self.hold(ids) if create else self._slots(ids)
         held = slots >= 0
         if not held.all():
             slots, grads = slots[held], grads[held]
         if not slots.size:
             return
         store = self.store
-        weights = store.values[slots]
-        states = [s[slots] for s in store.states]
+        weights = gather_rows(store.values, slots)
+        states = [gather_rows(s, slots) for s in store.states]
         updates = store.updates[slots].astype(np.int64)
         self.optimizer.update(weights, grads, states, updates)
-        store.values[slots] = weights
+        scatter_rows(store.values, slots, weights)
         for target, state in zip(store.states, states):
-            target[slots] = state
+            scatter_rows(target, slots, state)
         store.updates[slots] = updates
         store.changed[slots] = True
 
@@ -332,7 +352,7 @@ class SparseTable:
     def apply(self, update, scale=1.0):
         """Apply a (summed) RowSparse gradient once, times ``scale``, then advance the table's step."""
         grads = update.rows if scale == 1.0 else update.rows * np.float32(scale)
-        self.push_checked(update.ids.view(np.uint64), grads)
+        self.push_checked(np.asarray(update.ids).view(np.uint64), grads)
         self.tick()
 
     def set_optimizer(self, config):
@@ -404,6 +424,7 @@ class SparseTable:
 
     def load_rows(self, arrays):
         """Insert or overwrite the rows in ``arrays`` (``export_rows`` form, ``removed`` ignored)."""
+        self._pulled = None
         ids = np.asarray(arrays['ids'], np.uint64)
         missing = [f'state{k}' for k in range(len(self.store.states)) if f'state{k}' not in arrays]
         if missing or np.shape(arrays['values'])[1:] != (self.dim,):
@@ -428,6 +449,7 @@ class SparseTable:
     def drop(self, ids):
         """Remove the rows of ``ids`` that are held (the next incremental save records them as removed);
         returns how many went."""
+        self._pulled = None
         ids = np.asarray(ids, np.uint64)
         slots = self.index.lookup(ids)
         slots = slots[slots >= 0]
@@ -436,3 +458,8 @@ class SparseTable:
         self.store.release(slots)
         self.removed.append(gone)
         return int(slots.size)
+
+
+def _each(counts, n):
+    """Checked ``counts`` (float64), or one occurrence for each of ``n`` namings."""
+    return np.ones(n) if counts is None else counts

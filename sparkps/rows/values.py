@@ -9,14 +9,15 @@ lives here, below all of them.
     kv.push('user_emb', grad)
 
 Ids are 64-bit integers (``int64``; ``uint64`` ids are taken bit for bit), checked once by
-``sparkps.rows.ids.value_ids`` when the value is made. ``shape[0]`` is the table's row
+``sparkps.rows.ids.value_ids`` when the value is made of raw ids (``CheckedIds`` are taken as they are), never
+again for the values ``merged`` and ``add`` make of checked ones. ``shape[0]`` is the table's row
 count (``input_dim``) or None for a hashed table with no bound. Nothing here blocks.
 """
 import numpy as np
 
 from sparkps.errors import ShapeError
 from sparkps.optimizer.sparse import RowSparseValue
-from sparkps.rows.ids import value_ids
+from sparkps.rows.ids import checked, joint_bound, value_ids
 from sparkps.rows.init import initial_rows  # noqa: F401 (a row's initial value, long imported from here)
 
 
@@ -30,7 +31,17 @@ class RowSparse(RowSparseValue):
     __slots__ = ("ids", "rows", "shape")
 
     def __init__(self, ids, rows, shape):
-        self.ids = value_ids(ids)
+        self._made(value_ids(ids), rows, shape)
+
+    @classmethod
+    def _of_checked(cls, ids, rows, shape):
+        """A value of int64 ``ids`` taken from values' checked ones (``merged``, ``add``): not checked again."""
+        value = cls.__new__(cls)
+        value._made(ids, rows, shape)
+        return value
+
+    def _made(self, ids, rows, shape):
+        self.ids = ids
         self.rows = rows
         self.shape = (None if shape[0] is None else int(shape[0]), int(shape[1]))
         if rows.ndim != 2 or rows.shape[0] != self.ids.size or rows.shape[1] != self.shape[1]:
@@ -51,14 +62,19 @@ class RowSparse(RowSparseValue):
 
     def merged(self):
         """The same value with sorted unique ids, the rows of repeated ids summed."""
-        if self.ids.size < 2 or bool(np.all(self.ids[1:] > self.ids[:-1])):
+        plain = np.asarray(self.ids)      # CheckedIds or not: compared and summed as a plain array
+        if plain.size < 2 or bool((plain[1:] > plain[:-1]).all()):
             return self       # already sorted and unique (what np.unique gave the batch)
-        return RowSparse(*sum_rows(self.ids, self.rows), self.shape)
+        ids, rows = sum_rows(plain, self.rows)
+        bound = joint_bound(self.ids)
+        return RowSparse._of_checked(ids if bound is False else checked(ids, bound), rows, self.shape)
 
     def add(self, other):
         """This value and ``other`` (of the same table) together: the ids and rows of both, repeats kept (``merged``
         sums them). A sync round on a server sums the workers' pushes of a table with it."""
-        return RowSparse(np.concatenate([self.ids, other.ids]), np.concatenate([self.rows, other.rows]), self.shape)
+        ids, bound = np.concatenate([np.asarray(self.ids), np.asarray(other.ids)]), joint_bound(self.ids, other.ids)
+        return RowSparse._of_checked(ids if bound is False else checked(ids, bound),
+                                     np.concatenate([self.rows, other.rows]), self.shape)
 
     def to_dense(self):
         """The full (rows, dim) array, zeros where no id names a row; a bounded table only."""
@@ -73,10 +89,11 @@ class RowSparse(RowSparseValue):
 
 
 def sum_rows(ids, rows):
-    """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)``. The one segment sum of
-    row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
+    """Sum the rows that share an id: returns ``(sorted distinct ids, their summed rows)`` (distinct uint64 ids
+    sorted as their int64 view come back as they are: a table's push of a batch's unique ids). The one segment sum
+    of row-sparse values (a ``RowSparse`` merging repeats, a server table applying a round): a stable sort and one
     ``np.add.reduceat`` over the runs of equal ids, so each id's rows are added in the order they came."""
-    if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):
+    if _distinct_sorted(ids):
         return ids, rows          # distinct and sorted already (a merged value, a batch's unique ids)
     uniq, inverse = np.unique(ids, return_inverse=True)
     inverse = inverse.reshape(-1)
@@ -86,3 +103,14 @@ def sum_rows(ids, rows):
     order = np.argsort(inverse, kind="stable")
     starts = np.searchsorted(inverse[order], np.arange(uniq.size))
     return uniq, np.add.reduceat(rows[order], starts, axis=0)
+
+
+def _distinct_sorted(ids):
+    """Whether ``ids`` are strictly increasing; uint64 ids also when their int64 view is (a batch's unique ids,
+    sorted as int64, reach a table as their uint64 view: distinct all the same)."""
+    if ids.size < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return True
+    if ids.dtype != np.uint64:
+        return False
+    signed = ids.view(np.int64)
+    return bool((signed[1:] > signed[:-1]).all())

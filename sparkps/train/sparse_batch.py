@@ -5,7 +5,8 @@ small local matrix of ``capacity`` rows (the most unique ids one batch can hold:
 the table, at most ``input_dim``). Each step:
 
 1. ``pull(kv, inputs)``: checks the raw ids of each field (``sparkps.rows.ids.batch_ids``, naming the table and
-   the field; the kvstore takes the checked ids as they are), takes the sorted unique ids
+   the field: the one check of an id in a worker), takes the sorted unique ids as ``CheckedIds`` (the kvstore and
+   the ``RowSparse`` gradient take them without checking again), the sorted unique ids
    of the batch and each id's position among them in one compiled pass (``batch_index``; a padding id marks
    absent entries), pulls those rows once with
    ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
@@ -23,7 +24,7 @@ import numpy as np
 from sparkps import backend
 from sparkps.errors import ConfigError, DataError
 from sparkps.param_group import bound_arrays
-from sparkps.rows.ids import batch_ids
+from sparkps.rows.ids import batch_ids, checked
 from sparkps.rows.values import RowSparse
 
 
@@ -135,7 +136,7 @@ class SparseBatch:
                 flat = fields[0].reshape(-1) if len(fields) == 1 else \
                     np.concatenate([ids.reshape(-1) for ids in fields])
                 positions = np.empty(flat.size, np.float32)
-                unique = self._positions(flat, spec.padding_id, positions)
+                unique = checked(self._positions(flat, spec.padding_id, positions), spec.input_dim)
                 local, start = [], 0
                 for ids in fields:
                     local.append(positions[start:start + ids.size].reshape(ids.shape))

@@ -28,7 +28,7 @@ import numpy as np
 from sparkps.comm import manifest, protocol
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.rows.config import table_config
-from sparkps.rows.ids import row_ids, split_by_server
+from sparkps.rows.ids import row_ids, split_by_server, trusted
 from sparkps.rows.values import RowSparse
 
 
@@ -231,8 +231,10 @@ class DistRowSparseKeys:
 
 
 def _ids(key, ids, input_dim):
-    """``ids`` as uint64 (DataError naming the table for float ids or ids outside a bounded table)."""
-    return row_ids(np.asarray(ids), key, input_dim)
+    """``ids`` as uint64: CheckedIds as they are (a training batch's, checked where the batch entered), other ids
+    checked here (DataError naming the table for float ids or ids outside a bounded table)."""
+    ids_ = trusted(ids, input_dim)
+    return row_ids(np.asarray(ids), key, input_dim) if ids_ is None else ids_
 
 
 def pull_piece_ids(max_message_bytes, dim):

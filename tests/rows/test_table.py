@@ -233,3 +233,30 @@ def test_put_rows_sets_rows_and_a_float64_table_keeps_its_dtype():
     wide.put_rows(ids, np.array([[0.1, 0.2], [0.3, 0.4]]))
     out = wide.pull(np.array([8, 1, 5], np.uint64))
     assert out.dtype == np.float64 and out[:2].tolist() == [[0.3, 0.4], [0.1, 0.2]]
+
+
+def test_a_push_after_a_pull_of_the_same_ids_updates_those_rows_even_when_rows_went_between():
+    ids = np.array([3, 9, 12], np.uint64)
+    grads = np.ones((3, 4), np.float32)
+    t, fresh = table(), table()
+    t.pull(ids)
+    t.drop(ids[:1])                          # its slot freed: the push must make the row again, not use the slot
+    t.push_checked(ids, grads, create=True)
+    fresh.push_checked(ids, grads, create=True)
+    assert t.stats()['rows'] == 3
+    np.testing.assert_array_equal(t.peek(ids), fresh.peek(ids))
+
+
+def test_a_pull_into_out_gives_the_rows_of_a_pull_and_a_push_of_int64_sorted_ids_applies_each_once():
+    ids = np.array([5, -7, -3], np.int64)[[1, 2, 0]].view(np.uint64)     # sorted as int64, not as uint64
+    a, b = table(optimizer={'name': 'adam', 'params': {'learning_rate': 0.1}}), \
+        table(optimizer={'name': 'adam', 'params': {'learning_rate': 0.1}})
+    out = np.full((3, 4), np.nan, np.float32)
+    assert a.pull_checked(ids, out=out) is out
+    np.testing.assert_array_equal(out, b.pull(ids))
+    grads = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a.push(ids, grads)
+    order = np.argsort(ids)
+    b.push(ids[order], grads[order])
+    np.testing.assert_array_equal(a.peek(ids), b.peek(ids))
+    assert a.store.updates[a.index.lookup(ids)].tolist() == [1, 1, 1]

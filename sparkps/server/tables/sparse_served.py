@@ -2,8 +2,10 @@
 interface of :mod:`sparkps.server.tables`, holding one shard of the table's rows.
 
 The server routes a data request to the table its ``table`` field names and consults its round policy; this module
-checks each request's ids once (as uint64, against the table's ``input_dim`` and this server's shard) and hands the
-checked arrays to the table. Wire form (kept simple, one request per server per step carries each table's part):
+checks each request's ids once, as the request enters the table (the parse gave a uint64 (n,) frame; here the
+table's ``input_dim`` and this server's shard), and hands them on as ``CheckedIds``, which the table, the gradient
+``RowSparse`` and a round's sums take as they are. Wire form (kept simple, one request per server per step
+carries each table's part):
 
 =========  ================================================  ===============================================
 request    fields                                            arrays
@@ -34,7 +36,7 @@ import numpy as np
 from sparkps.comm.manifest import MANIFEST, next_table_generation, read_manifest
 from sparkps.errors import DataError
 from sparkps.optimizer.finite import check_rows
-from sparkps.rows.ids import shard_of
+from sparkps.rows.ids import checked, shard_of
 from sparkps.rows.table import SparseTable
 from sparkps.server.tables import sparse_checkpoint
 
@@ -95,7 +97,7 @@ class ServedTable:
                 first = int(np.argmax(wrong))
                 raise DataError(f"table {table.name!r}: field 'ids' holds {int(ids[first])}, which belongs to "
                                 f"server {int(owners[first])} of {count}, not to this server ({rank})")
-        return ids
+        return checked(ids, table.input_dim)
 
     def gradient(self, request):
         """PUSH of rows: a RowSparse gradient of ``request.ids`` and ``request.values`` (the grads); NonFinite
@@ -111,7 +113,7 @@ class ServedTable:
     def read(self, request):
         """PULL of rows: float32 (n, dim), rows created on first pull. The array is new and marked read-only,
         so the server sends it without another copy."""
-        rows = self._held().pull_checked(self._ids(request.ids))
+        rows = self._held().pull_checked(np.asarray(self._ids(request.ids)))
         rows.flags.writeable = False
         return rows
 
