@@ -15,9 +15,10 @@ validationFraction=0, batchSize=1024, optimizer="adam")`` fits on local[2]; the 
 scores every row (``transform``, a sum of the probabilities forces it). Reported: fit time, save time, reload
 time, scoring rows/s of the join path (the sharded tables, docs/tables.md) and, where the tables fit
 ``max_broadcast_bytes``, of the inline path beside it (the same model with its tables read into memory); the
-driver's RSS growth over the whole run (this Python process), each Python worker's and each server's peak RSS
-(sampled every 0.2 s from /proc), and each server's peak beside ``sparkps plan``'s figure for its share of the
-table (``sparkps.plan.figures.estimate``).
+driver's RSS growth (this Python process) from after the data are written to after the join path scored (the
+inline copy, which reads the tables into the driver on purpose, comes after), each Python worker's and each
+server's peak RSS (sampled every 0.2 s from /proc, processes below this one only), and each server's peak beside
+``sparkps plan``'s figure for its share of the table (``sparkps.plan.figures.estimate``).
 
 Needs the fit path that writes each server's shard at the end of a fit (SparkModel format 4 with ``tables``); with a
 fit that returns inline tables it reports them as inline and scores the inline path only.
@@ -66,9 +67,37 @@ def generate(distinct_ids, seed=0):
     return values, (rng.random(len(values)) < p).astype(np.float64)
 
 
+def _parents():
+    """{pid: parent pid} of every process now running (from /proc/PID/stat)."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            parents[int(name)] = int(stat[stat.rindex(b")") + 2:].split()[1])
+    return parents
+
+
+def descendants(root):
+    """The pids of every process below ``root`` (children, their children, ...)."""
+    children = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 class PeakSampler:
-    """Peak RSS of every server (``-m sparkps.server``) and Python worker (``pyspark``) process, sampled every
-    ``interval`` s on a thread from ``start`` to ``stop``."""
+    """Peak RSS of every server (``-m sparkps.server``) and Python worker (``pyspark``) process below this one (the
+    benchmark's own Spark and its parameter servers, no other process of the machine), sampled every ``interval`` s
+    on a thread from ``start`` to ``stop``."""
 
     def __init__(self, interval=0.2):
         self.interval, self.peaks, self._stop = interval, {}, threading.Event()
@@ -85,19 +114,19 @@ class PeakSampler:
 
     def _run(self):
         while not self._stop.is_set():
-            for name in os.listdir("/proc"):
-                if not name.isdigit() or int(name) == os.getpid():
-                    continue
+            for pid in descendants(os.getpid()):
                 try:
-                    with open("/proc/%s/cmdline" % name, "rb") as f:
-                        cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        argv = f.read().split(b"\0")
                 except OSError:
                     continue
-                kind = "server" if "sparkps.server" in cmd else "python worker" if "pyspark" in cmd and \
-                    "python" in cmd else None
+                if not argv or b"python" not in os.path.basename(argv[0]):
+                    continue     # the JVM (its class path names pyspark too)
+                cmd = b" ".join(argv).decode("utf-8", "replace")
+                kind = "server" if "sparkps.server" in cmd else "python worker" if "pyspark" in cmd else None
                 if kind:
-                    key = (kind, int(name))
-                    self.peaks[key] = max(self.peaks.get(key, 0), rss_of(int(name)))
+                    key = (kind, pid)
+                    self.peaks[key] = max(self.peaks.get(key, 0), rss_of(pid))
             self._stop.wait(self.interval)
 
 
@@ -137,7 +166,6 @@ def run_size(spark, ids, folder):
     """The figures of one size (see the module docstring)."""
     from sparkps.plan.figures import estimate
     from sparkps.spark.ml import SparkpsCTRClassifier, SparkpsCTRModel
-    driver_before = rss_of(os.getpid())
     values, clicks = generate(ids)
     columns = ["C%d" % (f + 1) for f in range(FIELDS)]
     data_path = os.path.join(folder, "data.parquet")
@@ -147,6 +175,7 @@ def run_size(spark, ids, folder):
     rows = len(clicks)
     del values, clicks
     frame = spark.read.parquet(data_path)
+    driver_before = rss_of(os.getpid())       # after the data are written: the driver's growth is the fit's
     sampler = PeakSampler().start()
     clf = SparkpsCTRClassifier(labelCol="click", categoricalCols=columns, model="fm", embeddingDim=DIM,
                                numWorkers=2, numServers=2, numEpochs=1, validationFraction=0.0, batchSize=1024,
@@ -162,6 +191,7 @@ def run_size(spark, ids, folder):
     load_s = time.perf_counter() - start
     sharded = bool(loaded.spark_model.table_manifest)
     join_rate = scoring_rate(loaded, frame, rows) if sharded else None
+    driver_growth = rss_of(os.getpid()) - driver_before    # fit, save, reload and the join path's scoring
     inline_rate = None
     inline = inline_copy(loaded.spark_model) if sharded else loaded.spark_model
     if inline is not None:
@@ -174,7 +204,7 @@ def run_size(spark, ids, folder):
     planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam").server_memory
     return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
             "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
-            "driver_growth": rss_of(os.getpid()) - driver_before, "server_peaks": servers,
+            "driver_growth": driver_growth, "server_peaks": servers,
             "worker_peaks": workers, "plan_server": planned}
 
 

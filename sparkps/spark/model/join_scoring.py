@@ -97,7 +97,7 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
 def batch_tables(gathered_cols, cells):
     """{table: RowSparse} of one Arrow batch: ``cells`` the batch's gathered struct arrays, in ``gathered_cols``'
     order."""
-    return {spec.name: _batch_table(spec, column.to_pylist()) for (_, spec), column in zip(gathered_cols, cells)}
+    return {spec.name: _batch_table(spec, column) for (_, spec), column in zip(gathered_cols, cells)}
 
 
 def add_joined_predictions(df, source, tables_folder, manifest, features_col, prediction_col, probability_col,
@@ -169,19 +169,20 @@ def add_joined_click_probability(df, source, columns, feature_columns, output_co
     return scored.drop(*[name for name, _ in gathered_cols])
 
 
-def _batch_table(spec, cells):
-    """The RowSparse of table ``spec`` holding the rows gathered for one batch (``cells``: per input row a dict of
-    ``ids`` and ``rows``, None where a row found none), each id once."""
+def _batch_table(spec, column):
+    """The RowSparse of table ``spec`` holding the rows gathered for one batch (``column``: the batch's Arrow struct
+    array of ``ids`` and ``rows`` per input row, null where a row found none), each id once. Read column-wise from
+    Arrow's buffers: no Python object per id or value."""
+    import pyarrow as pa
+
     from sparkps.rows.values import RowSparse
-    ids, rows = [], []
-    for cell in cells:
-        if not cell or not cell["ids"]:
-            continue
-        ids.append(np.asarray(cell["ids"], np.int64))
-        rows.append(np.asarray(cell["rows"], np.float32).reshape(-1, spec.dim))
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    ids_list, rows_list = column.flatten()      # the struct's nulls applied to both children
+    ids = ids_list.flatten().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    rows = rows_list.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(-1, spec.dim)
     shape = (spec.input_dim, spec.dim)
-    if not ids:
+    if not len(ids):
         return RowSparse(np.empty(0, np.int64), np.empty((0, spec.dim), np.float32), shape)
-    ids, rows = np.concatenate(ids), np.concatenate(rows)
     unique, first = np.unique(ids, return_index=True)
     return RowSparse(unique, rows[first], shape)
