@@ -25,9 +25,9 @@ from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays
 from sparkps.spark.common.worker_python import settle_worker_python
 
 # a table whose ids and float32 vectors take at most this many bytes joins as a broadcast (every executor and the
-# driver hold it, as Spark rows about twice this); above it, a shuffle join. Set per model in rows with
-# SparkModel.broadcast_table_rows.
-BROADCAST_BYTES = 64 << 20
+# driver hold it, as Spark rows about twice this; a 1 GB driver ran out at 1.2M rows of dim 8); above it, a shuffle
+# join. Set per model in rows with SparkModel.broadcast_table_rows.
+BROADCAST_BYTES = 16 << 20
 POSITION = "__sparkps_row"
 IDS_PREFIX, ROWS_PREFIX = "__sparkps_ids_", "__sparkps_rows_"
 
