@@ -21,6 +21,7 @@ from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError, DataError
 
 MAX_VALUES = 64       # widest multi-valued field: a row's ids past it are dropped
+HELD_OUT_TMP = "__sparkps_held_out"
 
 
 class CTRFeaturizer:
@@ -82,6 +83,9 @@ class CTRFeaturizer:
         without ``held_out``). Blocks on that one aggregation."""
         from pyspark.sql import functions as F
         self.check_columns(df, label_col)
+        if held_out is not None:       # a column of its own: each row's draw is hashed once, not per aggregate
+            df = df.withColumn(HELD_OUT_TMP, held_out)
+            held_out = F.col(HELD_OUT_TMP)
         training = None if held_out is None else ~held_out
         exprs = _label_facts(label_col, training) if label_col else []
         if label_col and held_out is not None:
