@@ -69,6 +69,15 @@ def held_out_rows(df, fraction, seed=0):
     return row_draw(df, seed) < fraction
 
 
+def check_held_out(held, rows, fraction):
+    """DataError when :func:`held_out` drew none of ``rows`` input rows (``held``: the held-out rows counted) for
+    validation, saying why (the draw goes by each row's values) and what to change. Needs no Spark."""
+    if rows and not held:
+        raise DataError("validationFraction=%g held out none of the %d rows: the draw hashes each row's values, and "
+                        "rows equal in every column fall on the same side; set validationFraction=0 (nothing held "
+                        "out) or give more distinct rows" % (float(fraction), rows))
+
+
 def row_draw(df, seed=0, salt=0):
     """A column of numbers in [0, 1), one a row, from a 64-bit hash (Spark's ``xxhash64``) of ``seed``, ``salt``
     and the row's values in every column Spark can hash (all but maps): the same for a row however the input is

@@ -22,7 +22,7 @@ from sparkps.errors import ConfigError
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
-from sparkps.spark.driver.input_rows import held_out, held_out_rows
+from sparkps.spark.driver.input_rows import check_held_out, held_out, held_out_rows
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
@@ -207,6 +207,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         # the fit's one barrier stage reads the columns as Arrow batches: typed ids and numbers, no per-row objects
         frame, reader = featurizer.training_input(train, stats, get("labelCol"), spec)
         if validation is not None:
+            check_held_out(stats.validation_facts["rows"], stats.validation_facts["rows"] + stats.label_facts["rows"],
+                           get("validationFraction"))
             featurizer.check_labels(validation, get("labelCol"), stats.validation_facts, rows_of=dataset)
             validation = featurizer.training_input(validation, stats, get("labelCol"), spec)[0]
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}

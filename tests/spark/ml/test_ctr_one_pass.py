@@ -89,3 +89,14 @@ def test_a_bad_label_on_either_side_is_named_with_its_input_row(spark, bad_row):
         classifier().fit(clicks(spark, bad_row=bad_row))
     assert str(caught.value) == ("row %d: label 2.0 in column 'click' is not 0 or 1 (1 such labels): a click label "
                                  "is 0 or 1" % bad_row)
+
+
+def test_a_split_that_holds_out_no_row_says_so(spark):
+    """Eight equal rows fall on one side of the draw: the training side here, so nothing is held out."""
+    from sparkps.spark.driver.input_rows import held_out
+    frame = spark.createDataFrame([(1.0, "a", 1.0)] * 4 + [(0.0, "b", 2.0)] * 4, "click double, site string, n double")
+    assert held_out(frame, 0.25, seed=3)[1].count() == 0
+    with pytest.raises(DataError, match=r"^validationFraction=0.25 held out none of the 8 rows: the draw hashes each "
+                                        r"row's values, and rows equal in every column fall on the same side; set "
+                                        r"validationFraction=0 \(nothing held out\) or give more distinct rows$"):
+        classifier().fit(frame)
