@@ -8,6 +8,8 @@ Parts (seconds, wall clock):
   (``hash_fields`` + ``TypedInputs.rows``): the floor of the featurize work, all rows on one core;
 * ``statistics``: ``fit_stats`` (one Spark aggregation over the cached frame: numeric statistics);
 * ``label check``: one aggregation over the label column;
+* ``one pass, as the fit``: the fit's one aggregation (``fit_stats`` with the held-out rows marked): the training
+  rows' statistics and the labels of both sides of the held-out split;
 * ``input pass before`` / ``now``: the training input the fit reads, its rows counted (the first epoch's reading
   without the training, both cores): before, a pandas UDF hashing value by value into one array<float> cell a row,
   stacked back into float32 blocks (the path of commit 9ce4015, kept here as the baseline); now, Arrow record
@@ -17,7 +19,8 @@ Parts (seconds, wall clock):
   and its input stages), ``task start to registered`` (server processes started, every node registered),
   ``registered to first batch end`` (initialisation, the tables' INIT, the first batch read),
   ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
-  time after the stage (the model built from the results).
+  time after the stage (the model built from the results), and the number of Spark jobs the fit ran outside the
+  barrier stage.
 
 Prints one line per part; ``--write-docs`` writes them as section ``profile_ctr_fit`` of docs/benchmarks.md
 (discussed in docs/ctr.md); ``--json PATH`` writes the parts' seconds. A step's transport without
@@ -83,6 +86,7 @@ def main(argv=None):
     from pyspark.sql import SparkSession
 
     import sparkps.spark.driver.trainer as trainer_module
+    from sparkps.spark.driver.input_rows import held_out_rows
     from sparkps.spark.ml.classifier import SparkpsCTRClassifier
     load_start = "%.1f %.1f %.1f" % os.getloadavg()
     print("load at start: " + load_start)
@@ -111,13 +115,17 @@ def main(argv=None):
         featurizer = clf._featurizer()
         stats = timed("statistics (fit_stats)", lambda: featurizer.fit_stats(train), out)
         timed("label check (check_labels)", lambda: featurizer.check_labels(train, "label"), out)
+        timed("one pass, as the fit: statistics, both sides' labels", lambda: featurizer.fit_stats(
+            train, "label", held_out_rows(train, clf.getOrDefault("validationFraction"), clf.getOrDefault("seed"))),
+            out)
         spec = clf.feature_spec(stats)
         timed("input pass before: per-row arrays", lambda: count_blocks(legacy_blocks(train, stats, spec)), out)
         timed("input pass now: Arrow batches to typed rows", lambda: count_typed_rows(
             *featurizer.training_input(train, stats, "label", spec)), out)
         fit_started = time.time()
-        timed("whole fit", lambda: clf.fit(train), out)
+        jobs = jobs_outside_the_stage(spark.sparkContext, lambda: timed("whole fit", lambda: clf.fit(train), out))
         fit_ended = time.time()
+        print("  Spark jobs outside the stage: %d" % jobs)
         parts = [("before the stage (checks, statistics)", captured["stage_started"] - fit_started)]
         parts += stage_parts(captured["results"], captured["stage_started"])
         parts.append(("after the stage (model built)", fit_ended - captured["stage_ended"]))
@@ -129,12 +137,26 @@ def main(argv=None):
         spark.stop()
     load_end = "%.1f %.1f %.1f" % os.getloadavg()
     print("load at end: " + load_end)
-    report.publish(args, "profile_ctr_fit", markdown(out, args, load_start, load_end))
+    report.publish(args, "profile_ctr_fit", markdown(out, args, load_start, load_end, jobs))
     report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})
     return 0
 
 
-def markdown(parts, args, load_start, load_end):
+def jobs_outside_the_stage(sc, fit):
+    """The Spark jobs ``fit()`` runs outside the barrier stage (which runs under a job group of its own): the
+    statistics, the label checks, the held-out rows' collect."""
+    group = "sparkps-profile-fit"
+    sc.setJobGroup(group, "the timed fit")
+    try:
+        fit()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    sc._jsc.sc().listenerBus().waitUntilEmpty()      # every job the fit ran is in the status store
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def markdown(parts, args, load_start, load_end, jobs):
     """The parts' seconds as the ``profile_ctr_fit`` section of docs/benchmarks.md."""
     lines = ["## Where the time of a CTR fit goes (benchmarks/profile_ctr_fit.py)", "",
              "`SparkpsCTRClassifier.fit` of %s on %d planted Criteo-shaped rows (26 categorical fields, 13 numeric; "
@@ -146,8 +168,10 @@ def markdown(parts, args, load_start, load_end):
     for label, seconds in parts:
         name = "- " + label[len("whole fit: "):] if label.startswith("whole fit: ") else label
         lines.append("| %s | %.2f |" % (name, seconds))
-    lines += ["", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
-        load_start, load_end)]
+    lines += ["", "Spark jobs of the whole fit outside the barrier stage (before it: the statistics and label "
+              "checks, the held-out rows' collect): %d." % jobs,
+              "", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
+                  load_start, load_end)]
     return "\n".join(lines)
 
 

@@ -51,13 +51,31 @@ def held_out(df, fraction, seed=0):
     keep the input's order (``DataFrame.randomSplit`` sorts every partition by all columns first: a label in the
     first column would reach the first epoch, which streams rows in order, sorted by label). Rows with the same
     values in every column fall on the same side. Lazy: no Spark job, nothing cached."""
+    held = held_out_rows(df, fraction, seed)
+    if held is None:
+        return df, None
+    return df.where(~held), df.where(held)
+
+
+def held_out_rows(df, fraction, seed=0):
+    """A boolean column, True on the rows :func:`held_out` holds out of ``df`` (None for a ``fraction`` of 0): an
+    aggregation over ``df`` can count either side in the same pass (``CTRFeaturizer.fit_stats``). ConfigError for
+    a fraction outside [0, 1). Lazy."""
     fraction = float(fraction or 0.0)
     if fraction == 0.0:
-        return df, None
+        return None
     if not 0.0 < fraction < 1.0:
         raise ConfigError("validationFraction must be in [0, 1), got %r" % fraction)
-    draw = row_draw(df, seed)
-    return df.where(draw >= fraction), df.where(draw < fraction)
+    return row_draw(df, seed) < fraction
+
+
+def check_held_out(held, rows, fraction):
+    """DataError when :func:`held_out` drew none of ``rows`` input rows (``held``: the held-out rows counted) for
+    validation, saying why (the draw goes by each row's values) and what to change. Needs no Spark."""
+    if rows and not held:
+        raise DataError("validationFraction=%g held out none of the %d rows: the draw hashes each row's values, and "
+                        "rows equal in every column fall on the same side; set validationFraction=0 (nothing held "
+                        "out) or give more distinct rows" % (float(fraction), rows))
 
 
 def row_draw(df, seed=0, salt=0):

@@ -22,7 +22,7 @@ from sparkps.errors import ConfigError
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
-from sparkps.spark.driver.input_rows import held_out
+from sparkps.spark.driver.input_rows import check_held_out, held_out, held_out_rows
 from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.ctr_features import CTRFeaturizer
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
@@ -195,7 +195,9 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         featurizer = self._featurizer()
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"))
-        stats = featurizer.fit_stats(train, get("labelCol"))      # one pass: statistics and label counts
+        # one pass over the input: the training rows' statistics and both sides' label counts
+        stats = featurizer.fit_stats(dataset, get("labelCol"),
+                                     held_out_rows(dataset, get("validationFraction"), get("seed")))
         spec = self.feature_spec(stats)
         rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly
         symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
@@ -205,7 +207,9 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         # the fit's one barrier stage reads the columns as Arrow batches: typed ids and numbers, no per-row objects
         frame, reader = featurizer.training_input(train, stats, get("labelCol"), spec)
         if validation is not None:
-            featurizer.check_labels(validation, get("labelCol"), rows_of=dataset)
+            check_held_out(stats.validation_facts["rows"], stats.validation_facts["rows"] + stats.label_facts["rows"],
+                           get("validationFraction"))
+            featurizer.check_labels(validation, get("labelCol"), stats.validation_facts, rows_of=dataset)
             validation = featurizer.training_input(validation, stats, get("labelCol"), spec)[0]
         optimizer_params = {"learning_rate": settings["learningRate"], **settings["optimizer_args"]}
         trainer = SparkTrainer(symbol, None, batch_size=settings["batchSize"],

@@ -21,6 +21,7 @@ from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError, DataError
 
 MAX_VALUES = 64       # widest multi-valued field: a row's ids past it are dropped
+HELD_OUT_TMP = "__sparkps_held_out"
 
 
 class CTRFeaturizer:
@@ -72,24 +73,36 @@ class CTRFeaturizer:
         parts = F.split(F.col(name), _regex_quote(self.separator))
         return F.coalesce(F.size(F.filter(parts, lambda x: x != "")), F.lit(0))
 
-    def fit_stats(self, df, label_col=None):
+    def fit_stats(self, df, label_col=None, held_out=None):
         """NumericStats of the numeric columns over ``df``, with the width of each multi-valued column (its most
         values in a row, at most MAX_VALUES) in ``.widths`` (one Spark aggregation; nulls and NaN count as
         missing). With ``label_col`` the same aggregation counts the rows and the null and non-finite labels
-        (``.label_facts``, for ``check_labels``)."""
+        (``.label_facts``, for ``check_labels``). ``held_out``: a boolean column of ``df`` true on the rows held out
+        for validation (``input_rows.held_out_rows``): the statistics, widths and ``.label_facts`` are then those
+        of the other rows, and the same aggregation counts the held-out rows' labels (``.validation_facts``; None
+        without ``held_out``). Blocks on that one aggregation."""
         from pyspark.sql import functions as F
         self.check_columns(df, label_col)
-        exprs = _label_facts(label_col) if label_col else []
+        if held_out is not None:       # a column of its own: each row's draw is hashed once, not per aggregate
+            df = df.withColumn(HELD_OUT_TMP, held_out)
+            held_out = F.col(HELD_OUT_TMP)
+        training = None if held_out is None else ~held_out
+        exprs = _label_facts(label_col, training) if label_col else []
+        if label_col and held_out is not None:
+            exprs += _label_facts(label_col, held_out)
+        labels = len(exprs)
         for name in self.numeric_cols:
             value = F.col(name).cast("double")
             value = F.when(F.isnan(value), None).otherwise(value)
             if self.log_numeric:
                 value = F.signum(value) * F.log1p(F.abs(value))
+            value = value if training is None else F.when(training, value)
             exprs += [F.count(value), F.sum(value), F.sum(value * value)]
-        exprs += [F.max(self._value_count(df, name)) for name in self.multi_value_cols]
+        exprs += [F.max(self._value_count(df, name) if training is None else
+                        F.when(training, self._value_count(df, name))) for name in self.multi_value_cols]
         row = df.agg(*exprs).collect()[0] if exprs else []
-        facts = dict(zip(LABEL_FACTS, [int(v or 0) for v in row[:len(LABEL_FACTS)]])) if label_col else None
-        cells = [0.0 if v is None else float(v) for v in row[len(LABEL_FACTS) if label_col else 0:]]
+        facts = [int(v or 0) for v in row[:labels]]
+        cells = [0.0 if v is None else float(v) for v in row[labels:]]
         numeric = cells[:3 * len(self.numeric_cols)]
         infinite = [c for j, c in enumerate(self.numeric_cols) if not np.isfinite(numeric[3 * j + 1:3 * j + 3]).all()]
         if infinite:
@@ -98,7 +111,9 @@ class CTRFeaturizer:
         stats = NumericStats(self.numeric_cols, numeric[0::3], numeric[1::3], numeric[2::3], self.log_numeric)
         counts = cells[3 * len(self.numeric_cols):]
         stats.widths = {name: int(min(max(c, 1), MAX_VALUES)) for name, c in zip(self.multi_value_cols, counts)}
-        stats.label_facts = facts
+        stats.label_facts = dict(zip(LABEL_FACTS, facts)) if label_col else None
+        stats.validation_facts = dict(zip(LABEL_FACTS, facts[len(LABEL_FACTS):])) \
+            if label_col and held_out is not None else None
         return stats
 
     def spec(self, stats, **network):
@@ -165,15 +180,17 @@ class CTRFeaturizer:
 LABEL_FACTS = ("rows", "nulls", "non_finite", "not_binary")
 
 
-def _label_facts(label_col):
+def _label_facts(label_col, where=None):
     """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads), finite labels
-    other than 0 and 1."""
+    other than 0 and 1; ``where`` (a boolean column): of the rows where it holds only."""
     from pyspark.sql import functions as F
     y = F.col(label_col).cast("double")
     finite = y.isNotNull() & ~F.isnan(y) & (F.abs(y) != float("inf"))
-    return [F.count(F.lit(1)), F.sum(F.when(y.isNull(), 1).otherwise(0)),
-            F.sum(F.when(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf"))), 1).otherwise(0)),
-            F.sum(F.when(finite & ~y.isin(0.0, 1.0), 1).otherwise(0))]
+
+    def rows(test):
+        return F.sum(F.when(test if where is None else where & test, 1).otherwise(0))
+    return [F.count(F.lit(1)) if where is None else F.count(F.when(where, 1)), rows(y.isNull()),
+            rows(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf")))), rows(finite & ~y.isin(0.0, 1.0))]
 
 
 def _regex_quote(text):

@@ -16,7 +16,7 @@ from sparkps.errors import SparkpsError
 from sparkps.spark.common.row_places import RowPlaces
 from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.task.early_stopping import EarlyStopping, epoch_end_callback
-from sparkps.spark.task.local_copy import PartitionBatches
+from sparkps.spark.task.local_copy import PartitionBatches, read_ahead
 from sparkps.spark.task.partition_iter import PartitionIter
 from sparkps.spark.task.row_weights import ROW_WEIGHT, OriginalNetwork, weighted_symbol
 
@@ -170,6 +170,7 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
         with _blas_threads(plan.get("blas_threads")):
             if rank < plan["num_servers"]:
                 server = _start_server(plan, rank, host)
+            rows = read_ahead(rows)      # the first rows are read while the server process starts
             checkpoints = Checkpoints(ResumePoint.from_plan(plan.get("resume")), plan.get("checkpoint_dir"),
                                       plan.get("checkpoint_steps"))
             # a server that dies while this worker registers, trains or closes (after its last step: the final

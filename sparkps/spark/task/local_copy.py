@@ -1,5 +1,6 @@
 """The compact local copy of a partition a training task keeps for epochs after the first, and the batches
 it reads from it (``PartitionBatches``: the first epoch streams from Spark, later ones from the copy)."""
+import itertools
 import os
 import tempfile
 
@@ -174,3 +175,22 @@ class PartitionBatches:
     def close(self):
         """Delete the local copy (and its spill files)."""
         self.copy.close()
+
+
+def read_ahead(rows):
+    """An iterator of ``rows`` whose first item is read now (blocks on that read: a task reads its first record
+    batch while its server process starts and the nodes register). An error reading it is raised where the first
+    item is reached, as it would have been without the read-ahead; an empty ``rows`` stays empty."""
+    rows = iter(rows)
+    try:
+        first = next(rows)
+    except StopIteration:
+        return iter(())
+    except Exception as exc:       # raised on the fit's first read, after registration, like any error in the data
+        return _raising(exc)
+    return itertools.chain((first,), rows)
+
+
+def _raising(exc):
+    raise exc
+    yield      # a generator: nothing is raised until it is read

@@ -18,8 +18,8 @@ SCRIPT = textwrap.dedent("""
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
-    rows = [(float(i % 2), "a%d" % (i % 3), "b%d" % (i % 2)) for i in range(64)]
-    frame = spark.createDataFrame(rows, ["click", "site", "app"])
+    rows = [(float(i % 2), "a%d" % (i % 3), "b%d" % (i % 2), i) for i in range(64)]    # distinct rows: some held out
+    frame = spark.createDataFrame(rows, ["click", "site", "app", "id"])
     model = SparkpsCTRClassifier(labelCol="click", categoricalCols=["site", "app"], model="lr", numEpochs=1,
                                  batchSize=16, numWorkers=2, numServers=1).fit(frame)
     print("fitted epochs", len(model.history))
