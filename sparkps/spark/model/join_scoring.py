@@ -78,8 +78,9 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
         frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
         rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
         limit = broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
-        if entry["rows"] <= limit:
-            rows = F.broadcast(rows)
+        # the plan is given, not left to Spark's size estimates: they see the input's small file and would
+        # broadcast the exploded ids (or the gathered rows below), many times larger once read
+        rows = F.broadcast(rows) if entry["rows"] <= limit else rows.hint("merge")
         wanted = frame.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
         # the rows found are hash-partitioned by input row before they are gathered: the gathering then runs on
         # spark.sql.shuffle.partitions small partitions (a map-side gathering over a whole input partition held
@@ -89,7 +90,7 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
                  .select(POSITION, F.struct(F.transform("pairs", lambda p: p["id"]).alias("ids"),
                                             F.flatten(F.transform("pairs", lambda p: p["vector"])).alias("rows"))
                          .alias(rows_col)))
-        frame = frame.drop(ids_col).join(found, POSITION, "left")
+        frame = frame.drop(ids_col).join(found.hint("merge"), POSITION, "left")
         gathered_cols.append((rows_col, spec))
     return frame.drop(POSITION), gathered_cols
 
