@@ -93,18 +93,23 @@ class ServerCommands:
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 
-    def write_tables(self, folder):
+    def write_tables(self, folder, reading=None):
         """Have every server write its shard of every sparse table into ``folder`` (one Parquet file per server
         and table, written by the servers in parallel, atomically: :mod:`sparkps.rows.shards`), then write the
         tables' manifest there from their replies; returns the manifest's tables map ({table: {"dim", "dtype",
-        "rows", "options", "shards"}}). No row passes through this worker. Pushes still queued are sent first.
-        Call from one worker; blocks until every server wrote (at most the request timeout).
+        "rows", "options", "shards"}}). ``reading`` ({table: {option: value}}) adds what the servers do not hold
+        to a table's options: how the network reads it (its ``fields`` and ``padding_id``). No row passes through
+        this worker. Pushes still queued are sent first. Call from one worker; blocks until every server wrote (at
+        most the request timeout).
         """
         from sparkps.rows import shards
         self._wait_pushes()
         folder = str(folder)
         replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder)))
         tables = merged_shards([r.meta.get("tables", {}) for r in replies])
+        for name, options in (reading or {}).items():
+            if name in tables:
+                tables[name]["options"] = dict(tables[name]["options"], **options)
         shards.write_manifest(folder, tables)
         return tables
 

@@ -218,8 +218,9 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     if stopper is not None and data.typed is not None:   # CTR validation reads every worker's rows of its ids
         model.keep_rows_for(dict(stopper.inputs))
     snapshots = []       # the tables' manifest of each best epoch's snapshot on the servers (worker 0)
+    reading = table_reading(network) if tables_dir is not None else None
     if tables_dir is not None and rank == 0 and hasattr(stopper, "snapshot"):
-        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir))
+        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     saves = start.callbacks(history=history.epochs)
@@ -240,10 +241,21 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
         arg_params, aux_params = best or (model.arg_params, model.aux_params)
         if tables_dir is not None:   # the servers write the tables (or wrote them at the best epoch): a manifest
-            result["tables"] = snapshots[-1] if best is not None and snapshots else kv.write_tables(tables_dir)
+            result["tables"] = snapshots[-1] if best is not None and snapshots else \
+                kv.write_tables(tables_dir, reading)
             arg_params = dense_params(arg_params)
         result["params"] = params_to_bytes(arg_params, aux_params)
     return result
+
+
+def table_reading(network):
+    """{table: {"fields", "padding_id", "input_dim"}}: how ``network`` reads each sparse table (what scoring its
+    shard files needs beside the options the servers hold)."""
+    from sparkps.symbol.ops.embedding import sparse_tables
+    return {name: {"fields": list(spec.fields),
+                   "padding_id": None if spec.padding_id is None else int(spec.padding_id),
+                   "input_dim": None if spec.input_dim is None else int(spec.input_dim)}
+            for name, spec in sparse_tables(network).items()}
 
 
 def dense_params(params):
