@@ -24,9 +24,10 @@ from sparkps.errors import ConfigError
 from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
 from sparkps.spark.common.worker_python import settle_worker_python
 
-# a table of at most this many rows joins as a broadcast (each executor holds it: 2M rows x dim 16 float32 ~ 128 MB
-# plus the ids); above it, a shuffle join. Set per model with SparkModel.broadcast_table_rows.
-BROADCAST_ROWS = 2_000_000
+# a table of at most this many rows joins as a broadcast (the driver collects it and every executor holds it as a
+# hashed relation); above it, a shuffle join. Set per model with SparkModel.broadcast_table_rows. Measured with a
+# 1 GB driver (docs/tables.md): 1.2M rows at dim 8 and 1.7M at dim 4 run out of its memory; 420k at dim 4 do not.
+BROADCAST_ROWS = 250_000
 POSITION = "__sparkps_row"
 IDS_PREFIX, ROWS_PREFIX = "__sparkps_ids_", "__sparkps_rows_"
 
