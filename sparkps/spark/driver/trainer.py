@@ -80,6 +80,11 @@ class SparkTrainer:
     others through ``allGather``) or 'auto' (the driver on classic sessions and on Spark Connect beside a local
     master, else the stage). ``chunk_bytes``: the largest piece of a task's result in a DataFrame stage's output
     (32 MiB: within Spark Connect's message limits).
+
+    With ``inputs`` and sparse tables, the servers write the trained tables at the end of the fit into a staging
+    folder (:mod:`sparkps.spark.driver.table_staging`) and the driver receives their manifest, never their rows;
+    the model holds them inline when their rows take at most ``inline_table_bytes`` (rows x dim x 4 bytes over
+    every table; None: always), else as shard files (docs/tables.md).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
