@@ -16,6 +16,7 @@ PUSHPULL       PUSH and PULL of the same keys and round in one request          
                (a step: also "tables": [[name, pushes, pulls]], see PushPull)   [.., row ids, grads]
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load"|"compact", "path": dir}  []
+               | {"name": "write_tables", "path": dir} -> {"tables": {name: shard entry}}
                | {"name": "stats"} -> {"tables": row table stats, "policy": round policy counters}
 LEAVE          {"round": last round pushed}                                      []
 =============  ===============================================================  ======================
@@ -308,13 +309,14 @@ class SetOptimizer(NamedTuple):
 
 class Command(NamedTuple):
     """COMMAND: ``set_lr`` (field ``lr``), ``save``, ``load`` or ``compact`` (field ``path``, a directory;
-    ``compact`` merges the sparse tables' incremental saves there into one base), ``stats`` (the statistics of
-    the server's row tables: reply ``{"tables": {name: stats}}``)."""
+    ``compact`` merges the sparse tables' incremental saves there into one base; ``write_tables`` writes the
+    server's shard of every sparse table there as a Parquet file, :mod:`sparkps.rows.shards`), ``stats`` (the
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
     name: str
     lr: float | None = None
     path: str | None = None
 
-    NAMES = ("set_lr", "save", "load", "stats", "compact")
+    NAMES = ("set_lr", "save", "load", "stats", "compact", "write_tables")
 
     def meta(self):
         meta = {"name": self.name}

@@ -48,7 +48,7 @@ class KVServer:
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
         self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
-                          "compact": self._compact}
+                          "compact": self._compact, "write_tables": self._write_tables}
 
     @property
     def policy(self):
@@ -263,6 +263,12 @@ class KVServer:
         manifest = read_manifest(request.path)
         return {"tables": [d for table in self.tables.values()
                            for d in table.compact(request.path, manifest).get("tables", [])]}
+
+    def _write_tables(self, request):
+        # each sparse table writes this server's shard of its rows as one Parquet file (ServedTable.write_shard);
+        # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
+        return {"tables": {name: table.write_shard(request.path) for name, table in self.tables.items()
+                           if getattr(table, "kind", None) == "sparse"}}
 
     def _load(self, request):
         manifest = read_manifest(request.path)

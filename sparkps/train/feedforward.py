@@ -73,6 +73,9 @@ class FeedForward(Inference):
         self.table_stores_built = 0   # how often predict built its table store (once while arg_params' tables stay)
         self._tables = {}   # sparse embedding tables: {weight name: TableConfig} (see sparse_batch.py)
         self._kept_rows = []   # named inputs whose table rows each epoch's arg_params hold (keep_rows_for)
+        # True: the sparse tables stay on the store (its servers write them at the end of a Spark fit): arg_params
+        # hold only the rows keep_rows_for names, pulled at each epoch end, never every row a batch pulled
+        self.tables_on_store = False
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -238,6 +241,7 @@ class FeedForward(Inference):
         if sparse is not None:  # the tables live in a kvstore, the local one when training in place
             kv = kv if kv is not None else kv_mod.create('local')
             sparse.attach(exe)
+            sparse.remember_batches = not self.tables_on_store
             sparse.init_tables(kv, self.arg_params)
             self._keep_eval_rows(sparse, eval_iter)
         try:
@@ -292,7 +296,7 @@ class FeedForward(Inference):
                     logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
         if kv is not None:
             self._finish_with_store(kv, exe, param_names)
-            if sparse is not None:
+            if sparse is not None and not self.tables_on_store:
                 self.arg_params.update(sparse.table_values(kv))
 
     def _train_epoch(self, epoch, exe, data, step, train_metric, batch_end_callback, kv, logger, sparse=None,

@@ -60,6 +60,9 @@ class SparseBatch:
         sets = {}
         self._seen = {name: sets.setdefault((spec.fields, spec.padding_id), IdSet())
                       for name, spec in self.tables.items()}
+        # False when the tables stay on the store (a fit whose servers write them): the ids a batch pulls are not
+        # remembered, so ``table_values`` reads only the rows given and those ``keep_rows_of`` named
+        self.remember_batches = True
 
     @classmethod
     def for_symbol(cls, symbol, input_shapes):
@@ -145,7 +148,7 @@ class SparseBatch:
             unique, local = done[key]
             pulls[name] = unique
             self._unique[name] = unique
-            if (id(self._seen[name]), id(unique)) not in remembered:     # a set shared with a table read before
+            if self.remember_batches and (id(self._seen[name]), id(unique)) not in remembered:   # shared sets
                 remembered.add((id(self._seen[name]), id(unique)))
                 self._remember(name, unique)
             for field, positions in zip(spec.fields, local):
@@ -211,9 +214,10 @@ class SparseBatch:
         self._seen[name].add(unique)
 
     def table_values(self, kv):
-        """{name: RowSparse} of the rows each table holds for this model: the rows it was given and every row a
-        batch pulled (``.to_dense()`` gives MXNet's dense weight of a bounded table). Blocks as
-        ``kv.row_sparse_pull``; nothing of size ``input_dim x dim`` is made here."""
+        """{name: RowSparse} of the rows each table holds for this model: the rows it was given, those of
+        ``keep_rows_of`` and (with ``remember_batches``) every row a batch pulled (``.to_dense()`` gives MXNet's
+        dense weight of a bounded table). Blocks as ``kv.row_sparse_pull`` (in pieces under the frame limit on
+        the parameter server); nothing of size ``input_dim x dim`` is made here."""
         values = {}
         for name in self.tables:
             ids = self._seen[name].sorted()

@@ -93,6 +93,26 @@ class ServerCommands:
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 
+    def write_tables(self, folder, reading=None):
+        """Have every server write its shard of every sparse table into ``folder`` (one Parquet file per server
+        and table, written by the servers in parallel, atomically: :mod:`sparkps.rows.shards`), then write the
+        tables' manifest there from their replies; returns the manifest's tables map ({table: {"dim", "dtype",
+        "rows", "options", "shards"}}). ``reading`` ({table: {option: value}}) adds what the servers do not hold
+        to a table's options: how the network reads it (its ``fields`` and ``padding_id``). No row passes through
+        this worker. Pushes still queued are sent first. Call from one worker; blocks until every server wrote (at
+        most the request timeout).
+        """
+        from sparkps.rows import shards
+        self._wait_pushes()
+        folder = str(folder)
+        replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder)))
+        tables = merged_shards([r.meta.get("tables", {}) for r in replies])
+        for name, options in (reading or {}).items():
+            if name in tables:
+                tables[name]["options"] = dict(tables[name]["options"], **options)
+        shards.write_manifest(folder, tables)
+        return tables
+
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
 
@@ -109,6 +129,28 @@ class ServerCommands:
                 self.worker.wait(self.worker.init(sorted(new)))
             self.worker.wait(self.worker.command(protocol.Command("load", path=path)))
         self.barrier()
+
+
+def merged_shards(per_server):
+    """The manifest's tables map from the servers' replies to COMMAND write_tables (``[{table: {"dim", "dtype",
+    "options", "shard"}}]``, one per server): each table's shards ordered by server, its rows summed.
+
+    >>> entry = {"dim": 2, "dtype": "float32", "options": {}}
+    >>> table = merged_shards([{"t": dict(entry, shard={"server": 1, "rows": 3})},
+    ...                        {"t": dict(entry, shard={"server": 0, "rows": 4})}])["t"]
+    >>> table["rows"], [s["server"] for s in table["shards"]]
+    (7, [0, 1])
+    """
+    tables = {}
+    for replied in per_server:
+        for name, entry in replied.items():
+            into = tables.setdefault(name, {"dim": int(entry["dim"]), "dtype": entry["dtype"],
+                                            "options": entry["options"], "rows": 0, "shards": []})
+            into["shards"].append(entry["shard"])
+            into["rows"] += int(entry["shard"]["rows"])
+    for entry in tables.values():
+        entry["shards"].sort(key=lambda shard: shard["server"])
+    return tables
 
 
 def sum_table_stats(per_server):

@@ -51,3 +51,40 @@ def test_without_it_a_worker_reads_initial_rows_for_ids_it_never_pulled(ps_clust
     with ps_cluster(num_servers=1, num_workers=2, kvtype="dist_sync") as cluster:
         worker0, worker1 = cluster.run_workers(lambda kv: train(kv, None), timeout=120)
     assert np.abs(np.asarray(worker0[-1]) - np.asarray(worker1[-1])).max() > 1e-3
+
+
+def train_on_store(kv, kept_at_epoch_end):
+    """Worker 0 trains with its tables on the store (a Spark fit whose servers write them) keeping worker 1's rows;
+    worker 1 as ``train`` does. Worker 0 records the table ids its ``arg_params`` hold at each epoch end."""
+    if kv.rank != 0:
+        return train(kv, "keep_rows_for"), None
+    other, _ = shard(1)
+    scores = []
+    model = FeedForward(nets.build("fm", SPEC), num_epoch=2, optimizer="adam", learning_rate=0.05, seed=0)
+    model.tables_on_store = True
+    model.keep_rows_for(other)
+
+    def at_epoch_end(*_):
+        kept_at_epoch_end.append(model.arg_params["embedding_weight"].ids.copy())
+        scores.append(model.predict(NDArrayIter(other, None, batch_size=64)))
+    inputs, labels = shard(0)
+    model.fit(NDArrayIter(inputs, {LABEL: labels}, batch_size=32), eval_metric="auc", kvstore=kv,
+              epoch_end_callback=at_epoch_end)
+    return scores, model.arg_params
+
+
+def test_with_the_tables_on_the_store_a_worker_pulls_the_kept_rows_alone(ps_cluster):
+    """``tables_on_store``: worker 0 scores worker 1's rows as worker 1 does, but at each epoch end its ``arg_params``
+    hold the rows of the ids it keeps alone, never those its own batches pulled; the end of the fit pulls none."""
+    kept_at_epoch_end = []
+    with ps_cluster(num_servers=2, num_workers=2, kvtype="dist_sync") as cluster:
+        (worker0, after_fit), (worker1, _) = cluster.run_workers(lambda kv: train_on_store(kv, kept_at_epoch_end),
+                                                                 timeout=120)
+    for epoch in range(2):
+        np.testing.assert_allclose(worker0[epoch], worker1[epoch], rtol=1e-5, atol=1e-6)
+    other, _ = shard(1)
+    kept = np.unique(np.concatenate([v.reshape(-1) for v in other.values() if v.dtype == np.uint64]).view(np.int64))
+    assert len(kept_at_epoch_end) == 2
+    for ids in kept_at_epoch_end:
+        np.testing.assert_array_equal(ids, kept)
+    assert "embedding_weight" not in after_fit

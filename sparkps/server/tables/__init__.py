@@ -29,6 +29,9 @@ none blocks except ``save``/``load`` on file I/O):
 ``compact(directory, manifest) -> dict``
     COMMAND compact: merge the incremental saves in ``directory`` into one new base; returns reply fields as
     ``save`` does (``{}`` when there is nothing to merge).
+``write_shard(folder) -> dict`` (the ``sparse`` kind only)
+    COMMAND write_tables: write this server's rows of the table into ``folder`` as its Parquet shard
+    (:mod:`sparkps.rows.shards`); returns the table's manifest fields and the shard's entry.
 
 Adding a kind is one module under this package and one :func:`register_table_kind` call (here, for the kinds
 sparkps ships).

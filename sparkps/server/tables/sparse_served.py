@@ -141,6 +141,19 @@ class ServedTable:
         self._saved_to = os.path.abspath(directory)
         return {"tables": [described]}
 
+    def write_shard(self, folder):
+        """COMMAND write_tables: write this server's rows of the table into ``folder`` as its shard file
+        (:func:`sparkps.rows.shards.write_shard`: id, vector, count = the table's own occurrence count, last_step;
+        atomically). Returns ``{"dim", "dtype", "options", "shard": {path, server, rows, sha256}}`` for the
+        manifest the asking worker writes. Blocks on the write (one copy of the rows in Parquet form)."""
+        from sparkps.rows.shards import write_shard
+        table = self._held()
+        arrays = table.export_rows()
+        counts = np.rint(np.asarray(arrays['seen'], np.float64)).astype(np.int64)
+        shard = write_shard(folder, table.name, self.shard[0], arrays['ids'], arrays['values'], counts,
+                            np.asarray(arrays['last_seen'], np.int64))
+        return {"dim": int(table.dim), "dtype": "float32", "options": table.options(), "shard": shard}
+
     def compact(self, directory, manifest):
         """COMMAND compact: merge this table's base and deltas in ``directory`` into one new base generation,
         this server writing the rows of its own shard (read from the files, not from memory: the base equals the

@@ -1,5 +1,6 @@
 """What a fit makes of its barrier tasks' results: the SparkModel (worker 0's weights, the per-epoch history of
-every worker, the CTR tables' rows), the merged history and the fit's rows and timings (``SparkTrainer.last_fit``).
+every worker, the CTR tables the servers wrote), the merged history and the fit's rows and timings
+(``SparkTrainer.last_fit``).
 
     model = trained_model(trainer, results, point, restarts.entries)
     trainer.last_fit = fit_timings(results, trainer.batch_size)
@@ -15,12 +16,14 @@ from sparkps.spark.task.validation import STOP_METRICS
 LOG = logging.getLogger("sparkps.spark")
 
 
-def trained_model(trainer, results, point=None, restarts=()):
+def trained_model(trainer, results, point=None, restarts=(), tables_dir=None):
     """The SparkModel of a fit of ``trainer`` (a SparkTrainer): worker 0's weights, the history merged over the
     workers (with the epochs before ``point``, the ResumePoint it resumed from, and the ``restarts`` entries),
     and for named inputs (CTR: ``trainer.inputs``, a TypedInputs, which the model keeps as its ``input_layout``,
-    its ``input_shape`` the values of one row) every worker's table rows. ClusterError when worker 0 returned no
-    weights."""
+    its ``input_shape`` the values of one row) the sparse tables the servers wrote into ``tables_dir`` (worker 0
+    returns their manifest): inline up to ``trainer.inline_table_bytes``, else shard files
+    (:func:`sparkps.spark.model.table_rows.fit_tables`). ClusterError when worker 0 returned no weights. Blocks on
+    reading the shards of small tables."""
     from sparkps.spark.driver.restarts import history_with_restarts
     final = [r for r in results if r.get("params") is not None]
     if not final:
@@ -36,9 +39,9 @@ def trained_model(trainer, results, point=None, restarts=()):
                                   label_name=trainer.label_name, batch_size=max(trainer.batch_size, 256),
                                   epoch=epochs, history=history, best_epoch=final[0].get("best_epoch"),
                                   input_layout=trainer.inputs)
-    if trainer.inputs is not None:   # every worker's table rows, and how often each id was seen
-        from sparkps.spark.model.table_rows import merge_worker_tables
-        model.table_counts = merge_worker_tables(model.arg_params, results)
+    if final[0].get("tables") is not None:   # the servers' shard files, and how often each id was seen
+        from sparkps.spark.model.table_rows import fit_tables
+        fit_tables(model, tables_dir, final[0]["tables"], trainer.inline_table_bytes)
     return model
 
 

@@ -41,6 +41,8 @@ from sparkps.spark.driver.placement import (
 from sparkps.spark.driver.progress import ProgressView
 from sparkps.spark.driver.results import check_stop_metric, fit_timings, log_early_stop, merge_histories, trained_model
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
+from sparkps.spark.driver.table_staging import remove as remove_staged
+from sparkps.spark.driver.table_staging import staging_folder
 from sparkps.spark.driver.tracking import log_fit
 from sparkps.spark.driver.training_input import (
     as_rdd,
@@ -50,6 +52,7 @@ from sparkps.spark.driver.training_input import (
     validation_arrays,
     wide_rows,
 )
+from sparkps.spark.model.table_rows import INLINE_TABLE_BYTES
 from sparkps.spark.task.barrier_task import make_frame_task, make_train_task
 
 REGISTER_SECONDS = 600.0
@@ -77,6 +80,11 @@ class SparkTrainer:
     others through ``allGather``) or 'auto' (the driver on classic sessions and on Spark Connect beside a local
     master, else the stage). ``chunk_bytes``: the largest piece of a task's result in a DataFrame stage's output
     (32 MiB: within Spark Connect's message limits).
+
+    With ``inputs`` and sparse tables, the servers write the trained tables at the end of the fit into a staging
+    folder (:mod:`sparkps.spark.driver.table_staging`) and the driver receives their manifest, never their rows;
+    the model holds them inline when their rows take at most ``inline_table_bytes`` (rows x dim x 4 bytes over
+    every table; None: always), else as shard files (docs/tables.md).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
@@ -84,7 +92,8 @@ class SparkTrainer:
                  label_name="softmax_label", eval_metric="acc", checkpoint_dir=None, timeout=None,
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
-                 inputs=None, curve=None, stop_metric=None, scheduler="auto", chunk_bytes=CHUNK_BYTES):
+                 inputs=None, curve=None, stop_metric=None, scheduler="auto", chunk_bytes=CHUNK_BYTES,
+                 inline_table_bytes=INLINE_TABLE_BYTES):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -104,6 +113,13 @@ class SparkTrainer:
                                                   else (input_shape,)))
         self.scheduler_placement = checks_placement(scheduler)
         self.chunk_bytes = int(chunk_bytes)
+        # a network with sparse tables fed through an input layout (CTR): the servers write the tables at the end;
+        # the model holds them inline when their rows take at most this many bytes (rows x dim x 4; None: always),
+        # else as shard files (spark/model/table_rows.py)
+        self.inline_table_bytes = None if inline_table_bytes is None else int(inline_table_bytes)
+        if self.inline_table_bytes is not None and self.inline_table_bytes < 0:
+            raise ConfigError("inline_table_bytes must be >= 0 (0: tables always stay shard files), got %r"
+                              % (inline_table_bytes,))
         if self.chunk_bytes < 1:
             raise ConfigError("chunk_bytes must be >= 1, got %r" % (chunk_bytes,))
         self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
@@ -203,6 +219,8 @@ class SparkTrainer:
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
             extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
+        if self.inputs is not None and self._has_tables():   # the servers write the tables there at the end
+            extra["tables_dir"] = staging_folder(session, master)
         view = ProgressView(self.num_epoch, workers, bar=self.progress)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
@@ -232,13 +250,25 @@ class SparkTrainer:
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
+            if results is None:
+                remove_staged(extra.get("tables_dir"))
         if placement == "stage":     # no live progress: the per-epoch history, now
             view.history(merge_histories(results))
         self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement)
-        model = trained_model(self, results, point, restarts.entries)
+        try:
+            model = trained_model(self, results, point, restarts.entries, extra.get("tables_dir"))
+        except BaseException:
+            remove_staged(extra.get("tables_dir"))
+            raise
         log_early_stop(results)
         log_fit(self.tracked_params(workers, servers), model.history)
         return model
+
+    def _has_tables(self):
+        """Whether the network has sparse embedding tables."""
+        from sparkps.symbol import load_json
+        from sparkps.symbol.ops.embedding import sparse_tables
+        return bool(sparse_tables(load_json(self.symbol_json)))
 
     def _input_facts(self):
         """``(inputs, ids, num_features)``: how the tasks read a DataFrame (see training_input.frame_input)."""

@@ -33,6 +33,7 @@ from sparkps.spark.ml.shared_params import (
     placement_settings,
     strategy_settings,
 )
+from sparkps.spark.model.table_rows import INLINE_TABLE_BYTES
 
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
@@ -65,6 +66,10 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     maxBroadcastMB = declare("maxBroadcastMB", "transform refuses to ship a larger model to the executors, in its "
                              "UDF or from its folder (its message says how to shrink it); 0: no limit",
                              TypeConverters.toFloat)
+    inlineTablesMB = declare("inlineTablesMB", "fit: the trained sparse tables come back inside the model when "
+                             "their rows take at most this many MB (rows x embedding width x 4 bytes over every "
+                             "table: scored inside transform's UDF, the fast path); larger ones stay the servers' "
+                             "shard files, scored by a Spark SQL join (0: always shard files)", TypeConverters.toFloat)
     earlyStoppingPatience = declare("earlyStoppingPatience", "with validationFraction: stop once the validation "
                                     "metric has not improved for this many epochs and keep the best epoch's weights "
                                     "and table rows (0: off, train every epoch; left unset: 2 when rows are held "
@@ -86,6 +91,7 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          network="", hashIds=True, numBuckets=0, numericStats="",
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
                          multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
+                         inlineTablesMB=INLINE_TABLE_BYTES / 2**20,
                          **CTR_DEFAULTS)       # chosen by measurement (sparkps/nets/ctr_defaults.py)
 
     def _featurizer(self):
@@ -142,7 +148,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
                  embeddingL2=None, dropout=None, resourceProfile=None, schedulerPlacement=None,
-                 resultChunkBytes=None):
+                 resultChunkBytes=None, inlineTablesMB=None):
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
@@ -220,6 +226,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                seed=get("seed"), progress=False, name="ctr-" + (get("model") or "network"),
                                inputs=reader.typed, **strategy,
                                patience=patience, stop_metric=stop_metric,
+                               inline_table_bytes=inline_table_bytes(get("inlineTablesMB")),
                                **checkpoint_settings(self))
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
                                   known_rows=stats.label_facts["rows"])
@@ -228,6 +235,14 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats))
         return model
+
+
+def inline_table_bytes(megabytes):
+    """The ``inlineTablesMB`` param in bytes; ConfigError naming it when negative or not a number."""
+    if not float(megabytes) >= 0.0:
+        raise ConfigError("param inlineTablesMB must be >= 0 (0: tables always stay shard files), got %r"
+                          % (megabytes,))
+    return int(float(megabytes) * 2**20)
 
 
 def regularisation_args(embedding_l2, dropout):

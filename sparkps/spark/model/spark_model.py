@@ -70,11 +70,23 @@ class SparkModel:
         self._local = None
         self._broadcasts = {}
         self._payloads = {}
+        self._staged = None                   # the staging folder of a fit's shard files this model owns
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(_local=None, _broadcasts={}, _payloads={})   # bound executors and broadcasts stay with their owner
+        # bound executors, broadcasts and the staging folder's removal stay with their owner
+        state.update(_local=None, _broadcasts={}, _payloads={}, _staged=None)
         return state
+
+    def own_staged_tables(self, folder, manifest):
+        """Hold the shard files the servers wrote into the staging ``folder`` at the end of a fit (``manifest``: its
+        tables map) as this model's tables. The model owns the folder: ``save`` moves it into the model's folder;
+        otherwise it is removed when this model is garbage or the program ends (``weakref.finalize``). A copy of
+        the model (pickled, or a DataFrame its ``transform`` gave) reads the folder only while this model lives."""
+        import shutil
+        import weakref
+        self.tables_folder, self.table_manifest = os.path.abspath(folder), manifest
+        self._staged = weakref.finalize(self, shutil.rmtree, self.tables_folder, True)
 
     @property
     def symbol(self):
@@ -274,14 +286,21 @@ class SparkModel:
             self.tables_folder = os.path.join(self.saved_path, TABLES_FOLDER)
 
     def _place_tables(self, path):
-        """The manifest path (relative to ``path``) of this model's shard files, copied file by file into
-        ``path/tables`` unless they are there already. Blocks on the copies."""
+        """The manifest path (relative to ``path``) of this model's shard files, moved from the fit's staging folder
+        (the model owns it) or else copied file by file into ``path/tables``, unless they are there already.
+        Blocks on the copies (a move within one file system is a rename)."""
         import shutil
         target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
         if os.path.abspath(self.tables_folder) != target:
             if os.path.exists(target):
                 shutil.rmtree(target)
-            shutil.copytree(self.tables_folder, target)
+            if self._staged is not None and self._staged.alive:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.move(self.tables_folder, target)
+                self._staged.detach()
+                self._staged = None
+            else:
+                shutil.copytree(self.tables_folder, target)
         return TABLES_FOLDER + "/manifest.json"
 
     def with_sharded_tables(self, path, num_shards=2):

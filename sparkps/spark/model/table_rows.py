@@ -1,91 +1,74 @@
-"""The sparse tables of a model trained on Spark: every worker's rows in the model, how often each id was seen, and
-a model small enough to broadcast.
+"""The sparse tables of a model trained on Spark: the servers' shard files a fit returns, inline when small, how
+often each id was seen, and a model small enough to broadcast.
 
-Worker 0 returns the dense parameters and the table rows of the ids it pulled; each other worker returns the rows
-of the ids it pulled (``worker_tables``), and every worker the occurrence count of each id in its partition.
-``merge_worker_tables`` joins them on the driver, so the model holds a row for every id of the training data
-(the servers' final values) and ``SparkModel.table_counts`` the count of each id over all partitions.
+At the end of a fit every server writes its shard of every table into a staging folder (COMMAND write_tables; the
+rows never pass through a worker or the driver) and worker 0 returns the tables' manifest beside the dense
+parameters. ``fit_tables`` then gives the model its tables: read into ``arg_params`` (RowSparse, sorted by id) with
+``SparkModel.table_counts`` from the shards' ``count`` column (the servers' own occurrence counts) when their rows
+take at most ``inline_bytes`` (rows x dim x 4 bytes over every table: the fast path, shipped inside ``transform``'s
+UDF), the staging folder then removed; otherwise the model keeps them as shard files in the staging folder
+(SparkModel format 4, scored by a Spark SQL join), which ``save`` moves into the model's folder and which is
+removed when the model is garbage or the program ends.
 
     small = model.shrink(min_seen=5)        # a SparkModel without the rows seen fewer than 5 times
     check_broadcast_size(payload_bytes, limit, tables)      # ConfigError naming the size, the limit, the fix
 
 An id missing from a shrunk model reads as a new row would (``sparkps.rows.values.initial_rows``: uniform in
-[-0.01, 0.01)), as an id never seen in training does. Nothing here blocks.
+[-0.01, 0.01)), as an id never seen in training does. Only ``fit_tables`` blocks (on reading the shards).
 """
 import numpy as np
 
 from sparkps.errors import ConfigError
-from sparkps.model_files import params_from_bytes, params_to_bytes
 from sparkps.rows.values import RowSparse
 
-COUNTS_PREFIX = "count:"
+# Tables of at most this many bytes of rows (rows x dim x 4 over every table of a model) come back inline from a
+# fit; larger ones stay shard files. Measured (docs/tables.md): 16 MiB of rows scores faster inline than by join
+# and keeps the inline model's payload (ids and rows) under the 32 MiB that ships inside transform's UDF.
+INLINE_TABLE_BYTES = 16 << 20
 
 
-def partition_counts(X, layout, tables):
-    """{table: (sorted ids int64, counts int64)}: how often each id of ``tables`` ({name: TableConfig}, as
-    ``sparse_tables`` gives them) occurs in the rows ``X`` of the partition, split into named inputs by ``layout``
-    (padding ids of a multi-valued field left out)."""
-    inputs = layout.split(X) if len(X) else {}
-    out = {}
-    for name, spec in tables.items():
-        parts = []
-        for field in spec.fields:
-            if field not in inputs:
-                continue
-            ids = inputs[field].view(np.int64).reshape(-1)
-            parts.append(ids if spec.padding_id is None else ids[ids != spec.padding_id])
-        flat = np.concatenate(parts) if parts else np.empty(0, np.int64)
-        out[name] = np.unique(flat, return_counts=True)
-    return out
+def table_bytes(manifest):
+    """The bytes of the rows of every table a manifest's tables map lists (rows x dim x 4)."""
+    return sum(int(entry["rows"]) * int(entry["dim"]) * 4 for entry in manifest.values())
 
 
-def worker_tables(model, X, layout, rank):
-    """What a worker returns beside its history: its partition's id counts and (all but worker 0, whose rows travel
-    with the dense parameters) the rows of the ids it pulled, as .npz bytes."""
-    from sparkps.symbol.ops.embedding import sparse_tables
-    tables = sparse_tables(model.symbol)
-    counts = partition_counts(X, layout, tables)
-    arrays = {}
-    for name, (ids, count) in counts.items():
-        arrays[COUNTS_PREFIX + name] = RowSparse(ids, count.astype(np.float64)[:, None], (None, 1))
-    if rank != 0:
-        arrays.update({name: model.arg_params[name] for name in tables if name in model.arg_params})
-    return {"table_rows": params_to_bytes(arrays)}
+def fit_tables(model, folder, manifest, inline_bytes=INLINE_TABLE_BYTES):
+    """Give ``model`` (a SparkModel holding the dense parameters) the tables the servers wrote into ``folder``
+    (``manifest``: its tables map): inline when their rows take at most ``inline_bytes`` (None: always inline; 0:
+    never), the folder then removed; else as the model's shard files, the folder owned by the model (removed with
+    it unless ``save`` moved it). Every shard is checked first (one DataError naming a missing or damaged shard and
+    its table). Blocks on reading the shards when they go inline."""
+    import shutil
+
+    from sparkps.rows.shards import check_shards
+    check_shards(folder, {"version": 1, "tables": manifest})
+    if inline_bytes is None or table_bytes(manifest) <= inline_bytes:
+        rows, counts = inline_rows(folder, manifest)
+        model.arg_params.update(rows)
+        model.table_counts = counts
+        shutil.rmtree(folder, ignore_errors=True)
+        return model
+    model.table_counts = {}       # the counts are in the shards' count column
+    model.own_staged_tables(folder, manifest)
+    return model
 
 
-def merge_worker_tables(arg_params, results):
-    """Add the other workers' table rows to ``arg_params`` (worker 0's rows kept where both hold an id) and return
-    {table: (ids, counts summed over workers)}."""
-    counts = {}
-    for result in sorted(results, key=lambda r: r["rank"]):
-        if not result.get("table_rows"):
-            continue
-        arrays, _ = params_from_bytes(result["table_rows"])
-        for key, value in arrays.items():
-            if key.startswith(COUNTS_PREFIX):
-                name = key[len(COUNTS_PREFIX):]
-                counts.setdefault(name, []).append((value.ids, value.rows[:, 0].astype(np.int64)))
-            elif key in arg_params:
-                arg_params[key] = _union(arg_params[key], value)
-    return {name: _summed(parts) for name, parts in counts.items()}
-
-
-def _union(first, other):
-    """The rows of ``first`` and those of ``other`` whose ids ``first`` lacks."""
-    extra = ~np.isin(other.ids, first.ids)
-    if not extra.any():
-        return first
-    ids = np.concatenate([first.ids, other.ids[extra]])
-    rows = np.concatenate([first.rows, other.rows[extra]])
-    order = np.argsort(ids, kind="stable")
-    return RowSparse(ids[order], rows[order], first.shape)
-
-
-def _summed(parts):
-    ids = np.concatenate([p[0] for p in parts])
-    counts = np.concatenate([p[1] for p in parts])
-    unique, inverse = np.unique(ids, return_inverse=True)
-    return unique, np.bincount(inverse.reshape(-1), weights=counts, minlength=unique.size).astype(np.int64)
+def inline_rows(folder, manifest):
+    """({table: RowSparse of every row, sorted by id}, {table: (ids, counts)}) of the shard files in ``folder``.
+    Blocks on reading them (every row, once: for small tables)."""
+    from sparkps.rows.shards import iter_shard_rows
+    rows, counts = {}, {}
+    for name, entry in manifest.items():
+        dim = int(entry["dim"])
+        parts = list(iter_shard_rows(folder, name))
+        ids = np.concatenate([p[0] for p in parts]).view(np.int64) if parts else np.empty(0, np.int64)
+        vectors = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, dim), np.float32)
+        seen = np.concatenate([p[2] for p in parts]) if parts else np.empty(0, np.int64)
+        order = np.argsort(ids, kind="stable")
+        input_dim = (entry.get("options") or {}).get("input_dim")
+        rows[name] = RowSparse(ids[order], np.ascontiguousarray(vectors[order], np.float32), (input_dim, dim))
+        counts[name] = (ids[order], seen[order].astype(np.int64))
+    return rows, counts
 
 
 def shrunk_params(arg_params, table_counts, min_seen):

@@ -6,7 +6,9 @@ report -> close), the one ``sparkps worker train`` lives too: its data is the ta
 the plan.
 
 The closure captures one plain dict (the plan) and nothing of the driver.  A task returns one small dict:
-its rank, rows and per-epoch metrics; rank 0 adds the final weights (pulled from the servers) as .npz bytes.
+its rank, rows and per-epoch metrics; rank 0 adds the final dense weights (pulled from the servers) as .npz bytes
+and, for a network with sparse tables fed through an input layout, the manifest of the tables' shard files the
+servers wrote into the plan's ``tables_dir`` (never their rows).
 """
 import contextlib
 import os
@@ -209,9 +211,17 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
                         seed=plan.get("seed", 0), begin_epoch=start.begin_epoch,
                         **plan.get("optimizer_params", {}))
+    # the sparse tables of a network fed through an input layout (CTR) stay on the servers, which write them into
+    # the plan's staging folder at the end (a COMMAND to every server, sent by worker 0); no worker pulls them
+    tables_dir = plan.get("tables_dir") if data.typed is not None else None
+    model.tables_on_store = tables_dir is not None
     stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
     if stopper is not None and data.typed is not None:   # CTR validation reads every worker's rows of its ids
         model.keep_rows_for(dict(stopper.inputs))
+    snapshots = []       # the tables' manifest of each best epoch's snapshot on the servers (worker 0)
+    reading = table_reading(network) if tables_dir is not None else None
+    if tables_dir is not None and rank == 0 and hasattr(stopper, "snapshot"):
+        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     saves = start.callbacks(history=history.epochs)
@@ -230,19 +240,29 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
     best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
-        result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
-    if data.typed is not None:       # sparse tables: this worker's rows and id counts (see spark/model/table_rows.py)
-        from sparkps.spark.model.table_rows import worker_tables
-        kept = _BestRows(model, best) if best is not None else model    # the best epoch's rows (early stopping)
-        result.update(worker_tables(kept, batches.copy.finish()[0][:batches.num_rows], data.typed, rank))
+        arg_params, aux_params = best or (model.arg_params, model.aux_params)
+        if tables_dir is not None:   # the servers write the tables (or wrote them at the best epoch): a manifest
+            result["tables"] = snapshots[-1] if best is not None and snapshots else \
+                kv.write_tables(tables_dir, reading)
+            arg_params = dense_params(arg_params)
+        result["params"] = params_to_bytes(arg_params, aux_params)
     return result
 
 
-class _BestRows:
-    """A trained model seen with the best epoch's parameters (what ``worker_tables`` reads of it)."""
+def table_reading(network):
+    """{table: {"fields", "padding_id", "input_dim"}}: how ``network`` reads each sparse table (what scoring its
+    shard files needs beside the options the servers hold)."""
+    from sparkps.symbol.ops.embedding import sparse_tables
+    return {name: {"fields": list(spec.fields),
+                   "padding_id": None if spec.padding_id is None else int(spec.padding_id),
+                   "input_dim": None if spec.input_dim is None else int(spec.input_dim)}
+            for name, spec in sparse_tables(network).items()}
 
-    def __init__(self, model, best):
-        self.symbol, self.arg_params = model.symbol, best[0]
+
+def dense_params(params):
+    """``params`` without its sparse tables' rows (RowSparse values)."""
+    from sparkps.rows.values import RowSparse
+    return {name: value for name, value in params.items() if not isinstance(value, RowSparse)}
 
 
 def fault_hook(plan, rank, server):

@@ -12,9 +12,12 @@ Early stopping (``metric`` 'auc' or 'logloss', ``patience`` > 0): every worker s
 every worker takes the decision itself, without a message. With ``dist_sync`` and as many batches per epoch on
 every worker (rows are dealt evenly), every worker ends an epoch on the same round of the servers, so all see the
 same weights and rows, agree, and stop after the same epoch. At each new best epoch each worker keeps a copy of
-its ``arg_params``: the dense weights and the table rows it holds (the ids it trained on and the validation ids,
-pulled from the servers at that epoch's end); the fit returns those copies, so the model holds the best epoch's
-dense weights and rows, not the last epoch's.
+its dense weights, and (``snapshot``, set on worker 0 of a Spark fit) the servers write the tables as they are
+then (``DistKVStore.write_tables``: the rows stay on the servers and in their shard files, never in a worker); the
+fit returns that copy and those shards, so the model holds the best epoch's dense weights and rows, not the last
+epoch's. The rows a worker reads to score the validation rows are those of the validation ids alone, pulled at
+each epoch end (``FeedForward.keep_rows_for``), never a whole table. Without ``snapshot`` (a network trained
+without servers that write its tables) the copy holds the table rows the model holds too.
 """
 import numpy as np
 
@@ -40,6 +43,7 @@ class CTRValidation:
         self.best_epoch = self.best_params = self.best_value = None    # without a metric the last weights are kept
         self.reason = None
         self.waited, self._epoch = 0, -1
+        self.snapshot = None    # called at each new best epoch: the servers write the tables (their rows stay there)
 
     def after_epoch(self, model):
         """This epoch's validation metrics of ``model`` (a FeedForward); with a metric, the early-stopping
@@ -56,7 +60,10 @@ class CTRValidation:
         if self.best_value is None or sign * (value - self.best_value) > self.tolerance:
             self.best_value, self.best_epoch, self.waited = value, self._epoch, 0
             if self.keep_best:
-                self.best_params = (copied(model.arg_params), copied(model.aux_params))
+                dense = self.snapshot is not None       # the rows are kept by the servers' snapshot
+                self.best_params = (copied(model.arg_params, dense_only=dense), copied(model.aux_params))
+                if self.snapshot is not None:
+                    self.snapshot()
             return
         self.waited += 1
         if self.waited >= self.patience and not self.stopped:
@@ -67,12 +74,14 @@ class CTRValidation:
                               self.waited, self.patience, self.best_epoch + 1))
 
 
-def copied(params):
-    """A copy of ``params`` (dense arrays and RowSparse tables) that later training leaves as it is."""
+def copied(params, dense_only=False):
+    """A copy of ``params`` (dense arrays and RowSparse tables; with ``dense_only`` the dense arrays alone) that
+    later training leaves as it is."""
     out = {}
     for name, value in (params or {}).items():
         if isinstance(value, RowSparse):
-            out[name] = RowSparse(value.ids.copy(), value.rows.copy(), value.shape)
+            if not dense_only:
+                out[name] = RowSparse(value.ids.copy(), value.rows.copy(), value.shape)
         else:
             out[name] = value.copy()
     return out
