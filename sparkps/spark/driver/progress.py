@@ -14,7 +14,8 @@ def summarize(progress, num_workers):
     """Combine ``scheduler.status()['progress']`` into {epoch, step, samples, metrics, workers}.
 
     epoch is the slowest worker's epoch, step and samples are sums over workers, metrics are averaged over
-    the workers that reported them.  Missing or odd entries are skipped, never raised on.
+    the workers that reported them; stopped is True once every worker reported that early stopping ended
+    training at its epoch.  Missing or odd entries are skipped, never raised on.
     """
     entries = [entry for entry in (progress or {}).values() if isinstance(entry, dict)]
     metrics = {}
@@ -29,12 +30,16 @@ def summarize(progress, num_workers):
         "samples": sum(int(entry.get("samples", 0) or 0) for entry in entries),
         "metrics": {name: sum(values) / len(values) for name, values in metrics.items()},
         "workers": len(entries),
+        "stopped": len(entries) == num_workers and all(entry.get("stopped") is True for entry in entries),
     }
 
 
 def format_summary(summary, num_epoch, samples_per_s):
-    """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``."""
+    """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``; after early stopping
+    ``epoch 6/10 (stopped early) ...``."""
     parts = ["epoch %d/%d" % (min(summary["epoch"] + 1, num_epoch), num_epoch)]
+    if summary.get("stopped"):
+        parts.append("(stopped early)")
     if summary["step"]:
         parts.append("step %d" % summary["step"])
     parts += ["%s=%.4f" % (name, value) for name, value in sorted(summary["metrics"].items())]
@@ -83,13 +88,15 @@ class ProgressView:
             self._last_time = now
         self.last = summary
         if self._bar is not None:
-            self._bar.n = min(summary["epoch"], self.num_epoch)
+            self._bar.n = min(summary["epoch"] + (1 if summary["stopped"] else 0), self.num_epoch)
             postfix = {name: "%.4f" % value for name, value in summary["metrics"].items()}
+            if summary["stopped"]:
+                postfix["stopped"] = "early"
             postfix.update(step=summary["step"], samples_s="%.0f" % self.samples_per_s)
             self._bar.set_postfix(postfix, refresh=True)
         elif summary["workers"] and (now - self._last_log >= self.log_every
-                                     or summary["epoch"] != self._logged_epoch):
-            self._last_log, self._logged_epoch = now, summary["epoch"]
+                                     or self._shown(summary) != self._logged_epoch):
+            self._last_log, self._logged_epoch = now, self._shown(summary)
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
     def note(self, line):
@@ -128,14 +135,21 @@ class ProgressView:
             self._seen[rank] = (epoch, samples, max(full, samples))
         return new
 
+    @staticmethod
+    def _shown(summary):
+        """What a logged line stands for: the epoch, and whether training stopped there."""
+        return summary["epoch"], bool(summary.get("stopped"))
+
     def close(self, finished=False):
-        """Close the bar (filled when ``finished``); without a bar, log the last snapshot once more."""
+        """Close the bar (filled when ``finished``, up to the epoch early stopping ended at); without a bar, log
+        the last snapshot once more."""
         if self._bar is None and finished and self.last and self.last["workers"]:
-            if self.last["epoch"] != self._logged_epoch:
+            if self._shown(self.last) != self._logged_epoch:
                 self._say(format_summary(self.last, self.num_epoch, self.samples_per_s))
         if self._bar is not None:
             if finished:
-                self._bar.n = self.num_epoch
+                stopped = self.last is not None and self.last.get("stopped")
+                self._bar.n = min(self.last["epoch"] + 1, self.num_epoch) if stopped else self.num_epoch
                 self._bar.refresh()
             self._bar.close()
             self._bar = None
