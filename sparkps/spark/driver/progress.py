@@ -57,8 +57,10 @@ class ProgressView:
     ``clock`` (seconds, default ``time.monotonic``) times the rates; tests pass their own.
     """
 
-    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None, clock=time.monotonic):
-        self.num_epoch, self.num_workers = num_epoch, num_workers
+    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None, clock=time.monotonic,
+                 num_servers=None):
+        self.num_epoch, self.num_workers, self.num_servers = num_epoch, num_workers, num_servers
+        self._stage_started, self._registered = None, False
         self._clock = clock
         self.log_every = log_every
         self._log = stream is None          # lines go to logging when it is set up, unless a stream is given
@@ -75,10 +77,33 @@ class ProgressView:
         self.samples_per_s = 0.0
         self.last = None
 
+    def stage_started(self):
+        """Say at once that the training stage started (before any worker can report: its tasks start Python,
+        the servers and the rows' reading first); the snapshot in which every role registered is said too, unless
+        a worker already reported training. Never blocks."""
+        self._stage_started, self._registered = self._clock(), False
+        self.note("training stage started: %s starting" % self._roles())
+
+    def _roles(self):
+        roles = "%d worker%s" % (self.num_workers, "" if self.num_workers == 1 else "s")
+        if self.num_servers is not None:
+            roles += " and %d server%s" % (self.num_servers, "" if self.num_servers == 1 else "s")
+        return roles
+
+    def _all_registered(self, status):
+        nodes = [node for node in status.get("nodes") or [] if isinstance(node, dict)]
+        workers = sum(1 for node in nodes if node.get("role") == "worker")
+        servers = sum(1 for node in nodes if node.get("role") == "server")
+        return workers >= self.num_workers and (self.num_servers is None or servers >= self.num_servers)
+
     def update(self, status):
         """Take one ``scheduler.status()`` snapshot."""
         summary = summarize(status.get("progress"), self.num_workers)
         now = self._clock()
+        if self._stage_started is not None and not self._registered and self._all_registered(status):
+            self._registered = True          # said only while no worker has reported training yet
+            if not summary["workers"]:
+                self.note("%s registered after %.1f s; reading rows" % (self._roles(), now - self._stage_started))
         first = not self._seen
         new_samples = self._new_samples(status.get("progress") or {})
         if first:

@@ -201,7 +201,7 @@ class SparkTrainer:
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
             extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
-        view = ProgressView(self.num_epoch, workers, bar=self.progress)
+        view = ProgressView(self.num_epoch, workers, bar=self.progress, num_servers=servers)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
         results = None
@@ -291,6 +291,7 @@ class SparkTrainer:
             if scheduler is not None:
                 scheduler.stop()
             raise
+        progress.view.stage_started()
         return run_watched(action, scheduler, progress, self.timeout, local=same_machine(master), fit_id=fit_id)
 
     def tracked_params(self, workers, servers):

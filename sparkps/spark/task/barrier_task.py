@@ -226,7 +226,8 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
               "best_epoch": None if stopper is None else stopper.best_epoch,
               "stop_reason": getattr(stopper, "reason", None),
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
-              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
+              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end,
+              "first_epoch_end": history.first_epoch_end}
     best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
         result["params"] = params_to_bytes(*(best or (model.arg_params, model.aux_params)))
@@ -297,6 +298,7 @@ class EpochHistory:
         self._last, self._epoch_batches = {}, {}
         self.batches = 0
         self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
+        self.first_epoch_end = None
 
     def on_batch(self, param):
         now = time.time()
@@ -323,6 +325,7 @@ class EpochHistory:
         reported_stop = []
 
         def report(epoch, *_):
+            self.first_epoch_end = self.first_epoch_end or time.time()
             stopped = data is not None and data.stopped
             if reported_stop:
                 return

@@ -56,6 +56,22 @@ def test_after_early_stopping_the_line_and_the_bar_show_the_epoch_training_ended
     assert shown.n == 6 and "6/10" in bar_out.getvalue() and "10/10" not in bar_out.getvalue()
 
 
+def test_the_stage_start_and_the_registration_of_every_role_are_said_once():
+    out, now = io.StringIO(), [10.0]
+    view = ProgressView(num_epoch=3, num_workers=2, num_servers=1, bar=False, stream=out, clock=lambda: now[0])
+    view.stage_started()
+    now[0] += 2.5
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}]})           # one worker still starting
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}, {"role": "worker"}]})
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}, {"role": "worker"}]})
+    assert out.getvalue().splitlines() == ["sparkps: training stage started: 2 workers and 1 server starting",
+                                           "sparkps: 2 workers and 1 server registered after 2.5 s; reading rows"]
+    late = ProgressView(num_epoch=3, num_workers=1, num_servers=1, bar=False, log_every=60, stream=io.StringIO())
+    late.stage_started()
+    late.update(dict(status((0, 4, 128, {})), nodes=[{"role": "worker"}, {"role": "server"}]))
+    assert " registered " not in late._stream.getvalue()        # training reported first: no stale line
+
+
 def test_the_failed_role_is_dug_out_of_spark_errors():
     scheduler_status = {"errors": [{"node": "server 0 (node 1)",
                                     "message": "server 0 (node 1) stopped sending heartbeats"}]}
