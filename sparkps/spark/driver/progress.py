@@ -11,7 +11,7 @@ LOG = logging.getLogger("sparkps.spark")
 
 
 def summarize(progress, num_workers):
-    """Combine ``scheduler.status()['progress']`` into {epoch, step, samples, metrics, workers}.
+    """Combine ``scheduler.status()["progress"]`` into {epoch, step, samples, metrics, workers, stopped}.
 
     epoch is the slowest worker's epoch, step and samples are sums over workers, metrics are averaged over
     the workers that reported them; stopped is True once every worker reported that early stopping ended
@@ -72,7 +72,7 @@ class ProgressView:
         if bar:
             from tqdm import tqdm
             self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
-        self._last_log, self._logged_epoch = 0.0, None
+        self._last_log, self._logged = 0.0, None
         self._seen, self._last_time = {}, clock()
         self.samples_per_s = 0.0
         self.last = None
@@ -120,8 +120,8 @@ class ProgressView:
             postfix.update(step=summary["step"], samples_s="%.0f" % self.samples_per_s)
             self._bar.set_postfix(postfix, refresh=True)
         elif summary["workers"] and (now - self._last_log >= self.log_every
-                                     or self._shown(summary) != self._logged_epoch):
-            self._last_log, self._logged_epoch = now, self._shown(summary)
+                                     or self._shown(summary) != self._logged):
+            self._last_log, self._logged = now, self._shown(summary)
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
     def note(self, line):
@@ -169,7 +169,7 @@ class ProgressView:
         """Close the bar (filled when ``finished``, up to the epoch early stopping ended at); without a bar, log
         the last snapshot once more."""
         if self._bar is None and finished and self.last and self.last["workers"]:
-            if self._shown(self.last) != self._logged_epoch:
+            if self._shown(self.last) != self._logged:
                 self._say(format_summary(self.last, self.num_epoch, self.samples_per_s))
         if self._bar is not None:
             if finished:
