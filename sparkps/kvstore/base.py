@@ -136,7 +136,7 @@ class KVStoreBase:
         """Use ``updater(key, merged_grad, stored_weight)`` on every later push (MXNet's private API)."""
         raise self._unsupported('an updater function (use set_optimizer)')
 
-    def report_progress(self, epoch=None, nbatch=None, samples=None, metrics=None, force=False):
+    def report_progress(self, epoch=None, nbatch=None, samples=None, metrics=None, force=False, stopped=False):
         """Tell the cluster how far this worker is (capability ``'progress'``); a no-op elsewhere."""
 
     def end_training(self):

@@ -66,6 +66,11 @@ INDEX_SWITCH_GROWTH = 2         # HashRowIndex(2 * held_ids.size) at the switch
 SERVER_PROCESS_BYTES = 35 << 20     # the process with its modules imported, before any table
 INDEX_KERNELS_BYTES = 123 << 20     # what loading the compiled index probes (numba, rows/kernels.py) adds, once a
                                     # table's index passes INDEX_SWITCH_AT ids
+FIRST_TABLE_BYTES = 9 << 18        # 2.25 MiB: what a process's first table adds beside its arrays, whatever its
+                                    # rows (measured as RSS growth minus SparseTable.stats()['bytes'] at 20k-260k
+                                    # rows, sgd and adagrad: 2.2-2.3 MB): ~1.7 MB of shared-library code its numpy
+                                    # paths touch for the first time (file-backed pages, smaps Shared_Clean) and
+                                    # ~0.6 MB of heap the allocator keeps around the arrays
 
 # ---- admission by count (sparkps/rows/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) ---------------
 SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1

@@ -114,9 +114,17 @@ def index_bytes(rows):
 
 
 def fixed_server_bytes(rows):
-    """A server process's memory before its tables: the interpreter and modules, plus the compiled index probes
-    once a table holds ``rows`` >= the switch."""
-    return C.SERVER_PROCESS_BYTES + (C.INDEX_KERNELS_BYTES if rows >= C.INDEX_SWITCH_AT else 0)
+    """A server process's memory beside its tables' arrays: the interpreter and modules, the code and heap its
+    first table adds once it holds rows, and the compiled index probes once a table holds ``rows`` >= the
+    switch."""
+    first = C.FIRST_TABLE_BYTES if rows >= 1 else 0
+    return C.SERVER_PROCESS_BYTES + first + (C.INDEX_KERNELS_BYTES if rows >= C.INDEX_SWITCH_AT else 0)
+
+
+def first_table_rss(rows, dim, optimizer, arrival=None):
+    """Bytes a process's resident memory grows by while its first table takes ``rows`` rows (the compiled index
+    probes already loaded): the table's arrays (:func:`table_bytes`) and the fixed ``FIRST_TABLE_BYTES``."""
+    return table_bytes(rows, dim, optimizer, arrival=arrival)['total'] + C.FIRST_TABLE_BYTES
 
 
 def table_bytes(rows, dim, optimizer, min_count=1, arrival=None):

@@ -265,8 +265,9 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
         self._wait_pushes()
         self.postoffice.barrier("workers")
 
-    def report_progress(self, epoch=None, nbatch=None, samples=None, metrics=None, force=False):
-        """Tell the scheduler how far this worker is; sent at most once per second unless ``force``."""
+    def report_progress(self, epoch=None, nbatch=None, samples=None, metrics=None, force=False, stopped=False):
+        """Tell the scheduler how far this worker is; sent at most once per second unless ``force``. ``stopped``:
+        training ended early at this epoch (early stopping): the epochs left are not run."""
         now = time.monotonic()
         if not force and now - self._last_progress < self._progress_interval:
             return
@@ -278,6 +279,8 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
             metrics["stale_pushes"] = float(self.worker.stale_pushes)
         progress = {"epoch": epoch, "nbatch": nbatch, "samples": samples, "metrics": metrics, "time": time.time(),
                     "counters": self.worker.counters()}
+        if stopped:
+            progress["stopped"] = True
         tables = self._progress_tables()   # rank 0 adds the sparse tables' statistics
         if tables:
             progress["tables"] = tables

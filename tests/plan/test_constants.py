@@ -100,3 +100,21 @@ def test_progress_interval_is_the_default():
 
     from sparkps.worker.dist_kvstore import DistKVStore
     assert inspect.signature(DistKVStore).parameters['progress_interval'].default == C.PROGRESS_INTERVAL_S
+
+
+def test_a_first_tables_resident_memory_is_its_arrays_and_the_fixed_first_table_bytes():
+    """A fresh process builds a 100,000-row sgd table (where the fixed part is a fifth of the arrays) with freed
+    large arrays returned at once; its RSS growth is the plan's ``first_table_rss`` within bench_scale's goal."""
+    import json
+    import subprocess
+    import sys
+
+    from benchmarks import report
+    from benchmarks.bench_scale import GOAL
+    code = ("import json; from benchmarks.bench_scale import measure_memory; "
+            "print(json.dumps(measure_memory(100000, 'sgd')))")
+    out = subprocess.run([sys.executable, '-c', code], env=dict(report.child_env(), MALLOC_MMAP_THRESHOLD_='131072'),
+                         cwd=report.ROOT, check=True, capture_output=True, text=True, timeout=300).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result['off'] == 0.0                       # the arrays are table_bytes exactly
+    assert abs(result['off_rss']) <= GOAL, result

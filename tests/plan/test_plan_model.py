@@ -46,8 +46,9 @@ def test_the_index_is_sorted_below_the_switch_then_a_hash_of_twice_the_ids():
     assert model.index_bytes(switch) == (1 << 20) * 12                # HashRowIndex(2 * 262144): 2**20 buckets
     assert model.index_bytes(int(0.7 * 2**20)) == (1 << 20) * 12
     assert model.index_bytes(int(0.7 * 2**20) + 1) == (1 << 21) * 12
-    assert model.fixed_server_bytes(switch - 1) == C.SERVER_PROCESS_BYTES
-    assert model.fixed_server_bytes(switch) == C.SERVER_PROCESS_BYTES + C.INDEX_KERNELS_BYTES
+    assert model.fixed_server_bytes(0) == C.SERVER_PROCESS_BYTES
+    assert model.fixed_server_bytes(switch - 1) == C.SERVER_PROCESS_BYTES + C.FIRST_TABLE_BYTES
+    assert model.fixed_server_bytes(switch) == C.SERVER_PROCESS_BYTES + C.FIRST_TABLE_BYTES + C.INDEX_KERNELS_BYTES
 
 
 def test_a_checkpoint_holds_the_dense_weights_and_their_optimizer_state():

@@ -11,10 +11,11 @@ LOG = logging.getLogger("sparkps.spark")
 
 
 def summarize(progress, num_workers):
-    """Combine ``scheduler.status()['progress']`` into {epoch, step, samples, metrics, workers}.
+    """Combine ``scheduler.status()["progress"]`` into {epoch, step, samples, metrics, workers, stopped}.
 
     epoch is the slowest worker's epoch, step and samples are sums over workers, metrics are averaged over
-    the workers that reported them.  Missing or odd entries are skipped, never raised on.
+    the workers that reported them; stopped is True once every worker reported that early stopping ended
+    training at its epoch.  Missing or odd entries are skipped, never raised on.
     """
     entries = [entry for entry in (progress or {}).values() if isinstance(entry, dict)]
     metrics = {}
@@ -29,12 +30,16 @@ def summarize(progress, num_workers):
         "samples": sum(int(entry.get("samples", 0) or 0) for entry in entries),
         "metrics": {name: sum(values) / len(values) for name, values in metrics.items()},
         "workers": len(entries),
+        "stopped": len(entries) == num_workers and all(entry.get("stopped") is True for entry in entries),
     }
 
 
 def format_summary(summary, num_epoch, samples_per_s):
-    """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``."""
+    """One human line, e.g. ``epoch 2/10 step 140 accuracy=0.912 1830 samples/s``; after early stopping
+    ``epoch 6/10 (stopped early) ...``."""
     parts = ["epoch %d/%d" % (min(summary["epoch"] + 1, num_epoch), num_epoch)]
+    if summary.get("stopped"):
+        parts.append("(stopped early)")
     if summary["step"]:
         parts.append("step %d" % summary["step"])
     parts += ["%s=%.4f" % (name, value) for name, value in sorted(summary["metrics"].items())]
@@ -52,8 +57,10 @@ class ProgressView:
     ``clock`` (seconds, default ``time.monotonic``) times the rates; tests pass their own.
     """
 
-    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None, clock=time.monotonic):
-        self.num_epoch, self.num_workers = num_epoch, num_workers
+    def __init__(self, num_epoch, num_workers, bar=None, log_every=5.0, stream=None, clock=time.monotonic,
+                 num_servers=None):
+        self.num_epoch, self.num_workers, self.num_servers = num_epoch, num_workers, num_servers
+        self._stage_started, self._registered = None, False
         self._clock = clock
         self.log_every = log_every
         self._log = stream is None          # lines go to logging when it is set up, unless a stream is given
@@ -65,15 +72,38 @@ class ProgressView:
         if bar:
             from tqdm import tqdm
             self._bar = tqdm(total=num_epoch, desc="sparkps", unit="epoch", file=stream, leave=True)
-        self._last_log, self._logged_epoch = 0.0, None
+        self._last_log, self._logged = 0.0, None
         self._seen, self._last_time = {}, clock()
         self.samples_per_s = 0.0
         self.last = None
+
+    def stage_started(self):
+        """Say at once that the training stage started (before any worker can report: its tasks start Python,
+        the servers and the rows' reading first); the snapshot in which every role registered is said too, unless
+        a worker already reported training. Never blocks."""
+        self._stage_started, self._registered = self._clock(), False
+        self.note("training stage started: %s starting" % self._roles())
+
+    def _roles(self):
+        roles = "%d worker%s" % (self.num_workers, "" if self.num_workers == 1 else "s")
+        if self.num_servers is not None:
+            roles += " and %d server%s" % (self.num_servers, "" if self.num_servers == 1 else "s")
+        return roles
+
+    def _all_registered(self, status):
+        nodes = [node for node in status.get("nodes") or [] if isinstance(node, dict)]
+        workers = sum(1 for node in nodes if node.get("role") == "worker")
+        servers = sum(1 for node in nodes if node.get("role") == "server")
+        return workers >= self.num_workers and (self.num_servers is None or servers >= self.num_servers)
 
     def update(self, status):
         """Take one ``scheduler.status()`` snapshot."""
         summary = summarize(status.get("progress"), self.num_workers)
         now = self._clock()
+        if self._stage_started is not None and not self._registered and self._all_registered(status):
+            self._registered = True          # said only while no worker has reported training yet
+            if not summary["workers"]:
+                self.note("%s registered after %.1f s; reading rows" % (self._roles(), now - self._stage_started))
         first = not self._seen
         new_samples = self._new_samples(status.get("progress") or {})
         if first:
@@ -83,13 +113,15 @@ class ProgressView:
             self._last_time = now
         self.last = summary
         if self._bar is not None:
-            self._bar.n = min(summary["epoch"], self.num_epoch)
+            self._bar.n = min(summary["epoch"] + (1 if summary["stopped"] else 0), self.num_epoch)
             postfix = {name: "%.4f" % value for name, value in summary["metrics"].items()}
+            if summary["stopped"]:
+                postfix["stopped"] = "early"
             postfix.update(step=summary["step"], samples_s="%.0f" % self.samples_per_s)
             self._bar.set_postfix(postfix, refresh=True)
         elif summary["workers"] and (now - self._last_log >= self.log_every
-                                     or summary["epoch"] != self._logged_epoch):
-            self._last_log, self._logged_epoch = now, summary["epoch"]
+                                     or self._shown(summary) != self._logged):
+            self._last_log, self._logged = now, self._shown(summary)
             self._say(format_summary(summary, self.num_epoch, self.samples_per_s))
 
     def note(self, line):
@@ -128,14 +160,21 @@ class ProgressView:
             self._seen[rank] = (epoch, samples, max(full, samples))
         return new
 
+    @staticmethod
+    def _shown(summary):
+        """What a logged line stands for: the epoch, and whether training stopped there."""
+        return summary["epoch"], bool(summary.get("stopped"))
+
     def close(self, finished=False):
-        """Close the bar (filled when ``finished``); without a bar, log the last snapshot once more."""
+        """Close the bar (filled when ``finished``, up to the epoch early stopping ended at); without a bar, log
+        the last snapshot once more."""
         if self._bar is None and finished and self.last and self.last["workers"]:
-            if self.last["epoch"] != self._logged_epoch:
+            if self._shown(self.last) != self._logged:
                 self._say(format_summary(self.last, self.num_epoch, self.samples_per_s))
         if self._bar is not None:
             if finished:
-                self._bar.n = self.num_epoch
+                stopped = self.last is not None and self.last.get("stopped")
+                self._bar.n = min(self.last["epoch"] + 1, self.num_epoch) if stopped else self.num_epoch
                 self._bar.refresh()
             self._bar.close()
             self._bar = None

@@ -59,6 +59,9 @@ def fit_timings(results, batch_size):
         stats["steady_seconds"] = span
         stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
         stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
+    ended = [r["first_epoch_end"] for r in ordered if r.get("first_epoch_end") is not None]
+    if ended:
+        stats["first_epoch_end"] = min(ended)      # wall-clock time the earliest worker ended its first epoch
     return stats
 
 

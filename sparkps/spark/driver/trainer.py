@@ -221,7 +221,7 @@ class SparkTrainer:
             extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
         if self.inputs is not None and self._has_tables():   # the servers write the tables there at the end
             extra["tables_dir"] = staging_folder(session, master)
-        view = ProgressView(self.num_epoch, workers, bar=self.progress)
+        view = ProgressView(self.num_epoch, workers, bar=self.progress, num_servers=servers)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
         results = None
@@ -323,6 +323,7 @@ class SparkTrainer:
             if scheduler is not None:
                 scheduler.stop()
             raise
+        progress.view.stage_started()
         return run_watched(action, scheduler, progress, self.timeout, local=same_machine(master), fit_id=fit_id)
 
     def tracked_params(self, workers, servers):

@@ -226,7 +226,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     saves = start.callbacks(history=history.epochs)
     on_batch = [history.on_batch] + saves["batch_end_callback"]
-    on_epoch = validation + [history.epoch_done(kv)] + saves["epoch_end_callback"]
+    on_epoch = validation + [history.epoch_done(kv, data)] + saves["epoch_end_callback"]
     if fault is not None:
         on_batch.append(fault)
     started = time.perf_counter()
@@ -237,7 +237,8 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
               "best_epoch": None if stopper is None else stopper.best_epoch,
               "stop_reason": getattr(stopper, "reason", None),
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
-              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end}
+              "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end,
+              "first_epoch_end": history.first_epoch_end}
     best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
         arg_params, aux_params = best or (model.arg_params, model.aux_params)
@@ -318,6 +319,7 @@ class EpochHistory:
         self._last, self._epoch_batches = {}, {}
         self.batches = 0
         self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
+        self.first_epoch_end = None
 
     def on_batch(self, param):
         now = time.time()
@@ -336,14 +338,24 @@ class EpochHistory:
         """Record more metrics of ``epoch`` (e.g. validation scores) beside the training ones."""
         self._last.setdefault(int(epoch), {}).update(metrics)
 
-    def epoch_done(self, kv):
+    def epoch_done(self, kv, data=None):
         """Epoch-end callback: report the finished epoch's metrics at once (progress is otherwise sent at
-        most once a second, so short epochs would not show on the driver)."""
+        most once a second, so short epochs would not show on the driver). Once early stopping stopped ``data``
+        (a PartitionIter) the epoch it stopped at is reported as ``stopped`` and the empty epochs left are not
+        reported, so the driver shows the epoch training ended at, not the last one planned."""
+        reported_stop = []
+
         def report(epoch, *_):
+            self.first_epoch_end = self.first_epoch_end or time.time()
+            stopped = data is not None and data.stopped
+            if reported_stop:
+                return
             epoch = int(epoch)
             batches = self._epoch_batches.get(epoch, 0)
             kv.report_progress(force=True, epoch=epoch, nbatch=batches, samples=batches * self.batch_size,
-                               metrics=dict(self._last.get(epoch, {})))
+                               metrics=dict(self._last.get(epoch, {})), stopped=stopped)
+            if stopped:
+                reported_stop.append(epoch)
         return report
 
     def epochs(self):

@@ -13,7 +13,8 @@ def status(*entries):
 
 def test_summary_takes_the_slowest_epoch_and_averages_metrics():
     summary = summarize(status((3, 10, 320, {"accuracy": 0.9}), (2, 12, 384, {"accuracy": 0.7}))["progress"], 2)
-    assert summary == {"epoch": 2, "step": 22, "samples": 704, "metrics": {"accuracy": 0.8}, "workers": 2}
+    assert summary == {"epoch": 2, "step": 22, "samples": 704, "metrics": {"accuracy": 0.8}, "workers": 2,
+                       "stopped": False}
     assert format_summary(summary, 5, 1234.4) == "epoch 3/5 step 22 accuracy=0.8000 1234 samples/s"
     assert summarize({0: {"epoch": 4}}, 2)["epoch"] == 0          # a worker that has not reported yet
 
@@ -29,6 +30,46 @@ def test_log_lines_count_samples_across_epochs_skipped_between_snapshots():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("sparkps: epoch 1/10 step 5 accuracy=0.5000")
     assert lines[1].startswith("sparkps: epoch 4/10 step 2 accuracy=0.9000") and "samples/s" in lines[1]
+
+
+def test_after_early_stopping_the_line_and_the_bar_show_the_epoch_training_ended_at():
+    stopped = status((5, 3, 96, {"logloss": 0.4}), (5, 3, 96, {"logloss": 0.5}))
+    for entry in stopped["progress"].values():
+        entry["stopped"] = True
+    summary = summarize(stopped["progress"], 2)
+    assert summary["stopped"] and format_summary(summary, 10, 0) == "epoch 6/10 (stopped early) step 6 logloss=0.4500"
+    one_stopped = status((5, 3, 96, {}), (5, 3, 96, {}))
+    one_stopped["progress"][0]["stopped"] = True
+    assert not summarize(one_stopped["progress"], 2)["stopped"]            # every worker, or not yet
+    out = io.StringIO()
+    view = ProgressView(num_epoch=10, num_workers=2, bar=False, log_every=60, stream=out)
+    view.update(status((5, 3, 96, {"logloss": 0.4}), (5, 3, 96, {"logloss": 0.5})))
+    view.update(stopped)                      # the same epoch, now known to be the last: a line says so
+    view.close(finished=True)
+    lines = out.getvalue().splitlines()
+    assert lines[-1].startswith("sparkps: epoch 6/10 (stopped early)") and "10/10" not in out.getvalue()
+    bar_out = io.StringIO()
+    bar = ProgressView(num_epoch=10, num_workers=2, bar=True, stream=bar_out)
+    bar.update(stopped)
+    shown = bar._bar
+    bar.close(finished=True)
+    assert shown.n == 6 and "6/10" in bar_out.getvalue() and "10/10" not in bar_out.getvalue()
+
+
+def test_the_stage_start_and_the_registration_of_every_role_are_said_once():
+    out, now = io.StringIO(), [10.0]
+    view = ProgressView(num_epoch=3, num_workers=2, num_servers=1, bar=False, stream=out, clock=lambda: now[0])
+    view.stage_started()
+    now[0] += 2.5
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}]})           # one worker still starting
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}, {"role": "worker"}]})
+    view.update({"nodes": [{"role": "worker"}, {"role": "server"}, {"role": "worker"}]})
+    assert out.getvalue().splitlines() == ["sparkps: training stage started: 2 workers and 1 server starting",
+                                           "sparkps: 2 workers and 1 server registered after 2.5 s; reading rows"]
+    late = ProgressView(num_epoch=3, num_workers=1, num_servers=1, bar=False, log_every=60, stream=io.StringIO())
+    late.stage_started()
+    late.update(dict(status((0, 4, 128, {})), nodes=[{"role": "worker"}, {"role": "server"}]))
+    assert " registered " not in late._stream.getvalue()        # training reported first: no stale line
 
 
 def test_the_failed_role_is_dug_out_of_spark_errors():

@@ -77,6 +77,22 @@ def test_fit_predict_transform_save_load_on_digits(spark, digits, tmp_path, capl
     np.testing.assert_allclose(single.predict(X_test), np.stack(outputs), rtol=1e-5, atol=1e-6)
 
 
+def test_the_first_progress_line_comes_before_the_first_epoch_ends(spark, digits, caplog):
+    """One short epoch (4 batches a worker): the line that the stage started comes before any worker ended its
+    first epoch (the live progress alone, polled every quarter second, came after it)."""
+    X_train, y_train = digits[0][:256], digits[1][:256]
+    fitted = trainer(num_epoch=1)
+    with caplog.at_level("INFO", logger="sparkps.spark"):
+        fitted.fit(spark.sparkContext.parallelize(list(zip(X_train, y_train)), 2))
+    lines = [r for r in caplog.records if r.name == "sparkps.spark"]
+    assert lines[0].created < fitted.last_fit["first_epoch_end"], lines[0]
+    assert lines[0].getMessage() == "training stage started: 2 workers and 1 server starting", lines[0]
+    said = [r.getMessage() for r in lines]
+    registered = [i for i, line in enumerate(said) if " registered after " in line]
+    trained = [i for i, line in enumerate(said) if line.startswith("epoch ")]
+    assert trained and all(i < trained[0] for i in registered), said   # never said once training is reported
+
+
 def test_more_workers_than_slots_is_refused_before_launch(spark, digits):
     rdd = spark.sparkContext.parallelize(list(zip(digits[0][:100], digits[1][:100])), 2)
     with pytest.raises(ConfigError, match=r"needs 3 task slots for 3 workers but local\[2\] has 2: "

@@ -34,7 +34,7 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
 
     from sparkps.spark.driver.input_rows import held_out
     from sparkps.spark.ml.ctr_classifier import SparkpsCTRModel
-    with caplog.at_level("WARNING", logger="sparkps.spark"):
+    with caplog.at_level("INFO", logger="sparkps.spark"):
         model = classifier(earlyStoppingPatience=1).fit(tiny)
     history = model.history
     aucs = [h["validation-auc"] for h in history]
@@ -45,6 +45,9 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
     said = caplog.text
     assert "early stopping after epoch %d: validation auc" % len(history) in said, said
     assert "keeps epoch %d" % best in said
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("epoch ")]
+    assert progress and not [line for line in progress if line.startswith("epoch 8/8")], progress
+    assert progress[-1].startswith("epoch %d/8" % len(history)), progress
     validation = held_out(tiny, 0.3, seed=4)[1]
     rows = model.transform(validation).select("click", vector_to_array("probability")[1].alias("p")).collect()
     labels, p = np.array([r.click for r in rows]), np.array([r.p for r in rows])

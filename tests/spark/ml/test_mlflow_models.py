@@ -3,8 +3,9 @@ sparkps's models allowlisted (its params, sparkps's per-epoch metrics, the model
 ``sparkps.spark.ml.mlflow_flavor.log_model`` round trips of a CTR model, a Pipeline holding one and a classifier
 Pipeline (``mlflow.spark.load_model`` scores as the model did; the pyfunc scores pandas rows).
 
-One 1-epoch fit of each estimator on a few hundred rows; requirements are given to every log_model (MLflow would
-otherwise infer them by loading the model in a new Python process)."""
+One 1-epoch fit of each estimator on a few hundred rows; requirements are given to every mlflow.spark.log_model
+(MLflow would otherwise infer them by loading the model in a new Python process); sparkps's log_model writes its
+own."""
 import numpy as np
 import pytest
 
@@ -95,6 +96,28 @@ def test_a_ctr_model_and_its_pipeline_round_trip_through_both_flavors(mlflow, au
         ours = mlflow_flavor.log_model(PipelineModel([model]), "ctr-pipeline", pip_requirements=REQUIREMENTS)
     # sparkps's pyfunc (which loads the spark flavor): the click probabilities, in the rows' order
     np.testing.assert_allclose(mlflow.pyfunc.load_model(ours.model_uri).predict(pandas_rows), expected, rtol=1e-6)
+
+
+def test_sparkps_log_model_writes_its_requirements_without_loading_the_model_in_a_new_process(mlflow, autologged,
+                                                                                              monkeypatch):
+    """MLflow's inference (a new Python process loading the model, which starts Spark: ~30 s) is not called; the
+    requirements are sparkps's and its scoring distributions', pinned, plus the extra ones."""
+    import mlflow.models
+    import mlflow.pyfunc
+
+    import sparkps
+    from sparkps.spark.ml import mlflow_flavor
+    inferred = []
+    monkeypatch.setattr(mlflow.models, "infer_pip_requirements", lambda *a, **k: inferred.append(a) or [])
+    model, _ = autologged
+    with mlflow.start_run():
+        info = mlflow_flavor.log_model(model, "ctr-requirements", extra_pip_requirements=["scikit-learn"])
+    assert inferred == []
+    with open(mlflow.pyfunc.get_model_dependencies(info.model_uri), encoding="utf-8") as f:
+        required = f.read().split()
+    import pyspark
+    assert {"sparkps==%s" % sparkps.__version__, "pyspark==%s" % pyspark.__version__, "scikit-learn"} <= set(required)
+    assert [name for name in required if name.startswith("numpy==")]
 
 
 def test_a_classifier_pipeline_round_trips_and_its_pyfunc_reads_lists_of_features(mlflow, spark, digits,

@@ -32,6 +32,21 @@ def test_the_stopper_keeps_a_copy_of_the_best_epochs_weights():
     np.testing.assert_array_equal(stopper.best_params[0]["w"], np.full(3, 1.0))
 
 
+def test_once_stopped_the_epoch_it_stopped_at_is_reported_and_the_empty_epochs_left_are_not():
+    from types import SimpleNamespace
+
+    from sparkps.spark.task.barrier_task import EpochHistory
+    reports = []
+    kv = SimpleNamespace(report_progress=lambda **report: reports.append(report))
+    data = SimpleNamespace(stopped=False)
+    history = EpochHistory(batch_size=4)
+    report = history.epoch_done(kv, data)
+    for epoch in range(10):                     # early stopping decides after epoch 5; 6..9 run empty
+        data.stopped = epoch >= 5
+        report(epoch)
+    assert [(r["epoch"], r["stopped"]) for r in reports] == [(e, e == 5) for e in range(6)]
+
+
 def test_the_fitted_model_scores_the_best_epochs_validation_loss(spark, digits, tmp_path):
     X_train, y_train, X_val, y_val = digits
     rdd = spark.sparkContext.parallelize(list(zip(X_train[:120], y_train[:120])), 2)
