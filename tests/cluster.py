@@ -29,6 +29,20 @@ from sparkps.server import run_server
 CLUSTER_TIMEOUTS = dict(register=20.0, request=20.0, barrier=30.0, heartbeat_interval=0.2, heartbeat_timeout=3.0)
 
 
+class RecordingResponder:
+    """What a server's ``handle`` is given to answer one request: it records each reply as ``(meta, arrays)`` and
+    each error as ``(error_tag, text)`` in ``replies``."""
+
+    def __init__(self, error_tag="error"):
+        self.error_tag, self.replies = error_tag, []
+
+    def reply(self, meta=None, arrays=()):
+        self.replies.append((meta, list(arrays)))
+
+    def error(self, text):
+        self.replies.append((self.error_tag, text))
+
+
 def cluster_timeouts(**overrides):
     """``Timeouts`` of the test suite, with some fields replaced."""
     return Timeouts(**dict(CLUSTER_TIMEOUTS, **overrides))

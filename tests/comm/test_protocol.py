@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from cluster import RecordingResponder
 from sparkps.comm import protocol
 from sparkps.comm.codec import create_codec
 from sparkps.comm.message import Message
@@ -56,15 +57,8 @@ class _Postoffice:
     worker_ids = [5, 6]
 
 
-class _Responder:
-    def __init__(self):
-        self.replies = []
-
-    def reply(self, meta=None, arrays=()):
-        self.replies.append((meta, list(arrays)))
-
-    def error(self, text):
-        self.replies.append(("ERROR", text))
+def _Responder():
+    return RecordingResponder('ERROR')
 
 
 def test_server_sync_push_without_a_round_names_the_field_and_pulls_wait_for_the_round():

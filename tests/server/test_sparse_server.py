@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from cluster import RecordingResponder
 from sparkps.comm import manifest, protocol
 from sparkps.comm.message import Message
 from sparkps.errors import DataError, MalformedMessage
@@ -15,15 +16,7 @@ class _Postoffice:
     worker_ids = (5, 6)
 
 
-class _Responder:
-    def __init__(self):
-        self.replies = []
-
-    def reply(self, meta=None, arrays=()):
-        self.replies.append((meta, list(arrays)))
-
-    def error(self, text):
-        self.replies.append(('error', text))
+_Responder = RecordingResponder
 
 
 def init(server, sync=True, shard=(0, 1), options=OPTIONS):

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from cluster import RecordingResponder
 from sparkps.comm import protocol
 from sparkps.comm.message import Message
 from sparkps.errors import DataError, MalformedMessage
@@ -17,15 +18,7 @@ class _Postoffice:
     worker_ids = (5,)
 
 
-class _Responder:
-    def __init__(self):
-        self.replies = []
-
-    def reply(self, meta=None, arrays=()):
-        self.replies.append((meta, list(arrays)))
-
-    def error(self, text):
-        self.replies.append(('error', text))
+_Responder = RecordingResponder
 
 
 def handle(server, cmd, meta, arrays=()):
