@@ -209,7 +209,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
         patience = self.early_stopping_patience()
         stop_metric = early_stopping_metric(get("earlyStoppingMetric"), patience, validation is not None)
-        featurizer.check_labels(train, get("labelCol"), stats.label_facts, rows_of=dataset)
+        featurizer.check_labels(train, get("labelCol"), stats.label_facts, rows_of=dataset, both_classes=True)
         # the fit's one barrier stage reads the columns as Arrow batches: typed ids and numbers, no per-row objects
         frame, reader = featurizer.training_input(train, stats, get("labelCol"), spec)
         if validation is not None:

@@ -155,9 +155,10 @@ class CTRFeaturizer:
         reader = CTRReader(columns, TypedInputs(columns.spec.input_parts()), label_col)
         return df.select(*self.feature_columns(), F.col(label_col).cast("float").alias(label_col)), reader
 
-    def check_labels(self, df, label_col, facts=None, rows_of=None):
-        """DataError for no rows, or naming the first row whose label is null or not finite. ``facts``: the
-        ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
+    def check_labels(self, df, label_col, facts=None, rows_of=None, both_classes=False):
+        """DataError for no rows, or naming the first row whose label is null or not finite; with ``both_classes``
+        (the training rows) also when every label is the same (nothing can be learned, no AUC exists). ``facts``:
+        the ``label_facts`` of ``fit_stats(df, label_col)``; None: one aggregation over the label column. The error
         path finds the row in ``rows_of`` (default ``df``): the input a split ``df`` was drawn from, so the row
         number is the user's."""
         from sparkps.spark.driver import schema
@@ -169,6 +170,10 @@ class CTRFeaturizer:
             row, value = schema.first_bad_label(source, label_col, "binary")
             raise DataError("row %s: label %r in column %r is not 0 or 1 (%d such labels): a click label is 0 or 1"
                             % (row, value, label_col, facts["not_binary"]))
+        if both_classes and facts["clicks"] in (0, facts["rows"]):
+            raise DataError("every training label of column %r is %d (%d rows): a click model needs rows of both "
+                            "classes (nothing can be learned and no AUC exists)"
+                            % (label_col, 1 if facts["clicks"] else 0, facts["rows"]))
         return facts["rows"]
 
     def to_dict(self):
@@ -177,12 +182,12 @@ class CTRFeaturizer:
                 "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
 
 
-LABEL_FACTS = ("rows", "nulls", "non_finite", "not_binary")
+LABEL_FACTS = ("rows", "nulls", "non_finite", "not_binary", "clicks")
 
 
 def _label_facts(label_col, where=None):
     """Aggregations: rows, null labels, non-finite labels (the facts ``schema.check_labels`` reads), finite labels
-    other than 0 and 1; ``where`` (a boolean column): of the rows where it holds only."""
+    other than 0 and 1, labels of 1; ``where`` (a boolean column): of the rows where it holds only."""
     from pyspark.sql import functions as F
     y = F.col(label_col).cast("double")
     finite = y.isNotNull() & ~F.isnan(y) & (F.abs(y) != float("inf"))
@@ -190,7 +195,8 @@ def _label_facts(label_col, where=None):
     def rows(test):
         return F.sum(F.when(test if where is None else where & test, 1).otherwise(0))
     return [F.count(F.lit(1)) if where is None else F.count(F.when(where, 1)), rows(y.isNull()),
-            rows(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf")))), rows(finite & ~y.isin(0.0, 1.0))]
+            rows(y.isNotNull() & (F.isnan(y) | (F.abs(y) == float("inf")))), rows(finite & ~y.isin(0.0, 1.0)),
+            rows(y == 1.0)]
 
 
 def _regex_quote(text):

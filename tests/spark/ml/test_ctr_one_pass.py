@@ -100,3 +100,20 @@ def test_a_split_that_holds_out_no_row_says_so(spark):
                                         r"row's values, and rows equal in every column fall on the same side; set "
                                         r"validationFraction=0 \(nothing held out\) or give more distinct rows$"):
         classifier().fit(frame)
+
+
+@pytest.mark.parametrize("label", [0.0, 1.0])
+def test_a_training_label_of_one_class_is_refused_before_the_stage(spark, monkeypatch, label):
+    """Nothing can be learned from one class and no AUC exists: one line naming the column, the class and the rows,
+    before any training stage starts."""
+    import sparkps.spark.driver.trainer as trainer_module
+
+    def stage(*args, **kwargs):
+        raise AssertionError("the training stage started")
+    monkeypatch.setattr(trainer_module, "run_watched", stage)
+    from pyspark.sql import functions as F
+    frame = clicks(spark).withColumn("click", F.lit(label))
+    with pytest.raises(DataError) as caught:
+        classifier(validationFraction=0.0).fit(frame)
+    assert str(caught.value) == ("every training label of column 'click' is %d (80 rows): a click model needs rows "
+                                 "of both classes (nothing can be learned and no AUC exists)" % label)
