@@ -182,6 +182,8 @@ def api_cases(spark, f):
         ("API CTR estimator: null label", fit(spark.createDataFrame(rows + [(None, "x", 1.0)],
                                                                     "click double, site string, hour double")
                                               .coalesce(1))),
+        ("API CTR estimator: every label 1", fit(spark.createDataFrame([(1.0, "s%d" % i, float(i)) for i in range(7)],
+                                                                        ["click", "site", "hour"]))),
         ("API CTR estimator: missing column", fit(good, categoricalCols=["site", "app"])),
         ("API CTR estimator: string numeric column", fit(good, categoricalCols=["hour"], numericCols=["site"])),
         ("API CTR estimator: unknown strategy option", fit(good, kvstoreParams=["bogus=1"])),
