@@ -153,9 +153,10 @@ def worker_steps(kv, batches):
     kv.set_optimizer(optimizer.create('sgd', learning_rate=0.05))
     sizes = []
     for ids in batches:
-        uniq = np.unique(ids).view(np.int64)
+        uniq, counts = np.unique(ids, return_counts=True)
+        uniq = uniq.view(np.int64)
         rows = np.empty((uniq.size, DIM), np.float32)
-        kv.pull_step([0], out=[dense], rows={'t': (uniq, rows)})
+        kv.pull_step([0], out=[dense], rows={'t': (uniq, rows, counts)})   # a training pull counts its ids
         kv.push([0], [grad])
         kv.push('t', RowSparse(uniq, np.full((uniq.size, DIM), 0.01, np.float32), (None, DIM)))
         sizes.append(uniq.size)

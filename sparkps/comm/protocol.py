@@ -13,7 +13,8 @@ INIT           {"pieces": [[key, lo, hi]], "shapes": [[key, shape]],            
 PUSH           {"keys": [key, ...], "round": r (sync), "table": name?}          [flat gradient]
 PULL           {"keys": [key, ...], "round": r (sync), "table": name?}          -> [flat weights]
 PUSHPULL       PUSH and PULL of the same keys and round in one request          [flat gradient]
-               (a step: also "tables": [[name, pushes, pulls]], see PushPull)   [.., row ids, grads]
+               (a step: also "tables": [[name, pushes, pulls, counted]], see    [.., row ids, grads]
+               PushPull)
 SET_OPTIMIZER  {"config": optimizer.to_config()}                                []
 COMMAND        {"name": "set_lr", "lr": x} | {"name": "save"|"load"|"compact", "path": dir}  []
                | {"name": "write_tables", "path": dir} -> {"tables": {name: shard entry}}
@@ -34,7 +35,10 @@ Sparse rows (:mod:`sparkps.rows.ids`): an INIT with ``"kind": "sparse"`` and ``"
 options, plus ``"shard": [server rank, server count]``) creates the table on that server; a PULL, PUSH or
 PUSHPULL with ``"rows": true`` (and ``"keys": []``) names rows by id: arrays ``[ids]`` for a pull,
 ``[ids, grads]`` for a push, ids a uint64 (n,) array, grads float32 (n * dim values, or (n, dim)); a pull
-answers rows float32 (n, dim).
+answers rows float32 (n, dim). A training pull says how often its batch used each id: ``"counts": true`` and
+arrays ``[ids, counts]``, counts a uint32 (n,) array (the table adds them to its occurrence counts; without them
+each id counts once). A read that neither counts nor stores a row (``"peek": true``, arrays ``[ids]``; an
+epoch end's validation rows) answers held rows and the initial rows of ids the table does not hold.
 
 >>> from sparkps.comm.message import Message
 >>> push = Push(keys=[0, 1], round=3)
@@ -104,6 +108,22 @@ def _row_arrays(msg, with_grads):
         raise MalformedMessage("%s of rows: field 'grads' must be float32 or float16, got %s"
                                % (msg.cmd, arrays[1].dtype))
     return arrays[0], (arrays[1] if with_grads else None)
+
+
+def _pull_counts(where, ids, counts):
+    """``counts`` checked against the pulled ``ids``: a uint32 (n,) array as long as the ids, else
+    MalformedMessage naming ``where``."""
+    if counts.dtype != np.uint32 or counts.ndim != 1 or counts.size != ids.size:
+        raise MalformedMessage("%s: field 'counts' must be a uint32 array of the %d pulled ids' counts, got %s %s"
+                               % (where, ids.size, counts.dtype, counts.shape))
+    return counts
+
+
+def _flag(meta, name):
+    value = meta.get(name, False)
+    if not isinstance(value, bool):
+        raise MalformedMessage("request field %r must be a bool, got %r" % (name, value))
+    return value
 
 
 def _is_rows(meta):
@@ -199,38 +219,68 @@ class Pull(NamedTuple):
     round: int | None = None
     table: str = DEFAULT_TABLE
     ids: np.ndarray | None = None     # a pull of rows: their uint64 ids
+    counts: np.ndarray | None = None  # a training pull of rows: how often its batch used each id (uint32)
+    peek: bool = False                # a read of rows that neither counts nor stores them
 
     def meta(self):
-        return Push.meta(self)
+        meta = Push.meta(self)
+        if self.counts is not None:
+            meta["counts"] = True
+        if self.peek:
+            meta["peek"] = True
+        return meta
+
+    def arrays(self):
+        """The frames of a pull of rows: ``[ids]``, or ``[ids, counts]``."""
+        return [self.ids] + ([self.counts] if self.counts is not None else [])
 
     @classmethod
     def parse(cls, msg):
         meta = msg.meta
         if _is_rows(meta):
-            return cls([], _int(meta, "round", optional=True), _table(meta), _row_arrays(msg, False)[0])
+            counted, peek = _flag(meta, "counts"), _flag(meta, "peek")
+            if counted and peek:
+                raise MalformedMessage("PULL of rows: fields 'counts' and 'peek' exclude each other (a peek counts "
+                                       "nothing)")
+            arrays = msg.arrays
+            if counted:
+                if len(arrays) != 2 or arrays[0].dtype != np.uint64 or arrays[0].ndim != 1:
+                    raise MalformedMessage("PULL of counted rows needs a uint64 ids array and a uint32 counts array, "
+                                           "got %d array(s) of %s" % (len(arrays), [str(a.dtype) for a in arrays]))
+                ids, counts = arrays[0], _pull_counts("PULL of rows", arrays[0], arrays[1])
+            else:
+                ids, counts = _row_arrays(msg, False)[0], None
+            return cls([], _int(meta, "round", optional=True), _table(meta), ids, counts, peek)
         return cls(_keys(meta), _int(meta, "round", optional=True), _table(meta))
 
 
 class TableStep(NamedTuple):
-    """One sparse table's part of a step: the rows it pushes (``push_ids``, ``grads``) and pulls (``pull_ids``);
-    either side may be None."""
+    """One sparse table's part of a step: the rows it pushes (``push_ids``, ``grads``) and pulls (``pull_ids``,
+    with ``pull_counts``: how often the batch used each id, uint32, or None: once each); either side may be None."""
     name: str
     push_ids: np.ndarray | None = None
     grads: np.ndarray | None = None
     pull_ids: np.ndarray | None = None
+    pull_counts: np.ndarray | None = None
 
     def arrays(self):
         pushed = [self.push_ids, self.grads] if self.push_ids is not None else []
-        return pushed + ([self.pull_ids] if self.pull_ids is not None else [])
+        pulled = [self.pull_ids] + ([self.pull_counts] if self.pull_counts is not None else []) \
+            if self.pull_ids is not None else []
+        return pushed + pulled
+
+    def counted(self):
+        """True when the pull carries its ids' counts."""
+        return self.pull_ids is not None and self.pull_counts is not None
 
 
 class PushPull(NamedTuple):
     """PUSHPULL: a PUSH and a PULL of the same keys and round in one request.
 
-    A *step* (``tables`` given) also carries rows of sparse tables: meta ``"tables": [[name, pushes, pulls]]``,
-    arrays ``[dense grads (may be empty, then keys == [])]`` then per table ``ids, grads`` if it pushes and ``ids``
-    if it pulls. The dense push and every table push form one round; the reply is ``[dense weights]`` then the
-    rows of each table that pulls, in order.
+    A *step* (``tables`` given) also carries rows of sparse tables: meta ``"tables": [[name, pushes, pulls,
+    counted]]``, arrays ``[dense grads (may be empty, then keys == [])]`` then per table ``ids, grads`` if it
+    pushes, ``ids`` if it pulls and the pulled ids' uint32 ``counts`` if it counts them. The dense push and every
+    table push form one round; the reply is ``[dense weights]`` then the rows of each table that pulls, in order.
     """
     keys: list
     round: int | None = None
@@ -242,7 +292,8 @@ class PushPull(NamedTuple):
     def meta(self):
         meta = Push.meta(self)
         if self.tables is not None:
-            meta["tables"] = [[t.name, t.push_ids is not None, t.pull_ids is not None] for t in self.tables]
+            meta["tables"] = [[t.name, t.push_ids is not None, t.pull_ids is not None, t.counted()]
+                              for t in self.tables]
         return meta
 
     @classmethod
@@ -263,11 +314,11 @@ def _parse_step(cls, msg):
     meta, arrays = msg.meta, msg.arrays
     tables = meta["tables"]
     if not isinstance(tables, list) or not all(
-            isinstance(t, list) and len(t) == 3 and isinstance(t[0], str) and t[0] and type(t[1]) is bool
-            and type(t[2]) is bool for t in tables):
-        raise MalformedMessage("PUSHPULL field 'tables' must be a list of [table name, pushes, pulls], got %r"
-                               % (str(tables)[:80],))
-    want = 1 + sum(2 * push + pull for _, push, pull in tables)
+            isinstance(t, list) and len(t) == 4 and isinstance(t[0], str) and t[0]
+            and all(type(flag) is bool for flag in t[1:]) and (t[2] or not t[3]) for t in tables):
+        raise MalformedMessage("PUSHPULL field 'tables' must be a list of [table name, pushes, pulls, counted] "
+                               "(counted only with pulls), got %r" % (str(tables)[:80],))
+    want = 1 + sum(2 * push + pull + counted for _, push, pull, counted in tables)
     encoded = meta.get("codec") is not None
     if len(arrays) != want or not (encoded or arrays[0].dtype in FLOAT_DTYPES):
         raise MalformedMessage("PUSHPULL step over %d table(s) needs %d arrays (float dense grads first), got %d "
@@ -277,8 +328,9 @@ def _parse_step(cls, msg):
     if not keys and dense.size:
         raise MalformedMessage("PUSHPULL step: %d dense values but no 'keys'" % dense.size)
     steps, at = [], 1
-    for name, push, pull in tables:
-        ids_fields = ([("push ids", at)] if push else []) + ([("pull ids", at + 2 * push)] if pull else [])
+    for name, push, pull, counted in tables:
+        pulled = at + 2 * push
+        ids_fields = ([("push ids", at)] if push else []) + ([("pull ids", pulled)] if pull else [])
         for field, index in ids_fields:
             if arrays[index].dtype != np.uint64 or arrays[index].ndim != 1:
                 raise MalformedMessage("PUSHPULL step, table %r: field %r must be a uint64 (n,) array, got %s %s"
@@ -286,9 +338,11 @@ def _parse_step(cls, msg):
         if push and arrays[at + 1].dtype not in FLOAT_DTYPES:
             raise MalformedMessage("PUSHPULL step, table %r: field 'grads' must be float32 or float16, got %s"
                                    % (name, arrays[at + 1].dtype))
+        counts = _pull_counts("PUSHPULL step, table %r" % (name,), arrays[pulled], arrays[pulled + 1]) \
+            if counted else None
         steps.append(TableStep(name, arrays[at] if push else None, arrays[at + 1] if push else None,
-                               arrays[at + 2 * push] if pull else None))
-        at += 2 * push + pull
+                               arrays[pulled] if pull else None, counts))
+        at += 2 * push + pull + counted
     return cls(keys, _int(meta, "round", optional=True), DEFAULT_TABLE, None, dense, tuple(steps))
 
 

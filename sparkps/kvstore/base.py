@@ -12,7 +12,9 @@ capability             meaning
 ``'progress'``         ``report_progress`` reaches a cluster status (the scheduler); elsewhere it is a no-op
 ``'checkpoint'``       ``save_checkpoint`` / ``load_checkpoint`` write and read the store's weights and
                        optimizer state
-``'row_sparse'``       ``row_sparse_pull`` of selected rows, ``push`` of RowSparse gradients (sparse embeddings)
+``'row_sparse'``       ``row_sparse_pull`` of selected rows (``counts=``: how often a training batch used each id,
+                       the tables' occurrence counts; ``peek=True``: a read that counts nothing and stores no
+                       row), ``push`` of RowSparse gradients (sparse embeddings)
 ``'table_options'``    ``init_table(key, value, options)``: a sparse table with options of its own (its optimizer,
                        admission, eviction; see :mod:`sparkps.rows.config`)
 ``'pull_step'``        ``pull_step(keys, out, rows)``: the pushes of a step ride with the next batch's pull, one

@@ -23,7 +23,7 @@ from sparkps.errors import ConfigError, ShapeError
 from sparkps.optimizer.finite import check_pushed
 from sparkps.optimizer.updater import Updater
 from sparkps.rows.config import TableConfig, table_config
-from sparkps.rows.ids import in_bounds, row_ids, trusted
+from sparkps.rows.ids import in_bounds, pull_counts, row_ids, trusted
 from sparkps.rows.table import SparseTable
 from sparkps.rows.values import RowSparse
 
@@ -82,13 +82,17 @@ class RowTable:
             return known.view(np.int64)
         return self.checked_bounds(row_ids(ids, self.key).view(np.int64))
 
-    def pull(self, ids, out=None):
-        """The rows of checked ``ids`` in their order (created on first pull and counted, unless the table is
-        ``read_only``), copied into ``out`` when given."""
+    def pull(self, ids, out=None, counts=None, peek=False):
+        """The rows of checked ``ids`` in their order (created on first pull and counted ``counts[i]`` times, once
+        each without counts, unless the table is ``read_only``), copied into ``out`` when given. ``peek``: read them
+        as they are, counting nothing and storing no row (held rows, else initial rows)."""
         if out is not None and tuple(out.shape) != (ids.size, self.dim):
             raise ShapeError(f"row_sparse_pull: table {self.key!r} gives {ids.size} rows of width "
                              f"{self.dim}, out has shape {tuple(out.shape)}")
-        return self.table.pull_checked(ids.view(np.uint64), out=out)
+        if peek:
+            return self.table.peek(ids.view(np.uint64), out)
+        counts = None if counts is None else pull_counts(counts, ids.size, self.key)
+        return self.table.pull_checked(ids.view(np.uint64), counts, out=out)
 
     def push(self, grad, optimizer=None):
         """Apply a row-sparse gradient (repeated ids summed first): the job's ``optimizer``'s per-row update (the
@@ -181,22 +185,28 @@ class RowSparseKeys:
                               f"cannot keep per-row state)")
         table.push(merged, None if updater is None else updater.optimizer)
 
-    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):
+    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0, counts=None, peek=False):
         """Copy the rows ``row_ids`` of row-sparse ``key`` into ``out``: a (len(row_ids), dim) array (rows in
         ``row_ids`` order), or a RowSparse whose ids and rows are replaced. Rows of a hashed table are created on
-        first pull. Lists of keys take lists of outs and row_ids. Returns ``out``."""
+        first pull and each id counted ``counts[i]`` times (a training batch's occurrences of it; None: once each),
+        as on the servers; ``peek`` reads the rows without counting or storing any (an epoch end's validation
+        rows). Lists of keys take lists of outs, row_ids and counts. Returns ``out``."""
         if out is None or row_ids is None:
             raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
+        if counts is not None and peek:
+            raise ConfigError(f"kvstore row_sparse_pull: key {key!r}: a peek counts nothing; give counts or peek")
         many = isinstance(key, (list, tuple))
-        for k, target, ids in zip(*(_as_list(v) if many else [v] for v in (key, out, row_ids))):
+        if counts is None:
+            counts = [None] * len(key) if many else None
+        for k, target, ids, n in zip(*(_as_list(v) if many else [v] for v in (key, out, row_ids, counts))):
             table = self._stored(k, 'row_sparse_pull')
             if not isinstance(table, RowTable):
                 raise ConfigError(f"kvstore row_sparse_pull: key {k!r} is dense; init it with a RowSparse value")
             ids = table.checked_ids(ids)
             if isinstance(target, RowSparse):
-                target.ids, target.rows, target.shape = ids, table.pull(ids), table.shape
+                target.ids, target.rows, target.shape = ids, table.pull(ids, counts=n, peek=peek), table.shape
             else:
-                table.pull(ids, out=target)
+                table.pull(ids, out=target, counts=n, peek=peek)
         return out
 
     def table_value(self, key):

@@ -85,13 +85,15 @@ DENSE_UPDATE_SCRATCH = 2
 
 # ---- the wire (sparkps/comm/message.py, sparkps/comm/protocol.py, sparkps/comm/codec) -------------------------
 MAC_BYTES = 32                  # security.MAC_SIZE: the header frame starts with an HMAC-SHA256
-STEP_HEADER_BYTES = 215         # MAC + msgpack header of a step PUSHPULL with 4 keys and one table, from a node
+STEP_HEADER_BYTES = 226         # MAC + msgpack header of a step PUSHPULL with 4 keys and one table (pushing,
+                                # pulling and counting its pulled ids), from a node
                                 # (its 16-byte session, the 16-byte job id, a sequence number of 128..255;
                                 # one byte less below 128, one more from 256, three more from 65536:
                                 # measured by encoding one,
                                 # tests/plan/test_constants.py re-measures it)
 REPLY_HEADER_BYTES = 158        # MAC + msgpack header of its reply with two arrays
 ID_BYTES = 8                    # row ids travel as uint64 (protocol.TableStep: push ids, pull ids)
+COUNT_BYTES = 4                 # a training pull's counts of its ids travel as uint32 (protocol.TableStep: pull counts)
 CODEC_BITS = {'none': 32, 'fp16': 16, '2bit': 2}    # dense gradient bits per element (codec/__init__, twobit.py:
                                                     # 16 values per int32 word)
 CODEC_HEADER_BYTES = {'none': 0, 'fp16': 17, '2bit': 44}   # what the codec's entry adds to a step's header

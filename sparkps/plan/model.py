@@ -154,8 +154,8 @@ def codec_bytes(elements, codec):
 
 def step_request_bytes(dense_elements, unique_ids, dim, codec='none'):
     """Bytes of one step PUSHPULL to one server: header frame (with the codec's entry), dense gradient share,
-    pushed ids + gradients, pulled ids."""
-    rows = unique_ids * (C.ID_BYTES + C.FLOAT_BYTES * dim) + unique_ids * C.ID_BYTES
+    pushed ids + gradients, pulled ids and their counts (how often the batch used each)."""
+    rows = unique_ids * (C.ID_BYTES + C.FLOAT_BYTES * dim) + unique_ids * (C.ID_BYTES + C.COUNT_BYTES)
     return C.STEP_HEADER_BYTES + C.CODEC_HEADER_BYTES[codec] + codec_bytes(dense_elements, codec) + rows
 
 

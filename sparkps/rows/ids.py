@@ -234,3 +234,14 @@ def split_by_server(ids, num_servers):
     order = np.argsort(shards, kind='stable')
     bounds = np.searchsorted(shards[order], np.arange(num_servers + 1))
     return order, bounds
+
+
+def pull_counts(counts, n, table):
+    """``counts`` of a pull of ``n`` ids (how often a batch used each id) as the uint32 (n,) array a pull carries;
+    DataError naming ``table`` and the field 'counts' unless they are ``n`` non-negative integers that fit."""
+    counts = np.asarray(counts)
+    if counts.shape != (n,) or counts.dtype.kind not in 'iu' or (counts.size and (
+            counts.min() < 0 or counts.max() > np.iinfo(np.uint32).max)):
+        raise DataError(f"table {table!r}: field 'counts' must be {n} non-negative integers under 2**32 (one per "
+                        f"pulled id), got {counts.dtype} of shape {counts.shape}")
+    return counts.astype(np.uint32, copy=False)

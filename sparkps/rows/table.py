@@ -18,8 +18,10 @@ it reads as zeros, is not stored and its gradients are dropped); ``ttl`` evicts 
 steps; ``decay`` + ``min_decayed`` evict rows whose decayed occurrence count fell under the threshold (both checked
 every ``sweep_every`` steps, by default ttl/8, so a row goes at most ttl/8 steps late); ``capacity`` bounds the rows
 this server holds and ``on_full`` says what happens at the bound: ``'evict'`` the least recently seen rows, or
-``'fail'`` with an error. An occurrence is one naming of the id by a pull (``counts=`` may say how often a batch
-used each id). New rows take their value from the one row initializer (:mod:`sparkps.rows.init`).
+``'fail'`` with an error. An occurrence is one naming of the id by a pull, or ``counts[i]`` of them: a training
+pull says how often its batch used each id, so a table's counts are the ids' occurrences in the training data
+(summed over the epochs); reads that are not training (validation rows, prediction) ``peek``. New rows take
+their value from the one row initializer (:mod:`sparkps.rows.init`).
 
 ``pull`` and ``push`` check their ids (DataError naming the table and the field); the server's handlers, which
 checked a request's ids already (:mod:`sparkps.server.tables.sparse_served`), call ``pull_checked`` and
@@ -173,16 +175,16 @@ class SparseTable:
         rows[present] = self.store.values[slots[present]]
         return self._read_into(rows, out)
 
-    def peek(self, ids):
+    def peek(self, ids, out=None):
         """The rows of checked ``ids`` (uint64) as they read now, changing nothing: a held row, else the row the id
-        would be created with (its initializer's; never stored, never counted)."""
+        would be created with (its initializer's; never stored, never counted). Into ``out`` when given."""
         slots = self.index.lookup(ids)
         held = slots >= 0
         rows = np.empty((ids.size, self.dim), self.store.values.dtype)
         rows[held] = self.store.values[slots[held]]
         if not held.all():
             rows[~held] = self.init(self.seed, ids[~held], self.dim, rows.dtype)
-        return rows
+        return self._read_into(rows, out)
 
     def hold(self, ids):
         """Slots of checked ``ids`` (uint64, may repeat; int32), creating the rows not held from the initializer

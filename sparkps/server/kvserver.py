@@ -177,7 +177,8 @@ class KVServer:
             meta = {"round": self.policy.applied, "stale": True} if stale else {"round": self.policy.applied}
         if isinstance(request, protocol.PushPull) and request.tables is not None:   # a step
             dense = self._snapshot(self.dense.read(request.as_pull())) if request.keys else _EMPTY
-            rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids)))
+            rows = [self._snapshot(self.tables[t.name].read(protocol.Pull([], request.round, t.name, t.pull_ids,
+                                                                          t.pull_counts)))
                     for t in request.tables if t.pull_ids is not None]
             responder.reply(meta=meta, arrays=[dense] + rows)
             return

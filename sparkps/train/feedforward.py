@@ -307,7 +307,7 @@ class FeedForward(Inference):
         for batch in data:
             inputs = batch_inputs(data, batch)
             if sparse is not None:
-                inputs = sparse.pull(kv, inputs, exchange.exchange if exchange else None)
+                inputs = sparse.pull(kv, inputs, exchange.exchange if exchange else None, batch.pad)
             exe.forward(is_train=True, **inputs)
             exe.backward()
             self._diverged.check(exe.outputs, epoch, nbatch)     # before the step: no NaN gradient goes out

@@ -10,7 +10,9 @@ the table, at most ``input_dim``). Each step:
    of the batch and each id's position among them in one compiled pass (``batch_index``; a padding id marks
    absent entries), pulls those rows once with
    ``kv.row_sparse_pull`` into the top of the local matrix (the rest stays zero) and gives the executor the local
-   positions instead of the ids — 64-bit ids never reach float32 inputs;
+   positions instead of the ids — 64-bit ids never reach float32 inputs. The pull carries how often the batch's
+   rows (its padding rows aside) use each unique id, so the store's occurrence count of an id is how often the
+   training data used it, summed over the epochs;
 2. the executor runs an ordinary gather on the local matrix, and its backward pass sums the output gradients per
    local row: that gradient, cut to the unique ids, *is* the row-sparse gradient;
 3. ``push(kv)`` sends it as a ``RowSparse`` for the unique ids only.
@@ -123,13 +125,14 @@ class SparseBatch:
         return RowSparse.from_dense(array)
 
     # ----- each step ------------------------------------------------------------------------------
-    def pull(self, kv, inputs, exchange=None):
+    def pull(self, kv, inputs, exchange=None, pad=0):
         """Pull the batch's unique rows of every table into the local matrices; return ``inputs`` with each
         table's id fields replaced by local row positions (-1 for absent entries). ``exchange(rows)``, when
-        given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out)}); otherwise
-        each table is read with ``kv.row_sparse_pull``. The unique ids and positions of one table's fields are one
-        compiled pass (``batch_index``); tables that read the same fields (a field's embedding and its first-order
-        weight) share it."""
+        given, fetches the rows of every table in one call (``rows``: {table: (unique ids, out, counts)});
+        otherwise each table is read with ``kv.row_sparse_pull``. ``counts``: how often the batch's rows use
+        each unique id (uint32), its last ``pad`` rows (filler repeating earlier rows) left out. The unique ids
+        and positions of one table's fields are one compiled pass (``batch_index``); tables that read the same
+        fields (a field's embedding and its first-order weight) share it."""
         raw, inputs = inputs, dict(inputs)
         pulls, reader, done, remembered = {}, {}, {}, set()
         for name, spec in self.tables.items():
@@ -144,9 +147,9 @@ class SparseBatch:
                 for ids in fields:
                     local.append(positions[start:start + ids.size].reshape(ids.shape))
                     start += ids.size
-                done[key] = (unique, local)
-            unique, local = done[key]
-            pulls[name] = unique
+                done[key] = (unique, local, _occurrences(local, unique.size, pad))
+            unique, local, counts = done[key]
+            pulls[name] = (unique, counts)
             self._unique[name] = unique
             if self.remember_batches and (id(self._seen[name]), id(unique)) not in remembered:   # shared sets
                 remembered.add((id(self._seen[name]), id(unique)))
@@ -169,7 +172,7 @@ class SparseBatch:
         """The rows of each table's unique ids into the top of its local matrix, zeros below (through host memory
         when the executor runs on a GPU: the tables live on the host)."""
         targets, copies = {}, []
-        for name, unique in pulls.items():
+        for name, (unique, counts) in pulls.items():
             weight = self._weights[name]
             if isinstance(weight, np.ndarray):
                 weight[unique.size:] = 0
@@ -179,12 +182,12 @@ class SparseBatch:
                 target = rows[:unique.size]
                 copies.append((weight, rows))
             if unique.size:
-                targets[name] = (unique, target)
+                targets[name] = (unique, target, counts)
         if exchange is not None:
             exchange(targets)
         else:
-            for name, (unique, target) in targets.items():
-                kv.row_sparse_pull(name, out=target, row_ids=unique)
+            for name, (unique, target, counts) in targets.items():
+                kv.row_sparse_pull(name, out=target, row_ids=unique, counts=counts)
         for weight, rows in copies:
             backend.copy_into(weight, rows)
 
@@ -216,16 +219,27 @@ class SparseBatch:
     def table_values(self, kv):
         """{name: RowSparse} of the rows each table holds for this model: the rows it was given, those of
         ``keep_rows_of`` and (with ``remember_batches``) every row a batch pulled (``.to_dense()`` gives MXNet's
-        dense weight of a bounded table). Blocks as ``kv.row_sparse_pull`` (in pieces under the frame limit on
-        the parameter server); nothing of size ``input_dim x dim`` is made here."""
+        dense weight of a bounded table). The rows are peeked (``kv.row_sparse_pull(..., peek=True)``): this read
+        counts no occurrence and stores no row (an id the store does not hold reads its initial row). Blocks as
+        ``kv.row_sparse_pull`` (in pieces under the frame limit on the parameter server); nothing of size
+        ``input_dim x dim`` is made here."""
         values = {}
         for name in self.tables:
             ids = self._seen[name].sorted()
             rows = np.empty((ids.size, self.tables[name].dim), dtype=self._weights[name].dtype)
             if ids.size:
-                kv.row_sparse_pull(name, out=rows, row_ids=ids)
+                kv.row_sparse_pull(name, out=rows, row_ids=ids, peek=True)
             values[name] = RowSparse(ids, rows, self.full_shape(name))
         return values
+
+
+def _occurrences(local, size, pad=0):
+    """How often the batch uses each of its ``size`` unique ids (uint32): ``local`` holds each field's positions
+    (batch rows first, -1 for absent entries), of which the last ``pad`` rows are filler and not counted."""
+    used = [p[:p.shape[0] - pad] if pad and p.ndim else p for p in local]
+    flat = used[0].reshape(-1) if len(used) == 1 else np.concatenate([p.reshape(-1) for p in used])
+    flat = flat[flat >= 0].astype(np.int64)
+    return np.bincount(flat, minlength=size).astype(np.uint32)
 
 
 def warm_kernels():
@@ -276,8 +290,8 @@ class QueuedStep:
             self.queued = False
             self.kv.pull_step(self.keys, out=self.weights, rows=rows)
         else:
-            for name, (ids, target) in rows.items():
-                self.kv.row_sparse_pull(name, out=target, row_ids=ids)
+            for name, (ids, target, counts) in rows.items():
+                self.kv.row_sparse_pull(name, out=target, row_ids=ids, counts=counts)
 
     def finish(self):
         if self.queued:

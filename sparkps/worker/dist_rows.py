@@ -4,9 +4,11 @@ A table key is initialised with an empty ``RowSparse`` (its shape gives ``dim`` 
 ``input_dim``): rank 0 sends an INIT of kind ``'sparse'`` to every server, each told its shard. Rows then live
 on the server ``sparkps.rows.ids.shard_of(id, servers)`` names, created there on first pull from (table, id).
 
-* ``row_sparse_pull(key, out, row_ids)``: the ids are split by server; one PULL of rows goes to each server that
-  holds some (in sync mode for this worker's last round, so the rows include every update pushed before); the
-  replies are scattered back into ``out`` in ``row_ids`` order.
+* ``row_sparse_pull(key, out, row_ids, counts=None, peek=False)``: the ids are split by server; one PULL of rows
+  goes to each server that holds some (in sync mode for this worker's last round, so the rows include every update
+  pushed before); the replies are scattered back into ``out`` in ``row_ids`` order. A training pull gives
+  ``counts`` (how often its batch used each id: the servers add them to the ids' occurrence counts); ``peek``
+  reads rows without counting or storing them (an epoch end's validation rows).
 * ``push(key, RowSparse)``: repeated ids are summed and the rows split by server. ``dist_sync``: one PUSH of rows
   goes to *every* server (an empty one where no id lands), so each server counts one round per push of each worker;
   the server sums a round's rows per id over the workers and applies them once. ``dist_async``: a PUSH goes to
@@ -28,7 +30,7 @@ import numpy as np
 from sparkps.comm import manifest, protocol
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.rows.config import table_config
-from sparkps.rows.ids import row_ids, split_by_server, trusted
+from sparkps.rows.ids import pull_counts, row_ids, split_by_server, trusted
 from sparkps.rows.values import RowSparse
 
 
@@ -109,8 +111,11 @@ class DistRowSparseKeys:
                               f"RowSparse value)")
         return shape
 
-    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0):  # noqa: ARG002 (MXNet's signature)
+    def row_sparse_pull(self, key, out=None, row_ids=None, priority=0, counts=None,  # noqa: ARG002 (MXNet's)
+                        peek=False):
         """Fill ``out`` ((len(row_ids), dim) array, or a RowSparse) with the rows of ``row_ids`` of table ``key``.
+        ``counts``: how often the batch used each id (added to the servers' counts; None: once each); ``peek``:
+        read the rows as they are, counting nothing and storing no row (held rows, else initial rows).
 
         Many ids are pulled in pieces (``pull_piece_ids``), one after the other, so that no request or reply frame
         reaches the sockets' frame limit. Blocks until every server holding some of the rows answered each piece
@@ -121,6 +126,9 @@ class DistRowSparseKeys:
             raise ConfigError("kvstore row_sparse_pull needs out= and row_ids=")
         input_dim, dim = self._table_shape(key, "row_sparse_pull")
         ids = _ids(key, row_ids, input_dim)
+        if counts is not None and peek:
+            raise ConfigError(f"kvstore row_sparse_pull: table {key!r}: a peek counts nothing; give counts or peek")
+        counts = None if counts is None else pull_counts(counts, ids.size, key)
         target = np.empty((ids.size, dim), np.float32) if isinstance(out, RowSparse) else out
         if tuple(target.shape) != (ids.size, dim):
             raise ShapeError(f"row_sparse_pull: table {key!r} gives {ids.size} rows of width {dim}, out has shape "
@@ -128,17 +136,20 @@ class DistRowSparseKeys:
         self._flush()
         piece = pull_piece_ids(self.worker.postoffice.max_message_bytes, dim)
         for start in range(0, ids.size, piece):
-            self._pull_piece(key, ids[start:start + piece], target[start:start + piece], dim)
+            self._pull_piece(key, ids[start:start + piece], target[start:start + piece], dim,
+                             None if counts is None else counts[start:start + piece], peek)
         if isinstance(out, RowSparse):
             out.ids, out.rows, out.shape = ids.view(np.int64), target, (input_dim, dim)
         return out
 
-    def _pull_piece(self, key, ids, target, dim):
-        """Fill ``target`` with the rows of ``ids``: one PULL to each server holding some of them, then wait."""
+    def _pull_piece(self, key, ids, target, dim, counts=None, peek=False):
+        """Fill ``target`` with the rows of ``ids`` (their uint32 ``counts`` or None): one PULL to each server
+        holding some of them, then wait."""
         order, bounds = split_by_server(ids, self.num_servers)
         parts = {s: order[bounds[s]:bounds[s + 1]] for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
         if parts:
-            rid = self.worker.rows("PULL", key, {s: [ids[p]] for s, p in parts.items()})
+            arrays = {s: [ids[p]] + ([counts[p]] if counts is not None else []) for s, p in parts.items()}
+            rid = self.worker.rows("PULL", key, arrays, peek=peek)
             for (_, positions), reply in zip(sorted(parts.items()), self.worker.wait(rid)):
                 target[positions] = reply.arrays[0].reshape(-1, dim)
 
@@ -180,8 +191,9 @@ class DistRowSparseKeys:
             self._pending_pushes.append(self.worker.rows("PUSH", key, arrays, new_round=bool(self.worker.rounds)))
 
     def pull_step(self, keys, out, rows):
-        """Fill ``out`` with the weights of dense ``keys`` and, for each ``rows[table] = (row_ids, rows_out)``, the
-        rows of ``row_ids`` into ``rows_out``; the queued push of ``keys`` and of every table goes in the same
+        """Fill ``out`` with the weights of dense ``keys`` and, for each ``rows[table] = (row_ids, rows_out)`` or
+        ``(row_ids, rows_out, counts)`` (how often the batch used each id: the servers count them), the rows of
+        ``row_ids`` into ``rows_out``; the queued push of ``keys`` and of every table goes in the same
         requests: one PUSHPULL per server, one round (sync) covering the dense keys and every table.
 
         Without a queued push of exactly ``keys`` the pulls go as separate requests. Blocks until every server
@@ -190,14 +202,14 @@ class DistRowSparseKeys:
         self._check_open(pushing=False)
         keys = list(keys)
         if self._deferred is None or len(set(keys)) != len(keys) or sorted(keys) != self._deferred.keys:
-            for name, (ids, target) in rows.items():
-                self.row_sparse_pull(name, out=target, row_ids=ids)
+            for name, (ids, target, *counts) in rows.items():
+                self.row_sparse_pull(name, out=target, row_ids=ids, counts=counts[0] if counts else None)
             self.pull(keys, out=out)
             return
         splits = {}   # checked before anything queued is taken: bad rows leave the queued pushes queued
-        for name, (row_ids_, target) in rows.items():
+        for name, (row_ids_, target, *counts) in rows.items():
             input_dim, dim = self._table_shape(name, "pull")
-            splits[name] = self._split_pull(name, row_ids_, target, input_dim, dim)
+            splits[name] = self._split_pull(name, row_ids_, target, input_dim, dim, counts[0] if counts else None)
         staged, self._deferred = self._deferred, None
         pushes, self.__dict__["_queued_rows"] = self._staged_rows(), {}
         parts, places = {}, {}
@@ -207,8 +219,8 @@ class DistRowSparseKeys:
             pushed = pushes.get(name, {})
             for s in sorted(set(pulls) | set(pushed)):
                 push_ids, grads = pushed.get(s, (None, None))
-                pull_ids, positions = pulls.get(s, (None, None))
-                parts.setdefault(s, []).append(protocol.TableStep(name, push_ids, grads, pull_ids))
+                pull_ids, positions, pull_counts_ = pulls.get(s, (None, None, None))
+                parts.setdefault(s, []).append(protocol.TableStep(name, push_ids, grads, pull_ids, pull_counts_))
                 if pull_ids is not None:
                     places.setdefault(s, []).append((rows[name][1], positions, dim))
         holders = set(self.worker.layout.servers_for(sorted(keys))) if keys else set()
@@ -219,15 +231,21 @@ class DistRowSparseKeys:
             for (target, positions, dim), values in zip(places.get(s, []), reply.arrays[1:]):
                 target[positions] = values.reshape(-1, dim)
 
-    def _split_pull(self, name, row_ids, target, input_dim, dim):
-        """``{server: (uint64 ids, positions in target)}`` of a pull of ``row_ids`` into ``target``."""
+    def _split_pull(self, name, row_ids, target, input_dim, dim, counts=None):
+        """``{server: (uint64 ids, positions in target, uint32 counts or None)}`` of a pull of ``row_ids`` into
+        ``target``."""
         ids = _ids(name, row_ids, input_dim)
         if tuple(target.shape) != (ids.size, dim):
             raise ShapeError(f"pull: table {name!r} gives {ids.size} rows of width {dim}, out has shape "
                              f"{tuple(target.shape)}")
+        counts = None if counts is None else pull_counts(counts, ids.size, name)
         order, bounds = split_by_server(ids, self.num_servers)
-        return {s: (ids[order[bounds[s]:bounds[s + 1]]], order[bounds[s]:bounds[s + 1]])
-                for s in range(self.num_servers) if bounds[s + 1] > bounds[s]}
+        split = {}
+        for s in range(self.num_servers):
+            if bounds[s + 1] > bounds[s]:
+                positions = order[bounds[s]:bounds[s + 1]]
+                split[s] = (ids[positions], positions, None if counts is None else counts[positions])
+        return split
 
 
 def _ids(key, ids, input_dim):

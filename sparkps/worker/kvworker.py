@@ -197,11 +197,15 @@ class KVWorker:
                           meta_of=lambda s: protocol.Init([], [], sync=self.sync, table=table, kind=kind,
                                                           options=options_of(s)).meta())
 
-    def rows(self, cmd, table, arrays, new_round=False):
+    def rows(self, cmd, table, arrays, new_round=False, peek=False):
         """Send ``cmd`` (PULL or PUSH) for rows of sparse ``table`` to each server in ``arrays`` ({server rank:
-        [uint64 ids] or [ids, float32 grads]}); ``wait`` returns the replies in server order. Returns a rid."""
+        [uint64 ids], [ids, uint32 counts] (a counted pull) or [ids, float32 grads]}); ``peek``: a PULL that
+        neither counts nor stores rows. ``wait`` returns the replies in server order. Returns a rid."""
         def meta_of(s):
             round_ = self._last_round.get(s, 0) if self.rounds else None
+            if cmd == "PULL":
+                counts = arrays[s][1] if len(arrays[s]) > 1 else None
+                return protocol.Pull([], round_, table, ids=arrays[s][0], counts=counts, peek=peek).meta()
             return protocol.Push([], round_, table, ids=arrays[s][0]).meta()
         return self._send(cmd, None, arrays, new_round=new_round, servers=sorted(arrays), meta_of=meta_of)
 

@@ -142,3 +142,29 @@ def test_every_round_policy_declares_what_the_server_asks_of_it(name):
     assert policy.unapplied(1) == 0        # nothing pushed yet: nothing waits unapplied
     if policy.answers_round:
         assert policy.applied == 0 and policy.is_stale(1) is False
+
+
+def test_a_pulls_counts_frame_must_match_its_ids_in_length_and_dtype():
+    ids = np.array([3, 9, 2 ** 63], np.uint64)
+    pull = protocol.Pull([], None, "user", ids=ids, counts=np.array([1, 2, 3], np.uint32))
+    parsed = protocol.parse_request(Message("PULL", meta=pull.meta(), arrays=pull.arrays()))
+    assert parsed.counts.tolist() == [1, 2, 3] and parsed.peek is False
+    for counts in (np.ones(2, np.uint32), np.ones(3, np.float32), np.ones(3, np.int64), np.ones((3, 1), np.uint32)):
+        with pytest.raises(MalformedMessage, match=r"PULL of rows: field 'counts' must be a uint32 array of the 3 "
+                                                   r"pulled ids' counts"):
+            protocol.parse_request(Message("PULL", meta=pull.meta(), arrays=[ids, counts]))
+    with pytest.raises(MalformedMessage, match="PULL of counted rows needs a uint64 ids array and a uint32 counts"):
+        protocol.parse_request(Message("PULL", meta=pull.meta(), arrays=[ids]))
+    with pytest.raises(MalformedMessage, match="fields 'counts' and 'peek' exclude each other"):
+        protocol.parse_request(Message("PULL", meta={**pull.meta(), "peek": True}, arrays=pull.arrays()))
+    peek = protocol.Pull([], None, "user", ids=ids, peek=True)
+    assert protocol.parse_request(Message("PULL", meta=peek.meta(), arrays=peek.arrays())).peek is True
+    step = protocol.PushPull([], tables=(protocol.TableStep("user", pull_ids=ids, pull_counts=np.ones(3, np.uint32)),))
+    arrays = [np.zeros(0, np.float32)] + step.tables[0].arrays()
+    assert protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays)).tables[0].pull_counts.size == 3
+    with pytest.raises(MalformedMessage, match=r"PUSHPULL step, table 'user': field 'counts' must be a uint32 array "
+                                               r"of the 3 pulled ids' counts, got uint32 \(2,\)"):
+        protocol.parse_request(Message("PUSHPULL", meta=step.meta(), arrays=arrays[:2] + [np.ones(2, np.uint32)]))
+    with pytest.raises(MalformedMessage, match=r"\[table name, pushes, pulls, counted\] \(counted only with pulls\)"):
+        protocol.parse_request(Message("PUSHPULL", meta={"keys": [], "tables": [["user", False, False, True]]},
+                                       arrays=[np.zeros(0, np.float32)]))

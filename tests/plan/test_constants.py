@@ -50,7 +50,8 @@ def test_index_buckets_and_sketch():
 
 def test_header_frames_and_mac():
     assert MAC_SIZE == C.MAC_BYTES
-    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64))
+    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64),
+                              np.ones(100, np.uint32))
     meta = protocol.PushPull([0, 1, 2, 3], 17, tables=(step,)).meta()
     arrays = [np.zeros(10, np.float32)] + step.arrays()   # array sizes of 128..65535: 2 more bytes each
     request = Message('PUSHPULL', sender=9, rid=1234, meta=meta, arrays=arrays)
@@ -65,7 +66,8 @@ def test_header_frames_and_mac():
 def test_codec_header_bytes(codec):
     """What a codec's header entry adds to a step's header frame, measured through the codec itself."""
     from sparkps.comm.codec import create_codec
-    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64))
+    step = protocol.TableStep('embed', np.zeros(100, np.uint64), np.zeros(1600, np.float32), np.zeros(100, np.uint64),
+                              np.ones(100, np.uint32))
     meta = protocol.PushPull([0, 1, 2, 3], 17, tables=(step,)).meta()
     plain = Message('PUSHPULL', sender=9, rid=1234, meta=dict(meta), arrays=[np.zeros(1000, np.float32)])
     _, header = create_codec(codec).encode(np.ones(1000, np.float32), slot=(0, (0,)))

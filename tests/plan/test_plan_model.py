@@ -68,15 +68,15 @@ def test_row_arrival_is_an_option_of_the_plan():
 def test_codecs_and_messages():
     assert (model.codec_bytes(100, 'none'), model.codec_bytes(100, 'fp16'), model.codec_bytes(100, '2bit')) \
         == (400, 200, 28)
-    # header 215 + dense 400 + 10 pushed ids (8 + 64 each) + 10 pulled ids (8 each)
-    assert model.step_request_bytes(100, 10, 16) == 215 + 400 + 720 + 80
+    # header 226 + dense 400 + 10 pushed ids (8 + 64 each) + 10 pulled ids with their counts (8 + 4 each)
+    assert model.step_request_bytes(100, 10, 16) == 226 + 400 + 720 + 120
     assert model.step_reply_bytes(100, 10, 16) == 158 + 400 + 640
 
 
 def test_traffic_of_a_worker_and_a_server():
     w = model.Workload(workers=4, servers=2, rows=1e6, dim=16, dense=200)
     moved = model.traffic(w, unique=20)
-    assert moved == {'worker_out': 2 * 1415, 'worker_in': 2 * 1198, 'server_in': 4 * 2830 / 2,
+    assert moved == {'worker_out': 2 * 1466, 'worker_in': 2 * 1198, 'server_in': 4 * 2932 / 2,
                      'server_out': 4 * 2396 / 2, 'requests_per_worker': 2}
 
 
@@ -85,7 +85,7 @@ def test_step_times_and_the_sync_step():
                        bandwidth=8000, server_row_seconds=0.5, latency=0.25)
     moved = model.traffic(w, unique=20)
     times = model.step_times(w, 20, moved)
-    assert times == pytest.approx({'compute': 0.1, 'worker link': 2.830, 'server link': 5.660, 'server cpu': 20.0})
+    assert times == pytest.approx({'compute': 0.1, 'worker link': 2.932, 'server link': 5.864, 'server cpu': 20.0})
     assert model.step_time(times, w.latency) == pytest.approx(0.1 + 20.0 + 0.25)
 
 

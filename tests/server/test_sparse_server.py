@@ -145,3 +145,47 @@ def test_the_stats_command_answers_every_row_table():
     (meta, _), = responder.replies
     assert list(meta['tables']) == ['user']
     assert meta['tables']['user']['rows'] == 6 and meta['tables']['user']['admitted'] == 6
+
+
+def counted_pull(server, ids, counts, round_=None, sender=5):
+    responder = _Responder()
+    request = protocol.Pull([], round_, 'user', ids=np.asarray(ids, np.uint64), counts=np.asarray(counts, np.uint32))
+    server.handle(Message('PULL', sender=sender, meta=request.meta(), arrays=request.arrays()), responder)
+    return responder
+
+
+def occurrences(server):
+    ids, counts = server.tables['user'].table.occurrences()
+    return dict(zip(ids.tolist(), counts.tolist()))
+
+
+def test_a_training_pulls_counts_arrive_and_add_up_over_pulls_steps_and_workers():
+    server = KVServer(_Postoffice())
+    init(server, sync=False)
+    counted_pull(server, [1, 2], [3, 1], sender=5)                 # a first batch: id 1 three times, id 2 once
+    counted_pull(server, [2, 7], [2, 5], sender=6)                 # the other worker's
+    # a step: the push of the last batch and the pull of the next, its counts a frame beside the pulled ids
+    step = protocol.PushPull([], tables=(protocol.TableStep('user', np.array([1, 2], np.uint64),
+                                                            np.ones(4, np.float32), np.array([1, 9], np.uint64),
+                                                            np.array([4, 1], np.uint32)),))
+    responder = _Responder()
+    server.handle(Message('PUSHPULL', sender=5, meta=step.meta(),
+                          arrays=[np.zeros(0, np.float32)] + step.tables[0].arrays()), responder)
+    (_, arrays), = responder.replies
+    assert np.asarray(arrays[1]).reshape(-1, 2).shape == (2, 2)
+    assert occurrences(server) == {1: 7.0, 2: 3.0, 7: 5.0, 9: 1.0}
+    pull(server, [7])                                               # a pull without counts names each id once
+    assert occurrences(server)[7] == 6.0
+
+
+def test_a_peek_reads_the_rows_without_counting_or_storing_any():
+    server = KVServer(_Postoffice())
+    init(server, sync=False)
+    held = rows_of(counted_pull(server, [1, 2], [2, 3]))
+    responder = _Responder()
+    request = protocol.Pull([], None, 'user', ids=np.array([2, 1, 50], np.uint64), peek=True)
+    server.handle(Message('PULL', sender=5, meta=request.meta(), arrays=request.arrays()), responder)
+    read = rows_of(responder)
+    np.testing.assert_array_equal(read[:2], held[::-1])
+    assert occurrences(server) == {1: 2.0, 2: 3.0}                   # nothing counted, id 50 not stored
+    np.testing.assert_array_equal(read[2], rows_of(pull(server, [50]))[0])   # its initial row, as a pull makes it

@@ -161,3 +161,22 @@ def test_predict_reads_the_tables_arg_params_holds_now():
     dense = FeedForward(classifier(embedding(False)), arg_params=zeroed)
     np.testing.assert_allclose(predicted(model), predicted(dense), atol=1e-6)
     assert np.abs(predicted(model) - first).max() > 1e-3
+
+
+def test_the_local_store_counts_each_id_by_its_occurrences_in_the_training_rows_and_no_evaluation_read():
+    """As on the servers: a hashed table's count of an id is how often the training rows use it, once per epoch
+    (batches of 40: the last of each epoch holds 24 padding rows, not counted); the ids of evaluation rows that no
+    batch trains are read at the epoch ends (peeks) without being counted or stored."""
+    from sparkps import kvstore
+    net = sym.contrib.HashEmbedding(sym.Variable('ids'), output_dim=DIM, table='user', pooling='sum')
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name='fc'), name='softmax')
+    unseen = IDS[:8] + 1000                 # ids of evaluation rows only
+    kv = kvstore.create('local')
+    model = FeedForward(net, num_epoch=3, optimizer='sgd', learning_rate=0.5)
+    model.fit(NDArrayIter({'ids': IDS}, LABELS, batch_size=40), eval_data=({'ids': unseen}, LABELS[:8]),
+              kvstore=kv)
+    ids, counts = kv._store['user'].table.occurrences()
+    occurring, occurrences = np.unique(IDS, return_counts=True)
+    np.testing.assert_array_equal(ids.view(np.int64), occurring)
+    np.testing.assert_array_equal(counts, 3 * occurrences)
+    assert set(np.unique(unseen).tolist()) <= set(model.arg_params['user'].ids.tolist())    # read, not stored

@@ -88,3 +88,34 @@ def test_with_the_tables_on_the_store_a_worker_pulls_the_kept_rows_alone(ps_clus
     for ids in kept_at_epoch_end:
         np.testing.assert_array_equal(ids, kept)
     assert "embedding_weight" not in after_fit
+
+
+UNSEEN = np.arange(5000, 5010, dtype=np.uint64).reshape(5, 2)      # ids no worker trains: validation rows alone
+
+
+def fit_validating_unseen_ids(kv):
+    """A fit with its tables on the store, in batches of 48 (the last batch of an epoch padded with 32 earlier rows),
+    whose epoch ends read and score rows of ids no batch trains."""
+    inputs, labels = shard(kv.rank)
+    model = FeedForward(nets.build("fm", SPEC), num_epoch=2, optimizer="adam", learning_rate=0.05, seed=0)
+    model.tables_on_store = True
+    model.keep_rows_for(SPEC.inputs(UNSEEN))
+    model.fit(NDArrayIter(inputs, {LABEL: labels}, batch_size=48), eval_metric="auc", kvstore=kv,
+              epoch_end_callback=lambda *_: model.predict(NDArrayIter(SPEC.inputs(UNSEEN), None, batch_size=5)))
+
+
+def test_the_servers_count_each_id_by_its_occurrences_in_the_training_rows_and_no_validation_read():
+    """Each server's count of an id is how often the training rows use it, once per epoch: the batches' counts
+    travel with their pulls, padding rows are not counted, and the epoch ends' reads of the validation ids (peeks)
+    neither count nor store a row."""
+    from cluster import PSCluster
+    with PSCluster(num_servers=2, num_workers=2, kvtype="dist_sync") as cluster:
+        cluster.run_workers(fit_validating_unseen_ids, timeout=120)
+        counted = {}
+        for server in cluster.servers.values():
+            ids, counts = server.tables["embedding_weight"].table.occurrences()
+            counted.update(zip(ids.tolist(), counts.tolist()))
+    ids = np.concatenate([shard(rank)[0]["ids"].reshape(-1) for rank in (0, 1)])
+    occurring, occurrences = np.unique(ids, return_counts=True)
+    assert counted == {int(i): 2.0 * n for i, n in zip(occurring.tolist(), occurrences.tolist())}
+    assert not set(UNSEEN.reshape(-1).tolist()) & set(counted)

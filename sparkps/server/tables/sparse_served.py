@@ -13,6 +13,8 @@ request    fields                                            arrays
 INIT       ``table``, ``options`` (``TableConfig.to_dict``)  —
            and ``shard``: [rank, count]
 PULL       ``table``, ``round`` (sync)                       ids: uint64 (n,)  -> rows: float32 (n, dim)
+           ``counts`` (a training pull)                      ids, counts: uint32 (n,) (added to each id's count)
+           ``peek`` (an epoch end's validation rows)         ids: held rows, or initial rows never stored
 PUSH       ``table``, ``round`` (sync)                       ids: uint64 (n,), grads: float32 (n, dim) or flat
 =========  ================================================  ===============================================
 
@@ -111,9 +113,15 @@ class ServedTable:
         self._held().apply(update, scale)
 
     def read(self, request):
-        """PULL of rows: float32 (n, dim), rows created on first pull. The array is new and marked read-only,
-        so the server sends it without another copy."""
-        rows = self._held().pull_checked(np.asarray(self._ids(request.ids)))
+        """PULL of rows: float32 (n, dim), rows created on first pull, each id counted ``request.counts[i]``
+        times (once without counts: a training pull's counts are its batch's occurrences of the ids); a
+        ``request.peek`` reads held rows and the initial rows of the others, counting and storing nothing.
+        The array is new and marked read-only, so the server sends it without another copy."""
+        ids = np.asarray(self._ids(request.ids))
+        if getattr(request, "peek", False):
+            rows = self._held().peek(ids)
+        else:
+            rows = self._held().pull_checked(ids, getattr(request, "counts", None))
         rows.flags.writeable = False
         return rows
 
@@ -143,7 +151,8 @@ class ServedTable:
 
     def write_shard(self, folder):
         """COMMAND write_tables: write this server's rows of the table into ``folder`` as its shard file
-        (:func:`sparkps.rows.shards.write_shard`: id, vector, count = the table's own occurrence count, last_step;
+        (:func:`sparkps.rows.shards.write_shard`: id, vector, count = the table's own occurrence count, the sum of the
+        training pulls' counts: how often the training data used the id, over every epoch; last_step;
         atomically). Returns ``{"dim", "dtype", "options", "shard": {path, server, rows, sha256}}`` for the
         manifest the asking worker writes. Blocks on the write (one copy of the rows in Parquet form)."""
         from sparkps.rows.shards import write_shard
