@@ -6,8 +6,8 @@ For each table:
 
 1. an Arrow UDF reads each input row's ids of the table's fields (padding ids left out, each id once per row);
 2. they are exploded with the row's position (``monotonically_increasing_id``), joined with the table's Parquet
-   rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table's rows take at most ``BROADCAST_BYTES`` (a
-   broadcast hash join, no shuffle of the input), a shuffle join otherwise;
+   rows (``id``, ``vector``): Spark's ``broadcast`` hint when the table's rows take at most ``BROADCAST_BYTES`` as
+   Spark rows (a broadcast hash join, no shuffle of the input), a sort-merge join otherwise;
 3. the rows found are gathered back per input row (``groupBy`` position: the ids and their vectors, flattened).
 
 Then the scoring UDF gives the network each batch's gathered rows as a tiny local table (``Predictor.
@@ -24,17 +24,23 @@ from sparkps.errors import ConfigError
 from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
 from sparkps.spark.common.worker_python import settle_worker_python
 
-# a table whose ids and float32 vectors take at most this many bytes joins as a broadcast (every executor and the
-# driver hold it, as Spark rows about twice this; a 1 GB driver ran out at 1.2M rows of dim 8); above it, a shuffle
-# join. Set per model in rows with SparkModel.broadcast_table_rows.
+# a table whose rows take at most this many bytes as Spark holds them joins as a broadcast (the driver and every
+# executor hold it; a 1 GB driver ran out at 1.2M rows of dim 8 and of dim 1); above it, a sort-merge join. Set per
+# model in rows with SparkModel.broadcast_table_rows.
 BROADCAST_BYTES = 16 << 20
 POSITION = "__sparkps_row"
 IDS_PREFIX, ROWS_PREFIX = "__sparkps_ids_", "__sparkps_rows_"
 
 
+# bytes a table row costs in Spark's broadcast beside its float32 values: the row's header and null bits, the id,
+# the vector's offset, the array's header, and the hashed relation's slot for the id
+SPARK_ROW_BYTES = 64
+
+
 def broadcast_rows_for(dim):
-    """The largest table of ``dim``-wide float32 rows that joins as a broadcast (``BROADCAST_BYTES``)."""
-    return BROADCAST_BYTES // (8 + 4 * int(dim))
+    """The largest table of ``dim``-wide float32 rows that joins as a broadcast (``BROADCAST_BYTES`` as Spark
+    holds them)."""
+    return BROADCAST_BYTES // (SPARK_ROW_BYTES + 4 * int(dim))
 
 
 def table_ids_per_row(inputs, spec):

@@ -16,6 +16,15 @@ def placed(block, folder):
     return block.replace('"/shared/', '"%s/shared/' % folder).replace('"/export/', '"%s/export/' % folder)
 
 
+def fresh_mlflow_process(monkeypatch):
+    """mlflow's process-wide state as a new program starts with it: no active experiment (another test of this
+    process may have set one, whose id the docs example's new store does not hold)."""
+    from mlflow.tracking import fluent
+    monkeypatch.setattr(fluent, "_active_experiment_id", None)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+
+
 def test_the_export_docs_examples_export_score_and_log(spark, tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("mlflow")
@@ -41,6 +50,7 @@ def test_the_export_docs_examples_export_score_and_log(spark, tmp_path, monkeypa
     assert clicks.shape == (1,) and 0.0 < float(clicks[0]) < 1.0
 
     before = mlflow.get_tracking_uri()
+    fresh_mlflow_process(monkeypatch)
     try:
         namespace = run("export.md", 4, {})
         p, same = namespace["p"], namespace["same"]
