@@ -96,16 +96,22 @@ def descendants(root):
 
 class PeakSampler:
     """Peak RSS of every server (``-m sparkps.server``) and Python worker (``pyspark``) process below this one (the
-    benchmark's own Spark and its parameter servers, no other process of the machine), sampled every ``interval`` s
-    on a thread from ``start`` to ``stop``."""
+    benchmark's own Spark and its parameter servers, no other process of the machine) in each phase, sampled every
+    ``interval`` s on a thread from ``start`` to ``stop``; ``phase(name)`` starts a phase (a Python worker that Spark
+    reuses from one phase to the next counts in each, with what it held when the phase began). ``peaks``:
+    {(phase, kind, pid): bytes}; ``trace``: [(seconds since start, phase, pid, bytes)] of the servers."""
 
     def __init__(self, interval=0.2):
-        self.interval, self.peaks, self._stop = interval, {}, threading.Event()
+        self.interval, self.peaks, self.trace, self._stop = interval, {}, [], threading.Event()
+        self._phase, self._start = "fit", time.monotonic()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
         self._thread.start()
         return self
+
+    def phase(self, name):
+        self._phase = name
 
     def stop(self):
         self._stop.set()
@@ -114,6 +120,7 @@ class PeakSampler:
 
     def _run(self):
         while not self._stop.is_set():
+            phase = self._phase
             for pid in descendants(os.getpid()):
                 try:
                     with open("/proc/%d/cmdline" % pid, "rb") as f:
@@ -125,9 +132,15 @@ class PeakSampler:
                 cmd = b" ".join(argv).decode("utf-8", "replace")
                 kind = "server" if "sparkps.server" in cmd else "python worker" if "pyspark" in cmd else None
                 if kind:
-                    key = (kind, pid)
-                    self.peaks[key] = max(self.peaks.get(key, 0), rss_of(pid))
+                    key, rss = (phase, kind, pid), rss_of(pid)
+                    self.peaks[key] = max(self.peaks.get(key, 0), rss)
+                    if kind == "server":
+                        self.trace.append((time.monotonic() - self._start, phase, pid, rss))
             self._stop.wait(self.interval)
+
+    def of(self, phase, kind):
+        """The peaks of ``kind`` processes in ``phase``, sorted."""
+        return sorted(v for (p, k, _), v in self.peaks.items() if p == phase and k == kind and v)
 
 
 def inline_copy(spark_model):
@@ -190,6 +203,7 @@ def run_size(spark, ids, folder):
     loaded = SparkpsCTRModel.load(os.path.join(folder, "model"))
     load_s = time.perf_counter() - start
     sharded = bool(loaded.spark_model.table_manifest)
+    sampler.phase("join")
     join_rate = scoring_rate(loaded, frame, rows) if sharded else None
     driver_growth = rss_of(os.getpid()) - driver_before    # fit, save, reload and the join path's scoring
     inline_rate = None
@@ -197,19 +211,34 @@ def run_size(spark, ids, folder):
     if inline is not None:
         other = loaded.copy()
         other.spark_model = inline
+        sampler.phase("inline")
         inline_rate = scoring_rate(other, frame, rows)
-    peaks = sampler.stop()
-    servers = sorted(v for (kind, _), v in peaks.items() if kind == "server")
-    workers = sorted(v for (kind, _), v in peaks.items() if kind == "python worker")
+    sampler.stop()
+    print_server_trace(sampler.trace)
     planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam").server_memory
     return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
             "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
-            "driver_growth": driver_growth, "server_peaks": servers,
-            "worker_peaks": workers, "plan_server": planned}
+            "driver_growth": driver_growth, "server_peaks": sampler.of("fit", "server"),
+            "fit_workers": sampler.of("fit", "python worker"), "join_workers": sampler.of("join", "python worker"),
+            "inline_workers": sampler.of("inline", "python worker"), "plan_server": planned}
+
+
+def print_server_trace(trace, every=1.0):
+    """Each server's RSS over the fit, one reading a second, on stderr (what the server peak is made of in time)."""
+    import sys
+    last = {}
+    for t, phase, pid, rss in trace:
+        if t - last.get(pid, -every) >= every:
+            last[pid] = t
+            print("server %d %6.1f s %-6s %6.0f MB" % (pid, t, phase, rss / 2**20), file=sys.stderr)
 
 
 def mb(n):
     return "%.0f MB" % (n / 2**20)
+
+
+def mbs(values):
+    return ", ".join(mb(v) for v in values) or "-"
 
 
 def rate(value):
@@ -220,14 +249,19 @@ def markdown(results):
     lines = ["## Big tables", "", "Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
              "Generated CTR set (26 fields, Zipf(1.05) over 2M values per field, see the script's docstring); "
              "FM, dim 16, 2 workers + 2 servers on local[2], one epoch.", "",
+             "Peaks are sampled per phase: the training workers' Python processes while the fit runs, the scoring "
+             "UDF's Python workers while the join path scores, and while the inline path scores (it reads the whole "
+             "table into each UDF worker on purpose). The driver's growth spans fit, save, reload and join "
+             "scoring.", "",
              "| distinct ids | rows | tables | fit | save | reload | join rows/s | inline rows/s | driver RSS growth "
-             "| worker peak RSS | server peak RSS | plan per server |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| training workers' peak RSS (fit) | UDF workers' peak RSS (join scoring) "
+             "| UDF workers' peak RSS (inline scoring) | server peak RSS | plan per server |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append("| %d | %d | %s | %.0f s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %d | %d | %s | %.0f s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["ids"], r["rows"], "sharded" if r["sharded"] else "inline", r["fit_s"], r["save_s"], r["load_s"],
             rate(r["join_rows_per_s"]), rate(r["inline_rows_per_s"]), mb(r["driver_growth"]),
-            ", ".join(mb(v) for v in r["worker_peaks"]) or "-", ", ".join(mb(v) for v in r["server_peaks"]) or "-",
+            mbs(r["fit_workers"]), mbs(r["join_workers"]), mbs(r["inline_workers"]), mbs(r["server_peaks"]),
             mb(r["plan_server"])))
     return "\n".join(lines)
 
