@@ -18,7 +18,8 @@ time, scoring rows/s of the join path (the sharded tables, docs/tables.md) and, 
 driver's RSS growth (this Python process) from after the data are written to after the join path scored (the
 inline copy, which reads the tables into the driver on purpose, comes after), each Python worker's and each
 server's peak RSS (sampled every 0.2 s from /proc, processes below this one only), and each server's peak beside
-``sparkps plan``'s figure for its share of the table (``sparkps.plan.figures.estimate``).
+``sparkps plan``'s figure for its share of the tables (``sparkps.plan.figures.estimate`` with the FM's linear table
+and the shard write at the fit's end: ``sparkps plan --linear --write-tables``).
 
 Needs the fit path that writes each server's shard at the end of a fit (SparkModel format 4 with ``tables``); with a
 fit that returns inline tables it reports them as inline and scores the inline path only.
@@ -99,11 +100,12 @@ class PeakSampler:
     benchmark's own Spark and its parameter servers, no other process of the machine) in each phase, sampled every
     ``interval`` s on a thread from ``start`` to ``stop``; ``phase(name)`` starts a phase (a Python worker that Spark
     reuses from one phase to the next counts in each, with what it held when the phase began). ``peaks``:
-    {(phase, kind, pid): bytes}; ``trace``: [(seconds since start, phase, pid, bytes)] of the servers."""
+    {(phase, kind, pid): bytes}; ``trace``: [(seconds since start, phase, pid, bytes, memory_kinds)] of the
+    servers, one a second."""
 
     def __init__(self, interval=0.2):
         self.interval, self.peaks, self.trace, self._stop = interval, {}, [], threading.Event()
-        self._phase, self._start = "fit", time.monotonic()
+        self._phase, self._start, self._traced = "fit", time.monotonic(), {}
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
@@ -134,8 +136,10 @@ class PeakSampler:
                 if kind:
                     key, rss = (phase, kind, pid), rss_of(pid)
                     self.peaks[key] = max(self.peaks.get(key, 0), rss)
-                    if kind == "server":
-                        self.trace.append((time.monotonic() - self._start, phase, pid, rss))
+                    now = time.monotonic() - self._start
+                    if kind == "server" and now - self._traced.get(pid, -1.0) >= 1.0:
+                        self._traced[pid] = now
+                        self.trace.append((now, phase, pid, rss, memory_kinds(pid)))
             self._stop.wait(self.interval)
 
     def of(self, phase, kind):
@@ -215,7 +219,8 @@ def run_size(spark, ids, folder):
         inline_rate = scoring_rate(other, frame, rows)
     sampler.stop()
     print_server_trace(sampler.trace)
-    planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam").server_memory
+    planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
+                       write_tables=True).server_memory
     return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
             "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
             "driver_growth": driver_growth, "server_peaks": sampler.of("fit", "server"),
@@ -223,14 +228,37 @@ def run_size(spark, ids, folder):
             "inline_workers": sampler.of("inline", "python worker"), "plan_server": planned}
 
 
-def print_server_trace(trace, every=1.0):
-    """Each server's RSS over the fit, one reading a second, on stderr (what the server peak is made of in time)."""
+def memory_kinds(pid):
+    """{kind: resident bytes} of process ``pid`` by mapping (/proc/PID/smaps): ``heap`` (malloc's main heap),
+    ``arenas`` (malloc's other arenas: anonymous mappings that start on 64 MiB), ``anonymous`` (the other anonymous
+    mappings: numpy's large arrays, pyarrow's pool), ``files`` (code and data of the libraries)."""
+    kinds, kind = dict.fromkeys(("heap", "arenas", "anonymous", "files"), 0), None
+    try:
+        with open("/proc/%d/smaps" % pid, encoding="ascii", errors="replace") as f:
+            for line in f:
+                head = line.split()
+                if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                    name = head[5] if len(head) > 5 else ""
+                    start, end = (int(x, 16) for x in head[0].split("-"))
+                    kind = "heap" if name == "[heap]" else "files" if name.startswith("/") else \
+                        "arenas" if start % (64 << 20) == 0 else "anonymous"
+                elif head[0] == "Rss:" and kind:
+                    kinds[kind] += int(head[1]) * 1024
+    except OSError:
+        pass
+    return kinds
+
+
+def print_server_trace(trace, every=0.0):
+    """Each server's RSS over the fit, one reading a second, on stderr, by kind of mapping (what the server peak
+    is made of in time)."""
     import sys
     last = {}
-    for t, phase, pid, rss in trace:
+    for t, phase, pid, rss, kinds in trace:
         if t - last.get(pid, -every) >= every:
             last[pid] = t
-            print("server %d %6.1f s %-6s %6.0f MB" % (pid, t, phase, rss / 2**20), file=sys.stderr)
+            print("server %d %6.1f s %-6s %6.0f MB (%s)" % (pid, t, phase, rss / 2**20, ", ".join(
+                "%s %.0f" % (k, v / 2**20) for k, v in kinds.items())), file=sys.stderr)
 
 
 def mb(n):
