@@ -42,6 +42,7 @@ ZIPF = 1.05
 BLOCK_ROWS = 200_000
 DIM = 16
 SIZES = (1_000_000, 4_000_000, 16_000_000)
+FLOORS = []          # the sizes measured with --floor only: their data's generation, not a fit
 
 
 def _mix64(x):
@@ -219,13 +220,16 @@ def run_size(spark, ids, folder):
         inline_rate = scoring_rate(other, frame, rows)
     sampler.stop()
     print_server_trace(sampler.trace)
+    at_peak = max(sampler.trace, key=lambda entry: entry[3])[4] if sampler.trace else {}
+    plan_tables = estimate(2, 2, ids, dim=DIM, optimizer="adam", linear=True).server_table["total"]
     planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
                        write_tables=True).server_memory
     return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
             "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
             "driver_growth": driver_growth, "server_peaks": sampler.of("fit", "server"),
             "fit_workers": sampler.of("fit", "python worker"), "join_workers": sampler.of("join", "python worker"),
-            "inline_workers": sampler.of("inline", "python worker"), "plan_server": planned}
+            "inline_workers": sampler.of("inline", "python worker"), "server_at_peak": at_peak,
+            "plan_tables": plan_tables, "plan_server": planned}
 
 
 def memory_kinds(pid):
@@ -291,6 +295,17 @@ def markdown(results):
             rate(r["join_rows_per_s"]), rate(r["inline_rows_per_s"]), mb(r["driver_growth"]),
             mbs(r["fit_workers"]), mbs(r["join_workers"]), mbs(r["inline_workers"]), mbs(r["server_peaks"]),
             mb(r["plan_server"])))
+    lines.append("")
+    for r in results:
+        if r.get("server_at_peak"):
+            lines.append("- %d ids: the largest server sample (%s) by kind of mapping: %s; the plan's arrays of its "
+                         "share of both tables: %s." % (r["ids"], mb(sum(r["server_at_peak"].values())), ", ".join(
+                             "%s %s" % (k, mb(v)) for k, v in r["server_at_peak"].items()), mb(r["plan_tables"])))
+    for r in FLOORS:
+        lines.append("- %d ids: not fitted in this run (%s); generating its data alone took %.0f s for %d rows "
+                     "(%.1f M id occurrences); the plan puts a server at %s." % (
+                         r["ids"], r["why"], r["generate_s"], r["rows"], r["rows"] * FIELDS / 1e6,
+                         mb(r["plan_server"])))
     return "\n".join(lines)
 
 
@@ -298,8 +313,22 @@ def main(argv=None):
     parser = report.add_output_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
     parser.add_argument("--ids", type=int, nargs="+", default=list(SIZES),
                         help="distinct ids of each run (default: 1M, 4M and 16M)")
+    parser.add_argument("--floor", type=int, nargs="*", default=[],
+                        help="distinct ids of sizes only generated, not fitted (their rows and generation time are "
+                             "reported, with --floor-why saying why they were not fitted)")
+    parser.add_argument("--floor-why", default="not run")
     parser.add_argument("--driver-memory", default="2g")
     args = parser.parse_args(argv)
+    from sparkps.plan.figures import estimate
+    for ids in args.floor:
+        start = time.perf_counter()
+        values, _ = generate(ids)
+        FLOORS.append({"ids": ids, "rows": len(values), "generate_s": time.perf_counter() - start,
+                       "why": args.floor_why, "plan_server": estimate(
+                           2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
+                           write_tables=True).server_memory})
+        del values
+        print(FLOORS[-1], flush=True)
     spark = report.local_spark("bench_big_table", args.driver_memory)
     results = []
     try:
