@@ -302,9 +302,9 @@ def markdown(results):
                          "share of both tables: %s." % (r["ids"], mb(sum(r["server_at_peak"].values())), ", ".join(
                              "%s %s" % (k, mb(v)) for k, v in r["server_at_peak"].items()), mb(r["plan_tables"])))
     for r in FLOORS:
-        lines.append("- %d ids: not fitted in this run (%s); generating its data alone took %.0f s for %d rows "
-                     "(%.1f M id occurrences); the plan puts a server at %s." % (
-                         r["ids"], r["why"], r["generate_s"], r["rows"], r["rows"] * FIELDS / 1e6,
+        lines.append("- %d ids: generated only (--floor), not fitted in this run; generating its data alone took "
+                     "%.0f s for %d rows (%.1f M id occurrences); the plan puts a server at %s." % (
+                         r["ids"], r["generate_s"], r["rows"], r["rows"] * FIELDS / 1e6,
                          mb(r["plan_server"])))
     return "\n".join(lines)
 
@@ -315,8 +315,7 @@ def main(argv=None):
                         help="distinct ids of each run (default: 1M, 4M and 16M)")
     parser.add_argument("--floor", type=int, nargs="*", default=[],
                         help="distinct ids of sizes only generated, not fitted (their rows and generation time are "
-                             "reported, with --floor-why saying why they were not fitted)")
-    parser.add_argument("--floor-why", default="not run")
+                             "reported)")
     parser.add_argument("--driver-memory", default="2g")
     args = parser.parse_args(argv)
     from sparkps.plan.figures import estimate
@@ -324,7 +323,7 @@ def main(argv=None):
         start = time.perf_counter()
         values, _ = generate(ids)
         FLOORS.append({"ids": ids, "rows": len(values), "generate_s": time.perf_counter() - start,
-                       "why": args.floor_why, "plan_server": estimate(
+                       "plan_server": estimate(
                            2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
                            write_tables=True).server_memory})
         del values
