@@ -18,7 +18,8 @@ time, scoring rows/s of the join path (the sharded tables, docs/tables.md) and, 
 driver's RSS growth (this Python process) from after the data are written to after the join path scored (the
 inline copy, which reads the tables into the driver on purpose, comes after), each Python worker's and each
 server's peak RSS (sampled every 0.2 s from /proc, processes below this one only), and each server's peak beside
-``sparkps plan``'s figure for its share of the table (``sparkps.plan.figures.estimate``).
+``sparkps plan``'s figure for its share of the tables (``sparkps.plan.figures.estimate`` with the FM's linear table
+and the shard write at the fit's end: ``sparkps plan --linear --write-tables``).
 
 Needs the fit path that writes each server's shard at the end of a fit (SparkModel format 4 with ``tables``); with a
 fit that returns inline tables it reports them as inline and scores the inline path only.
@@ -41,6 +42,7 @@ ZIPF = 1.05
 BLOCK_ROWS = 200_000
 DIM = 16
 SIZES = (1_000_000, 4_000_000, 16_000_000)
+FLOORS = []          # the sizes measured with --floor only: their data's generation, not a fit
 
 
 def _mix64(x):
@@ -96,16 +98,23 @@ def descendants(root):
 
 class PeakSampler:
     """Peak RSS of every server (``-m sparkps.server``) and Python worker (``pyspark``) process below this one (the
-    benchmark's own Spark and its parameter servers, no other process of the machine), sampled every ``interval`` s
-    on a thread from ``start`` to ``stop``."""
+    benchmark's own Spark and its parameter servers, no other process of the machine) in each phase, sampled every
+    ``interval`` s on a thread from ``start`` to ``stop``; ``phase(name)`` starts a phase (a Python worker that Spark
+    reuses from one phase to the next counts in each, with what it held when the phase began). ``peaks``:
+    {(phase, kind, pid): bytes}; ``trace``: [(seconds since start, phase, pid, bytes, memory_kinds)] of the
+    servers, one a second."""
 
     def __init__(self, interval=0.2):
-        self.interval, self.peaks, self._stop = interval, {}, threading.Event()
+        self.interval, self.peaks, self.trace, self._stop = interval, {}, [], threading.Event()
+        self._phase, self._start, self._traced = "fit", time.monotonic(), {}
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
         self._thread.start()
         return self
+
+    def phase(self, name):
+        self._phase = name
 
     def stop(self):
         self._stop.set()
@@ -114,6 +123,7 @@ class PeakSampler:
 
     def _run(self):
         while not self._stop.is_set():
+            phase = self._phase
             for pid in descendants(os.getpid()):
                 try:
                     with open("/proc/%d/cmdline" % pid, "rb") as f:
@@ -125,9 +135,17 @@ class PeakSampler:
                 cmd = b" ".join(argv).decode("utf-8", "replace")
                 kind = "server" if "sparkps.server" in cmd else "python worker" if "pyspark" in cmd else None
                 if kind:
-                    key = (kind, pid)
-                    self.peaks[key] = max(self.peaks.get(key, 0), rss_of(pid))
+                    key, rss = (phase, kind, pid), rss_of(pid)
+                    self.peaks[key] = max(self.peaks.get(key, 0), rss)
+                    now = time.monotonic() - self._start
+                    if kind == "server" and now - self._traced.get(pid, -1.0) >= 1.0:
+                        self._traced[pid] = now
+                        self.trace.append((now, phase, pid, rss, memory_kinds(pid)))
             self._stop.wait(self.interval)
+
+    def of(self, phase, kind):
+        """The peaks of ``kind`` processes in ``phase``, sorted."""
+        return sorted(v for (p, k, _), v in self.peaks.items() if p == phase and k == kind and v)
 
 
 def inline_copy(spark_model):
@@ -190,6 +208,7 @@ def run_size(spark, ids, folder):
     loaded = SparkpsCTRModel.load(os.path.join(folder, "model"))
     load_s = time.perf_counter() - start
     sharded = bool(loaded.spark_model.table_manifest)
+    sampler.phase("join")
     join_rate = scoring_rate(loaded, frame, rows) if sharded else None
     driver_growth = rss_of(os.getpid()) - driver_before    # fit, save, reload and the join path's scoring
     inline_rate = None
@@ -197,19 +216,61 @@ def run_size(spark, ids, folder):
     if inline is not None:
         other = loaded.copy()
         other.spark_model = inline
+        sampler.phase("inline")
         inline_rate = scoring_rate(other, frame, rows)
-    peaks = sampler.stop()
-    servers = sorted(v for (kind, _), v in peaks.items() if kind == "server")
-    workers = sorted(v for (kind, _), v in peaks.items() if kind == "python worker")
-    planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam").server_memory
+    sampler.stop()
+    print_server_trace(sampler.trace)
+    at_peak = max(sampler.trace, key=lambda entry: entry[3])[4] if sampler.trace else {}
+    plan_tables = estimate(2, 2, ids, dim=DIM, optimizer="adam", linear=True).server_table["total"]
+    planned = estimate(2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
+                       write_tables=True).server_memory
     return {"ids": ids, "rows": rows, "sharded": sharded, "fit_s": fit_s, "save_s": save_s, "load_s": load_s,
             "join_rows_per_s": join_rate, "inline_rows_per_s": inline_rate,
-            "driver_growth": driver_growth, "server_peaks": servers,
-            "worker_peaks": workers, "plan_server": planned}
+            "driver_growth": driver_growth, "server_peaks": sampler.of("fit", "server"),
+            "fit_workers": sampler.of("fit", "python worker"), "join_workers": sampler.of("join", "python worker"),
+            "inline_workers": sampler.of("inline", "python worker"), "server_at_peak": at_peak,
+            "plan_tables": plan_tables, "plan_server": planned}
+
+
+def memory_kinds(pid):
+    """{kind: resident bytes} of process ``pid`` by mapping (/proc/PID/smaps): ``heap`` (malloc's main heap),
+    ``arenas`` (malloc's other arenas: anonymous mappings that start on 64 MiB), ``anonymous`` (the other anonymous
+    mappings: numpy's large arrays, pyarrow's pool), ``files`` (code and data of the libraries)."""
+    kinds, kind = dict.fromkeys(("heap", "arenas", "anonymous", "files"), 0), None
+    try:
+        with open("/proc/%d/smaps" % pid, encoding="ascii", errors="replace") as f:
+            for line in f:
+                head = line.split()
+                if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                    name = head[5] if len(head) > 5 else ""
+                    start, end = (int(x, 16) for x in head[0].split("-"))
+                    kind = "heap" if name == "[heap]" else "files" if name.startswith("/") else \
+                        "arenas" if start % (64 << 20) == 0 else "anonymous"
+                elif head[0] == "Rss:" and kind:
+                    kinds[kind] += int(head[1]) * 1024
+    except OSError:
+        pass
+    return kinds
+
+
+def print_server_trace(trace, every=0.0):
+    """Each server's RSS over the fit, one reading a second, on stderr, by kind of mapping (what the server peak
+    is made of in time)."""
+    import sys
+    last = {}
+    for t, phase, pid, rss, kinds in trace:
+        if t - last.get(pid, -every) >= every:
+            last[pid] = t
+            print("server %d %6.1f s %-6s %6.0f MB (%s)" % (pid, t, phase, rss / 2**20, ", ".join(
+                "%s %.0f" % (k, v / 2**20) for k, v in kinds.items())), file=sys.stderr)
 
 
 def mb(n):
     return "%.0f MB" % (n / 2**20)
+
+
+def mbs(values):
+    return ", ".join(mb(v) for v in values) or "-"
 
 
 def rate(value):
@@ -220,15 +281,31 @@ def markdown(results):
     lines = ["## Big tables", "", "Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
              "Generated CTR set (26 fields, Zipf(1.05) over 2M values per field, see the script's docstring); "
              "FM, dim 16, 2 workers + 2 servers on local[2], one epoch.", "",
+             "Peaks are sampled per phase: the training workers' Python processes while the fit runs, the scoring "
+             "UDF's Python workers while the join path scores, and while the inline path scores (it reads the whole "
+             "table into each UDF worker on purpose). The driver's growth spans fit, save, reload and join "
+             "scoring.", "",
              "| distinct ids | rows | tables | fit | save | reload | join rows/s | inline rows/s | driver RSS growth "
-             "| worker peak RSS | server peak RSS | plan per server |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| training workers' peak RSS (fit) | UDF workers' peak RSS (join scoring) "
+             "| UDF workers' peak RSS (inline scoring) | server peak RSS | plan per server |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append("| %d | %d | %s | %.0f s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %d | %d | %s | %.0f s | %.1f s | %.1f s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["ids"], r["rows"], "sharded" if r["sharded"] else "inline", r["fit_s"], r["save_s"], r["load_s"],
             rate(r["join_rows_per_s"]), rate(r["inline_rows_per_s"]), mb(r["driver_growth"]),
-            ", ".join(mb(v) for v in r["worker_peaks"]) or "-", ", ".join(mb(v) for v in r["server_peaks"]) or "-",
+            mbs(r["fit_workers"]), mbs(r["join_workers"]), mbs(r["inline_workers"]), mbs(r["server_peaks"]),
             mb(r["plan_server"])))
+    lines.append("")
+    for r in results:
+        if r.get("server_at_peak"):
+            lines.append("- %d ids: the largest server sample (%s) by kind of mapping: %s; the plan's arrays of its "
+                         "share of both tables: %s." % (r["ids"], mb(sum(r["server_at_peak"].values())), ", ".join(
+                             "%s %s" % (k, mb(v)) for k, v in r["server_at_peak"].items()), mb(r["plan_tables"])))
+    for r in FLOORS:
+        lines.append("- %d ids: generated only (--floor), not fitted in this run; generating its data alone took "
+                     "%.0f s for %d rows (%.1f M id occurrences); the plan puts a server at %s." % (
+                         r["ids"], r["generate_s"], r["rows"], r["rows"] * FIELDS / 1e6,
+                         mb(r["plan_server"])))
     return "\n".join(lines)
 
 
@@ -236,8 +313,21 @@ def main(argv=None):
     parser = report.add_output_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
     parser.add_argument("--ids", type=int, nargs="+", default=list(SIZES),
                         help="distinct ids of each run (default: 1M, 4M and 16M)")
+    parser.add_argument("--floor", type=int, nargs="*", default=[],
+                        help="distinct ids of sizes only generated, not fitted (their rows and generation time are "
+                             "reported)")
     parser.add_argument("--driver-memory", default="2g")
     args = parser.parse_args(argv)
+    from sparkps.plan.figures import estimate
+    for ids in args.floor:
+        start = time.perf_counter()
+        values, _ = generate(ids)
+        FLOORS.append({"ids": ids, "rows": len(values), "generate_s": time.perf_counter() - start,
+                       "plan_server": estimate(
+                           2, 2, ids, dim=DIM, fields=FIELDS, batch=1024, optimizer="adam", linear=True,
+                           write_tables=True).server_memory})
+        del values
+        print(FLOORS[-1], flush=True)
     spark = report.local_spark("bench_big_table", args.driver_memory)
     results = []
     try:

@@ -74,6 +74,10 @@ COUNT = Quantity('count', {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 'b': 1e9})
 @click.option('--row-arrival', type=COUNT, default=None,
               help="New rows a server's table gets at a time (a load, a first epoch of new ids); default: a few "
                    "per step. The table's arrays grow differently.")
+@click.option('--linear', is_flag=True, default=None,
+              help="A CTR model's first-order table (width 1, the same ids) beside the rows (fm, deepfm, wide&deep).")
+@click.option('--write-tables', is_flag=True, default=None,
+              help="The fit ends with each server writing its shard of the tables (a Spark fit's does).")
 @click.option('--server-memory', type=SIZE, default=None, help="Memory a server may use (checked when given).")
 @click.option('--json', 'as_json', is_flag=True, help="Print the figures as JSON.")
 def plan(workers, servers, rows, as_json, **options):

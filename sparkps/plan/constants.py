@@ -71,6 +71,13 @@ FIRST_TABLE_BYTES = 9 << 18        # 2.25 MiB: what a process's first table adds
                                     # rows, sgd and adagrad: 2.2-2.3 MB): ~1.7 MB of shared-library code its numpy
                                     # paths touch for the first time (file-backed pages, smaps Shared_Clean) and
                                     # ~0.6 MB of heap the allocator keeps around the arrays
+SHARD_WRITE_BYTES = 120 << 20      # what COMMAND write_tables adds at a fit's end (rows/shards.write_shard): pyarrow
+                                    # and its Parquet library loaded (~47 MB of code, file-backed) and the writer's
+                                    # buffers of one row group (rows/shards.ROW_GROUP_ROWS); measured as the servers'
+                                    # RSS step during the write in benchmarks/bench_big_table (117-122 MB at 500k rows
+                                    # a table), whatever the rows
+LINEAR_DIM = 1                      # a CTR model's first-order table (sparkps/ctr/features.py: linear_table, width 1)
+                                    # holds the same ids as its embedding table
 
 # ---- admission by count (sparkps/rows/admission.py: OccurrenceSketch(width=1 << 18, depth=4)) ---------------
 SKETCH_BYTES = 4 * (1 << 18) * 4    # depth x width uint32 counters, per table per server when min_count > 1

@@ -7,6 +7,7 @@ True
 import math
 from dataclasses import asdict, dataclass, field
 
+from sparkps.plan import constants as C
 from sparkps.plan import model
 from sparkps.plan.zipf import expected_distinct
 
@@ -31,7 +32,8 @@ class Estimate:
     rows_per_server: float
     server_table: dict                # model.table_bytes of one server's share
     server_dense: float
-    server_fixed: float               # model.fixed_server_bytes: the process and, past the switch, the index kernels
+    server_fixed: float               # model.fixed_server_bytes: the process, past the switch the index kernels, and
+                                      # the shard write at a fit's end
     server_memory: float
     traffic: dict
     times: dict
@@ -104,11 +106,14 @@ def estimate(workers, servers, rows, **options):
     unique = expected_distinct(w.batch * w.fields, int(id_space), w.zipf)
     rows_per_server = w.rows / w.servers
     table = model.table_bytes(rows_per_server, w.dim, w.optimizer, w.min_count, w.row_arrival)
+    if w.linear:
+        linear = model.table_bytes(rows_per_server, C.LINEAR_DIM, w.optimizer, w.min_count, w.row_arrival)
+        table = {k: table[k] + linear[k] for k in table}
     dense = model.dense_bytes(w.dense / w.servers, w.optimizer, w.kvstore == 'dist_sync')
     moved = model.traffic(w, unique)
     times = model.step_times(w, unique, moved)
     step = model.step_time(times, w.latency)
-    fixed = model.fixed_server_bytes(rows_per_server)
+    fixed = model.fixed_server_bytes(rows_per_server, w.write_tables)
     memory = table['total'] + dense + fixed
     bottleneck = max(times, key=times.get)
     if w.server_memory is not None and memory > w.server_memory:

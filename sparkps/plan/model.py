@@ -45,6 +45,8 @@ class Workload:
     server_memory: float = None           # bytes a server may use (None: not checked)
     row_arrival: float = None             # new rows a server's table gets at a time (None: a few per step; a load
                                           # or a first epoch that names many new ids at once: see store_capacity)
+    linear: bool = False                  # a CTR model's first-order table (width 1, same ids) beside the rows
+    write_tables: bool = False            # the fit ends with each server writing its shard (a Spark fit's does)
 
     def check(self):
         """Raise ValueError naming the first field out of range."""
@@ -113,12 +115,13 @@ def index_bytes(rows):
     return index_buckets(rows, start) * C.INDEX_BUCKET_BYTES
 
 
-def fixed_server_bytes(rows):
+def fixed_server_bytes(rows, write_tables=False):
     """A server process's memory beside its tables' arrays: the interpreter and modules, the code and heap its
-    first table adds once it holds rows, and the compiled index probes once a table holds ``rows`` >= the
-    switch."""
+    first table adds once it holds rows, the compiled index probes once a table holds ``rows`` >= the switch and,
+    with ``write_tables``, what writing its shard at the fit's end adds (pyarrow and one row group)."""
     first = C.FIRST_TABLE_BYTES if rows >= 1 else 0
-    return C.SERVER_PROCESS_BYTES + first + (C.INDEX_KERNELS_BYTES if rows >= C.INDEX_SWITCH_AT else 0)
+    return (C.SERVER_PROCESS_BYTES + first + (C.INDEX_KERNELS_BYTES if rows >= C.INDEX_SWITCH_AT else 0)
+            + (C.SHARD_WRITE_BYTES if write_tables else 0))
 
 
 def first_table_rss(rows, dim, optimizer, arrival=None):

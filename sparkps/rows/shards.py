@@ -20,6 +20,7 @@ from sparkps.errors import DataError
 MANIFEST = "manifest.json"
 VERSION = 1
 COLUMNS = ("id", "vector", "count", "last_step")
+ROW_GROUP_ROWS = 65536       # rows per Parquet row group of a shard: 4 MiB of vectors at dim 16
 
 
 def shard_path(table, server_rank):
@@ -27,25 +28,49 @@ def shard_path(table, server_rank):
     return "%s/server-%05d.parquet" % (table, int(server_rank))
 
 
-def write_shard(folder, table, server_rank, ids, vectors, counts, last_steps):
-    """Write the rows of one server's share of ``table`` (uint64 ``ids``, float32 ``vectors`` [n, dim], int64
-    ``counts`` and ``last_steps``) into ``folder``; returns its manifest entry {path, server, rows, sha256}."""
+def write_shard(folder, table, server_rank, ids, vectors, counts, last_steps, group_rows=ROW_GROUP_ROWS):
+    """Write the rows of one server's share of ``table`` (uint64 ``ids``, ``vectors`` [n, dim] written as float32,
+    ``counts``: integers, or floats rounded to the nearest, and int64 ``last_steps``) into ``folder``; returns its
+    manifest entry {path, server, rows, sha256}. The rows go out ``group_rows`` at a time (one Parquet row group each,
+    no dictionary pages) from the arrays given: no copy of the whole table is made, and pyarrow's pool gives back
+    what the groups used. Blocks on the write."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    vectors = np.ascontiguousarray(vectors, np.float32)
-    ids = np.asarray(ids)
-    dim = vectors.shape[1] if vectors.ndim == 2 else 0
+    ids, vectors = np.asarray(ids), np.asarray(vectors)
+    if vectors.ndim != 2 or vectors.shape[0] != ids.size:
+        raise ValueError("write_shard: table %r: vectors must be [%d rows, dim], got shape %s"
+                         % (table, ids.size, vectors.shape))
+    dim, rows = vectors.shape[1], ids.size
     relative = shard_path(table, server_rank)
     path = os.path.join(folder, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    columns = {"id": pa.array(ids.astype(np.uint64).view(np.int64), pa.int64()),
-               "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-               "count": pa.array(np.asarray(counts, np.int64), pa.int64()),
-               "last_step": pa.array(np.asarray(last_steps, np.int64), pa.int64())}
+    schema = pa.schema([("id", pa.int64()), ("vector", pa.list_(pa.float32(), dim)), ("count", pa.int64()),
+                        ("last_step", pa.int64())])
     temporary = path + ".tmp-%d" % os.getpid()
-    pq.write_table(pa.table(columns), temporary)
+    try:
+        with pq.ParquetWriter(temporary, schema, use_dictionary=False) as writer:
+            for start in range(0, max(rows, 1), int(group_rows)):
+                part = slice(start, start + int(group_rows))
+                block = np.ascontiguousarray(vectors[part], np.float32)
+                writer.write_table(pa.table({
+                    "id": pa.array(_int64_bits(ids[part]), pa.int64()),
+                    "vector": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1), pa.float32()), dim),
+                    "count": pa.array(_whole(counts[part]), pa.int64()),
+                    "last_step": pa.array(np.asarray(last_steps[part], np.int64), pa.int64())}, schema=schema))
+    finally:
+        pa.default_memory_pool().release_unused()
     _sync_and_rename(temporary, path)
-    return {"path": relative, "server": int(server_rank), "rows": int(ids.size), "sha256": _sha256(path)}
+    return {"path": relative, "server": int(server_rank), "rows": int(rows), "sha256": _sha256(path)}
+
+
+def _int64_bits(ids):
+    ids = np.asarray(ids)
+    return ids.view(np.int64) if ids.dtype in (np.uint64, np.int64) else ids.astype(np.uint64).view(np.int64)
+
+
+def _whole(counts):
+    counts = np.asarray(counts)
+    return counts.astype(np.int64) if counts.dtype.kind in "iu" else np.rint(counts).astype(np.int64)
 
 
 def write_manifest(folder, tables):

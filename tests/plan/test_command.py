@@ -38,3 +38,11 @@ def test_a_bad_unit_names_the_option_once():
 def test_a_missing_option_is_named():
     result = CliRunner().invoke(plan, ['--workers', '2', '--rows', '1e6'])
     assert result.exit_code == 2 and "'--servers'" in result.output
+
+
+def test_plan_counts_a_ctr_models_linear_table_and_the_shard_write_when_asked():
+    base = ['--workers', '2', '--servers', '2', '--rows', '1M', '--optimizer', 'adam', '--json']
+    plain = json.loads(CliRunner().invoke(plan, base).output)
+    ctr = json.loads(CliRunner().invoke(plan, base + ['--linear', '--write-tables']).output)
+    assert ctr['workload']['linear'] and ctr['workload']['write_tables']
+    assert ctr['server_memory'] > plain['server_memory'] + 120 * 2**20

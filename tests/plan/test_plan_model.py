@@ -51,6 +51,17 @@ def test_the_index_is_sorted_below_the_switch_then_a_hash_of_twice_the_ids():
     assert model.fixed_server_bytes(switch) == C.SERVER_PROCESS_BYTES + C.FIRST_TABLE_BYTES + C.INDEX_KERNELS_BYTES
 
 
+def test_a_fit_that_writes_its_tables_counts_the_writer_and_a_ctr_model_its_linear_table():
+    switch = C.INDEX_SWITCH_AT
+    assert model.fixed_server_bytes(switch, write_tables=True) - model.fixed_server_bytes(switch) \
+        == C.SHARD_WRITE_BYTES
+    plain = plan.estimate(2, 2, 1e6, dim=16, optimizer='adam')
+    ctr = plan.estimate(2, 2, 1e6, dim=16, optimizer='adam', linear=True, write_tables=True)
+    linear = model.table_bytes(5e5, 1, 'adam')['total']
+    assert ctr.server_table['total'] == plain.server_table['total'] + linear
+    assert ctr.server_memory == plain.server_memory + linear + C.SHARD_WRITE_BYTES
+
+
 def test_a_checkpoint_holds_the_dense_weights_and_their_optimizer_state():
     w = model.Workload(workers=2, servers=10, rows=1e3, dense=1000, optimizer='adagrad', disk_bandwidth=1)
     without = model.checkpoint(model.Workload(workers=2, servers=10, rows=1e3, optimizer='adagrad'), 100)

@@ -101,3 +101,21 @@ def test_a_damaged_shard_is_named_with_its_table(tmp_path):
     (tmp_path / 'user' / 'server-00001.parquet').write_bytes(b'garbage')
     with pytest.raises(DataError, match=r"table 'user': shard .*server-00001.parquet is damaged"):
         shards.check_shards(str(tmp_path), shards.read_manifest(str(tmp_path)))
+
+
+def test_a_shard_is_written_a_row_group_at_a_time_from_the_arrays_given(tmp_path):
+    import pyarrow.parquet as pq
+    ids = np.arange(1, 8, dtype=np.uint64) * np.uint64(1 << 62)
+    vectors = np.arange(14, dtype=np.float32).reshape(7, 2)
+    seen = np.array([0.4, 1.6, 2.0, 3.2, 4.5, 5.0, 6.9], np.float32)
+    entry = shards.write_shard(str(tmp_path), 'user', 1, ids, vectors, seen, np.arange(7, dtype=np.int32),
+                               group_rows=3)
+    parquet = pq.ParquetFile(str(tmp_path / entry['path']))
+    assert parquet.metadata.num_row_groups == 3 and entry['rows'] == 7
+    table = parquet.read()
+    read_ids = table.column('id').to_numpy().view(np.uint64)
+    read_vectors = np.asarray(table.column('vector').combine_chunks().flatten(), np.float32).reshape(7, 2)
+    counts = table.column('count').to_numpy()
+    assert read_ids.tolist() == ids.tolist()
+    assert np.array_equal(read_vectors, vectors)
+    assert counts.tolist() == [0, 2, 2, 3, 4, 5, 7]       # the occurrence counts rounded to whole numbers

@@ -154,13 +154,13 @@ class ServedTable:
         (:func:`sparkps.rows.shards.write_shard`: id, vector, count = the table's own occurrence count, the sum of the
         training pulls' counts: how often the training data used the id, over every epoch; last_step;
         atomically). Returns ``{"dim", "dtype", "options", "shard": {path, server, rows, sha256}}`` for the
-        manifest the asking worker writes. Blocks on the write (one copy of the rows in Parquet form)."""
+        manifest the asking worker writes. Blocks on the write (a row group at a time from the table's arrays,
+        never a copy of the whole table)."""
         from sparkps.rows.shards import write_shard
         table = self._held()
         arrays = table.export_rows()
-        counts = np.rint(np.asarray(arrays['seen'], np.float64)).astype(np.int64)
-        shard = write_shard(folder, table.name, self.shard[0], arrays['ids'], arrays['values'], counts,
-                            np.asarray(arrays['last_seen'], np.int64))
+        shard = write_shard(folder, table.name, self.shard[0], arrays['ids'], arrays['values'], arrays['seen'],
+                            arrays['last_seen'])
         return {"dim": int(table.dim), "dtype": "float32", "options": table.options(), "shard": shard}
 
     def compact(self, directory, manifest):
