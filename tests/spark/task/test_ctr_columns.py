@@ -76,7 +76,7 @@ def test_the_typed_training_rows_equal_the_hashed_rows_and_labels_are_checked(sp
     frame = spark.createDataFrame(rows, "click double, site string, hour int, count double").repartition(2)
     featurizer = CTRFeaturizer(["site", "hour"], ["count"])
     stats = featurizer.fit_stats(frame, "click")
-    assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0, "not_binary": 0}
+    assert stats.label_facts == {"rows": 300, "nulls": 0, "non_finite": 0, "not_binary": 0, "clicks": 150}
     assert featurizer.check_labels(frame, "click", stats.label_facts) == 300
     selected, reader = featurizer.training_input(frame, stats, "click")
 
