@@ -18,7 +18,9 @@ Parts (seconds, wall clock):
   the worker tasks' timelines, ``stage start to task start`` (the barrier stage starting
   and its input stages), ``task start to registered`` (server processes started, every node registered),
   ``registered to first batch end`` (initialisation, the tables' INIT, the first batch read),
-  ``training steps`` (first to last batch end), ``after training`` (the final pull, the tables returned), and the
+  ``training steps`` (first to last batch end; of which, at the epoch ends, the held-out ids' rows pulled, the
+  held-out rows scored and the servers' snapshots of a best epoch's tables, the slowest worker's seconds of each),
+  ``after training`` (the final pull, the tables returned), and the
   time after the stage (the model built from the results), and the number of Spark jobs the fit ran outside the
   barrier stage.
 
@@ -68,7 +70,15 @@ def stage_parts(results, stage_started):
             ("task start to registered (all)", registered - task_start),
             ("registered to first batch end", min(first) - registered),
             ("training steps (first to last batch)", max(last) - min(first)),
-            ("after training (to last task end)", max(t["task_end"] for t in timelines) - max(last))]
+            ("after training (to last task end)", max(t["task_end"] for t in timelines) - max(last))] + [
+            ("of the training steps: " + label, max(r["validation"][part] for r in results))
+            for part, label in VALIDATION_PARTS if all(r.get("validation") for r in results)]
+
+
+# the epoch ends' validation, inside the training steps (the slowest worker's seconds of each)
+VALIDATION_PARTS = [("rows_pull", "the held-out ids' rows pulled from the servers"),
+                    ("scoring", "the held-out rows scored"),
+                    ("snapshot", "the best epoch's tables written by the servers")]
 
 
 def main(argv=None):
@@ -79,6 +89,8 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--model", default="fm")
+    p.add_argument("--validation-fraction", type=float, default=0.1,
+                   help="the held-out share, scored after every epoch (0: none)")
     report.add_output_args(p)
     args = p.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -110,7 +122,8 @@ def main(argv=None):
         timed("numpy featurize, one process", lambda: numpy_featurize(data, args.rows), out)
         clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
                                    model=args.model, embeddingDim=4, hiddenUnits=[32, 16], numEpochs=args.epochs,
-                                   batchSize=args.batch_size, numWorkers=2, numServers=2, learningRate=args.lr)
+                                   batchSize=args.batch_size, numWorkers=2, numServers=2, learningRate=args.lr,
+                                   validationFraction=args.validation_fraction)
         clf.fit(train.limit(2000))       # untimed: Python workers and numba caches warm, as in bench_ctr
         featurizer = clf._featurizer()
         stats = timed("statistics (fit_stats)", lambda: featurizer.fit_stats(train), out)
@@ -161,9 +174,11 @@ def markdown(parts, args, load_start, load_end, jobs):
     lines = ["## Where the time of a CTR fit goes (benchmarks/profile_ctr_fit.py)", "",
              "`SparkpsCTRClassifier.fit` of %s on %d planted Criteo-shaped rows (26 categorical fields, 13 numeric; "
              "vocabulary %d), %d epoch(s), batch %d, Adam lr %g, embedding 4, Spark `local[2]`, 2 workers + 2 "
-             "servers, after one untimed fit of 2,000 rows; each part timed on its own in the same run, the parts "
-             "of the whole fit read from the worker tasks' timelines." % (
-                 args.model, args.rows, args.vocab, args.epochs, args.batch_size, args.lr), "",
+             "servers, held-out share %g (scored after every epoch, early stopping at its defaults), after one untimed "
+             "fit of 2,000 rows; each part timed on its own in the same run, the parts of the whole fit read from "
+             "the worker tasks' timelines." % (
+                 args.model, args.rows, args.vocab, args.epochs, args.batch_size, args.lr,
+                 args.validation_fraction), "",
              "| part | seconds |", "|---|---|"]
     for label, seconds in parts:
         name = "- " + label[len("whole fit: "):] if label.startswith("whole fit: ") else label

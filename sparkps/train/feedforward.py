@@ -76,6 +76,7 @@ class FeedForward(Inference):
         # True: the sparse tables stay on the store (its servers write them at the end of a Spark fit): arg_params
         # hold only the rows keep_rows_for names, pulled at each epoch end, never every row a batch pulled
         self.tables_on_store = False
+        self.epoch_end_pull_seconds = 0.0   # the time fit spent pulling the tables' rows at its epoch ends
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -287,7 +288,9 @@ class FeedForward(Inference):
                 exchange.finish()
             self._save_params_from(exe, param_names)
             if sparse is not None:
+                pulled = time.perf_counter()
                 self.arg_params.update(sparse.table_values(kv))
+                self.epoch_end_pull_seconds += time.perf_counter() - pulled
             for callback in as_list(epoch_end_callback):
                 callback(epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_iter is not None:

@@ -48,7 +48,9 @@ def trained_model(trainer, results, point=None, restarts=(), tables_dir=None):
 def fit_timings(results, batch_size):
     """Rows per worker, the longest time a worker spent in FeedForward.fit, and the steady training rate:
     batches after each worker's first, times batch_size, over the span from the earliest first batch end
-    to the latest last batch end (so start-up and registration are left out)."""
+    to the latest last batch end (so start-up and registration are left out); ``validation_seconds``: the
+    slowest worker's seconds at the epoch ends pulling the held-out ids' rows, scoring the held-out rows, and
+    waiting for the best epoch's table snapshots (inside the steady span)."""
     ordered = sorted(results, key=lambda r: r["rank"])
     stats = {"rows": [r.get("rows", 0) for r in ordered],
              "fit_seconds": max(r.get("fit_seconds", 0.0) for r in ordered)}
@@ -59,6 +61,9 @@ def fit_timings(results, batch_size):
         stats["steady_seconds"] = span
         stats["first_batch_end"] = min(r["first_batch_end"] for r in timed)
         stats["steady_samples_per_s"] = batches * batch_size / span if span > 0 else None
+    validation = [r["validation"] for r in ordered if r.get("validation")]
+    if validation:      # the slowest worker's seconds in each part of the epoch ends' validation
+        stats["validation_seconds"] = {part: max(v[part] for v in validation) for part in validation[0]}
     ended = [r["first_epoch_end"] for r in ordered if r.get("first_epoch_end") is not None]
     if ended:
         stats["first_epoch_end"] = min(ended)      # wall-clock time the earliest worker ended its first epoch

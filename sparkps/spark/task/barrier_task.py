@@ -238,7 +238,8 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
               "stop_reason": getattr(stopper, "reason", None),
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end,
-              "first_epoch_end": history.first_epoch_end}
+              "first_epoch_end": history.first_epoch_end,
+              "validation": validation_seconds(model, stopper, history)}
     best = stopper.best_params if stopper is not None and stopper.best_params is not None else None
     if rank == 0:   # early stopping returns the best epoch's weights, not the last ones
         arg_params, aux_params = best or (model.arg_params, model.aux_params)
@@ -248,6 +249,15 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
             arg_params = dense_params(arg_params)
         result["params"] = params_to_bytes(arg_params, aux_params)
     return result
+
+
+def validation_seconds(model, stopper, history):
+    """{rows_pull, scoring, snapshot}: the seconds this worker spent at its epoch ends pulling the rows of the
+    held-out ids (and the ids of nothing else), scoring the held-out rows, and waiting for the servers to write
+    the tables at a new best epoch; all 0 without validation."""
+    snapshot = getattr(stopper, "snapshot_seconds", 0.0)
+    return {"rows_pull": model.epoch_end_pull_seconds if stopper is not None else 0.0,
+            "scoring": history.validation_seconds - snapshot, "snapshot": snapshot}
 
 
 def table_reading(network):
@@ -320,6 +330,7 @@ class EpochHistory:
         self.batches = 0
         self.first_batch_end = self.last_batch_end = None     # wall-clock times (comparable across tasks)
         self.first_epoch_end = None
+        self.validation_seconds = 0.0    # scoring the held-out rows at the epoch ends (with the best-epoch snapshots)
 
     def on_batch(self, param):
         now = time.time()

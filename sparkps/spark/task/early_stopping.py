@@ -12,6 +12,8 @@ that stops leaves the others to finish, as a worker with fewer rows does.
 Like Keras' ``restore_best_weights`` and MLlib's GBT with a validation set, the model a fit returns holds
 the weights of the best epoch, not of the last one scored.
 """
+import time
+
 import numpy as np
 
 MAX_BYTES = 256 << 20     # largest validation set shipped to every task
@@ -77,7 +79,9 @@ def epoch_end_callback(stopper, model, data, history):
     def after_epoch(epoch, *_):
         if data.stopped:           # the empty epochs left after stopping: nothing new to score
             return
+        started = time.perf_counter()
         history.add(int(epoch), stopper.after_epoch(model))
+        history.validation_seconds += time.perf_counter() - started
         if stopper.stopped:
             data.stopped = True
     return after_epoch

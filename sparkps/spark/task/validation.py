@@ -19,6 +19,8 @@ epoch's. The rows a worker reads to score the validation rows are those of the v
 each epoch end (``FeedForward.keep_rows_for``), never a whole table. Without ``snapshot`` (a network trained
 without servers that write its tables) the copy holds the table rows the model holds too.
 """
+import time
+
 import numpy as np
 
 from sparkps.errors import DataError
@@ -44,6 +46,7 @@ class CTRValidation:
         self.reason = None
         self.waited, self._epoch = 0, -1
         self.snapshot = None    # called at each new best epoch: the servers write the tables (their rows stay there)
+        self.snapshot_seconds = 0.0     # the time the snapshots took (the servers writing the tables)
 
     def after_epoch(self, model):
         """This epoch's validation metrics of ``model`` (a FeedForward); with a metric, the early-stopping
@@ -63,7 +66,9 @@ class CTRValidation:
                 dense = self.snapshot is not None       # the rows are kept by the servers' snapshot
                 self.best_params = (copied(model.arg_params, dense_only=dense), copied(model.aux_params))
                 if self.snapshot is not None:
+                    started = time.perf_counter()
                     self.snapshot()
+                    self.snapshot_seconds += time.perf_counter() - started
             return
         self.waited += 1
         if self.waited >= self.patience and not self.stopped:

@@ -96,3 +96,11 @@ def test_histories_are_averaged_by_rows_and_rates_leave_out_start_up():
     stats = fit_timings(results, batch_size=32)
     assert stats["rows"] == [300, 100] and stats["steady_seconds"] == 2.0
     assert stats["steady_samples_per_s"] == (10 + 4) * 32 / 2.0
+    assert "validation_seconds" not in stats       # no worker scored held-out rows
+
+
+def test_the_validation_seconds_are_the_slowest_workers_of_each_part():
+    results = [{"rank": 0, "validation": {"rows_pull": 0.5, "scoring": 2.0, "snapshot": 1.5}},
+               {"rank": 1, "validation": {"rows_pull": 0.75, "scoring": 1.0, "snapshot": 0.0}}]
+    assert fit_timings(results, batch_size=32)["validation_seconds"] == {
+        "rows_pull": 0.75, "scoring": 2.0, "snapshot": 1.5}

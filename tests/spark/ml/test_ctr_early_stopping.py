@@ -42,6 +42,11 @@ def test_overfitting_fit_stops_early_and_keeps_the_best_epochs_weights_and_rows(
     assert len(history) < 8, aucs                           # stopped before the last epoch
     assert best == len(history) - 1 and aucs[best - 1] > aucs[-1] + 1e-3, aucs     # patience 1: one worse epoch
     assert best == int(np.argmax(aucs)) + 1 and best > 1
+    # the epoch ends' validation, timed part by part: every epoch end pulled the held-out ids' rows and scored the
+    # held-out rows, and each new best epoch had the servers snapshot the tables; all of it inside the fit
+    spent = model.fit_timings["validation_seconds"]
+    assert set(spent) == {"rows_pull", "scoring", "snapshot"} and min(spent.values()) > 0, spent
+    assert sum(spent.values()) < model.fit_timings["fit_seconds"], (spent, model.fit_timings)
     said = caplog.text
     assert "early stopping after epoch %d: validation auc" % len(history) in said, said
     assert "keeps epoch %d" % best in said
