@@ -69,10 +69,10 @@ def stage_parts(results, stage_started):
     return [("stage start to task start", task_start - stage_started),
             ("task start to registered (all)", registered - task_start),
             ("registered to first batch end", min(first) - registered),
-            ("training steps (first to last batch)", max(last) - min(first)),
-            ("after training (to last task end)", max(t["task_end"] for t in timelines) - max(last))] + [
+            ("training steps (first to last batch)", max(last) - min(first))] + [
             ("of the training steps: " + label, max(r["validation"][part] for r in results))
-            for part, label in VALIDATION_PARTS if all(r.get("validation") for r in results)]
+            for part, label in VALIDATION_PARTS if all(r.get("validation") for r in results)] + [
+            ("after training (to last task end)", max(t["task_end"] for t in timelines) - max(last))]
 
 
 # the epoch ends' validation, inside the training steps (the slowest worker's seconds of each)
