@@ -3,7 +3,7 @@ summary over seeds (no Spark)."""
 import numpy as np
 import pytest
 
-from benchmarks.bench_ctr_quality import auc, best, grid, logloss, one_axis_sweep, summarise
+from benchmarks.bench_ctr_quality import auc, best, grid, logloss, one_axis_sweep, race_verdicts, summarise
 from benchmarks.ctr_reference import RunCache
 
 
@@ -55,3 +55,25 @@ def test_run_cache_keeps_runs_across_instances(tmp_path):
     unkept = RunCache(None)
     unkept.put(key, {"auc": 0.5})
     assert unkept.get(key) == {"auc": 0.5} and not (tmp_path / "None").exists()
+
+
+def _row(model, variant, auc_value, fit_s):
+    return {"model": model, "variant": variant, "summary": {"auc": auc_value, "fit_s": fit_s}}
+
+
+def test_race_verdicts_count_the_pipeline_and_measure_against_the_best_mllib_row():
+    rows = [_row("sparkps fm", "default", 0.7800, 5.0), _row("sparkps lr", "default", 0.7700, 2.0),
+            _row("sparkps fm", "previous", 0.9, 1.0),                   # not at its defaults: no verdict
+            _row("MLlib LogisticRegression", "default", 0.7690, 6.0),
+            _row("MLlib FMClassifier", "tuned", 0.7760, 60.0)]          # the best MLlib AUC, whatever its time
+    verdicts = {v["model"]: v for v in race_verdicts(rows, pipeline_s=4.0)}
+    assert set(verdicts) == {"sparkps fm", "sparkps lr"}
+    assert verdicts["sparkps fm"]["auc_margin"] == pytest.approx(0.0040)
+    assert verdicts["sparkps fm"]["speedup"] == pytest.approx((6.0 + 4.0) / 5.0)      # 2.0x: met, just
+    assert verdicts["sparkps fm"]["met"]
+    assert verdicts["sparkps lr"]["auc_margin"] == pytest.approx(-0.0060) and not verdicts["sparkps lr"]["met"]
+    assert verdicts["sparkps lr"]["speedup"] == pytest.approx(5.0)
+    slow = race_verdicts([_row("sparkps fm", "default", 0.7800, 5.1)] + rows[3:], pipeline_s=4.0)
+    assert not slow[0]["met"]                       # AUC enough, 1.96x: missed
+    assert race_verdicts(rows[:3], pipeline_s=4.0) == []       # no MLlib row: nothing to race
+    assert race_verdicts([rows[0], rows[4]], pipeline_s=None)[0]["speedup"] is None
