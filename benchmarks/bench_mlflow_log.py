@@ -61,9 +61,9 @@ def timed_calls(model):
 
     from sparkps.spark.ml.mlflow_flavor import default_requirements, log_model
     calls = {CALLS[0]: lambda: log_model(model, "sparkps_ctr"),
-             CALLS[1]: lambda: mlflow.spark.log_model(model, name="spark_ctr_given",
+             CALLS[1]: lambda: mlflow.spark.log_model(model, "spark_ctr_given",
                                                       pip_requirements=default_requirements()),
-             CALLS[2]: lambda: mlflow.spark.log_model(model, name="spark_ctr_inferred")}
+             CALLS[2]: lambda: mlflow.spark.log_model(model, "spark_ctr_inferred")}
     out = {}
     for call, log in calls.items():
         start = time.perf_counter()
