@@ -16,8 +16,8 @@ files one by one (no table is read), and the pyfunc scores through the Spark SQL
 
 ``mlflow.spark.log_model(model, ...)`` works on the same models; its pyfunc answers the ``prediction`` column (the
 class index, 0 or 1 for a CTR model) instead, and without ``pip_requirements`` it infers them by loading the model
-in a new Python process that starts a Spark application (about 30 s of a 34 s log on a 2-core machine, where the
-save itself is about 2 s): :func:`log_model` writes :func:`default_requirements` instead, so it takes the save's
+in a new Python process that starts a Spark application (most of such a log's time: docs/export.md, section
+``mlflow_log``): :func:`log_model` writes :func:`default_requirements` instead, so it takes the save's
 time.  MLflow is an extra: it is imported when these functions are called.
 """
 import os
@@ -41,10 +41,10 @@ def log_model(model, name, **kwargs):
     (``pip_requirements``, ``extra_pip_requirements``, ``signature``, ``registered_model_name``...).  Returns
     MLflow's ModelInfo.
 
-    Blocks while the model is saved (a small Spark job, about 2 s) and its files are copied to the run's artifact
+    Blocks while the model is saved (a small Spark job) and its files are copied to the run's artifact
     store.  Without ``pip_requirements`` or ``conda_env`` the requirements are :func:`default_requirements` (plus
     any ``extra_pip_requirements``), so MLflow does not infer them by loading the model in a new Python process,
-    which starts a Spark application (about 30 s; what ``mlflow.spark.log_model`` does)."""
+    which starts a Spark application (what ``mlflow.spark.log_model`` does)."""
     from mlflow.models import Model
     scored_stage(model)         # a model without a sparkps stage fails before anything is logged
     return Model.log(artifact_path=None, name=name, flavor=sys.modules[__name__], spark_model=model,
