@@ -53,8 +53,6 @@ AWAITING = {
                                                         "--rows 1000000 --seeds 0 --noise 0 --movielens off "
                                                         "--models lr,fm --mllib default --mllib-models lr "
                                                         "--section-tag 1m",
-    "docs/scale.md:many_nodes": "python -m benchmarks.bench_many_nodes --write-docs --steps 20",
-    "docs/scale.md:many_nodes_spark": "python -m benchmarks.bench_many_nodes --write-docs --via spark --steps 20",
 }
 
 
