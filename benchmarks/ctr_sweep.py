@@ -23,9 +23,12 @@ batch k times larger lowers the gradient noise by sqrt(k) and the square-root ru
 A fit's history is kept per epoch (validation and test AUC, the seconds spent until then), so the settings that
 differ only in patience and epoch budget are read from one fit run with the largest of each
 (:func:`early_stopped`): the stop rule replayed on the history gives the same epochs, best epoch and time as a fit
-run with them. Each model is warmed up by a throw-away epoch first (:func:`warm_up`). The fit time leaves out the
-scoring of the test rows after every epoch (the estimator does not score them); it includes the validation
-scoring, which the estimator does.
+run with them. Each model is warmed up by a throw-away epoch first (:func:`warm_up`). The fit time is the CPU
+seconds of the process (one BLAS thread, so about the wall time of an idle core; the wall seconds, shown beside
+them, swing with whatever else the machine runs); it leaves out the scoring of the test rows after every epoch (the
+estimator does not score them) and includes the validation scoring, which the estimator does. On the local store a
+batch costs no round trip, so the time a larger batch saves on Spark, where every batch pulls and pushes through
+the servers, is larger than the sweep shows.
 
 Per model and data set the table gives each setting's mean test AUC over the seeds and its spread, the epochs run,
 and the mean fit time. The verdict names the best setting, the fastest setting within :data:`TOLERANCE` AUC of
@@ -113,11 +116,11 @@ def _take(arrays, rows):
 
 
 def early_stopped(history, patience, max_epochs):
-    """The early-stopped fit ``history`` (a list of per-epoch {val_auc, auc, logloss, fit_s}: seconds since the fit
-    began) holds for ``patience`` and an epoch budget of ``max_epochs``: {auc, logloss of the best epoch, epochs
-    run, best_epoch, fit_s at the stop}. The rule is the estimator's: stop after an epoch ``patience`` epochs past
-    the best validation AUC (the first of equals), or after ``max_epochs``. ValueError when the history ends
-    before the rule stops (it was run with a smaller patience or budget)."""
+    """The early-stopped fit ``history`` (a list of per-epoch {val_auc, auc, logloss, fit_s, wall_s}: CPU and wall
+    seconds since the fit began) holds for ``patience`` and an epoch budget of ``max_epochs``: {auc, logloss of the
+    best epoch, epochs run, best_epoch, fit_s and wall_s at the stop}. The rule is the estimator's: stop after an
+    epoch ``patience`` epochs past the best validation AUC (the first of equals), or after ``max_epochs``.
+    ValueError when the history ends before the rule stops (it was run with a smaller patience or budget)."""
     best = 0
     for epoch, h in enumerate(history[:max_epochs], 1):
         if h["val_auc"] > history[best]["val_auc"]:
@@ -125,15 +128,15 @@ def early_stopped(history, patience, max_epochs):
         if epoch - 1 - best >= patience or epoch == max_epochs:
             return {"val_auc": history[best]["val_auc"], "auc": history[best]["auc"],
                     "logloss": history[best]["logloss"], "epochs": epoch, "best_epoch": best + 1,
-                    "fit_s": h["fit_s"]}
+                    "fit_s": h["fit_s"], "wall_s": h.get("wall_s", h["fit_s"])}
     raise ValueError("the fit's history ends at epoch %d before patience %d or a budget of %d epochs stops it"
                      % (len(history), patience, max_epochs))
 
 
 def fit_once(dataset, arrays, model, setting, seed, max_epochs, patience):
     """One early-stopped fit of ``setting`` (its own patience and epoch budget are ignored: ``patience`` and
-    ``max_epochs`` are used) and its history: [{val_auc, auc, logloss (test), fit_s (seconds until the epoch's
-    end, without the test scoring)}] per epoch run."""
+    ``max_epochs`` are used) and its history: [{val_auc, auc, logloss (test), fit_s and wall_s (CPU and wall
+    seconds until the epoch's end, without the test scoring)}] per epoch run."""
     import sparkps.nets as nets
     from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
     from sparkps.spark.ml.ctr_classifier import regularisation_args
@@ -147,21 +150,22 @@ def fit_once(dataset, arrays, model, setting, seed, max_epochs, patience):
     val_inputs, test_inputs = build(val_part), build(test)
     l2 = setting["embeddingL2"]
     symbol = nets.build(model, spec, **regularisation_args(l2, setting.get("dropout", 0.0)))
-    history, scoring = [], [0.0]
+    history, scoring = [], [0.0, 0.0]      # CPU, wall seconds of the test scoring
 
     def score(epoch, sym, arg_params, aux_params):
         scorer = FeedForward(sym, arg_params=arg_params, aux_params=aux_params)
         val_auc = auc(val_part[2], predict_ctr(scorer, val_inputs))
-        now = time.perf_counter()
+        cpu, wall = time.process_time(), time.perf_counter()
         p_test = predict_ctr(scorer, test_inputs)
         history.append({"val_auc": val_auc, "auc": auc(test[2], p_test), "logloss": logloss(test[2], p_test),
-                        "fit_s": now - started - scoring[0]})
-        scoring[0] += time.perf_counter() - now
+                        "fit_s": cpu - started[0] - scoring[0], "wall_s": wall - started[1] - scoring[1]})
+        scoring[0] += time.process_time() - cpu
+        scoring[1] += time.perf_counter() - wall
         best_at = int(np.argmax([h["val_auc"] for h in history]))
         if len(history) - 1 - best_at >= patience:
             raise _Stop
 
-    started = time.perf_counter()
+    started = (time.process_time(), time.perf_counter())
     try:
         fit_ctr(symbol, build(fit_part), fit_part[2], num_epoch=max_epochs, batch_size=setting["batchSize"],
                 learning_rate=setting["learningRate"], seed=seed, epoch_end_callback=score,
@@ -185,7 +189,8 @@ def summary(runs):
             "logloss": float(np.mean([r["logloss"] for r in runs])),
             "epochs": float(np.mean([r["epochs"] for r in runs])),
             "best_epoch": float(np.mean([r["best_epoch"] for r in runs])),
-            "fit_s": float(np.mean([r["fit_s"] for r in runs]))}
+            "fit_s": float(np.mean([r["fit_s"] for r in runs])),
+            "wall_s": float(np.mean([r.get("wall_s", r["fit_s"]) for r in runs]))}
 
 
 def fastest_within(rows, tolerance=TOLERANCE):
@@ -230,7 +235,7 @@ def defaults_setting(model, max_epochs=None):
 
 def _row_text(r):
     s = r["summary"]
-    return "%s (%.4f, %.1f s)" % (r["text"], s["auc"], s["fit_s"])
+    return "%s (%.4f, %.2f s)" % (r["text"], s["auc"], s["fit_s"])
 
 
 def sweep_markdown(results, args):
@@ -240,15 +245,16 @@ def sweep_markdown(results, args):
              "AUC of a seeded held-out share of the training rows, the best epoch scored on the test rows; one axis "
              "at a time around the centre %s (the models with a deep part: dropout %g) over %s; along the batch "
              "axis the learning rate is %g x sqrt(batch / %d)%s. Test AUC: mean over seeds %s, spread = max - min; "
-             "fit: mean seconds of a fit (the test scoring after each epoch left out). Data: %s." % (
+             "fit: mean CPU and wall seconds of a fit (the test scoring after each epoch left out; the verdicts weigh "
+             "CPU seconds). Data: %s." % (
                  HIDDEN, CENTRE, DEEP_DROPOUT, {a: AXES[a] for a in args.axes}, CENTRE["learningRate"],
                  CENTRE["batchSize"], "; epoch budgets capped at %d" % args.max_epochs if args.max_epochs else "",
                  ", ".join(map(str, args.seeds)), "; ".join(sorted({r["data"] for r in results}))) +
              (" %s: the learning rate and dropout axes only (`--brief`)." % ", ".join(args.brief)
               if args.brief else ""), ""]
     for data in sorted({r["data"] for r in results}, key=[r["data"] for r in results].index):
-        lines += ["**%s**" % data, "", "| model | setting | test AUC | spread | logloss | epochs (best) | fit (s) |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += ["**%s**" % data, "", "| model | setting | test AUC | spread | logloss | epochs (best) | fit CPU (s) "
+                  "| fit wall (s) |", "|---|---|---|---|---|---|---|---|"]
         verdicts, by_model = [], {}
         for model in args.models:
             mine = [r for r in results if r["data"] == data and r["model"] == model]
@@ -257,9 +263,9 @@ def sweep_markdown(results, args):
             by_model[model] = mine
             for r in mine:
                 s = r["summary"]
-                lines.append("| %s | %s | %.4f | %.4f | %.4f | %.1f (%.1f) | %.1f |" % (
+                lines.append("| %s | %s | %.4f | %.4f | %.4f | %.1f (%.1f) | %.2f | %.2f |" % (
                     model, r["text"], s["auc"], s["spread"], s["logloss"], s["epochs"], s["best_epoch"],
-                    s["fit_s"]))
+                    s["fit_s"], s["wall_s"]))
             top = max(mine, key=lambda r: r["summary"]["auc"])
             quick = fastest_within(mine)
             chosen = next(r for r in mine if r["setting"] == defaults_setting(model, args.max_epochs))
@@ -268,7 +274,7 @@ def sweep_markdown(results, args):
                 chosen["summary"]["auc"] - top["summary"]["auc"]))
         common = fastest_for_all(by_model)
         verdicts.append("every model (%s): the fastest setting within %g of each one's best: %s" % (
-            ", ".join(by_model), TOLERANCE, "%s (%.1f s summed)" % common if common else "none"))
+            ", ".join(by_model), TOLERANCE, "%s (%.2f s summed)" % common if common else "none"))
         lines += [""] + ["- " + v for v in verdicts] + [""]
     lines += ["Command: `%s`" % report.command("ctr_sweep", report.argv_options())]
     return "\n".join(lines)
@@ -354,7 +360,7 @@ def main(argv=None):
                 row = {"data": label, "model": model, "setting": setting, "summary": summary(runs), "runs": runs,
                        "text": setting_text(setting, capped(centre_for(model), args.max_epochs))}
                 s = row["summary"]
-                print("%-14s %-8s %-40s auc %.4f +- %.4f epochs %.1f fit %.1fs" % (
+                print("%-14s %-8s %-40s auc %.4f +- %.4f epochs %.1f fit %.2fs" % (
                     name, model, row["text"], s["auc"], s["spread"], s["epochs"], s["fit_s"]), flush=True)
                 results.append(row)
         text = sweep_markdown([r for r in results if r["data"] == label], args)

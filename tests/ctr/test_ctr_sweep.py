@@ -73,17 +73,18 @@ def test_a_models_settings_scale_the_rate_on_the_batch_axis_only():
 
 
 def _epochs(*val_aucs):
-    return [{"val_auc": v, "auc": v / 2, "logloss": 1 - v, "fit_s": float(i + 1)} for i, v in enumerate(val_aucs)]
+    return [{"val_auc": v, "auc": v / 2, "logloss": 1 - v, "fit_s": float(i + 1), "wall_s": i + 1.5}
+            for i, v in enumerate(val_aucs)]
 
 
 def test_the_stop_rule_is_replayed_on_a_history():
     history = _epochs(0.60, 0.62, 0.61, 0.61, 0.63, 0.62, 0.62, 0.62)
     assert ctr_sweep.early_stopped(history, 2, 10) == {"val_auc": 0.62, "auc": 0.31, "logloss": 1 - 0.62,
-                                                      "epochs": 4, "best_epoch": 2, "fit_s": 4.0}
+                                                      "epochs": 4, "best_epoch": 2, "fit_s": 4.0, "wall_s": 4.5}
     assert ctr_sweep.early_stopped(history, 1, 10)["epochs"] == 3
     assert ctr_sweep.early_stopped(history, 3, 10)["best_epoch"] == 5
     assert ctr_sweep.early_stopped(history, 3, 6) == dict(ctr_sweep.early_stopped(history, 3, 10), epochs=6,
-                                                          fit_s=6.0)
+                                                          fit_s=6.0, wall_s=6.5)
     with pytest.raises(ValueError, match="ends at epoch 8 before patience 4"):
         ctr_sweep.early_stopped(history, 4, 20)
 
