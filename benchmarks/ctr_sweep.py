@@ -103,6 +103,30 @@ def settings_for(model, axes, brief=False, max_epochs=None):
     return out
 
 
+def combined(model, moves, max_epochs=None):
+    """The setting of ``model`` at its centre moved by ``moves`` ({param: value}, several axes at once): the
+    learning rate scaled with the batch unless ``moves`` names one; dropout ignored for a model without a deep
+    part. ValueError naming a param the sweep does not know."""
+    unknown = sorted(set(moves) - set(AXES))
+    if unknown:
+        raise ValueError("a combined setting names %s, not a swept param (known: %s)" % (unknown, ", ".join(AXES)))
+    centre = centre_for(model)
+    setting = dict(centre, **{k: v for k, v in moves.items() if k in centre})
+    if "learningRate" not in moves and setting["batchSize"] != centre["batchSize"]:
+        setting["learningRate"] = scaled_lr(centre["learningRate"], setting["batchSize"], centre["batchSize"])
+    return capped(setting, max_epochs)
+
+
+def _moves(text):
+    """``--combine``'s value: ``name=value;name=value`` as {name: number}."""
+    try:
+        moves = {name.strip(): float(value) for name, value in (part.split("=") for part in text.split(";") if part)}
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: expected name=value;name=value" % text) from None
+    return {k: int(v) if k in ("batchSize", "embeddingDim", "earlyStoppingPatience", "numEpochs") else v
+            for k, v in moves.items()}
+
+
 def capped(setting, max_epochs):
     return dict(setting, numEpochs=min(setting["numEpochs"], max_epochs)) if max_epochs else setting
 
@@ -295,6 +319,9 @@ def parse_args(argv=None):
                    % ", ".join(AXES))
     p.add_argument("--max-epochs", type=int, default=None,
                    help="caps every setting's epoch budget (default: no cap; a smoke run's shortcut)")
+    p.add_argument("--combine", type=_moves, action="append", default=[], metavar="NAME=V;NAME=V",
+                   help="a setting moved along several axes at once, fitted for every model beside the one-axis "
+                        "sweep (the learning rate scaled with the batch unless named); repeatable")
     p.add_argument("--brief", type=_list(str), default=[],
                    help="models swept along the learning rate and dropout axes only (the centre and the defaults "
                         "included)")
@@ -305,6 +332,9 @@ def parse_args(argv=None):
         p.error("--models: unknown %s" % sorted(set(args.models) - set(MODELS)))
     if set(args.axes) - set(AXES):
         p.error("--axes: unknown %s (known: %s)" % (sorted(set(args.axes) - set(AXES)), ", ".join(AXES)))
+    for moves in args.combine:
+        if set(moves) - set(AXES):
+            p.error("--combine: unknown %s (known: %s)" % (sorted(set(moves) - set(AXES)), ", ".join(AXES)))
     if args.max_epochs is not None and args.max_epochs < 1:
         p.error("--max-epochs: at least 1, not %d" % args.max_epochs)
     return args
@@ -339,6 +369,8 @@ def main(argv=None):
         for model in args.models:
             chosen = defaults_setting(model, args.max_epochs)
             mine = settings_for(model, args.axes, model in args.brief, args.max_epochs)
+            for moves in args.combine:
+                mine += [s for s in [combined(model, moves, args.max_epochs)] if s not in mine]
             mine += [chosen] if chosen not in mine else []
             reach = {}      # trajectory -> (patience, epochs): the most any setting on it needs
             for s in mine:
