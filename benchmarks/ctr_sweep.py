@@ -19,7 +19,8 @@ and only they sweep the dropout axis; ``--brief`` models sweep the learning rate
 batch-size axis the learning rate follows the batch: ``lr x sqrt(batch / 256)`` (:func:`scaled_lr`). The square
 root, not the linear rule: the optimizer is Adam, whose step is normalised by the gradient's second moment, so a
 batch k times larger lowers the gradient noise by sqrt(k) and the square-root rule keeps the update's noise scale
-(the linear rule is the one for plain SGD; with Adam it over-shoots at 32 times the batch).
+(the linear rule is the one for plain SGD, whose step is not normalised; at 8192 rows it would be 32 times the
+centre's rate). ``--combine`` can name a learning rate of its own to try another factor.
 A fit's history is kept per epoch (validation and test AUC, the seconds spent until then), so the settings that
 differ only in patience and epoch budget are read from one fit run with the largest of each
 (:func:`early_stopped`): the stop rule replayed on the history gives the same epochs, best epoch and time as a fit
@@ -118,11 +119,11 @@ def combined(model, moves, max_epochs=None):
 
 
 def _moves(text):
-    """``--combine``'s value: ``name=value;name=value`` as {name: number}."""
+    """``--combine``'s value: ``name=value,name=value`` as {name: number}."""
     try:
-        moves = {name.strip(): float(value) for name, value in (part.split("=") for part in text.split(";") if part)}
+        moves = {name.strip(): float(value) for name, value in (part.split("=") for part in text.split(",") if part)}
     except ValueError:
-        raise argparse.ArgumentTypeError("%r: expected name=value;name=value" % text) from None
+        raise argparse.ArgumentTypeError("%r: expected name=value,name=value" % text) from None
     return {k: int(v) if k in ("batchSize", "embeddingDim", "earlyStoppingPatience", "numEpochs") else v
             for k, v in moves.items()}
 
@@ -319,7 +320,7 @@ def parse_args(argv=None):
                    % ", ".join(AXES))
     p.add_argument("--max-epochs", type=int, default=None,
                    help="caps every setting's epoch budget (default: no cap; a smoke run's shortcut)")
-    p.add_argument("--combine", type=_moves, action="append", default=[], metavar="NAME=V;NAME=V",
+    p.add_argument("--combine", type=_moves, action="append", default=[], metavar="NAME=V,NAME=V",
                    help="a setting moved along several axes at once, fitted for every model beside the one-axis "
                         "sweep (the learning rate scaled with the batch unless named); repeatable")
     p.add_argument("--brief", type=_list(str), default=[],

@@ -118,7 +118,7 @@ def test_an_unknown_axis_is_named(capsys):
 
 
 def test_a_combined_setting_moves_several_axes_and_scales_the_rate():
-    moves = ctr_sweep.parse_args(["--combine", "validationFraction=0.05;batchSize=1024"]).combine
+    moves = ctr_sweep.parse_args(["--combine", "validationFraction=0.05,batchSize=1024"]).combine
     assert moves == [{"validationFraction": 0.05, "batchSize": 1024}]
     fm = ctr_sweep.combined("fm", moves[0])
     assert fm == dict(ctr_sweep.CENTRE, validationFraction=0.05, batchSize=1024, learningRate=0.006)
@@ -133,7 +133,7 @@ def test_a_combined_setting_moves_several_axes_and_scales_the_rate():
 def test_a_combined_setting_that_does_not_parse_is_named(capsys):
     with pytest.raises(SystemExit):
         ctr_sweep.parse_args(["--combine", "batchSize"])
-    assert "'batchSize': expected name=value;name=value" in capsys.readouterr().err
+    assert "'batchSize': expected name=value,name=value" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         ctr_sweep.parse_args(["--combine", "momentum=0.9"])
     assert "--combine: unknown ['momentum']" in capsys.readouterr().err
