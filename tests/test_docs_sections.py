@@ -32,10 +32,6 @@ AWAITING = {
                                                      "--movielens off",
     "docs/benchmarks.md:ctr_quality_movielens": "python -m benchmarks.bench_ctr_quality --write-docs --rows 100000 "
                                                 "--seeds 0,1,2 --fm-seeds 0 --planted off",
-    "docs/benchmarks.md:ctr_sweep_planted_noise0.3": "python -m benchmarks.ctr_sweep --write-docs --rows 100000 "
-                                                     "--data noise0.3 --seeds 0,1,2 --brief dcn,pnn,nfm",
-    "docs/benchmarks.md:ctr_sweep_movielens": "python -m benchmarks.ctr_sweep --write-docs --rows 100000 "
-                                              "--data movielens --seeds 0,1,2 --brief dcn,pnn,nfm",
     "docs/benchmarks.md:ctr_quality_workers_movielens_fm": "python -m benchmarks.bench_ctr_quality --write-docs "
                                                            "--rows 100000 --seeds 0,1,2 --planted off --models fm "
                                                            "--workers 1,2,4 --kvstores dist_sync,dist_async "

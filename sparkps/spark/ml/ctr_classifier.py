@@ -185,7 +185,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
 
     def early_stopping_patience(self):
         """The patience the fit uses: ``earlyStoppingPatience`` when set; else its default (2) with rows held out
-        (``validationFraction`` > 0, the default 0.1) and 0 (off) without."""
+        (``validationFraction`` > 0, the default 0.05) and 0 (off) without."""
         get = self.getOrDefault
         return patience_for(get("earlyStoppingPatience") if self.isSet("earlyStoppingPatience") else None,
                             get("validationFraction"))

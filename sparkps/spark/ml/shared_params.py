@@ -117,7 +117,7 @@ class HasTrainingSeed(Params):
 
 class HasValidationFraction(Params):
     """``validationFraction``: the share of the rows held out and scored after every epoch (default 0: none; the
-    CTR classifier's default is 0.1, its early stopping's validation rows)."""
+    CTR classifier's default is 0.05, its early stopping's validation rows)."""
 
     validationFraction = declare("validationFraction", "share of the rows held out and scored after every epoch "
                                  "(0: none): the classifier stops early on their loss and keeps the best epoch; the "
