@@ -219,10 +219,12 @@ def report_text(results, numpy_rate, args):
               for f in ml]
     per_pass = {name: seconds_per_pass(fits) for _, name, fits in series}
     per_pass["MLlib"] = seconds_per_pass(ml) if ml else None
+    per_pass = {name: value if value and value > 0 else None for name, value in per_pass.items()}  # noise: no slope
     shown = {name: "n/a" if value is None else f"{value:.2f} s" for name, value in per_pass.items()}
     lines += ["", "Cost of one pass over the 60k training rows (slope of fit time over passes, start-up left out): "
               + ", ".join(f"{name} {shown[name]} per epoch" for _, name, _ in series)
-              + f", MLlib {shown['MLlib']} per L-BFGS iteration."]
+              + f", MLlib {shown['MLlib']} per L-BFGS iteration (n/a: fewer than two pass counts, or start-up "
+              "noise larger than the cost of the passes, so no positive slope)."]
     if ml:
         best_ml = max(ml, key=lambda f: f["accuracy"])
         lines += ["", f"MLlib's best accuracy here is {best_ml['accuracy']:.4f} (maxIter {best_ml['passes']}, "
