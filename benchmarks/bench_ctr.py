@@ -570,9 +570,12 @@ def plot(results, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    names = [r["system"].replace(" (one-hot pipeline)", "").replace("one process, ", "").split(";")[0]
-             + (" [%s]" % r["settings"].split(",")[-1].strip() if r["system"].startswith("MLlib") else "")
-             for r in results]
+    def name(r):
+        if r["system"].startswith("PyTorch"):
+            return "PyTorch deepfm (%s)" % ("sparse" if "sparse Embedding" in r["system"] else "dense")
+        return r["system"].replace(" (one-hot pipeline)", "").replace("one process, ", "") \
+            + (" [%s]" % r["settings"].split(",")[-1].strip() if r["system"].startswith("MLlib") else "")
+    names = [name(r) for r in results]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     left.barh(names, [r["auc"] for r in results], color="tab:blue")
     left.set_xlim(min(r["auc"] for r in results) - 0.02, max(r["auc"] for r in results) + 0.01)
