@@ -36,14 +36,16 @@ gender, occupation, zip prefix, release year, first genre. A seeded 80/20 split 
 seed does not move it); ``--rows`` caps the training rows.
 
 Sparkps variants: ``default`` is ``SparkpsCTRClassifier(model=M, seed=S)`` with every other param at its default
-(``sparkps.nets.ctr_defaults``: early stopping on a held-out tenth included); ``previous`` the defaults before they
+(``sparkps.nets.ctr_defaults``: early stopping on held-out rows included); ``previous`` the defaults before they
 were measured (learningRate 0.01, embeddingL2 0, 5 epochs, nothing held out). MLlib: ``default`` is the estimator as
 constructed; ``tuned`` fits every point of :data:`LR_GRID` / :data:`FM_GRID` on the training rows sparkps keeps with
 the same seed, keeps the one with the best AUC on the rows sparkps holds out (the same split early stopping scores)
 and reports that fit. PyTorch (``--torch-python``, a Python with torch): ``benchmarks/torch_deepfm.py``'s FM and
 DeepFM at the estimator's default width, batch and learning rate, on every training row, for as many epochs as the
-early-stopped sparkps fits kept. ``--workers 1,2,4`` fits each model at its defaults with that many workers instead
-(the scale check: the AUC of 2 and 4 workers beside 1).
+early-stopped sparkps fits kept, twice: ``reference`` (dense ``nn.Embedding`` under Adam, no regularisation) and
+``sparse reference`` (``nn.Embedding(sparse=True)`` under SparseAdam, the estimator's dropout and L2). ``--workers
+1,2,4`` fits each model at its defaults with that many workers instead (the scale check: the AUC of 2 and 4 workers
+beside 1).
 """
 import argparse
 import importlib.metadata
@@ -59,6 +61,8 @@ from benchmarks.ctr_reference import RunCache, torch_ready, torch_run
 from sparkps.nets import zoo
 
 MODELS = zoo.names()      # every registered zoo model
+TORCH_VARIANTS = (("dense", "nn.Embedding, Adam on every row, no regularisation"),
+                  ("sparse", "nn.Embedding(sparse=True) under SparseAdam, the estimator's dropout and embeddingL2"))
 PLANTED = dict(num_fields=8, num_numeric=2, vocab=200, zipf=1.2, factors=4, linear_scale=0.5, fm_scale=0.5,
                deep_scale=0.5, hidden=16, bias=-1.0, missing=0.05, seed=7)
 PREVIOUS = dict(learningRate=0.01, embeddingL2=0.0, numEpochs=5, validationFraction=0.0)   # the unmeasured defaults
@@ -525,9 +529,10 @@ def run_quality(spark, args, dataset):
         for model in reference:     # as many epochs as the early-stopped sparkps fits kept (their mean best epoch)
             best_epochs = [r.get("best_epoch") or r["epochs"] for r in kept["sparkps " + model]["runs"]]
             epochs = max(1, int(round(float(np.mean(best_epochs)))))
-            record("PyTorch " + model, "reference",
-                   [torch_run(args.torch_python, dataset, model, epochs, seed) for seed in args.seeds],
-                   "%d epochs, every training row, one process" % epochs)
+            for embeddings, how in TORCH_VARIANTS:
+                record("PyTorch " + model, "reference" if embeddings == "dense" else "sparse reference",
+                       [torch_run(args.torch_python, dataset, model, epochs, seed, embeddings) for seed in args.seeds],
+                       "%d epochs, every training row, one process; %s" % (epochs, how))
     mllib = [v for v in args.mllib if v != "none"]
     if mllib:
         cache = RunCache(args.mllib_cache)

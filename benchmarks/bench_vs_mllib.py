@@ -4,6 +4,11 @@ Same generated data, same run, Spark local[2]. The data is synthetic: scikit-lea
 ``make_classification`` (70000 x 784, 10 classes, 64 informative + 64 redundant features, 3 clusters per class,
 class_sep 2.0, random_state 0), standardised with the training mean/std; 60k train / 10k test. MLP 784-128-64-10.
 
+The networks differ where MLlib gives no choice: MLlib's MultilayerPerceptronClassifier has sigmoid hidden layers
+and a softmax output and computes in float64 (Breeze doubles); sparkps computes in float32 and runs its usual
+ReLU MLP and, as the closest configuration to MLlib's, the same MLP with sigmoid hidden layers
+(``--activations``, default both). The section names each row's activations and precision.
+
 The two trainers take passes of different kinds (sparkps: SGD epochs of mini-batches; MLlib: L-BFGS
 iterations, each a full pass over the data for the gradient), and by default they run very different
 numbers of them. So the benchmark does not compare one fit of each: it fits each side several times, sparkps
@@ -16,6 +21,7 @@ the same math (forward, backward, SGD step) on the whole machine.
     python -m benchmarks.bench_vs_mllib --write-docs                    # full run (MLlib takes minutes)
     python -m benchmarks.bench_vs_mllib --mllib-iters 5,10,20           # a shorter MLlib side, printed only
     python -m benchmarks.bench_vs_mllib --quick --epochs 1              # sparkps and numpy only
+    python -m benchmarks.bench_vs_mllib --activations sigmoid --mllib-iters 5,10   # MLlib's activation only
 
 Inputs are cached as float32 blocks per partition (sparkps) and as a cached DataFrame (MLlib) before the
 clocks start, so both timings are training only.
@@ -30,6 +36,8 @@ import numpy as np
 from benchmarks import report
 
 LAYERS = [784, 128, 64, 10]
+ACTIVATIONS = ("relu", "sigmoid")      # sparkps's usual hidden activation and MLlib's only one
+MLLIB_NET = "sigmoid hidden, softmax output, float64"
 SPARKPS = dict(batch_size=512, optimizer="sgd",
                optimizer_params={"learning_rate": 0.2, "momentum": 0.9, "wd": 1e-4})
 
@@ -50,9 +58,14 @@ def spark_session():
     return report.local_spark("bench_vs_mllib", "6g")
 
 
-def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
-    """One SparkTrainer fit per epoch count in ``epochs`` on cached float32 blocks: [{passes, seconds,
-    accuracy, samples_per_s, steady_samples_per_s}]."""
+def sparkps_net(activation):
+    """How a sparkps row's network computes: its hidden activation, softmax output, float32."""
+    return "%s hidden, softmax output, float32" % activation
+
+
+def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs, activation="relu"):
+    """One SparkTrainer fit per epoch count in ``epochs`` on cached float32 blocks, hidden layers of
+    ``activation``: [{passes, seconds, accuracy, samples_per_s, steady_samples_per_s}]. Blocks on every fit."""
     from sparkps.nets.mlp import mlp_symbol
     from sparkps.spark import SparkTrainer
     blocks = [(X, y) for X, y in zip(np.array_split(X_train, 8), np.array_split(y_train, 8))]
@@ -60,7 +73,7 @@ def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
     rdd.count()
     fits = []
     for num_epoch in epochs:
-        trainer = SparkTrainer(mlp_symbol(LAYERS), (LAYERS[0],), num_workers=2, num_servers=1,
+        trainer = SparkTrainer(mlp_symbol(LAYERS, activation=activation), (LAYERS[0],), num_workers=2, num_servers=1,
                                kvstore="dist_sync", progress=False, eval_metric="acc",
                                **dict(SPARKPS, num_epoch=num_epoch))
         started = time.perf_counter()
@@ -70,7 +83,7 @@ def run_sparkps(spark, X_train, y_train, X_test, y_test, epochs):
         fits.append({"passes": num_epoch, "seconds": seconds, "accuracy": accuracy,
                      "samples_per_s": len(X_train) * num_epoch / seconds,
                      "steady_samples_per_s": trainer.last_fit["steady_samples_per_s"]})
-        print(f"sparkps {num_epoch} epoch(s): {seconds:.1f} s, accuracy {accuracy:.4f}", flush=True)
+        print(f"sparkps {activation} {num_epoch} epoch(s): {seconds:.1f} s, accuracy {accuracy:.4f}", flush=True)
     rdd.unpersist()
     return fits
 
@@ -115,7 +128,8 @@ def best_within(fits, accuracy):
 
 
 def numpy_loop_samples_per_s(X, y, batch_size=None, seconds=10.0):
-    """Samples/s of a plain numpy MLP training loop (one process, BLAS on every core), same math."""
+    """Samples/s of a plain numpy MLP training loop (ReLU hidden layers, float32, one process, BLAS on every core),
+    the math of the sparkps relu rows."""
     batch_size = batch_size or SPARKPS["batch_size"]
     rng = np.random.default_rng(0)
     sizes = LAYERS
@@ -148,73 +162,107 @@ def numpy_loop_samples_per_s(X, y, batch_size=None, seconds=10.0):
     return steps * batch_size / (time.perf_counter() - started)
 
 
+SERIES = {"relu": ("sparkps relu", "tab:blue"), "sigmoid": ("sparkps sigmoid", "tab:green")}
+
+
 def plot(results, path):
-    """Test accuracy against fit wall time, one point per fit, both trainers on one chart."""
+    """Test accuracy against fit wall time, one point per fit, every trainer on one chart."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for name, color, unit in (("sparkps", "tab:blue", "ep"), ("MLlib", "tab:orange", "it")):
+    lines = [(name, color, "ep", "%s (SGD epochs, %s)" % (name, sparkps_net(activation)))
+             for activation, (name, color) in SERIES.items()]
+    lines.append(("MLlib", "tab:orange", "it", "MLlib MLP (L-BFGS maxIter, %s)" % MLLIB_NET))
+    for name, color, unit, label in lines:
         fits = results.get(name) or []
-        ax.plot([f["seconds"] for f in fits], [f["accuracy"] for f in fits], marker="o", color=color,
-                label={"sparkps": "sparkps (SGD epochs)", "MLlib": "MLlib MLP (L-BFGS maxIter)"}[name])
+        if not fits:
+            continue
+        ax.plot([f["seconds"] for f in fits], [f["accuracy"] for f in fits], marker="o", color=color, label=label)
         for f in fits:
             ax.annotate(f"{f['passes']} {unit}", (f["seconds"], f["accuracy"]), fontsize=7,
                         textcoords="offset points", xytext=(3, -9))
     ax.set(xscale="log", xlabel="fit wall time (s, log scale)", ylabel="test accuracy",
            title="time to accuracy (generated data, Spark local[2])")
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
+def sparkps_series(results):
+    """[(activation, row name, fits)] of the sparkps series this run has, ReLU first."""
+    return [(activation, name, results[name]) for activation, (name, _) in SERIES.items() if results.get(name)]
+
+
 def report_text(results, numpy_rate, args):
-    sp, ml = results["sparkps"], results.get("MLlib") or []
-    last = sp[-1]
+    """The section's markdown: every fit's time and accuracy with its network, the cost of a pass, time to MLlib's
+    best accuracy for each sparkps series, and the ReLU series' throughput against the numpy loop."""
+    series, ml = sparkps_series(results), results.get("MLlib") or []
     lines = ["**Generated data**, not a real data set: scikit-learn `make_classification` (70000 x 784, 10 classes, "
              "64 informative + 64 redundant features, 3 clusters per class, class_sep 2.0, random_state 0), "
              "standardised; 60k train / 10k test. Spark `local[2]`, MLP 784-128-64-10, inputs cached before timing. "
              f"sparkps: 2 workers + 1 server, dist_sync, batch {SPARKPS['batch_size']}, {SPARKPS['optimizer']} "
              f"{SPARKPS['optimizer_params']}, one fit per epoch count. MLlib: MultilayerPerceptronClassifier "
              "(L-BFGS, defaults), one fit per maxIter. Every fit starts from scratch and is timed from `fit` to its "
-             "return.",
-             "", "| trainer | passes | fit wall time (s) | test accuracy |", "|---|---|---|---|"]
-    lines += [f"| sparkps | {f['passes']} epoch(s) | {f['seconds']:.1f} | {f['accuracy']:.4f} |" for f in sp]
-    lines += [f"| MLlib MLP | maxIter {f['passes']} | {f['seconds']:.1f} | {f['accuracy']:.4f} |" for f in ml]
-    per_pass = {name: seconds_per_pass(fits) for name, fits in (("sparkps", sp), ("MLlib", ml))}
+             "return; no side gets a warm-up fit.",
+             "", "**The networks are not identical.** MLlib's MLP has sigmoid hidden layers and a softmax output "
+             "and computes in float64 (it offers no other activation or precision); sparkps computes in float32. "
+             "The *sparkps sigmoid* rows are MLlib's configuration as close as sparkps gets (same activations, "
+             "float32, the same SGD settings as the ReLU rows: not tuned for sigmoid); the *sparkps relu* rows are "
+             "sparkps's usual MLP.",
+             "", "| trainer | network | passes | fit wall time (s) | test accuracy |", "|---|---|---|---|---|"]
+    for activation, name, fits in series:
+        lines += [f"| {name} | {sparkps_net(activation)} | {f['passes']} epoch(s) | {f['seconds']:.1f} "
+                  f"| {f['accuracy']:.4f} |" for f in fits]
+    lines += [f"| MLlib MLP | {MLLIB_NET} | maxIter {f['passes']} | {f['seconds']:.1f} | {f['accuracy']:.4f} |"
+              for f in ml]
+    per_pass = {name: seconds_per_pass(fits) for _, name, fits in series}
+    per_pass["MLlib"] = seconds_per_pass(ml) if ml else None
+    per_pass = {name: value if value and value > 0 else None for name, value in per_pass.items()}  # noise: no slope
     shown = {name: "n/a" if value is None else f"{value:.2f} s" for name, value in per_pass.items()}
     lines += ["", "Cost of one pass over the 60k training rows (slope of fit time over passes, start-up left out): "
-              f"sparkps {shown['sparkps']} per epoch, MLlib {shown['MLlib']} per L-BFGS iteration."]
+              + ", ".join(f"{name} {shown[name]} per epoch" for _, name, _ in series)
+              + f", MLlib {shown['MLlib']} per L-BFGS iteration (n/a: fewer than two pass counts, or start-up "
+              "noise larger than the cost of the passes, so no positive slope)."]
     if ml:
         best_ml = max(ml, key=lambda f: f["accuracy"])
-        match = best_within(sp, best_ml["accuracy"])
-        reached = (f"{match['passes']} epoch(s), {match['seconds']:.1f} s: "
-                   f"**{best_ml['seconds'] / match['seconds']:.1f}x** less time" if match
-                   else "none of the epoch counts run")
         lines += ["", f"MLlib's best accuracy here is {best_ml['accuracy']:.4f} (maxIter {best_ml['passes']}, "
-                  f"{best_ml['seconds']:.1f} s). sparkps first reaches it after {reached}."]
-        if match and per_pass["sparkps"] and per_pass["MLlib"]:
-            lines += ["", f"Where that comes from: MLlib ran {best_ml['passes'] / match['passes']:.0f}x as many "
-                      f"passes ({best_ml['passes']} L-BFGS iterations against {match['passes']} epochs), and one of "
-                      f"its passes costs {per_pass['MLlib'] / per_pass['sparkps']:.2f}x one sparkps epoch. Fewer "
-                      "passes to the same accuracy is a real gain for a user, but it is a gain of the method "
-                      "(mini-batch SGD against full-batch L-BFGS), not of a faster pass."]
-    steady, whole = last["steady_samples_per_s"], last["samples_per_s"]
-    lines += ["", "Throughput against a single-process numpy loop doing the same math (forward, backward, SGD "
-              f"with momentum, batch {SPARKPS['batch_size']}, BLAS on both cores): {numpy_rate:.0f} samples/s.",
-              "", f"| sparkps throughput ({last['passes']}-epoch fit) | samples/s | ratio to numpy (goal >= 0.5) |",
-              "|---|---|---|",
-              f"| steady training (first to last batch, both workers) | {steady:.0f} "
-              f"| **{steady / numpy_rate:.2f}** |",
-              f"| whole fit (incl. stage launch, server start, registration) | {whole:.0f} "
-              f"| {whole / numpy_rate:.2f} |",
-              "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fits); other "
-              "processes on this shared machine can lower either side (1-minute load average at the end of "
-              f"the run: {os.getloadavg()[0]:.1f}).",
-              "", "![time to accuracy, sparkps vs MLlib](bench_vs_mllib.png)", "",
-              "Command: `%s`" % report.command("bench_vs_mllib", f"--epochs {args.epochs} --mllib-iters "
-                                               f"{','.join(map(str, args.mllib_iters))}")]
+                  f"{best_ml['seconds']:.1f} s)."]
+        explained = False
+        for activation, name, fits in sorted(series, key=lambda s: s[0] != "sigmoid"):   # MLlib's activation first
+            match = best_within(fits, best_ml["accuracy"])
+            reached = (f"after {match['passes']} epoch(s), {match['seconds']:.1f} s: "
+                       f"**{best_ml['seconds'] / match['seconds']:.1f}x** less time" if match
+                       else "after none of the epoch counts run")
+            lines.append(f"- {name} ({sparkps_net(activation)}) first reaches it {reached}.")
+            if match and not explained and per_pass[name] and per_pass["MLlib"]:
+                explained = True
+                note = (f"Where that comes from ({name}): MLlib ran {best_ml['passes'] / match['passes']:.0f}x as "
+                        f"many passes ({best_ml['passes']} L-BFGS iterations against {match['passes']} epochs), "
+                        f"and one of its passes costs {per_pass['MLlib'] / per_pass[name]:.2f}x one sparkps epoch "
+                        "(float64 against float32 is part of that). Fewer passes to the same accuracy is a real gain "
+                        "for a user, but it is a gain of the method (mini-batch SGD against full-batch L-BFGS), not "
+                        "of a faster pass.")
+        if explained:
+            lines += ["", note]
+    relu = results.get("sparkps relu")
+    if relu:
+        last = relu[-1]
+        steady, whole = last["steady_samples_per_s"], last["samples_per_s"]
+        lines += ["", "Throughput of the ReLU rows against a single-process numpy loop doing the same math (ReLU "
+                  f"hidden layers, float32, forward, backward, SGD with momentum, batch {SPARKPS['batch_size']}, "
+                  f"BLAS on both cores): {numpy_rate:.0f} samples/s.",
+                  "", f"| sparkps relu throughput ({last['passes']}-epoch fit) | samples/s | ratio to numpy "
+                  "(goal >= 0.5) |", "|---|---|---|",
+                  f"| steady training (first to last batch, both workers) | {steady:.0f} "
+                  f"| **{steady / numpy_rate:.2f}** |",
+                  f"| whole fit (incl. stage launch, server start, registration) | {whole:.0f} "
+                  f"| {whole / numpy_rate:.2f} |",
+                  "", "The numpy rate is the best of two 5-second runs (before and after the sparkps fits); other "
+                  "processes on this shared machine can lower either side (1-minute load average at the end of "
+                  f"the run: {os.getloadavg()[0]:.1f})."]
+    lines += ["", "![time to accuracy, sparkps vs MLlib](bench_vs_mllib.png)"]
     return "## sparkps vs Spark MLlib: time to accuracy\n\n" + "\n".join(lines)
 
 
@@ -228,34 +276,57 @@ def _int_list(text):
     return values
 
 
+def _activations(text):
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = sorted(set(values) - set(ACTIVATIONS))
+    if not values or unknown:
+        raise argparse.ArgumentTypeError(f"expected some of {','.join(ACTIVATIONS)}, got {text!r}")
+    return [a for a in ACTIVATIONS if a in values]
+
+
 def figures(results, numpy_rate):
-    """The run's figures for ``--json``: every fit's time and accuracy, and the throughputs."""
+    """The run's figures for ``--json``: every fit's time and accuracy, and the ReLU rows' throughputs (the ReLU
+    rows keep the names they had before the sigmoid rows were added: 'sparkps N epoch(s)')."""
     out = {"numpy loop": report.higher(numpy_rate, "samples/s")}
-    for name, unit in (("sparkps", "epoch(s)"), ("MLlib", "maxIter")):
+    series = [("sparkps relu", "sparkps", "epoch(s)"), ("sparkps sigmoid", "sparkps sigmoid", "epoch(s)"),
+              ("MLlib", "MLlib", "maxIter")]
+    for name, prefix, unit in series:
         for f in results.get(name) or []:
-            key = "%s %d %s" % (name, f["passes"], unit)
+            key = "%s %d %s" % (prefix, f["passes"], unit)
             out.update({key + " fit": report.lower(f["seconds"], "s"),
                         key + " accuracy": report.higher(f["accuracy"], "acc")})
-    last = results["sparkps"][-1]
-    out.update({"sparkps steady": report.higher(last["steady_samples_per_s"], "samples/s"),
-                "sparkps whole fit": report.higher(last["samples_per_s"], "samples/s")})
+    if results.get("sparkps relu"):
+        last = results["sparkps relu"][-1]
+        out.update({"sparkps steady": report.higher(last["steady_samples_per_s"], "samples/s"),
+                    "sparkps whole fit": report.higher(last["samples_per_s"], "samples/s")})
     return out
 
 
-def main(argv=None):
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip MLlib (no docs: the section needs its rows)")
     parser.add_argument("--epochs", type=int, default=4, help="sparkps fits 1..EPOCHS epochs (default 4)")
     parser.add_argument("--mllib-iters", type=_int_list, default=[5, 10, 25, 50, 100],
                         help="MLlib maxIter values, one fit each (default 5,10,25,50,100)")
+    parser.add_argument("--activations", type=_activations, default=list(ACTIVATIONS),
+                        help="hidden activations of the sparkps rows, one series each (default relu,sigmoid: "
+                             "sigmoid is MLlib's only one)")
     args = report.add_output_args(parser).parse_args(argv)
     if args.quick and args.write_docs:
         parser.error("--write-docs needs the MLlib rows: drop --quick")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
     X_train, y_train, X_test, y_test = dataset()
     numpy_rate = numpy_loop_samples_per_s(X_train, y_train, seconds=5.0)
     spark = spark_session()
+    results = {}
     try:
-        results = {"sparkps": run_sparkps(spark, X_train, y_train, X_test, y_test, range(1, args.epochs + 1))}
+        for activation in args.activations:
+            results[SERIES[activation][0]] = run_sparkps(spark, X_train, y_train, X_test, y_test,
+                                                         range(1, args.epochs + 1), activation)
         numpy_rate = max(numpy_rate, numpy_loop_samples_per_s(X_train, y_train, seconds=5.0))
         print(f"numpy loop: {numpy_rate:.0f} samples/s", flush=True)
         if not args.quick:

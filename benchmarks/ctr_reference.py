@@ -36,10 +36,12 @@ def torch_ready(python):
     return probe.returncode == 0
 
 
-def torch_run(python, dataset, model, epochs, seed):
+def torch_run(python, dataset, model, epochs, seed, embeddings="dense"):
     """The PyTorch reference (benchmarks/torch_deepfm.py) of zoo model ``model`` ('fm' or 'deepfm') at the
     estimator's default width, batch and learning rate, trained ``epochs`` epochs on every training row, 2
-    threads: {auc, logloss, epochs, fit_s}."""
+    threads: {auc, logloss, epochs, fit_s}. ``embeddings`` 'dense': ``nn.Embedding`` under Adam, no
+    regularisation; 'sparse': ``nn.Embedding(sparse=True)`` under SparseAdam with the estimator's default dropout
+    and embeddingL2 (torch_deepfm.py's ``--embeddings``). Blocks on the subprocess."""
     import json
     import subprocess
     import tempfile
@@ -59,7 +61,10 @@ def torch_run(python, dataset, model, epochs, seed):
         done = subprocess.run([python, os.path.join(report.ROOT, "benchmarks", "torch_deepfm.py"), path, "--model",
                                model, "--dim", str(d["embeddingDim"]), "--hidden", ",".join(map(str, d["hiddenUnits"])),
                                "--epochs", str(epochs), "--batch-size", str(d["batchSize"]), "--lr",
-                               str(d["learningRate"]), "--seed", str(seed), "--threads", "2"],
+                               str(d["learningRate"]), "--seed", str(seed), "--threads", "2",
+                               "--embeddings", embeddings]
+                              + (["--dropout", str(d["dropout"]), "--embedding-l2", str(d["embeddingL2"])]
+                                 if embeddings == "sparse" else []),
                               capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError("torch_deepfm.py failed: %s" % done.stderr.strip()[-2000:])

@@ -18,11 +18,6 @@ from benchmarks import report
 # section (docs file:name) -> the command that regenerates it, for each section not yet rewritten by the writer
 # that records a digest. Remove an entry when its command has rewritten the section.
 AWAITING = {
-    "docs/benchmarks.md:vs_mllib": "python -m benchmarks.bench_vs_mllib --write-docs --epochs 4 "
-                                   "--mllib-iters 5,10,25,50,100",
-    "docs/benchmarks.md:bench_ctr": "python -m benchmarks.bench_ctr --write-docs --rows 1000000 --epochs 3 "
-                                    "--batch-size 2048 --vocab 1000 --lr 0.02 --lr-iter 20 --fm-iter 20 "
-                                    "--systems numpy,sparkps,mllib",
     "docs/benchmarks.md:gpu": "python -m benchmarks.bench_gpu --write-docs --repeats 11 --steps 50",
     "docs/benchmarks.md:ctr_quality_planted_noise0.3": "python -m benchmarks.bench_ctr_quality --write-docs "
                                                        "--rows 100000 --seeds 0,1,2 --fm-seeds 0 --noise 0.3 "
