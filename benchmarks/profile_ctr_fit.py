@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from benchmarks import report
-from benchmarks.bench_ctr import frames, planted
+from benchmarks.bench_ctr import frames, planted, split_rows
 
 
 def timed(label, fn, out):
@@ -118,7 +118,10 @@ def main(argv=None):
 
     trainer_module.run_watched = run_watched
     try:
-        train, test = frames(spark, data, args.rows)
+        fit_rows, valid_rows, test = frames(spark, data, split_rows(args.rows))
+        train = fit_rows.union(valid_rows).cache()      # all --rows training rows (the fit holds out its own)
+        train.count()
+        fit_rows.unpersist(), valid_rows.unpersist(), test.unpersist()
         timed("numpy featurize, one process", lambda: numpy_featurize(data, args.rows), out)
         clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
                                    model=args.model, embeddingDim=4, hiddenUnits=[32, 16], numEpochs=args.epochs,
