@@ -19,31 +19,6 @@ from benchmarks import report
 # that records a digest. Remove an entry when its command has rewritten the section.
 AWAITING = {
     "docs/benchmarks.md:gpu": "python -m benchmarks.bench_gpu --write-docs --repeats 11 --steps 50",
-    "docs/benchmarks.md:ctr_quality_planted_noise0.3": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                       "--rows 100000 --seeds 0,1,2 --fm-seeds 0 --noise 0.3 "
-                                                       "--movielens off",
-    "docs/benchmarks.md:ctr_quality_planted_noise0": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                     "--rows 100000 --seeds 0,1,2 --fm-seeds 0 --noise 0 "
-                                                     "--movielens off",
-    "docs/benchmarks.md:ctr_quality_movielens": "python -m benchmarks.bench_ctr_quality --write-docs --rows 100000 "
-                                                "--seeds 0,1,2 --fm-seeds 0 --planted off",
-    "docs/benchmarks.md:ctr_quality_workers_movielens_fm": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                           "--rows 100000 --seeds 0,1,2 --planted off --models fm "
-                                                           "--workers 1,2,4 --kvstores dist_sync,dist_async "
-                                                           "--mllib none",
-    "docs/benchmarks.md:ctr_quality_workers_movielens_deepfm": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                               "--rows 100000 --seeds 0,1,2 --planted off "
-                                                               "--models deepfm --workers 1,2,4 "
-                                                               "--kvstores dist_sync,dist_async --mllib none",
-    "docs/benchmarks.md:ctr_quality_planted_noise0_10k": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                         "--rows 10000 --seeds 0,1,2 --fm-seeds 0 --noise 0 "
-                                                         "--movielens off --section-tag 10k",
-    "docs/benchmarks.md:ctr_sweep_planted_noise0": "python -m benchmarks.ctr_sweep --write-docs --rows 100000 "
-                                                   "--data noise0 --seeds 0,1,2 --brief dcn,pnn,nfm",
-    "docs/benchmarks.md:ctr_quality_planted_noise0_1m": "python -m benchmarks.bench_ctr_quality --write-docs "
-                                                        "--rows 1000000 --seeds 0 --noise 0 --movielens off "
-                                                        "--models lr,fm --mllib default --mllib-models lr "
-                                                        "--section-tag 1m",
 }
 
 
