@@ -3,6 +3,8 @@
 store's ``worker``, ``postoffice``, ``rank``, ``barrier`` and its queued pushes); every call blocks until every
 server answered, at most the request timeout.
 """
+import numpy as np
+
 from sparkps.comm import manifest, protocol
 
 
@@ -33,12 +35,32 @@ class ServerCommands:
         if self._local is not None:
             self._local.set_optimizer(optimizer)
             optimizer = self._local.server_optimizer(optimizer)
+        if optimizer is not None and not optimizer.elementwise:
+            self._keep_keys_whole()
         if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
         if self._resume_path is not None:
             path, self._resume_path = self._resume_path, None
             self.load_checkpoint(path)
+
+    def _keep_keys_whole(self):
+        """Lay every dense key on one server from now on: the servers' optimizer is not ``elementwise`` (LAMB's
+        step takes the norms of the whole weight), so no key may be updated in pieces. The keys ``init`` cut across
+        servers are re-laid whole (:meth:`sparkps.comm.layout.KeyLayout.lay_whole`, the same on every worker) and
+        rank 0 moves their current values (a pull, then a relay INIT). Blocks until the servers answered."""
+        layout = self.worker.layout
+        layout.whole_keys = True
+        cut = layout.cut_keys()
+        if not cut:
+            return
+        self._wait_pushes()
+        values = [np.empty(layout.shapes[k], np.float32) for k in cut] if self.rank == 0 else None
+        if values is not None:
+            self.worker.wait(self.worker.pull(cut, values))
+        layout.lay_whole(cut)
+        if values is not None:
+            self.worker.wait(self.worker.relay(cut, values))
 
     def resume_from(self, path):
         """Load the checkpoint in ``path`` (weights, optimizer state, sparse tables) right after the next
