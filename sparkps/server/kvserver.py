@@ -268,7 +268,7 @@ class KVServer:
         # each sparse table writes this server's shard of its rows as one Parquet file (ServedTable.write_shard);
         # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
         return {"tables": {name: table.write_shard(request.path) for name, table in self.tables.items()
-                           if getattr(table, "kind", None) == "sparse"}}
+                           if table.kind == "sparse"}}
 
     def _load(self, request):
         manifest = read_manifest(request.path)
