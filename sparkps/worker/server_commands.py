@@ -6,6 +6,7 @@ server answered, at most the request timeout.
 import numpy as np
 
 from sparkps.comm import manifest, protocol
+from sparkps.optimizer import from_config as optimizer_from_config
 
 
 class ServerCommands:
@@ -138,11 +139,15 @@ class ServerCommands:
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
 
-        Keys not initialised yet are declared from the checkpoint. Blocks until every server loaded
+        Keys not initialised yet are declared from the checkpoint (whole on one server each when the saved optimizer
+        is not ``elementwise``, as ``set_optimizer`` lays them). Blocks until every server loaded
         (rank 0 asks them) and every worker arrived (a barrier).
         """
         path = str(path)
-        shapes = manifest.key_shapes(manifest.read_manifest(path))
+        saved = manifest.read_manifest(path)
+        shapes = manifest.key_shapes(saved)
+        if saved.get("optimizer") is not None and not optimizer_from_config(saved["optimizer"]).elementwise:
+            self._keep_keys_whole()       # the servers run the saved optimizer: no key of it may be cut
         new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
         if new:
             self.worker.declare(new)

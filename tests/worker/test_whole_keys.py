@@ -92,3 +92,60 @@ def test_whole_keys_lie_on_the_server_of_their_middle_element_and_cut_keys_are_r
     assert cut.lay_whole([0]) == {0: [0, 1, 2]}
     assert [tuple(p) for p in cut.pieces_of(0)] == [(0, 1, 0, 40)] and cut.cut_keys() == []
     assert cut.servers_for([0]) == [1]
+
+
+def test_a_relay_init_replaces_the_pieces_a_server_held_of_the_keys_it_names():
+    from sparkps.comm import protocol
+    from sparkps.comm.message import Message
+    from sparkps.errors import MalformedMessage
+    from sparkps.server.tables.dense import DenseTable
+
+    held = DenseTable()       # this server held [0, 19) of key 0 and nothing of key 1 until the relay
+    held.add_group([[0, 0, 19], [1, 0, 3]], [[0, [5, 8]], [1, [3]]], np.arange(22, dtype=np.float32))
+    held.init(protocol.Init([[0, 0, 40]], [[0, [5, 8]]], values=np.ones(40, np.float32), relay=True))
+    assert held.keys() == [0, 1] and held.weight(0).tolist() == [1.0] * 40 and held.weight(1).tolist() == [19, 20, 21]
+    other = DenseTable()      # another server held [19, 39): it now holds nothing of key 0
+    other.add_group([[0, 19, 39]], [[0, [5, 8]]], np.zeros(20, np.float32))
+    other.init(protocol.Init([], [[0, [5, 8]]], values=np.zeros(0, np.float32), relay=True))
+    assert other.keys() == []
+    meta = protocol.Init([], [[0, [5, 8]]], relay=True).meta()
+    assert meta["relay"] is True and "relay" not in protocol.Init([], []).meta()
+    with pytest.raises(MalformedMessage, match="INIT field 'relay' must be a bool, got 1"):
+        protocol.Init.parse(Message("INIT", meta=dict(meta, relay=1)))
+
+
+def test_a_lamb_checkpoint_of_three_servers_resumes_whole_on_two(tmp_path, ps_cluster):
+    """The saved optimizer is LAMB: a store that only loads the checkpoint (on 2 servers, where ``init`` would cut
+    key 0) lays the keys whole too, and its next step is the step the saving cluster took."""
+    keys, step = sorted(SHAPES), STEPS + 1
+
+    def next_step(kv, weights):
+        kv.push(keys, [gradient(kv.rank, step, k) for k in keys])
+        kv.pull(keys, out=[weights[k] for k in keys])
+        kv.end_training()
+        return weights
+
+    def train_save_and_step(kv):
+        weights = initial_weights()
+        kv.init(keys, [weights[k] for k in keys])
+        kv.set_optimizer(optimizer.create('lamb', **LAMB))
+        for s in range(STEPS):
+            kv.push(keys, [gradient(kv.rank, s, k) for k in keys])
+            kv.pull(keys, out=[weights[k] for k in keys])
+        kv.barrier()
+        if kv.rank == 0:
+            kv.save_checkpoint(tmp_path / "ckpt")
+        kv.barrier()
+        return next_step(kv, weights)
+
+    def load_and_step(kv):
+        kv.load_checkpoint(tmp_path / "ckpt")
+        assert kv.worker.layout.cut_keys() == []
+        return next_step(kv, {k: np.zeros(s, np.float32) for k, s in SHAPES.items()})
+
+    with ps_cluster(num_servers=3, num_workers=WORKERS, kvtype='dist_sync', transport='tcp') as cluster:
+        continued = cluster.run_workers(train_save_and_step, timeout=90)[0]
+    with ps_cluster(num_servers=2, num_workers=WORKERS, kvtype='dist_sync', transport='tcp') as cluster:
+        resumed = cluster.run_workers(load_and_step, timeout=90)[0]
+    for k in SHAPES:
+        np.testing.assert_allclose(resumed[k], continued[k], rtol=1e-6, atol=1e-7, err_msg=f"key {k}")
