@@ -64,7 +64,7 @@ class Customer:
         return True
 
     def fail_all(self, error):
-        """Wake every waiter (now and later) with ``error``: the node is going down."""
+        """Wake every waiter (now and later) with ``error`` (a ClusterError): the node is going down."""
         with self._lock:
             if self._failure is None:
                 self._failure = error
@@ -109,9 +109,9 @@ class Customer:
                 self._pending.pop(rid, None)
         if entry.error is not None:
             error = entry.error  # a fresh copy: many threads may raise the same failure at once
-            raise type(error)(str(error), node=getattr(error, "node", None)) from None
-        reply = entry.reply
-        if getattr(reply, "cmd", None) == "ERROR":
+            raise type(error)(str(error), node=error.node) from None
+        reply = entry.reply          # a Message: the event is set by ``complete`` when no error was set
+        if reply.cmd == "ERROR":
             raise RemoteError("%s answered %s (request %d) with an error: %s"
                               % (entry.peer, entry.cmd, rid, reply.err), node=entry.peer)
         return reply

@@ -8,6 +8,12 @@ value). Workers and servers compute the same layout from the same ``{key: shape}
 for server ``s`` carries the pieces of the requested keys that ``s`` owns, concatenated in sorted key order:
 pushing or pulling every parameter costs one request per server.
 
+A piece is updated by the server's optimizer on its own, which equals updating the whole key only for an optimizer
+whose class says ``elementwise`` (:class:`sparkps.optimizer.base.Optimizer`; LAMB's step scales by the norms of the
+whole weight). For any other the layout keeps keys whole (``whole_keys``): each key lies on one server, the one that
+holds the middle element of its range in the flat buffer, so groups stay balanced key by key. ``lay_whole`` re-lays
+the keys already cut (the worker moves their values when such an optimizer arrives after ``init``).
+
 >>> layout = KeyLayout(num_servers=2)
 >>> layout.add({0: (3, 2), 1: (2,)})
 >>> [tuple(p) for p in layout.pieces_on(0)]
@@ -41,8 +47,9 @@ def check_key(key):
     return int(key)
 
 
-def cut_group(sizes, num_servers):
-    """Cut the keys of one group (``{key: number of elements}``) into pieces, balanced by size.
+def cut_group(sizes, num_servers, whole=False):
+    """Cut the keys of one group (``{key: number of elements}``) into pieces, balanced by size; with ``whole``,
+    each key is one piece on the server holding its middle element.
 
     Returns ``{key: [Piece, ...]}``; a key of size 0 gets no piece.
     """
@@ -52,23 +59,34 @@ def cut_group(sizes, num_servers):
     pieces, start = {}, 0
     for key in keys:
         end = start + sizes[key]
-        pieces[key] = [Piece(key, s, max(start, bounds[s]) - start, min(end, bounds[s + 1]) - start)
-                       for s in range(num_servers) if max(start, bounds[s]) < min(end, bounds[s + 1])]
+        if whole:
+            middle = (start + end - 1) // 2
+            pieces[key] = [Piece(key, _server_of(middle, bounds), 0, sizes[key])] if end > start else []
+        else:
+            pieces[key] = [Piece(key, s, max(start, bounds[s]) - start, min(end, bounds[s + 1]) - start)
+                           for s in range(num_servers) if max(start, bounds[s]) < min(end, bounds[s + 1])]
         start = end
     return pieces
+
+
+def _server_of(element, bounds):
+    """The server whose range ``[bounds[s], bounds[s + 1])`` holds ``element``."""
+    return next(s for s in range(len(bounds) - 1) if element < bounds[s + 1])
 
 
 class KeyLayout:
     """The key -> (server, element range) table of one kvstore; pure data, no I/O.
 
     ``add`` registers a group of new keys; ``pieces_on(server, keys)`` lists what one request to ``server``
-    carries; ``servers_for(keys)`` lists the server ranks a request for ``keys`` must reach.
+    carries; ``servers_for(keys)`` lists the server ranks a request for ``keys`` must reach. ``whole_keys``: groups
+    added from now on keep each key on one server (for an optimizer that is not elementwise).
     """
 
-    def __init__(self, num_servers):
+    def __init__(self, num_servers, whole_keys=False):
         if int(num_servers) < 1:
             raise ConfigError("a parameter server cluster needs at least one server, got %r" % (num_servers,))
         self.num_servers = int(num_servers)
+        self.whole_keys = bool(whole_keys)
         self.shapes = {}
         self._pieces = {}
         self._memo = {}  # (server or None, tuple(keys)) -> pieces / servers; cleared by ``add``
@@ -80,9 +98,26 @@ class KeyLayout:
         if known:
             raise ConfigError("kvstore keys %s are already initialised" % known)
         sizes = {k: int(np.prod(shape, dtype=np.int64)) for k, shape in shapes.items()}
-        self._pieces.update(cut_group(sizes, self.num_servers))
+        self._pieces.update(cut_group(sizes, self.num_servers, self.whole_keys))
         self.shapes.update(shapes)
         self._memo.clear()
+
+    def cut_keys(self):
+        """Sorted keys whose pieces lie on more than one server."""
+        return sorted(k for k, pieces in self._pieces.items() if len(pieces) > 1)
+
+    def lay_whole(self, keys):
+        """Keep each of ``keys`` whole from now on, on the server that holds its largest piece (the first of
+        equal ones); returns ``{key: the servers that held a piece of it before}``."""
+        before = {}
+        for key in self.check_known(keys):
+            pieces = self._pieces[key]
+            before[key] = [p.server for p in pieces]
+            if pieces:
+                largest = max(pieces, key=lambda p: p.size)
+                self._pieces[key] = [Piece(key, largest.server, 0, self.size(key))]
+        self._memo.clear()
+        return before
 
     def size(self, key):
         """Number of elements of ``key``."""

@@ -29,7 +29,8 @@ def node_name(role, rank, node_id):
 
 
 def _copy(error):
-    return type(error)(str(error), node=getattr(error, "node", None))
+    """A fresh copy of the ClusterError ``error`` (many threads may raise the same failure at once)."""
+    return type(error)(str(error), node=error.node)
 
 
 class Postoffice:

@@ -140,7 +140,9 @@ def _with_table(meta, table):
 
 
 class Init(NamedTuple):
-    """INIT: the pieces ``[[key, lo, hi]]`` of keys ``[[key, shape]]`` a server holds, and their values."""
+    """INIT: the pieces ``[[key, lo, hi]]`` of keys ``[[key, shape]]`` a server holds, and their values. With
+    ``relay``, the keys of ``shapes`` are laid out anew: the server holds exactly the listed pieces of them (none
+    when it is given none) and drops what else of them it held (:meth:`sparkps.comm.layout.KeyLayout.lay_whole`)."""
     pieces: list
     shapes: list
     sync: bool | None = None
@@ -149,9 +151,12 @@ class Init(NamedTuple):
     kind: str | None = None        # the table kind when it differs from the table name ("sparse")
     options: dict | None = None    # the kind's table options (a sparse table's name, dim, optimizer, ...)
     policy: dict | None = None     # the round policy and its options: {"name": "sync_replicas", ...}
+    relay: bool = False            # the keys of ``shapes`` are re-laid: these pieces replace the ones held
 
     def meta(self):
         meta = {"pieces": self.pieces, "shapes": self.shapes}
+        if self.relay:
+            meta["relay"] = True
         if self.sync is not None:
             meta["sync"] = bool(self.sync)
         if self.policy is not None:
@@ -184,8 +189,11 @@ class Init(NamedTuple):
         policy = meta.get("policy")
         if policy is not None and (not isinstance(policy, dict) or not isinstance(policy.get("name"), str)):
             raise MalformedMessage("INIT field 'policy' must be a map with a 'name', got %r" % (policy,))
+        relay = meta.get("relay", False)
+        if not isinstance(relay, bool):
+            raise MalformedMessage("INIT field 'relay' must be a bool, got %r" % (relay,))
         values = None if kind is not None else _values(msg, optional=True)
-        return cls(pieces, shapes, sync, _table(meta), values, kind, options, policy)
+        return cls(pieces, shapes, sync, _table(meta), values, kind, options, policy, relay)
 
 
 class Push(NamedTuple):

@@ -16,9 +16,11 @@ from sparkps.errors import DataError
 
 
 class NumericStats:
-    """Per-column count, mean and standard deviation of the (optionally log-mapped) training values."""
+    """Per-column count, mean and standard deviation of the (optionally log-mapped) training values; ``widths``:
+    the most values a row of each multi-valued column holds (``{column: width}``, filled where the data is read)."""
 
     def __init__(self, names, count, total, total_sq, log=False):
+        self.widths = {}
         self.names = tuple(names)
         self.count = np.asarray(count, np.float64)
         self.total = np.asarray(total, np.float64)

@@ -50,11 +50,11 @@ class CompositeEvalMetric(EvalMetric):
         return self.metrics[index]
 
     def reset(self):
-        for metric in getattr(self, 'metrics', []):
+        for metric in self.metrics:
             metric.reset()
 
     def reset_local(self):
-        for metric in getattr(self, 'metrics', []):
+        for metric in self.metrics:
             metric.reset_local()
 
     def update(self, labels, preds):

@@ -205,9 +205,9 @@ class AngelNetwork:
         wd_mult = {}
         for param in params:      # by name, the sparse tables too (a table on the job's optimizer takes its reg2)
             layer = self.layers.get(self._owner(param))
-            if getattr(layer, "table_optimizer", None) is not None:
+            if layer is not None and layer.table_optimizer is not None:
                 continue          # a table with its own optimizer: its reg2 is that optimizer's wd
-            reg2 = getattr(layer, "optimizer", (None, None, default_reg2))[2]
+            reg2 = layer.optimizer[2] if layer is not None and layer.optimizer is not None else default_reg2
             wd_mult[param] = 0.0 if param.endswith("_bias") else reg2
         if any(wd_mult.values()):
             out.update(wd=1.0, wd_mult=wd_mult)

@@ -48,6 +48,8 @@ class Layer:
     per_field = False
     trainable = False
     table = False           # reads a sparse table (may then have its own optimizer type)
+    optimizer = None        # the entry's own optimizer (type, params, reg2), when it names one
+    table_optimizer = None  # the table's own optimizer config, when the entry's optimizer type differs from the job's
 
     def __init__(self, entry, network):
         self.entry, self.network = entry, network
@@ -85,7 +87,7 @@ def table_rows(layer, width):
     """(batch, fields, width) rows of the layer's sparse table ``<name>_weight`` (``indexrange`` rows, pulled per
     batch; its own optimizer, when the layer names one, served by the parameter server's table)."""
     from sparkps.rows.config import table_attr
-    own = getattr(layer, "table_optimizer", None)
+    own = layer.table_optimizer
     weight = sym.Variable(layer.name + "_weight", attr=table_attr(optimizer=own) if own else None)
     return sym.Embedding(layer.network.ids, weight=weight, input_dim=layer.network.index_range, output_dim=width,
                          sparse_grad=True, name=layer.name)

@@ -43,4 +43,7 @@ class Regularisation:
 
     def wd_mult(self, part):
         """The multiplier of ``part`` ('embedding', 'linear' or 'deep'); None when not set."""
-        return getattr(self, part + "_wd_mult")
+        parts = {"embedding": self.embedding_wd_mult, "linear": self.linear_wd_mult, "deep": self.deep_wd_mult}
+        if part not in parts:
+            raise ConfigError("a CTR model's weight-decay part is 'embedding', 'linear' or 'deep', got %r" % (part,))
+        return parts[part]

@@ -59,7 +59,7 @@ def cut_table_read(out, node):
     items, flat = out.walk.cut(node)
     batch = out.walk.shape(node.inputs[0])[0]
     names = [out.table_input(item, batch) for item in items]
-    if getattr(node.op, "pooling", None) == "fields":
+    if node.op.params.get("pooling") == "fields":        # the op's declared parameters
         return out.add("Sum", names, [_out(out, node)])
     if flat:
         return out.add("Identity", names, [_out(out, node)])

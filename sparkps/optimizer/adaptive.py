@@ -35,10 +35,25 @@ class Adam(Optimizer):
         lr_t = lr * math.sqrt(1.0 - self.beta2 ** count) / (1.0 - self.beta1 ** count)
         adam_step(self, weight, g, tmp, state, lr_t)
 
+    def update_rows(self, index, weights, grads, states, counts):
+        """The per-row update with the bias correction of each row's own count ``t`` (``counts``, this update
+        included): ``lr_t = lr * sqrt(1-beta2^t) / (1-beta1^t)``, one per row, so a row first updated at the
+        table's 100th step starts as a fresh Adam would. The gradient is formed as ``update`` forms it (rescale,
+        weight decay, clip) and ``clip_weights`` applies after the step; the parameter's update count still
+        drives the learning-rate schedule."""
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        g, tmp = self._prepared_grad(index, weights, grads, wd)
+        t = counts.astype(np.float64)[:, None]
+        lr_t = (lr * np.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)).astype(weights.dtype)
+        adam_step(self, weights, g, tmp, states, lr_t)
+        if self.clip_weights is not None:
+            np.clip(weights, -self.clip_weights, self.clip_weights, out=weights)
+
 
 def adam_step(opt, weight, g, tmp, state, lr_t):
     """Adam's update, in place, with the bias-corrected rate ``lr_t`` (a number; or one per row, shaped (n, 1), for
-    the per-row counts of a sparse table, ``sparkps.optimizer.rowwise``); ``opt`` gives beta1, beta2, epsilon::
+    the per-row counts of a sparse table, :meth:`Adam.update_rows`); ``opt`` gives beta1, beta2, epsilon::
 
         m = beta1 m + (1-beta1) g;  v = beta2 v + (1-beta2) g^2;  weight -= lr_t * m / (sqrt(v) + epsilon)
     """

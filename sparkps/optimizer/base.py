@@ -28,7 +28,7 @@ import numpy as np
 from sparkps.backend import asnumpy as _to_numpy
 from sparkps.errors import ConfigError, DataError
 from sparkps.lr_scheduler import LRScheduler, scheduler_from_config
-from sparkps.optimizer.abilities import LAZY_ROWS, check_ability
+from sparkps.optimizer.abilities import LAZY_ROWS, ROW_COUNTS, check_ability
 from sparkps.optimizer.sparse import dense_part, is_row_sparse, sparse_update
 
 OPTIMIZERS = {}
@@ -45,6 +45,9 @@ def register(cls):
     ``name`` (an MXNet-style custom optimizer) is registered under its lower-cased class name."""
     if not cls.__dict__.get('name'):
         cls.name = cls.__name__.lower()
+    if cls.declares(ROW_COUNTS) and cls.update_rows is Optimizer.update_rows:
+        raise ConfigError(f"optimizer {cls.name!r} declares 'row_counts' but does not override update_rows, the "
+                          f"per-row update that reads each row's count")
     OPTIMIZERS[cls.name] = cls
     return cls
 
@@ -389,6 +392,15 @@ class Optimizer:
             weight[...] = master.astype(np.float16)
             return
         self.update(index, weight, grad, state)
+
+    def update_rows(self, index, weights, grads, states, counts):
+        """The per-row update of a sparse table (:class:`sparkps.optimizer.rowwise.RowOptimizer`): update the
+        gathered rows ``weights`` (n, dim) of parameter ``index`` and their gathered ``states`` (a tuple, or None)
+        in place from ``grads`` (n, dim), left as they are. ``counts`` (n,) holds each row's own update count,
+        this update included. Here it is ``update`` on the gathered rows, with the parameter's own update count;
+        an optimizer whose step reads each row's count (one declaring ``'row_counts'``: Adam's bias correction)
+        overrides it. Never blocks."""
+        self.update(index, weights, grads, states)
 
     def _step(self, weight, g, tmp, state, lr, wd, count, index=0):
         raise NotImplementedError

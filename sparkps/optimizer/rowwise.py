@@ -3,12 +3,13 @@
 A :class:`RowOptimizer` wraps one of the dense optimizers of this package and applies it to a gathered
 block of rows ``(n, dim)`` with their gathered state, as TensorFlow's and MXNet's lazy sparse updates do:
 rows the gradient does not name keep their value and state (no momentum drift, no decay). The update math
-is the dense optimizer's own (``Optimizer.update`` on the gathered rows), so a row updated here changes
-exactly as the dense optimizer would change it. An optimizer runs here when its class declares ``'row_wise'``
-(:mod:`sparkps.optimizer.abilities`). One declaring ``'row_counts'`` (Adam) is the exception in one respect: its
-bias correction uses each row's own step count (how often that row was updated), kept by the table in ``counts``; its
-gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and ``clip_weights``
-applies as in ``Optimizer.update``.
+is the dense optimizer's own: :meth:`Optimizer.update_rows <sparkps.optimizer.base.Optimizer.update_rows>`, which
+runs ``Optimizer.update`` on the gathered rows, so a row updated here changes exactly as the dense optimizer would
+change it. An optimizer runs here when its class declares ``'row_wise'`` (:mod:`sparkps.optimizer.abilities`). A
+class whose per-row step differs from its dense one overrides ``update_rows``: Adam (declaring ``'row_counts'``)
+takes each row's own step count (how often that row was updated, kept by the table in ``counts``) for its bias
+correction; its gradient is still formed by the dense ``_prepared_grad`` (rescale, clip, weight decay) and
+``clip_weights`` applies as in ``Optimizer.update``.
 
 A table is one parameter of the optimizer it runs: its index is the one ``param_idx2name`` gives its name
 (FeedForward numbers the tables after the dense parameters), so the table's own ``lr_mult``/``wd_mult`` — given by
@@ -30,8 +31,7 @@ import numpy as np
 
 from sparkps.errors import ConfigError
 from sparkps.lr_scheduler import scheduler_from_config
-from sparkps.optimizer.abilities import ROW_COUNTS, ROW_WISE
-from sparkps.optimizer.adaptive import adam_step
+from sparkps.optimizer.abilities import ROW_WISE
 from sparkps.optimizer.base import OPTIMIZERS, Optimizer, create, from_config
 
 UNNAMED_TABLE = -1      # the index of a table its optimizer's param_idx2name does not name
@@ -61,7 +61,6 @@ class RowOptimizer:
             raise ConfigError(f"{where}optimizer {self.optimizer.name!r} has no per-row form; "
                               f"sparse tables take {row_wise_names()}")
         self.num_states = self.optimizer.num_states()
-        self.per_row_count = self.optimizer.is_capable(ROW_COUNTS)
 
     def follow(self, job):
         """Take the gradient scaling of the job's optimizer ``job`` (an Optimizer or its config): see
@@ -79,18 +78,10 @@ class RowOptimizer:
 
     def update(self, weights, grads, states, counts):
         """Update the gathered ``weights`` (n, dim) and ``states`` in place from ``grads`` (n, dim), left as
-        they are. ``counts`` (n,) holds each row's update count and is incremented (used by adam)."""
+        they are. ``counts`` (n,) holds each row's update count and is incremented first; the optimizer's own
+        :meth:`~sparkps.optimizer.base.Optimizer.update_rows` runs the update."""
         counts += 1
-        opt, index = self.optimizer, self.index
-        if not self.per_row_count:
-            opt.update(index, weights, grads, tuple(states) if states else None)
-            return
-        opt._update_count(index)
-        lr, wd = opt._get_lr(index), opt._get_wd(index)
-        g, tmp = opt._prepared_grad(index, weights, grads, wd)
-        _adam_rows(opt, weights, g, tmp, states, lr, counts)
-        if opt.clip_weights is not None:
-            np.clip(weights, -opt.clip_weights, opt.clip_weights, out=weights)
+        self.optimizer.update_rows(self.index, weights, grads, tuple(states) if states else None, counts)
 
     def set_learning_rate(self, lr):
         """Set the base learning rate of the wrapped optimizer."""
@@ -127,10 +118,3 @@ def follow_job_scaling(own, job, declared_clip=None):
         schedule.base_lr = own.lr
         own.lr_scheduler = schedule
 
-
-def _adam_rows(opt, weight, g, tmp, state, lr, counts):
-    """Adam's step (:func:`sparkps.optimizer.adaptive.adam_step`, the dense optimizer's own) with the bias
-    correction of each row's own count ``t``: ``lr_t = lr * sqrt(1-beta2^t) / (1-beta1^t)``, one per row."""
-    t = counts.astype(np.float64)[:, None]
-    lr_t = (lr * np.sqrt(1.0 - opt.beta2 ** t) / (1.0 - opt.beta1 ** t)).astype(weight.dtype)
-    adam_step(opt, weight, g, tmp, state, lr_t)

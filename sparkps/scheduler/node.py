@@ -56,6 +56,8 @@ class Scheduler:
         self._started_at = None
         self._monitor = None
         self._stopped = False
+        self._served = {"HEARTBEAT": self._on_heartbeat, "BARRIER": self._on_barrier, "PROGRESS": self._on_progress,
+                        "REPORT_ERROR": self._on_report_error, "FINISH": self._on_finish}
 
     @property
     def uri(self):
@@ -83,7 +85,7 @@ class Scheduler:
             node = self._nodes.get(msg.sender)
             if node is None:
                 return responder.error("scheduler: node %s is not registered in this job" % msg.sender)
-            getattr(self, "_on_" + msg.cmd.lower(), self._on_unknown)(msg, responder, node)
+            self._served.get(msg.cmd, self._on_unknown)(msg, responder, node)
 
     def _register(self, msg, responder):
         meta = msg.meta
@@ -129,7 +131,7 @@ class Scheduler:
             self._heartbeats.beat(node["id"], time.monotonic())
         failure = self._job.failure
         responder.reply({"state": self._job.state, "error": str(failure) if failure else None,
-                         "node": getattr(failure, "node", None)})
+                         "node": failure.node if failure else None})
 
     def _on_barrier(self, msg, responder, node):
         group = msg.meta.get("group")

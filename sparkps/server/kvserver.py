@@ -196,13 +196,12 @@ class KVServer:
     def _fail_round(self, round_, error):
         """Answer every pull parked for round ``round_`` or later with ``error``; later pulls of them get it too."""
         text = "round %d failed: %s: %s" % (round_, type(error).__name__, error)
-        for responder, _ in getattr(self.policy, "fail_round", lambda r, t: [])(round_, text):
+        for responder, _ in self.policy.fail_round(round_, text):
             responder.error(text)
 
     def _failure(self, round_):
         """The refusal that failed ``round_`` (a pull of it is answered with it), or None."""
-        failure = getattr(self.policy, "failure", None)
-        return failure(round_) if failure is not None else None
+        return self.policy.failure(round_)
 
     def _apply_rounds(self, completed):
         for done in completed:
@@ -269,7 +268,7 @@ class KVServer:
         # each sparse table writes this server's shard of its rows as one Parquet file (ServedTable.write_shard);
         # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
         return {"tables": {name: table.write_shard(request.path) for name, table in self.tables.items()
-                           if getattr(table, "kind", None) == "sparse"}}
+                           if table.kind == "sparse"}}
 
     def _load(self, request):
         manifest = read_manifest(request.path)

@@ -26,7 +26,7 @@ class InputChecks:
                 if src.op is None:
                     readers.setdefault(src.name, []).append((node, pos))
         return {name: [n for n, _ in uses] for name, uses in readers.items()
-                if all(pos in getattr(n.op, "propagates_nonfinite", ()) for n, pos in uses)}
+                if all(pos in n.op.propagates_nonfinite for n, pos in uses)}
 
     def _downstream_checks(self, node):
         checks = []

@@ -47,6 +47,9 @@ class Op:
     own_type_inputs = ()      # input positions (indices, conditions) whose type need not be the op's
     elementwise = False       # inputs and outputs share one shape (partial shapes unify)
     partial_shapes = False    # infer_shape accepts shapes with unknown (0) dimensions
+    variadic = False          # takes any number of inputs: ``num_args`` defaults to the inputs given
+    input_attrs = {}          # argument name -> attributes its automatic input variable gets (PReLU's gamma init)
+    propagates_nonfinite = ()  # input positions whose NaN/inf makes only the matching output rows non-finite
     node = None
 
     def __init__(self, **params):

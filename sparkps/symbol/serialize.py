@@ -160,7 +160,7 @@ def _input_defaults(op, arguments, inputs):
     when composed (PReLU's gamma initialiser); add them where the variable has none of its own."""
     for arg, (src, _) in zip(arguments, inputs):
         if src.op is None:
-            for key, value in getattr(op, "input_attrs", {}).get(arg, {}).items():
+            for key, value in op.input_attrs.get(arg, {}).items():
                 src.attrs.setdefault(key, value)
 
 

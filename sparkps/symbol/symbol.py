@@ -285,7 +285,7 @@ def apply_op(cls, args, kwargs, hint=None):
     cut = 0
     while cut < len(args) and (args[cut] is None or isinstance(args[cut], Symbol)):
         cut += 1
-    order = [k for k in getattr(cls, "param_order", cls.spec) if k not in params]
+    order = [k for k in cls.spec if k not in params]
     if len(args) - cut > len(order):
         raise ConfigError("%s: too many positional parameters %r (parameters: %s)"
                           % (cls.name, args[cut:], ", ".join(cls.spec) or "none"))
@@ -318,7 +318,7 @@ def _copied(entry, copies, subs):
 def create(cls, args, params, name, attr, kwargs_inputs=None, hint=None):
     """Apply op class ``cls`` to symbols: positional ``args`` then ``kwargs_inputs`` by argument name.
     Missing arguments become variables named '<name>_<argument>' (fc1_weight, softmax_label)."""
-    if getattr(cls, "variadic", False):
+    if cls.variadic:
         params = dict(params, num_args=params.get("num_args", len(args)))
     op = cls(**params)
     names = op.arguments()
@@ -341,7 +341,7 @@ def create(cls, args, params, name, attr, kwargs_inputs=None, hint=None):
         hint = None
     node = Node(op, name, attrs=_attr_strings(attr), auto_hint=hint)
     inherited = {k: v for k, v in node.attrs.items() if k in _INHERITED}   # as MXNet's compose
-    extra = getattr(op, "input_attrs", {})
+    extra = op.input_attrs
     node.inputs = [entries[a] if a in entries else
                    (Node(None, "%s_%s" % (name, a), attrs=dict(extra.get(a, {}), **inherited), owner=node), 0)
                    for a in names]

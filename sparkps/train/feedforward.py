@@ -406,7 +406,7 @@ class DivergedLoss:
             if math.isfinite(float(out.sum())) or np.isfinite(host(out)).all():   # a sum of finite values may
                 continue                                                         # overflow
             name = self.names[i] if i < len(self.names) else "output %d" % i
-            lr = getattr(self.opt, "lr", None)
+            lr = self.opt.lr
             raise DataError("training diverged: the loss output %r holds NaN or infinity at epoch %d, step %d "
                             "(batch %d of the epoch); the learning rate%s is likely too large: lower it (or clip "
                             "the gradients with clip_gradient)" % (name, epoch, nbatch + 1, nbatch + 1,

@@ -87,7 +87,7 @@ class SparseBatch:
     def check_store(kv):
         """ConfigError unless ``kv`` can hold row-sparse tables."""
         if not kv.is_capable('row_sparse'):
-            raise ConfigError(f"kvstore {getattr(kv, 'type', kv)!r} cannot hold sparse embedding tables "
+            raise ConfigError(f"kvstore {kv.type!r} cannot hold sparse embedding tables "
                               f"(is_capable('row_sparse') is False); use kvstore='local', or on the parameter "
                               f"server a strategy that trains on the servers (dist_sync, dist_async, "
                               f"dist_sync_replicas)")
@@ -115,7 +115,7 @@ class SparseBatch:
             else:
                 raise ConfigError(f"table {name!r}: its table options {sorted(options)} are served by the parameter "
                                   f"server's tables (kvstore 'dist_sync' or 'dist_async'); kvstore "
-                                  f"{getattr(kv, 'type', kv)!r} does not hold them")
+                                  f"{kv.type!r} does not hold them")
 
     def _dense_value(self, name, array):
         array = np.asarray(array)

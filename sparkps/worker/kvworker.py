@@ -140,6 +140,21 @@ class KVWorker:
             return protocol.Init(meta["pieces"], meta["shapes"], sync=self.sync, policy=self.policy).meta()
         return self._send("INIT", keys, payloads, meta_of=meta_of)
 
+    def relay(self, keys, values):
+        """Send the ``values`` of ``keys``, just re-laid by ``layout.lay_whole``, to every server: each holds its
+        new pieces of them and drops its old ones (a relay INIT). Returns a rid; one worker (rank 0) sends it."""
+        checked = self._values(keys, values)
+        keys = sorted(checked.flat)
+        shapes = [[k, list(self.layout.shapes[k])] for k in keys]
+        payloads = {s: checked.payload(self.layout.pieces_on(s, keys), np.float32, self._zero_copy)
+                    if self.layout.pieces_on(s, keys) else np.zeros(0, np.float32)
+                    for s in range(self.layout.num_servers)}
+
+        def meta_of(server):
+            pieces = [[p.key, p.lo, p.hi] for p in self.layout.pieces_on(server, keys)]
+            return protocol.Init(pieces, shapes, relay=True).meta()
+        return self._send("INIT", keys, payloads, servers=list(range(self.layout.num_servers)), meta_of=meta_of)
+
     def push(self, keys, values, copy=True):
         """Send gradients of ``keys`` (summed over workers on the servers); returns a request id.
 

@@ -3,7 +3,10 @@
 store's ``worker``, ``postoffice``, ``rank``, ``barrier`` and its queued pushes); every call blocks until every
 server answered, at most the request timeout.
 """
+import numpy as np
+
 from sparkps.comm import manifest, protocol
+from sparkps.optimizer import from_config as optimizer_from_config
 
 
 class ServerCommands:
@@ -33,12 +36,32 @@ class ServerCommands:
         if self._local is not None:
             self._local.set_optimizer(optimizer)
             optimizer = self._local.server_optimizer(optimizer)
+        if optimizer is not None and not optimizer.elementwise:
+            self._keep_keys_whole()
         if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
         if self._resume_path is not None:
             path, self._resume_path = self._resume_path, None
             self.load_checkpoint(path)
+
+    def _keep_keys_whole(self):
+        """Lay every dense key on one server from now on: the servers' optimizer is not ``elementwise`` (LAMB's
+        step takes the norms of the whole weight), so no key may be updated in pieces. The keys ``init`` cut across
+        servers are re-laid whole (:meth:`sparkps.comm.layout.KeyLayout.lay_whole`, the same on every worker) and
+        rank 0 moves their current values (a pull, then a relay INIT). Blocks until the servers answered."""
+        layout = self.worker.layout
+        layout.whole_keys = True
+        cut = layout.cut_keys()
+        if not cut:
+            return
+        self._wait_pushes()
+        values = [np.empty(layout.shapes[k], np.float32) for k in cut] if self.rank == 0 else None
+        if values is not None:
+            self.worker.wait(self.worker.pull(cut, values))
+        layout.lay_whole(cut)
+        if values is not None:
+            self.worker.wait(self.worker.relay(cut, values))
 
     def resume_from(self, path):
         """Load the checkpoint in ``path`` (weights, optimizer state, sparse tables) right after the next
@@ -116,11 +139,15 @@ class ServerCommands:
     def load_checkpoint(self, path):
         """Replace weights and optimizer state with the checkpoint in ``path``. Collective.
 
-        Keys not initialised yet are declared from the checkpoint. Blocks until every server loaded
+        Keys not initialised yet are declared from the checkpoint (whole on one server each when the saved optimizer
+        is not ``elementwise``, as ``set_optimizer`` lays them). Blocks until every server loaded
         (rank 0 asks them) and every worker arrived (a barrier).
         """
         path = str(path)
-        shapes = manifest.key_shapes(manifest.read_manifest(path))
+        saved = manifest.read_manifest(path)
+        shapes = manifest.key_shapes(saved)
+        if saved.get("optimizer") is not None and not optimizer_from_config(saved["optimizer"]).elementwise:
+            self._keep_keys_whole()       # the servers run the saved optimizer: no key of it may be cut
         new = {k: s for k, s in shapes.items() if k not in self.worker.layout.shapes}
         if new:
             self.worker.declare(new)

@@ -28,10 +28,12 @@ The server feeds each policy events and acts on what comes back (no sockets here
 (sync replicas, model averaging, elastic averaging, bounded staleness) is one module in this package and one
 :func:`register_policy` call. INIT's ``sync`` field picks ``"sync"`` or ``"async"``; its ``policy`` field
 (``{"name": ..., options}``) picks any registered policy with its options (``sync_replicas``:
-``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy may
-have ``status()`` (counters for the cluster status; :class:`RoundPolicy` gives none) and ``fail_round(round,
-text) -> [token]`` / ``failure(round) -> text or None`` (a refused push fails its round: the parked pulls of it
-and later rounds, and every later pull of them, are answered with the refusal; ``sync`` has them).
+``replicas_to_aggregate``, ``total_num_replicas``; ``ssp``: ``max_staleness``; ``average``: none). A policy
+derives from :class:`RoundPolicy` (``register_policy`` refuses any other class), which declares the methods above
+and gives defaults for ``status()`` (counters for the cluster status: none), ``is_stale`` (never) and
+``fail_round(round, text) -> [token]`` / ``failure(round) -> text or None`` (a refused push fails its round: the
+parked pulls of it and later rounds, and every later pull of them, are answered with the refusal; ``sync``
+overrides them, the others keep "nothing fails").
 
 >>> sorted(ROUND_POLICIES)
 ['async', 'average', 'ssp', 'sync', 'sync_replicas']
@@ -41,14 +43,17 @@ import inspect
 from sparkps.errors import ConfigError
 from sparkps.server.policy.averaging import WeightAverage
 from sparkps.server.policy.replicas import SyncReplicas
-from sparkps.server.policy.rounds import AsyncUpdates, CompletedRound, SyncRounds
+from sparkps.server.policy.rounds import AsyncUpdates, CompletedRound, RoundPolicy, SyncRounds
 from sparkps.server.policy.staleness import BoundedStaleness
 
 ROUND_POLICIES = {}
 
 
 def register_policy(name, cls):
-    """Make the round policy ``cls`` available under ``name``."""
+    """Make the round policy ``cls`` (a :class:`RoundPolicy` subclass; ConfigError naming it otherwise) available
+    under ``name``."""
+    if not (isinstance(cls, type) and issubclass(cls, RoundPolicy)):
+        raise ConfigError("round policy %r must be a RoundPolicy subclass, got %r" % (name, cls))
     if name in ROUND_POLICIES and ROUND_POLICIES[name] is not cls:
         raise ConfigError("round policy %r is already registered (%s)" % (name, ROUND_POLICIES[name].__name__))
     ROUND_POLICIES[name] = cls
@@ -82,4 +87,4 @@ register_policy("ssp", BoundedStaleness)
 register_policy("average", WeightAverage)
 
 __all__ = ["AsyncUpdates", "BoundedStaleness", "CompletedRound", "ROUND_POLICIES", "SyncReplicas", "SyncRounds",
-           "WeightAverage", "create_policy", "policy_options", "register_policy"]
+           "RoundPolicy", "WeightAverage", "create_policy", "policy_options", "register_policy"]

@@ -30,6 +30,7 @@ No sockets here: the server feeds events in and acts on what comes back. Updates
 ...  for c in rounds.push(4, 1, {"dense": DenseGradient([0], [2], np.ones(2, np.float32))})]
 [(1, 1.0, [2.0, 2.0])]
 """
+from abc import ABC, abstractmethod
 from typing import NamedTuple
 
 from sparkps.errors import ClusterError
@@ -79,11 +80,46 @@ class RoundSum:
             self._sum[table] = update if known is None else known.add(update)
 
 
-class RoundPolicy:
-    """What every round policy has (the contract in :mod:`sparkps.server.policy`): ``status()``, the policy's
-    counters for the cluster status (none by default; the server adds the policy's name)."""
+class RoundPolicy(ABC):
+    """The base of every round policy (the contract in :mod:`sparkps.server.policy`); ``register_policy`` takes
+    only its subclasses, so the server asks a policy what it declares and never probes it. Declared here:
+    ``needs_round``/``answers_round`` (False), ``applied`` (0), ``is_stale`` (never), ``status()`` (no counters;
+    the server adds the policy's name), ``fail_round``/``failure`` (nothing waits for a round, so nothing fails)."""
+
+    needs_round = False
+    answers_round = False
+    applied = 0
+
+    @abstractmethod
+    def push(self, worker, round_, updates):
+        """``worker`` pushed ``{table name: update}`` for ``round_``: the rounds now ready to apply, in order."""
+
+    @abstractmethod
+    def leave(self, worker):
+        """``worker`` pushes no more (LEAVE): the rounds that waited only for it, in order."""
+
+    @abstractmethod
+    def wait_pull(self, round_, token):
+        """True when a pull of ``round_`` may be answered now; otherwise ``token`` is parked."""
+
+    @abstractmethod
+    def mark_applied(self, round_):
+        """The server applied ``round_``: the parked tokens that may now be answered."""
+
+    @abstractmethod
+    def parked(self):
+        """Tokens still parked (answered with an ERROR when the server stops)."""
+
+    @abstractmethod
+    def unapplied(self, worker):
+        """How many of ``worker``'s pushes were received but wait in rounds not applied yet."""
+
+    def is_stale(self, round_):
+        """Whether a push of ``round_`` will be dropped as stale (only a policy that ``answers_round`` drops)."""
+        return False
 
     def status(self):
+        """The policy's counters for the cluster status (none here)."""
         return {}
 
     def fail_round(self, round_, text):
@@ -126,9 +162,11 @@ class AsyncUpdates(RoundPolicy):
 
 class ParkedPulls(RoundPolicy):
     """Pulls that wait until their round is applied: ``applied`` (the last applied round) and the tokens parked
-    until then. A round policy sets both in its ``__init__``."""
+    until then. A round policy sets both in its ``__init__``; ``_failed`` is ``(round, refusal)`` once a push
+    was refused (``fail_round``)."""
 
     answers_round = False
+    _failed = None
 
     def wait_pull(self, round_, token):
         """True if round ``round_`` is applied; otherwise park ``token`` for :meth:`mark_applied`."""
@@ -148,7 +186,7 @@ class ParkedPulls(RoundPolicy):
         """A push to ``round_`` was refused (``text``): that round and every later one cannot complete, so
         the pulls parked for them are returned, to be answered with ``text`` at once (not a timeout), and every
         later pull of them gets it too (``failure``)."""
-        failed = getattr(self, "_failed", None)
+        failed = self._failed
         if failed is None or round_ < failed[0]:
             self._failed = (round_, text)
         ready = [t for r, t in self._parked if r >= round_]
@@ -156,7 +194,7 @@ class ParkedPulls(RoundPolicy):
         return ready
 
     def failure(self, round_):
-        failed = getattr(self, "_failed", None)
+        failed = self._failed
         return failed[1] if failed is not None and round_ >= failed[0] else None
 
     def parked(self):

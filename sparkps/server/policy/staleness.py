@@ -18,11 +18,12 @@ False
 ([1], ['b'])
 """
 from sparkps.errors import ClusterError, ConfigError
-from sparkps.server.policy.rounds import CompletedRound
+from sparkps.server.policy.rounds import CompletedRound, RoundPolicy
 
 
-class BoundedStaleness:
-    """Policy ``ssp``: apply every push at once; hold a pull while its worker is too far ahead."""
+class BoundedStaleness(RoundPolicy):
+    """Policy ``ssp``: apply every push at once; hold a pull while its worker is too far ahead. A refused push
+    fails no round (:class:`RoundPolicy`'s ``fail_round``/``failure``): it is applied on arrival or not at all."""
 
     needs_round = True
     answers_round = False

@@ -5,8 +5,8 @@ The server (:class:`~sparkps.server.kvserver.KVServer`) routes every data reques
 held creates it from the kind registered under the same name. This is the server's one seam, as ps-lite's
 ``KVServer::set_request_handle``: the transport and the round policy never change when a table kind is added.
 
-A table kind is a class with these methods (the server calls them from its handler thread, one at a time;
-none blocks except ``save``/``load`` on file I/O):
+A table kind is a class with a ``kind`` attribute (the name it is registered under) and these methods (the server
+calls them from its handler thread, one at a time; none blocks except ``save``/``load`` on file I/O):
 
 ``init(request)``
     INIT (:class:`~sparkps.comm.protocol.Init`): hold new entries, or overwrite held ones. An INIT whose

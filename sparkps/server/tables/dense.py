@@ -99,10 +99,15 @@ class DenseTable:
 
     # ---- requests -----------------------------------------------------------------------------------
     def init(self, request):
-        """INIT: add the request's pieces as a new group, or overwrite them when every one is held already."""
+        """INIT: add the request's pieces as a new group, or overwrite them when every one is held already. A
+        ``relay`` INIT first drops the pieces held of the keys it names (they are laid out anew)."""
         if request.values is not None:
             self._refuse_nonfinite([p[0] for p in request.pieces], [p[2] - p[1] for p in request.pieces],
                                    request.values, "INIT: a non-finite initial value")
+        if request.relay:
+            self.drop([key for key, _ in request.shapes])
+            if not request.pieces:
+                return
         held = [p for p in request.pieces if p[0] in self.slots]
         if held and len(held) == len(request.pieces):
             if request.values is not None:
@@ -166,6 +171,18 @@ class DenseTable:
         self.groups.append(buffer)
         self.group_keys.append(tuple(new))
         self.slots.update(new)
+
+    def drop(self, keys):
+        """Forget the pieces of ``keys`` held here, with their state (a relay INIT lays them out anew; their
+        group's buffer keeps the elements, unused)."""
+        gone = {int(k) for k in keys} & set(self.slots)
+        if not gone:
+            return
+        for key in gone:
+            del self.slots[key]
+            self.states.pop(key, None)
+        self.group_keys = [tuple(k for k in keys_ if k not in gone) for keys_ in self.group_keys]
+        self._fused = {}
 
     def keys(self):
         """Sorted keys with a piece on this server."""

@@ -118,10 +118,10 @@ class ServedTable:
         ``request.peek`` reads held rows and the initial rows of the others, counting and storing nothing.
         The array is new and marked read-only, so the server sends it without another copy."""
         ids = np.asarray(self._ids(request.ids))
-        if getattr(request, "peek", False):
+        if request.peek:
             rows = self._held().peek(ids)
         else:
-            rows = self._held().pull_checked(ids, getattr(request, "counts", None))
+            rows = self._held().pull_checked(ids, request.counts)
         rows.flags.writeable = False
         return rows
 

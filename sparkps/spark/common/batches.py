@@ -41,7 +41,7 @@ def _where(place):
     """'row 5' for a row count; a RowPlaces describes its current row (only now, on the error path)."""
     if isinstance(place, (int, np.integer)):
         return "row %d" % place
-    return place.describe() if hasattr(place, "describe") else str(place)
+    return place.describe() if isinstance(place, RowPlaces) else str(place)
 
 
 def write_features(features, out, row_index):

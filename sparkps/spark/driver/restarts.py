@@ -27,7 +27,7 @@ def restartable(exc):
 
 def failed_role(exc):
     """The role a failure names first ('server 0', 'worker 1'), else 'a Spark task'."""
-    node = getattr(exc, "node", None)
+    node = exc.node if isinstance(exc, ClusterError) else None
     found = _ROLE.search(str(node or "")) or _ROLE.search(str(exc))
     return found.group(1) if found else "a Spark task"
 
@@ -86,7 +86,8 @@ class Restarts:
     def give_up(self, exc):
         """The one error a fit raises when it stops restarting: it names the role that died."""
         return ClusterError("%s died again after %d restart(s) (max_restarts=%d): %s"
-                            % (failed_role(exc), self.count, self.max_restarts, exc), node=getattr(exc, "node", None))
+                            % (failed_role(exc), self.count, self.max_restarts, exc),
+                            node=exc.node if isinstance(exc, ClusterError) else None)
 
     def record(self, exc, point, progress):
         """Note a restart after ``exc`` from checkpoint ``point`` (None: from the start); returns its entry.

@@ -369,7 +369,7 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
 
 def stats_to_json(stats):
     """The numeric statistics and multi-valued widths as the ``numericStats`` param's JSON."""
-    return json.dumps(dict(stats.to_dict(), widths=getattr(stats, "widths", {})))
+    return json.dumps(dict(stats.to_dict(), widths=stats.widths))
 
 
 def stats_from_json(text):

@@ -120,7 +120,7 @@ class CTRFeaturizer:
         """The FeatureSpec of these columns (multi-valued widths from ``stats``); ``network``: its other fields
         (embedding_dim, hidden_units, pooling, tables, ...)."""
         from sparkps.ctr.features import FeatureSpec
-        widths = dict(getattr(stats, "widths", {}) or {})
+        widths = dict(stats.widths)
         missing = [c for c in self.multi_value_cols if c not in widths]
         if missing:
             raise ConfigError("no width for multi-valued column(s) %s: compute the statistics with fit_stats"

@@ -220,7 +220,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
         model.keep_rows_for(dict(stopper.inputs))
     snapshots = []       # the tables' manifest of each best epoch's snapshot on the servers (worker 0)
     reading = table_reading(network) if tables_dir is not None else None
-    if tables_dir is not None and rank == 0 and hasattr(stopper, "snapshot"):
+    if tables_dir is not None and rank == 0 and stopper is not None and stopper.snapshots_tables:
         stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
@@ -235,7 +235,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     result = {"rank": rank, "rows": batches.num_rows, "history": history.epochs(),
               "stopped_after": None if stopper is None else stopper.stopped_after,
               "best_epoch": None if stopper is None else stopper.best_epoch,
-              "stop_reason": getattr(stopper, "reason", None),
+              "stop_reason": None if stopper is None else stopper.reason,
               "fit_seconds": time.perf_counter() - started, "batches": history.batches,
               "first_batch_end": history.first_batch_end, "last_batch_end": history.last_batch_end,
               "first_epoch_end": history.first_epoch_end,
@@ -255,7 +255,7 @@ def validation_seconds(model, stopper, history):
     """{rows_pull, scoring, snapshot}: the seconds this worker spent at its epoch ends pulling the rows of the
     held-out ids (and the ids of nothing else), scoring the held-out rows, and waiting for the servers to write
     the tables at a new best epoch; all 0 without validation."""
-    snapshot = getattr(stopper, "snapshot_seconds", 0.0)
+    snapshot = 0.0 if stopper is None else stopper.snapshot_seconds
     return {"rows_pull": model.epoch_end_pull_seconds if stopper is not None else 0.0,
             "scoring": history.validation_seconds - snapshot, "snapshot": snapshot}
 
@@ -337,7 +337,7 @@ class EpochHistory:
         self.first_batch_end = self.first_batch_end or now
         self.last_batch_end, self.batches = now, self.batches + 1
         self._epoch_batches[int(param.epoch)] = int(param.nbatch)
-        metric = getattr(param, "eval_metric", None)
+        metric = param.eval_metric          # a BatchEndParam (sparkps.callback)
         if metric is None:
             return
         names, values = metric.get()

@@ -27,6 +27,9 @@ class EarlyStopping:
     new best epoch (``best_params``).  Pure numpy on top of ``model.predict``; never blocks beyond that
     computation.
     """
+    snapshots_tables = False    # a dense network: no sparse tables for the servers to write at a best epoch
+    reason = None               # why training stopped early, in words (CTRValidation's; none given here)
+    snapshot_seconds = 0.0      # the time table snapshots took: none here
 
     def __init__(self, X, y, patience=2, tolerance=1e-4, keep_best=False):
         self.X, self.y = np.asarray(X, np.float32), np.asarray(y).astype(np.int64)

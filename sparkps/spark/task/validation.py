@@ -33,6 +33,7 @@ class CTRValidation:
     """Scores validation rows ``X`` (the rows of ``typed``, a TypedInputs) against 0/1 labels ``y``; stops training
     once validation ``metric`` has not improved for ``patience`` epochs (``patience`` 0 or no metric: never stops).
     Blocks only on the model's prediction."""
+    snapshots_tables = True     # ``snapshot``, when set, makes the servers write the tables at each new best epoch
 
     def __init__(self, X, y, typed, metric=None, patience=0, tolerance=0.0, keep_best=True):
         self.inputs = typed.split(np.asarray(X))

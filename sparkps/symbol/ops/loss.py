@@ -13,14 +13,15 @@ from .softmax import softmax_into
 
 
 def check_labels(op, label, classes, rt=None):
-    """DataError naming the label input when a label is outside [0, classes) (ignored labels aside);
-    labels are cast to integers toward zero, as MXNet does. On a gpu context a label fed from the host this pass
-    is checked on its host copy (``rt.host_copy``), so the step does not wait for the device."""
+    """For the SoftmaxOutput ``op`` (its ``use_ignore``/``ignore_label`` parameters): DataError naming the label
+    input when a label is outside [0, classes) (ignored labels aside); labels are cast to integers toward zero, as
+    MXNet does. On a gpu context a label fed from the host this pass is checked on its host copy
+    (``rt.host_copy``), so the step does not wait for the device."""
     if rt is not None:
         label = rt.host_copy(op, 1, label)
     if label.min() >= 0 and label.max() < classes:
         return
-    ignore = getattr(op, "ignore_label", None) if getattr(op, "use_ignore", False) else None
+    ignore = op.ignore_label if op.use_ignore else None
     bad = label[(label < 0) | (label >= classes)]
     bad = bad[bad != ignore] if ignore is not None else bad
     if bad.size:

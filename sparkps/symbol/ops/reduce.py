@@ -103,6 +103,7 @@ VALUE_REDUCTIONS = {
 class _ValueReduce(_Reduce):
     """A reduction whose gradient depends on the input and the result (max, min, prod, norm, ...)."""
     kind = None
+    ord = 2                 # the norm's order (a parameter of Norm only; its gradient op takes it from every kind)
 
     def forward(self, rt, ins, outs, aux):
         x, out = ins[0], outs[0]
@@ -111,7 +112,7 @@ class _ValueReduce(_Reduce):
 
     def gradient(self, node, out_grads):
         return [apply(ValueReduceGrad, [out_grads[0], node.inputs[0], (node, 0)], grad_name(node, "data"),
-                      kind=self.kind, axis=self.axis, exclude=self.exclude, ord=getattr(self, "ord", 2))]
+                      kind=self.kind, axis=self.axis, exclude=self.exclude, ord=self.ord)]
 
 
 def _value_reduce(kind, doc, extra=None):
