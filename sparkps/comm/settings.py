@@ -3,7 +3,8 @@ the worker's kvstore.
 
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
 ``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
-``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md) and ``SPARKPS_CURVE``.
+``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md), ``SPARKPS_CURVE`` and
+``SPARKPS_TABLES_ROOT`` (the folder below which a server writes tables, see docs/tables.md).
 One precedence everywhere (a Spark fit, ``sparkps launch``, a hand-started role): a value given explicitly wins
 over the environment, which wins over the default; docs/cli.md has the table. Nothing here blocks.
 
@@ -85,6 +86,17 @@ class NodeSettings(NamedTuple):
     def resolve(cls, scheduler_uri=None, secret=None, rank=None, env=None):
         """Fill the values not given from the environment; ConfigError naming the missing variable."""
         return cls(resolve_scheduler_uri(scheduler_uri, env), resolve_secret(secret, env), resolve_rank(rank, env))
+
+
+def resolve_tables_root(value=None, env=None):
+    """The folder below which a server writes the tables a request asks for (COMMAND write_tables): ``value`` or
+    ``SPARKPS_TABLES_ROOT``, as an absolute path with symbolic links resolved; None when neither is set (the
+    server then writes no table). Fixed when the server starts; nothing a request says moves it."""
+    env = os.environ if env is None else env
+    raw = value if value is not None else env.get("SPARKPS_TABLES_ROOT")
+    if raw in (None, ""):
+        return None
+    return os.path.realpath(os.path.abspath(str(raw)))
 
 
 # -- the size limit on every socket, enforced by libzmq before a frame is allocated or authenticated ------------
