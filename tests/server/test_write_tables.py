@@ -83,7 +83,8 @@ def test_a_shard_holds_only_its_servers_ids(tmp_path):
 
 
 def test_a_server_without_sparse_tables_writes_nothing(tmp_path):
-    reply, _ = handle(KVServer(_Postoffice(), tables_root=tmp_path), 'COMMAND', protocol.Command('write_tables', path=str(tmp_path)).meta())
+    reply, _ = handle(KVServer(_Postoffice(), tables_root=tmp_path), 'COMMAND',
+                      protocol.Command('write_tables', path=str(tmp_path)).meta())
     assert reply == {'tables': {}}
     assert list(tmp_path.iterdir()) == []
 
