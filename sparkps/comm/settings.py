@@ -100,8 +100,10 @@ def resolve_tables_root(value=None, env=None):
 
 
 # -- the size limit on every socket, enforced by libzmq before a frame is allocated or authenticated ------------
-DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
 HEADER_LIMIT_BYTES = 4 * 1024 * 1024 + 64 * 1024  # the largest header frame (MAC + 4 MiB msgpack) with margin
+# arrays travel in frames of at most 4 MiB (comm.message.FRAME_BYTES): the header's limit covers every frame of
+# every model, and a stranger's frame costs a node at most that much before its MAC is checked
+DEFAULT_MAX_MESSAGE_BYTES = HEADER_LIMIT_BYTES
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -120,7 +122,8 @@ def message_size_limit(dense_elements=0, num_servers=1, sparse_rows=0, row_dim=0
 
 def resolve_max_message_bytes(value=None, env=None):
     """The per-frame size limit of every socket: ``value`` or ``SPARKPS_MAX_MESSAGE_BYTES`` (bytes, or with a
-    K/M/G suffix), default 1 GiB; ConfigError naming the variable when it is not a size above the header limit."""
+    K/M/G suffix), default the header limit (every array travels in frames below it); ConfigError naming the variable
+    when it is not a size above the header limit."""
     env = os.environ if env is None else env
     raw = value if value is not None else env.get("SPARKPS_MAX_MESSAGE_BYTES")
     if raw in (None, ""):
