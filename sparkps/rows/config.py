@@ -39,7 +39,7 @@ KNOWN = ("min_count", "ttl", "decay", "min_decayed", "sweep_every", "capacity", 
          "optimizer", "max_new_ids")
 _COUNTS = ("min_count", "ttl", "sweep_every", "capacity", "max_new_ids")
 # ids a table does not hold yet that one pull may name: a batch's ids, with room; a request naming more would grow
-# the table by what no batch needs (5M new ids in one pull grew a server by 650 MB)
+# the table by what no batch needs, without bound
 MAX_NEW_IDS = 1 << 20
 _ON_FULL = {"lru": "evict", "evict": "evict", "fail": "fail"}
 

@@ -125,7 +125,7 @@ def test_a_strangers_oversize_frames_are_dropped_before_they_are_allocated():
     timeouts = cluster_timeouts()
     sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts).start()
     env = dict(os.environ, SPARKPS_SCHEDULER_URI=sched.uri, SPARKPS_SECRET=sched.secret)
-    env.pop("SPARKPS_MAX_MESSAGE_BYTES", None)  # the default limit, 1 GiB
+    env.pop("SPARKPS_MAX_MESSAGE_BYTES", None)  # the default limit (the header's)
     if os.environ.get("SPARKPS_TEST_LIMIT"):  # e.g. 8G: shows that without the limit the server does grow
         env["SPARKPS_MAX_MESSAGE_BYTES"] = os.environ["SPARKPS_TEST_LIMIT"]
     server = subprocess.Popen([sys.executable, "-m", "sparkps.server"], env=env)
