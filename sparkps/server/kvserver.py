@@ -8,6 +8,9 @@ applied is parked with its responder and answered when the round completes. Bad 
 ERROR naming what was wrong; nothing a peer sends can stop the server. A push holding NaN or infinity is refused
 with an ERROR naming the worker and the key or row, or (server setting ``nonfinite='skip'``, from
 ``SPARKPS_NONFINITE``) dropped and counted, its round completing without it (:mod:`sparkps.optimizer.finite`).
+Names and paths from the wire stay where the server started: INIT refuses a table name that is not an identifier,
+and COMMAND write_tables writes only below ``tables_root`` (``SPARKPS_TABLES_ROOT``; none: no table is written), with
+no ``..`` and no symbolic link followed (:func:`sparkps.rows.shards.folder_below`).
 
 >>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
 """
