@@ -1,17 +1,20 @@
 """A stranger's frames at the size limit, and a secret reused across jobs: what a server's memory and a job's
 refusal counters show.
 
-Frame attack: a server process (``python -m sparkps.server``, limit ``--limit``, default the 1 GiB default) of a
-running job; ``--connections`` raw TCP connections (ZMTP 3, NULL mechanism, no secret) each announce one frame of
+Frame attack: a server process (``python -m sparkps.server``, limit ``--limit``, default the tree's own default) of
+a running job; ``--connections`` raw TCP connections (ZMTP 3, NULL mechanism, no secret) each announce one frame of
 ``size`` bytes and stream all of it; the server's RSS is read before and while they are open. Sizes: exactly the
 limit (refused before allocation since the limit is exclusive) and one byte below (the exposure that remains:
-each connection may hold one frame below the limit until the MAC check drops it).
+each connection may hold one frame below the limit until the MAC check drops it). Then each connection sends
+``--frames`` frames of 1 MiB as one message it never ends (every frame below the limit): libzmq holds a message's
+frames until its last one arrives, whatever their number.
 
 Cross-job replay: jobs A and B share one secret; messages of job A (REGISTER to B's scheduler, INIT,
 SET_OPTIMIZER, PUSHPULL and ``COMMAND save`` to B's server, signed as A's worker signs them, A's job id in the
 header) are counted as refused by B, and B's own worker still registers and trains.
 
-    python -m benchmarks.bench_frame_attack [--limit 1G] [--connections 2] [--tree PATH] [--write-docs] [--json PATH]
+    python -m benchmarks.bench_frame_attack [--limit 1G] [--connections 2] [--frames 256] [--tree PATH] [--write-docs]
+        [--json PATH]
 
 ``--tree`` runs the frame attack with another checkout's ``sparkps`` package first on the path (e.g. the code
 before the limit became exclusive, extracted with ``git archive``); the cross-job part needs this tree's.
@@ -32,6 +35,7 @@ from benchmarks.process_memory import settled_rss
 
 DOC = os.path.join(report.ROOT, "docs", "security.md")
 SIZES = ("frames of the limit", "frames one byte below the limit")
+UNENDED = "1 MiB frames of one message never ended"
 
 GREETING = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL" + b"\0" * 16 + b"\0" + b"\0" * 31
 _READY_BODY = b"\x05READY" + b"\x0bSocket-Type" + (6).to_bytes(4, "big") + b"DEALER"
@@ -73,6 +77,29 @@ def announce(address, size, chunk=1 << 20):
         return None
 
 
+def announce_frames(address, count, size=1 << 20):
+    """A connection that sent ``count`` frames of ``size`` bytes, each flagged 'more' (one message never ended);
+    None when disconnected while sending."""
+    host, port = address[len("tcp://"):].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    try:
+        sock.sendall(GREETING)
+        got = 0
+        while got < len(GREETING):
+            data = sock.recv(4096)
+            if not data:
+                raise ConnectionResetError("closed during the greeting")
+            got += len(data)
+        sock.sendall(READY)
+        frame = b"\x03" + size.to_bytes(8, "big") + b"\0" * size     # flags: more, long
+        for _ in range(count):
+            sock.sendall(frame)
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
 def still_open(sock):
     """False once the peer closed the connection (libzmq disconnects a frame above its limit)."""
     try:
@@ -83,9 +110,10 @@ def still_open(sock):
         return False
 
 
-def frame_attack(limit, connections):
-    """{size label: {'before_mib', 'during_mib', 'grown_mib', 'connections_kept'}} for frames of the limit and
-    one byte below, against one server process of a running job."""
+def frame_attack(limit, connections, frames=256):
+    """{size label: {'before_mib', 'during_mib', 'grown_mib', 'connections_kept'}} for frames of the limit, one
+    byte below, and ``frames`` frames of 1 MiB in one message never ended, against one server process of a running
+    job. ``limit`` None: the tree's default."""
     from sparkps.comm.postoffice import Postoffice
     from sparkps.comm.settings import resolve_max_message_bytes
     from sparkps.comm.timeouts import Timeouts
@@ -94,16 +122,20 @@ def frame_attack(limit, connections):
     timeouts = Timeouts(register=60, request=30, heartbeat_interval=0.5, heartbeat_timeout=60)
     sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts).start()
     env = dict(os.environ, SPARKPS_SCHEDULER_URI=sched.uri, SPARKPS_SECRET=sched.secret,
-               SPARKPS_MAX_MESSAGE_BYTES=str(limit_bytes))
+               SPARKPS_MAX_MESSAGE_BYTES=str(limit_bytes))      # limit None: the value the tree resolved unset
     server = subprocess.Popen([sys.executable, "-m", "sparkps.server"], env=env)
     worker = Postoffice("worker", sched.uri, sched.secret, timeouts=timeouts, max_message_bytes=limit_bytes)
-    out = {"limit_bytes": limit_bytes, "connections": connections}
+    out = {"limit_bytes": limit_bytes, "connections": connections, "frames": frames}
     try:
         worker.start()
         address = next(n["address"] for n in worker.nodes if n["role"] == "server")
-        for label, size in zip(SIZES, (limit_bytes, limit_bytes - 1)):
+        attacks = [(label, lambda size=size: announce(address, size))
+                   for label, size in zip(SIZES, (limit_bytes, limit_bytes - 1))]
+        if frames and limit_bytes > (1 << 20) + 9:
+            attacks.append((UNENDED, lambda: announce_frames(address, frames)))
+        for label, attack in attacks:
             before = settled_rss_mib(server.pid)
-            opened = [announce(address, size) for _ in range(connections)]
+            opened = [attack() for _ in range(connections)]
             time.sleep(1.0)
             during = settled_rss_mib(server.pid, 5.0)
             opened = [sock if sock is not None and still_open(sock) else None for sock in opened]
@@ -182,16 +214,20 @@ def cross_job_replay():
 def markdown(figures, args):
     """The frame attack's figures as the ``frame_attack`` section of docs/security.md."""
     runs = [(name[len("frame attack, "):], run) for name, run in figures.items() if name.startswith("frame attack")]
-    lines = ["`python -m sparkps.server` of a running job with `SPARKPS_MAX_MESSAGE_BYTES` %s; %d raw TCP connections "
-             "(ZMTP 3, no secret) each announce one frame and stream all of it; the server process's RSS before and "
-             "while they are open." % (args.limit, args.connections), "",
-             "| code | frames announced | RSS before (MiB) | RSS during (MiB) | grown (MiB) | connections left open |",
-             "|---|---|---|---|---|---|"]
+    limit = "`SPARKPS_MAX_MESSAGE_BYTES` %s" % args.limit if args.limit else "each tree's default frame limit"
+    lines = ["`python -m sparkps.server` of a running job with %s; %d raw TCP connections (ZMTP 3, no secret) each "
+             "announce one frame and stream all of it, then each sends %d frames of 1 MiB as one message it never "
+             "ends; the server process's RSS before and while they are open." % (limit, args.connections, args.frames),
+             "", "| code | limit (MiB) | frames sent | RSS before (MiB) | RSS during (MiB) | grown (MiB) "
+             "| connections left open |", "|---|---|---|---|---|---|---|"]
     for code, run in runs:
-        for label in SIZES:
+        for label in SIZES + (UNENDED,):
+            if label not in run:
+                continue
             row = run[label]
-            lines.append("| %s | %s | %.1f | %.1f | %.1f | %d |" % (code, label, row["before_mib"], row["during_mib"],
-                                                                   row["grown_mib"], row["connections_open"]))
+            lines.append("| %s | %.2f | %s | %.1f | %.1f | %.1f | %d |"
+                         % (code, run["limit_bytes"] / float(1 << 20), label, row["before_mib"], row["during_mib"],
+                            row["grown_mib"], row["connections_open"]))
     replay = figures["cross-job replay, this tree"]
     lines += ["", "Cross-job replay (this tree): %d messages of job A sent to job B, %d answered; B's worker "
               "trained: %s." % (replay["sent"], replay["sent"] - replay["unanswered"],
@@ -201,23 +237,25 @@ def markdown(figures, args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_frame_attack", description=__doc__.split("\n")[0])
-    parser.add_argument("--limit", default="1G", help="the server's SPARKPS_MAX_MESSAGE_BYTES (default 1G)")
+    parser.add_argument("--limit", help="the server's SPARKPS_MAX_MESSAGE_BYTES (default: the tree's own default)")
     parser.add_argument("--connections", type=int, default=2)
+    parser.add_argument("--frames", type=int, default=256, help="1 MiB frames of the message never ended")
     parser.add_argument("--tree", help="run the frame attack with this checkout's sparkps package")
     parser.add_argument("--attack-only", action="store_true", help=argparse.SUPPRESS)
     report.add_output_args(parser)
     args = parser.parse_args(argv)
     if args.attack_only:
-        print(json.dumps(frame_attack(args.limit, args.connections)))
+        print(json.dumps(frame_attack(args.limit, args.connections, args.frames)))
         return
     figures = {}
     if args.tree:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.abspath(args.tree), os.getcwd()]))
-        done = subprocess.run([sys.executable, "-m", "benchmarks.bench_frame_attack", "--attack-only", "--limit",
-                               args.limit, "--connections", str(args.connections)], env=env, check=True,
-                              capture_output=True, text=True, cwd="/")   # not the checkout: -m puts cwd first
+        limit = ["--limit", args.limit] if args.limit else []
+        done = subprocess.run([sys.executable, "-m", "benchmarks.bench_frame_attack", "--attack-only", *limit,
+                               "--connections", str(args.connections), "--frames", str(args.frames)], env=env,
+                              check=True, capture_output=True, text=True, cwd="/")   # not the checkout (-m: cwd first)
         figures["frame attack, %s" % args.tree] = json.loads(done.stdout.strip().splitlines()[-1])
-    figures["frame attack, this tree"] = frame_attack(args.limit, args.connections)
+    figures["frame attack, this tree"] = frame_attack(args.limit, args.connections, args.frames)
     figures["cross-job replay, this tree"] = cross_job_replay()
     print(json.dumps(figures, indent=2))
     if args.write_docs:

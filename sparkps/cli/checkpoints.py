@@ -67,7 +67,23 @@ def _verify_shards(folder):
             except DataError as exc:
                 damaged += 1
                 click.echo("%s: %s" % (os.path.join(folder, shard["path"]), exc))
+    for path in _unlisted(folder, manifest):
+        click.echo("%s: not listed in the manifest (never read)" % path)
     if damaged:
         click.echo("%s: %d of %d shards damaged" % (folder, damaged, total), err=True)
         raise SystemExit(1)
     click.echo("%s: all %d shards intact" % (folder, total))
+
+
+def _unlisted(folder, manifest):
+    """The files under the tables ``folder`` that its manifest does not list (planted files, killed writes'
+    leftovers): no reader opens them."""
+    from sparkps.rows.shards import MANIFEST, shard_files
+    listed = {os.path.realpath(os.path.join(folder, MANIFEST))}
+    for name in manifest["tables"]:
+        listed.update(os.path.realpath(p) for p in shard_files(folder, manifest, name))
+    found = []
+    for parent, _, names in os.walk(folder):
+        found.extend(os.path.join(parent, n) for n in sorted(names)
+                     if os.path.realpath(os.path.join(parent, n)) not in listed)
+    return found

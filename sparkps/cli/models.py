@@ -89,7 +89,7 @@ def _add_sharded_rows(model, prefix, X):
     shards: never a whole table. ConfigError when a table reads ids from another input. Blocks on reading them."""
     import json
 
-    from sparkps.rows.shards import check_shards, read_manifest
+    from sparkps.rows.shards import check_shards, read_manifest, tables_folder_of
     from sparkps.spark.model.sharded_tables import rows_for_ids
     from sparkps.symbol.ops.embedding import sparse_tables
     meta_path = os.path.join(os.path.dirname(os.path.abspath(prefix)), "metadata.json")
@@ -99,7 +99,7 @@ def _add_sharded_rows(model, prefix, X):
         tables = json.load(handle).get("tables")
     if not tables:
         return
-    folder = os.path.dirname(os.path.join(os.path.dirname(meta_path), tables))
+    folder = tables_folder_of(os.path.dirname(meta_path), tables)
     manifest = read_manifest(folder)
     check_shards(folder, manifest)
     data = [n for n in model.symbol.list_arguments() if n not in model.arg_params and not n.endswith("label")

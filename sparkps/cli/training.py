@@ -89,7 +89,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
 
 def launch_frame_limit(train_params, num_servers):
     """The frame limit of a launched job, sized from the network it trains (``worker.frame_limit``) as Spark fits
-    are: its symbol fed ``(batch_size, num_features)`` rows; None (the 1 GiB default stays) when
+    are: its symbol fed ``(batch_size, num_features)`` rows; None (the default stays) when
     ``--num-features`` is not given (a libsvm file's width is only known once read) or the shapes do not fit."""
     from sparkps.errors import ShapeError
     from sparkps.worker.frame_limit import symbol_file_message_limit

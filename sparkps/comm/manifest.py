@@ -111,9 +111,15 @@ def read_manifest(directory):
 
 def _manifest_v1(path, manifest):
     """Version 1 (sparkps 0.1.0): the layout of the module docstring without digests; ``keys`` must be there.
-    Its pieces carry no digest and are checked by reading them (:func:`verify_checkpoint`)."""
+    Its pieces carry no digest and are checked by reading them (:func:`verify_checkpoint`). Every piece is a file
+    of the checkpoint's own folder: a name with a folder part, ``..`` or a leading ``.`` is a DataError naming it."""
     if not isinstance(manifest.get("keys"), dict):
         raise DataError("%s: a kvstore checkpoint manifest needs a \"keys\" object" % path)
+    for name, _ in pieces(manifest):
+        if not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name \
+                or "\0" in name:
+            raise DataError("%s: piece %r is not a file name of the checkpoint's folder (no folder part, no '..')"
+                            % (path, name))
     manifest["version"] = VERSION
     return manifest
 

@@ -9,6 +9,11 @@ its scheduler; empty only on a node's first REGISTER and on STATUS, see ``freshn
 a copy on send (contiguous buffers handed to zmq) and are read-only ``np.frombuffer`` views of the received frames.
 Nothing is ever unpickled.
 
+An array of more than :data:`FRAME_BYTES` bytes travels as several frames of at most that size (its description
+then has a third element, the number of its frames), joined on receipt: no frame of any message is larger than the
+header's limit, so every socket's frame limit (``settings.DEFAULT_MAX_MESSAGE_BYTES``) can be the header's, whatever
+the model, and a stranger's frame costs a node at most that much before its MAC is checked.
+
 >>> frames = encode(Message("PUSH", sender=5, rid=7, arrays=[np.arange(3.0)]), b"k")
 >>> decode(frames, b"k").arrays[0].tolist()
 [0.0, 1.0, 2.0]
@@ -29,6 +34,8 @@ DTYPES = frozenset("""bool int8 int16 int32 int64 uint8 uint16 uint32 uint64
     float16 float32 float64""".split())
 MAX_HEADER_BYTES = 4 * 1024 * 1024
 MAX_ARRAYS = 4096
+FRAME_BYTES = 4 * 1024 * 1024       # the largest array frame sent: a larger array goes as several frames
+MAX_FRAMES = 1 << 16               # array frames of one message (256 GiB of arrays at FRAME_BYTES each)
 MAX_NDIM = 32
 _DTYPE_NAMES = {np.dtype(name): name for name in DTYPES}
 _DTYPES_BY_NAME = {name: np.dtype(name) for name in DTYPES}
@@ -75,8 +82,14 @@ def encode(msg, key):
         dtype_name = _DTYPE_NAMES.get(array.dtype)
         if dtype_name is None:
             raise MalformedMessage("cannot send arrays of dtype %s" % array.dtype)
-        specs.append([dtype_name, list(array.shape)])
-        buffers.append(array.reshape(-1).view(np.uint8) if array.size else b"")
+        flat = array.reshape(-1).view(np.uint8) if array.size else b""
+        if len(flat) > FRAME_BYTES:
+            pieces = [flat[start:start + FRAME_BYTES] for start in range(0, len(flat), FRAME_BYTES)]
+            specs.append([dtype_name, list(array.shape), len(pieces)])
+            buffers.extend(pieces)
+        else:
+            specs.append([dtype_name, list(array.shape)])
+            buffers.append(flat)
     header = {"cmd": msg.cmd, "sender": int(msg.sender), "sid": bytes(msg.session), "seq": int(msg.seq),
               "rid": int(msg.rid), "reply": bool(msg.reply), "meta": msg.meta or {}, "arrays": specs, "err": msg.err,
               "job": bytes(msg.job)}
@@ -100,8 +113,8 @@ def _unpack_header(raw, key, frames):
         raise MalformedMessage("header frame of %d bytes is above the limit" % size)
     raw = memoryview(raw)
     body = raw[security.MAC_SIZE:]
-    if len(frames) > MAX_ARRAYS:
-        raise MalformedMessage("message has %d array frames, above the limit of %d" % (len(frames), MAX_ARRAYS))
+    if len(frames) > MAX_FRAMES:
+        raise MalformedMessage("message has %d array frames, above the limit of %d" % (len(frames), MAX_FRAMES))
     if not hmac.compare_digest(raw[:security.MAC_SIZE], security.sign(key, body, frames)):
         raise AuthError("message authentication failed (wrong job secret, or a header or array frame was altered)")
     try:
@@ -122,7 +135,19 @@ def _unpack_header(raw, key, frames):
     return header
 
 
+def _frame_count(spec, index):
+    """How many frames array ``index`` travels in: 1, or the third element of its description."""
+    if type(spec) is list and len(spec) == 3:
+        count = spec[2]
+        if type(count) is not int or count < 2:
+            raise MalformedMessage("array %d has a bad description %r" % (index, str(spec)[:80]))
+        return count
+    return 1
+
+
 def _array(spec, frame, index):
+    if type(spec) is list and len(spec) == 3:
+        spec = spec[:2]
     dtype = _DTYPES_BY_NAME.get(spec[0]) if type(spec) is list and len(spec) == 2 and type(spec[0]) is str else None
     shape = spec[1] if dtype is not None else None
     if (type(shape) is not list or len(shape) > MAX_NDIM
@@ -155,9 +180,15 @@ def decode(frames, key):
     data = [memoryview(_raw(frame)) for frame in frames[1:]]
     header = _unpack_header(_raw(frames[0]), key, data)
     specs = header["arrays"]
-    if len(specs) != len(frames) - 1 or len(specs) > MAX_ARRAYS:
-        raise MalformedMessage("header announces %d arrays, message has %d array frames"
-                               % (len(specs), len(frames) - 1))
-    arrays = [_array(spec, data[i], i) for i, spec in enumerate(specs)]
+    counts = [_frame_count(spec, i) for i, spec in enumerate(specs)] if len(specs) <= MAX_ARRAYS else None
+    if counts is None or sum(counts) != len(frames) - 1:
+        needed = "" if counts is None or sum(counts) == len(specs) else " (the arrays need %d)" % sum(counts)
+        raise MalformedMessage("header announces %d arrays, message has %d array frames%s"
+                               % (len(specs), len(frames) - 1, needed))
+    arrays, at = [], 0
+    for i, (spec, count) in enumerate(zip(specs, counts)):
+        frame = data[at] if count == 1 else memoryview(b"".join(data[at:at + count]))
+        arrays.append(_array(spec, frame, i))
+        at += count
     return Message(header["cmd"], header["sender"], header["rid"], header["reply"], header["meta"],
                    arrays, header.get("err"), header["sid"], header["seq"], header["job"])

@@ -3,7 +3,8 @@ the worker's kvstore.
 
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
 ``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
-``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md) and ``SPARKPS_CURVE``.
+``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md), ``SPARKPS_CURVE`` and
+``SPARKPS_TABLES_ROOT`` (the folder below which a server writes tables, see docs/tables.md).
 One precedence everywhere (a Spark fit, ``sparkps launch``, a hand-started role): a value given explicitly wins
 over the environment, which wins over the default; docs/cli.md has the table. Nothing here blocks.
 
@@ -87,9 +88,22 @@ class NodeSettings(NamedTuple):
         return cls(resolve_scheduler_uri(scheduler_uri, env), resolve_secret(secret, env), resolve_rank(rank, env))
 
 
+def resolve_tables_root(value=None, env=None):
+    """The folder below which a server writes the tables a request asks for (COMMAND write_tables): ``value`` or
+    ``SPARKPS_TABLES_ROOT``, as an absolute path with symbolic links resolved; None when neither is set (the
+    server then writes no table). Fixed when the server starts; nothing a request says moves it."""
+    env = os.environ if env is None else env
+    raw = value if value is not None else env.get("SPARKPS_TABLES_ROOT")
+    if raw in (None, ""):
+        return None
+    return os.path.realpath(os.path.abspath(str(raw)))
+
+
 # -- the size limit on every socket, enforced by libzmq before a frame is allocated or authenticated ------------
-DEFAULT_MAX_MESSAGE_BYTES = 1 << 30
 HEADER_LIMIT_BYTES = 4 * 1024 * 1024 + 64 * 1024  # the largest header frame (MAC + 4 MiB msgpack) with margin
+# arrays travel in frames of at most 4 MiB (comm.message.FRAME_BYTES): the header's limit covers every frame of
+# every model, and a stranger's frame costs a node at most that much before its MAC is checked
+DEFAULT_MAX_MESSAGE_BYTES = HEADER_LIMIT_BYTES
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -108,7 +122,8 @@ def message_size_limit(dense_elements=0, num_servers=1, sparse_rows=0, row_dim=0
 
 def resolve_max_message_bytes(value=None, env=None):
     """The per-frame size limit of every socket: ``value`` or ``SPARKPS_MAX_MESSAGE_BYTES`` (bytes, or with a
-    K/M/G suffix), default 1 GiB; ConfigError naming the variable when it is not a size above the header limit."""
+    K/M/G suffix), default the header limit (every array travels in frames below it); ConfigError naming the variable
+    when it is not a size above the header limit."""
     env = os.environ if env is None else env
     raw = value if value is not None else env.get("SPARKPS_MAX_MESSAGE_BYTES")
     if raw in (None, ""):

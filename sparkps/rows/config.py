@@ -21,6 +21,8 @@ The options a user declares (docs/sparse_tables.md), checked on the worker befor
 ``on_full``      ... then ``'lru'`` (evict the least recently pulled rows) or ``'fail'``
 ``init_scale``   new rows uniform in [-init_scale, init_scale) (or ``init``: a row initializer config)
 ``optimizer``    the table's own optimizer (an Optimizer, its name or its config) instead of the job's
+``max_new_ids``  at most this many ids the table does not hold yet in one pull (default 1,048,576): a request
+                 naming more is refused with an error naming the table and the cap, before any row is made
 ===============  ==========================================================================================
 
 >>> TableConfig.from_options('user', {'min_count': 2, 'on_full': 'lru', 'init_scale': 0.1}, dim=8).options
@@ -34,8 +36,11 @@ from sparkps.errors import ConfigError
 
 ATTR = "__table_options__"
 KNOWN = ("min_count", "ttl", "decay", "min_decayed", "sweep_every", "capacity", "on_full", "init_scale", "init",
-         "optimizer")
-_COUNTS = ("min_count", "ttl", "sweep_every", "capacity")
+         "optimizer", "max_new_ids")
+_COUNTS = ("min_count", "ttl", "sweep_every", "capacity", "max_new_ids")
+# ids a table does not hold yet that one pull may name: a batch's ids, with room; a request naming more would grow
+# the table by what no batch needs, without bound
+MAX_NEW_IDS = 1 << 20
 _ON_FULL = {"lru": "evict", "evict": "evict", "fail": "fail"}
 
 
@@ -53,9 +58,9 @@ class TableConfig:
     """What a sparse table is: its weight's ``name``, row width ``dim``, ``input_dim`` (None: hashed, unbounded),
     the row initializer config ``init`` (None: uniform, scale 0.01), its own ``optimizer`` config (None: the job's),
     admission and eviction (``min_count``, ``ttl``, ``decay``, ``min_decayed``, ``sweep_every``, ``capacity``,
-    ``on_full``: 'evict' or 'fail'), and on the model's side the data variables holding its ids (``fields``) and
-    the id meaning 'absent' (``padding_id``). Every value is checked when the config is made (ConfigError naming
-    the table and the option)."""
+    ``on_full``: 'evict' or 'fail'), the most new ids one pull may name (``max_new_ids``), and on the model's side
+    the data variables holding its ids (``fields``) and the id meaning 'absent' (``padding_id``). Every value is
+    checked when the config is made (ConfigError naming the table and the option)."""
     name: str
     dim: int = None
     input_dim: int = None
@@ -68,6 +73,7 @@ class TableConfig:
     sweep_every: int = None
     capacity: int = None
     on_full: str = "evict"
+    max_new_ids: int = MAX_NEW_IDS
     fields: tuple = ()
     padding_id: int = None
 
@@ -81,6 +87,8 @@ class TableConfig:
             set_(self, option, _count(name, option, getattr(self, option)))
         if self.min_count is None:
             set_(self, "min_count", 1)
+        if self.max_new_ids is None:
+            set_(self, "max_new_ids", MAX_NEW_IDS)
         if self.decay is not None:
             set_(self, "decay", _number(name, "decay", self.decay, lambda v: 0.0 < v <= 1.0, "in (0, 1]"))
         if self.min_decayed is not None:

@@ -8,10 +8,19 @@
 Every file is written atomically (a temporary name in the same folder, fsync, rename). ``check_shards`` finds a
 missing or damaged shard (size, sha256, Parquet footer, schema) as one DataError naming the shard and the table;
 ``iter_shard_rows`` reads a table a batch at a time, never whole. Blocks on file I/O only.
+
+A table folder is exactly its manifest (docs/tables.md): :func:`read_manifest` refuses a manifest whose table names
+are not identifiers (:func:`check_table_name`), whose shard paths leave the folder (absolute, ``..``, a symbolic
+link pointing out) or whose shards have no sha256; every reader (load, scoring, export, ``sparkps predict`` and
+``verify-checkpoint``) reads the files :func:`shard_files` lists and nothing else, so a file planted beside the
+shards or a killed write's ``.tmp-*`` leftover is never read. :func:`folder_below` keeps a folder named by a request
+below the root a server was started with. The manifest is not signed: a shard rewritten together with its sha256 in
+the manifest is read as written.
 """
 import hashlib
 import json
 import os
+import re
 
 import numpy as np
 
@@ -21,6 +30,139 @@ MANIFEST = "manifest.json"
 VERSION = 1
 COLUMNS = ("id", "vector", "count", "last_step")
 ROW_GROUP_ROWS = 65536       # rows per Parquet row group of a shard: 4 MiB of vectors at dim 16
+TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}\Z")
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+
+
+def check_table_name(name, where="table name"):
+    """``name`` when it is an identifier (a letter or ``_``, then letters, digits, ``_``, ``.`` or ``-``; at most 128
+    characters): what may name a table's folder. Anything else (``..``, a ``/``, an empty name) is one DataError
+    naming it and ``where`` it came from."""
+    if not isinstance(name, str) or not TABLE_NAME.match(name):
+        raise DataError("%s %r is not a table name: a table name is an identifier (a letter or '_', then letters, "
+                        "digits, '_', '.' or '-', at most 128 characters)" % (where, name))
+    return name
+
+
+def _inside(root, path):
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def listed_path(folder, relative, table="?"):
+    """The path in ``folder`` of the file a manifest lists as ``relative``: a relative path without ``..`` that stays
+    inside ``folder`` once symbolic links are resolved; anything else is one DataError naming the table and the
+    path."""
+    if not isinstance(relative, str) or not relative or "\0" in relative:
+        raise DataError("table %r: the manifest of %s lists a shard path %r, not a file name"
+                        % (table, folder, relative))
+    parts = relative.replace("\\", "/").split("/")
+    if os.path.isabs(relative) or relative.startswith(("/", "\\")) or ".." in parts or "" in parts:
+        raise DataError("table %r: the manifest of %s lists the shard %r, which is not a path inside the folder "
+                        "(absolute, '..' or empty parts)" % (table, folder, relative))
+    path = os.path.join(folder, *parts)
+    if not _inside(folder, path):
+        raise DataError("table %r: the manifest of %s lists the shard %r, which leads out of the folder through a "
+                        "symbolic link" % (table, folder, relative))
+    return path
+
+
+def check_listing(folder, manifest):
+    """Refuse a tables manifest that reaches beyond ``folder`` (one DataError naming the table and what is wrong): a
+    table name that is not an identifier, a table without a list of shards, a shard path outside the folder, a
+    shard without its sha256 (missing or empty)."""
+    for table, entry in manifest["tables"].items():
+        check_table_name(table, "the manifest of %s lists the table" % folder)
+        if not isinstance(entry, dict) or not isinstance(entry.get("shards"), list):
+            raise DataError("table %r: the manifest of %s has no list of shards for it" % (table, folder))
+        for shard in entry["shards"]:
+            if not isinstance(shard, dict):
+                raise DataError("table %r: the manifest of %s lists a shard that is not a map: %r"
+                                % (table, folder, shard))
+            listed_path(folder, shard.get("path"), table)
+            digest = shard.get("sha256")
+            if not isinstance(digest, str) or not _SHA256.match(digest):
+                raise DataError("table %r: the manifest of %s gives the shard %r no sha256 (%r): every shard must "
+                                "carry its checksum" % (table, folder, shard.get("path"), digest))
+    return manifest
+
+
+def shard_files(folder, manifest, table):
+    """The paths of the shard files of ``table`` that ``manifest`` lists (each checked by :func:`listed_path`): the
+    only files of the table any reader opens."""
+    entry = manifest["tables"].get(table)
+    if entry is None:
+        raise DataError("the manifest of %s lists no table %r (tables: %s)"
+                        % (folder, table, ", ".join(sorted(manifest["tables"])) or "none"))
+    return [listed_path(folder, shard["path"], table) for shard in entry["shards"]]
+
+
+def tables_folder_of(model_folder, relative):
+    """The tables folder of the saved model in ``model_folder`` whose metadata names its tables' manifest as
+    ``relative`` (``tables/manifest.json``): a path inside the model's folder, else one DataError naming
+    metadata.json and the path."""
+    if not isinstance(relative, str) or os.path.basename(relative) != MANIFEST:
+        raise DataError("%s: \"tables\" must name the tables' manifest (tables/%s), got %r"
+                        % (os.path.join(model_folder, "metadata.json"), MANIFEST, relative))
+    try:
+        return os.path.dirname(listed_path(model_folder, relative, "(all)"))
+    except DataError:
+        raise DataError("%s: \"tables\" names %r, which is not a path inside the model's folder"
+                        % (os.path.join(model_folder, "metadata.json"), relative)) from None
+
+
+def copy_listed(folder, target):
+    """Copy the tables of ``folder`` into the new folder ``target``: its manifest and the shard files it lists, and
+    nothing else (files planted beside them, killed writes' leftovers stay behind). Blocks on the copies."""
+    import shutil
+    manifest = read_manifest(folder)
+    os.makedirs(target)
+    for table in manifest["tables"]:
+        for source, shard in zip(shard_files(folder, manifest, table), manifest["tables"][table]["shards"]):
+            destination = os.path.join(target, *shard["path"].replace("\\", "/").split("/"))
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+            shutil.copyfile(source, destination)
+    shutil.copyfile(os.path.join(folder, MANIFEST), os.path.join(target, MANIFEST))
+
+
+def match_mode(folder, like):
+    """Give ``folder`` and the folders below it the permission bits of the folder ``like`` (a fit's staging folder
+    is made private to its user; saved in a model's folder it is as readable as the rest of the model)."""
+    mode = os.stat(like).st_mode & 0o7777
+    os.chmod(folder, mode)
+    for parent, names, _ in os.walk(folder):
+        for name in names:
+            path = os.path.join(parent, name)
+            if not os.path.islink(path):
+                os.chmod(path, mode)
+
+
+def folder_below(root, path, what="folder"):
+    """``path`` (absolute, or relative to ``root``) as an absolute path below ``root``, when it has no ``..`` part
+    and no symbolic link on the way from ``root`` down to it; else one DataError naming ``what``, the path and the
+    root. ``root`` None: nothing may be written (DataError saying so). Blocks on a few ``lstat`` calls."""
+    if root is None:
+        raise DataError("%s %r refused: this server was started without a tables root (SPARKPS_TABLES_ROOT), so it "
+                        "writes no table" % (what, path))
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise DataError("%s %r refused: not a folder name" % (what, path))
+    root = os.path.abspath(root)
+    if ".." in path.replace("\\", "/").split("/"):
+        raise DataError("%s %r refused: a '..' part is not allowed (it must stay below %s)" % (what, path, root))
+    full = os.path.abspath(os.path.join(root, path))
+    if not (full == root or full.startswith(root.rstrip(os.sep) + os.sep)):
+        raise DataError("%s %r refused: it is not below the tables root %s this server was started with"
+                        % (what, path, root))
+    step = root
+    for part in os.path.relpath(full, root).split(os.sep):
+        if part == ".":
+            continue
+        step = os.path.join(step, part)
+        if os.path.islink(step):
+            raise DataError("%s %r refused: %s is a symbolic link (none is followed below the tables root %s)"
+                            % (what, path, step, root))
+    return full
 
 
 def shard_path(table, server_rank):
@@ -41,12 +183,17 @@ def write_shard(folder, table, server_rank, ids, vectors, counts, last_steps, gr
         raise ValueError("write_shard: table %r: vectors must be [%d rows, dim], got shape %s"
                          % (table, ids.size, vectors.shape))
     dim, rows = vectors.shape[1], ids.size
-    relative = shard_path(table, server_rank)
+    relative = shard_path(check_table_name(table), server_rank)
     path = os.path.join(folder, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not _inside(folder, path):
+        raise DataError("table %r: %s leads out of %s through a symbolic link; no shard is written there"
+                        % (table, os.path.dirname(path), folder))
     schema = pa.schema([("id", pa.int64()), ("vector", pa.list_(pa.float32(), dim)), ("count", pa.int64()),
                         ("last_step", pa.int64())])
     temporary = path + ".tmp-%d" % os.getpid()
+    if os.path.lexists(temporary):         # a killed write's leftover, or a link planted in its place
+        os.remove(temporary)
     try:
         with pq.ParquetWriter(temporary, schema, use_dictionary=False) as writer:
             for start in range(0, max(rows, 1), int(group_rows)):
@@ -84,7 +231,9 @@ def write_manifest(folder, tables):
 
 
 def read_manifest(folder):
-    """The manifest of the tables in ``folder``; DataError naming the file when it is missing or unreadable."""
+    """The manifest of the tables in ``folder``, its listing checked (:func:`check_listing`: table names, shard
+    paths inside the folder, a sha256 for every shard); DataError naming the file when it is missing or unreadable,
+    or naming the table and what is wrong."""
     path = os.path.join(folder, MANIFEST)
     try:
         with open(path, encoding="utf-8") as f:
@@ -96,20 +245,21 @@ def read_manifest(folder):
     if int(manifest.get("version", 0)) > VERSION:
         raise DataError("%s: tables manifest version %s is newer than this sparkps reads (%d)"
                         % (path, manifest.get("version"), VERSION))
-    return manifest
+    return check_listing(folder, manifest)
 
 
 def check_shards(folder, manifest):
     """Check every shard the manifest lists; the first missing or damaged one (absent, sha256 differs, not a Parquet
-    file, other columns or row count) is one DataError naming the shard's path and its table. Blocks on reading
-    every shard (in blocks)."""
+    file, other columns or row count) is one DataError naming the shard's path and its table, as is a listing that
+    reaches beyond the folder (:func:`check_listing`). Blocks on reading every shard (in blocks)."""
     import pyarrow.parquet as pq
+    check_listing(folder, manifest)
     for table, entry in manifest["tables"].items():
         for shard in entry["shards"]:
-            path = os.path.join(folder, shard["path"])
-            if not os.path.exists(path):
+            path = listed_path(folder, shard["path"], table)
+            if not os.path.isfile(path):
                 raise DataError("table %r: shard %s is missing" % (table, path))
-            if shard.get("sha256") and _sha256(path) != shard["sha256"]:
+            if _sha256(path) != shard["sha256"]:
                 raise DataError("table %r: shard %s is damaged (its sha256 is not the manifest's)" % (table, path))
             try:
                 meta = pq.ParquetFile(path).metadata
@@ -126,10 +276,10 @@ def iter_shard_rows(folder, table, batch_rows=65536):
     """Yield (ids uint64, vectors float32 [n, dim], counts int64) of ``table``'s shards, ``batch_rows`` rows at a
     time (never the whole table). Blocks on reading the shards."""
     import pyarrow.parquet as pq
-    entry = read_manifest(folder)["tables"][table]
-    dim = int(entry["dim"])
-    for shard in entry["shards"]:
-        parquet = pq.ParquetFile(os.path.join(folder, shard["path"]))
+    manifest = read_manifest(folder)
+    dim = int(manifest["tables"][table]["dim"]) if table in manifest["tables"] else 0
+    for path in shard_files(folder, manifest, table):
+        parquet = pq.ParquetFile(path)
         for batch in parquet.iter_batches(batch_size=int(batch_rows)):
             n = batch.num_rows
             ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)

@@ -64,6 +64,7 @@ class SparseTable:
         self.init = RowInitializer.from_config(config.init)
         self.optimizer = RowOptimizer(config.optimizer or _DEFAULT_OPTIMIZER, table=self.name)
         self.min_count, self.ttl, self.capacity = config.min_count, config.ttl, config.capacity
+        self.max_new_ids = config.max_new_ids
         self.sweep_every = config.sweep_every or max(1, (self.ttl or 1) // 8)
         self.decay, self.min_decayed, self.on_full = config.decay, config.min_decayed, config.on_full
         self.store = RowStore(self.dim, self.optimizer.num_states, dtype=dtype)
@@ -128,17 +129,26 @@ class SparseTable:
             self._pulled = (ids.copy(), slots)
             return gather_rows(store.values, slots, out)
         counts = _each(counts, ids.size)
+        new = ~held
+        uniq, inverse = np.unique(ids[new], return_inverse=True)
+        self._check_new(uniq.size)
         known = slots[held]
         np.add.at(store.seen, known, counts[held].astype(np.float32))
         store.last_seen[known] = self.step
         store.changed[known] = True
-        new = ~held
-        uniq, inverse = np.unique(ids[new], return_inverse=True)
         occurrences = np.bincount(inverse.reshape(-1), weights=counts[new], minlength=uniq.size)
         slots[new] = self._admit(uniq, occurrences)[inverse.reshape(-1)]
         if self.sketch is None and self.capacity is None:      # every id now held, none evicted meanwhile
             self._pulled = (ids.copy(), slots)
         return self._rows_at(slots, out)
+
+    def _check_new(self, count):
+        """DataError naming the table and its cap when one pull names more than ``max_new_ids`` ids the table does
+        not hold (checked before any row is made or counted)."""
+        if count > self.max_new_ids:
+            raise DataError(f"table {self.name!r}: one pull names {count} ids the table does not hold, above its cap "
+                            f"of {self.max_new_ids} new ids per request (table option 'max_new_ids'); pull a "
+                            f"batch's ids, or raise the option")
 
     @staticmethod
     def _read_into(rows, out):
@@ -160,6 +170,7 @@ class SparseTable:
         occurrences = np.bincount(inverse.reshape(-1), weights=counts, minlength=uniq.size)
         slots = self.index.lookup(uniq)
         held = slots >= 0
+        self._check_new(int((~held).sum()))
         self._see(slots[held], occurrences[held])
         new = ~held
         if new.any():

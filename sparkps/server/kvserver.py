@@ -8,11 +8,15 @@ applied is parked with its responder and answered when the round completes. Bad 
 ERROR naming what was wrong; nothing a peer sends can stop the server. A push holding NaN or infinity is refused
 with an ERROR naming the worker and the key or row, or (server setting ``nonfinite='skip'``, from
 ``SPARKPS_NONFINITE``) dropped and counted, its round completing without it (:mod:`sparkps.optimizer.finite`).
+Names and paths from the wire stay where the server started: INIT refuses a table name that is not an identifier,
+and COMMAND write_tables writes only below ``tables_root`` (``SPARKPS_TABLES_ROOT``; none: no table is written), with
+no ``..`` and no symbolic link followed (:func:`sparkps.rows.shards.folder_below`).
 
 >>> # po = Postoffice('server', uri, secret); server = KVServer(po); po.start(server.handle)
 """
 import collections
 import logging
+import os
 
 import numpy as np
 
@@ -21,6 +25,7 @@ from sparkps.comm.buffers import BufferPool
 from sparkps.comm.manifest import read_manifest
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.optimizer.finite import NonFinite, nonfinite_mode
+from sparkps.rows.shards import check_table_name, folder_below
 from sparkps.server.policy import create_policy
 from sparkps.server.tables import create_table
 
@@ -31,8 +36,10 @@ _EMPTY = np.zeros(0, np.float32)
 class KVServer:
     """Serves the tables of one server node; ``handle(msg, responder)`` is the node's handler."""
 
-    def __init__(self, postoffice, nonfinite=None):
+    def __init__(self, postoffice, nonfinite=None, tables_root=None):
         self.postoffice = postoffice
+        # COMMAND write_tables writes only below this folder (None: nowhere), fixed for the server's life
+        self.tables_root = None if tables_root is None else os.path.realpath(os.path.abspath(tables_root))
         self.nonfinite = nonfinite_mode(nonfinite)
         self.skipped = collections.Counter()  # pushes dropped for a NaN or infinity (nonfinite='skip'), by sender
         self.tables = {protocol.DEFAULT_TABLE: create_table(protocol.DEFAULT_TABLE)}
@@ -86,6 +93,10 @@ class KVServer:
 
     # ---- data -------------------------------------------------------------------------------------
     def _init(self, request, sender, responder):
+        # a table's name becomes a folder name when its shard is written: identifiers only
+        check_table_name(request.table, "INIT: table")
+        if request.options is not None and "name" in request.options:
+            check_table_name(request.options["name"], "INIT of table %r: option 'name'" % request.table)
         if request.table not in self.tables:
             self.tables[request.table] = table = create_table(request.kind or request.table)
             if self.optimizer_config is not None:
@@ -267,7 +278,9 @@ class KVServer:
     def _write_tables(self, request):
         # each sparse table writes this server's shard of its rows as one Parquet file (ServedTable.write_shard);
         # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
-        return {"tables": {name: table.write_shard(request.path) for name, table in self.tables.items()
+        # only below the tables root the server started with (no '..', no symbolic link followed)
+        folder = folder_below(self.tables_root, request.path, "COMMAND write_tables: folder")
+        return {"tables": {name: table.write_shard(folder) for name, table in self.tables.items()
                            if table.kind == "sparse"}}
 
     def _load(self, request):

@@ -2,7 +2,7 @@
 :func:`sparkps.runtime.server_node.spawn_server`).
 
 ``python -m sparkps.server --scheduler tcp://127.0.0.1:PORT`` (secret from ``SPARKPS_SECRET``, CURVE on with
-``SPARKPS_CURVE=1``) registers
+``SPARKPS_CURVE=1``, tables written only below ``SPARKPS_TABLES_ROOT``) registers
 with the scheduler, serves until the scheduler sends TERMINATE, and exits 0; it exits 1 with a message
 naming the peer when the job fails (a dead node, a lost scheduler).
 """
@@ -14,7 +14,7 @@ import threading
 
 from sparkps.comm.postoffice import Postoffice
 from sparkps.comm.security import curve_from_env
-from sparkps.comm.settings import NodeSettings
+from sparkps.comm.settings import NodeSettings, resolve_tables_root
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, SparkpsError
 from sparkps.server.kvserver import KVServer
@@ -23,8 +23,11 @@ log = logging.getLogger(__name__)
 
 
 def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", transport="tcp",
-               zmq_context=None, timeouts=None, curve=False, on_started=None):
+               zmq_context=None, timeouts=None, curve=False, on_started=None, tables_root=None):
     """Register a server node and serve until the scheduler ends the job.
+
+    ``tables_root``: the folder below which COMMAND write_tables may write (default ``SPARKPS_TABLES_ROOT``; None:
+    the server writes no table), fixed now for the server's whole life.
 
     Blocks until TERMINATE (returns None) or a job failure (raises NodeDied / ClusterError naming the
     node at fault); registration waits at most ``timeouts.register`` seconds. ``on_started(server)``
@@ -33,7 +36,7 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
     scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
     postoffice = Postoffice("server", scheduler_uri, secret, rank=rank, host=host, transport=transport,
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
-    server = KVServer(postoffice)
+    server = KVServer(postoffice, tables_root=resolve_tables_root(tables_root))
     postoffice.start(server.handle)
     stopping = threading.Event()
     reports = threading.Thread(target=report_counters, args=(server, postoffice, stopping), daemon=True,

@@ -340,8 +340,8 @@ def create_dist_kvstore(kvtype, scheduler_uri=None, secret=None, rank=None, time
     ``strategy``: the type's options (``replicas_to_aggregate``, ``max_staleness``, ...); checked before
     anything starts. Missing ``scheduler_uri``/``secret``/``rank`` come from ``SPARKPS_SCHEDULER_URI``/
     ``SPARKPS_SECRET``/``SPARKPS_RANK``; ``max_message_bytes`` the size limit of the worker's sockets (default
-    ``SPARKPS_MAX_MESSAGE_BYTES`` or 1 GiB). Blocks until every node registered (at most ``timeouts.register``
-    s). A started ``postoffice`` may be given instead (it is not stopped by ``close``).
+    ``SPARKPS_MAX_MESSAGE_BYTES`` or the header's limit, ~4 MiB). Blocks until every node registered (at most
+    ``timeouts.register`` s). A started ``postoffice`` may be given instead (it is not stopped by ``close``).
     """
     if kvtype not in TYPES:
         raise ConfigError("unknown distributed kvstore type %r (known: %s)" % (kvtype, ", ".join(TYPES)))

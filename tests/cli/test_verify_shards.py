@@ -27,3 +27,15 @@ def test_intact_shards_pass_and_a_damaged_one_is_named(spark_model, tmp_path):
     lines = [line for line in result.output.splitlines() if "server-" in line]
     assert len(lines) == 1 and str(shard) in lines[0] and TABLES[0] in lines[0].split(": ", 1)[1]
     assert "1 of 4 shards damaged" in result.output
+
+
+def test_files_the_manifest_does_not_list_are_named_and_never_read(spark_model, tmp_path):
+    spark_model.with_sharded_tables(str(tmp_path / "m"))
+    planted = tmp_path / "m" / "tables" / TABLES[0] / "server-00007.parquet"
+    planted.write_bytes((tmp_path / "m" / "tables" / TABLES[0] / "server-00000.parquet").read_bytes())
+    leftover = tmp_path / "m" / "tables" / TABLES[1] / "server-00001.parquet.tmp-4242"
+    leftover.write_bytes(b"half a shard")
+    result = CliRunner().invoke(main, ["verify-checkpoint", str(tmp_path / "m")])
+    assert result.exit_code == 0 and "all 4 shards intact" in result.output, result.output
+    for path in (planted, leftover):
+        assert "%s: not listed in the manifest (never read)" % path in result.output, result.output

@@ -151,3 +151,35 @@ def test_sender_session_and_sequence_round_trip_under_the_mac():
     forged = frames[0].replace(msgpack.packb(41), msgpack.packb(42))
     with pytest.raises(AuthError):
         wire.decode([forged], KEY)
+
+
+def test_an_array_above_the_frame_size_travels_in_frames_below_the_header_limit():
+    """Every frame of any message fits the default socket limit (the header's), whatever the arrays' sizes: a large
+    array goes as several frames (sent without a copy), joined on receipt."""
+    from sparkps.comm.settings import DEFAULT_MAX_MESSAGE_BYTES, HEADER_LIMIT_BYTES
+    assert DEFAULT_MAX_MESSAGE_BYTES == HEADER_LIMIT_BYTES < 5 << 20
+    big = np.arange(3 * wire.FRAME_BYTES // 4 + 5, dtype=np.float32)          # 3 frames and a bit
+    small = np.arange(6, dtype=np.int64).reshape(2, 3)
+    frames = wire.encode(wire.Message("PUSHPULL", sender=4, arrays=[small, big, np.zeros(0, np.float32)]), KEY)
+    assert len(frames) == 1 + 1 + 4 + 1
+    assert max(len(np.asarray(f).reshape(-1)) for f in frames[1:]) == wire.FRAME_BYTES < DEFAULT_MAX_MESSAGE_BYTES
+    assert np.shares_memory(np.asarray(frames[2]), big)
+    decoded = wire.decode(frames, KEY)
+    assert decoded.arrays[0].tolist() == small.tolist() and decoded.arrays[2].size == 0
+    np.testing.assert_array_equal(decoded.arrays[1], big)
+    assert not decoded.arrays[1].flags.writeable
+
+
+def test_a_pieced_arrays_frames_altered_dropped_or_miscounted_are_refused():
+    big = np.arange(wire.FRAME_BYTES // 2, dtype=np.float32)          # 2 frames
+    frames = wire.encode(wire.Message("PUSH", sender=4, arrays=[big]), KEY)
+    assert len(frames) == 3
+    with pytest.raises(AuthError):
+        wire.decode([frames[0], frames[2], frames[1]], KEY)
+    with pytest.raises(AuthError):
+        wire.decode(frames[:2], KEY)
+    with pytest.raises(MalformedMessage, match=r"announces 1 arrays, message has 1 array frames \(the arrays need 2"):
+        wire.decode(signed(header(arrays=[["float32", [8], 2]]), b"\0" * 32), KEY)
+    bad = header(arrays=[["float32", [4], 1]])
+    with pytest.raises(MalformedMessage, match="bad description"):
+        wire.decode(signed(bad, b"\0" * 16), KEY)

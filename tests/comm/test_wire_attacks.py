@@ -125,7 +125,7 @@ def test_a_strangers_oversize_frames_are_dropped_before_they_are_allocated():
     timeouts = cluster_timeouts()
     sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts).start()
     env = dict(os.environ, SPARKPS_SCHEDULER_URI=sched.uri, SPARKPS_SECRET=sched.secret)
-    env.pop("SPARKPS_MAX_MESSAGE_BYTES", None)  # the default limit, 1 GiB
+    env.pop("SPARKPS_MAX_MESSAGE_BYTES", None)  # the default limit (the header's)
     if os.environ.get("SPARKPS_TEST_LIMIT"):  # e.g. 8G: shows that without the limit the server does grow
         env["SPARKPS_MAX_MESSAGE_BYTES"] = os.environ["SPARKPS_TEST_LIMIT"]
     server = subprocess.Popen([sys.executable, "-m", "sparkps.server"], env=env)
@@ -186,3 +186,54 @@ def test_a_frame_of_exactly_the_limit_is_refused_like_a_larger_one():
             assert node.van.dropped == received, (size, node.van.dropped)
     finally:
         node.stop()
+
+
+def test_at_the_default_limit_a_stranger_costs_a_server_a_few_mib_and_large_dense_ranges_still_travel(ps_cluster):
+    """The default frame limit is the header's (about 4 MiB): arrays travel in frames below it (``message.
+    FRAME_BYTES``), so a 24 MB dense range trains at the default, and a stranger's frame of 64 MiB is refused before
+    it is allocated (before: the default was 1 GiB, and the 64 MiB were held until the connection closed)."""
+    from sparkps.comm.settings import DEFAULT_MAX_MESSAGE_BYTES
+    assert DEFAULT_MAX_MESSAGE_BYTES < 5 << 20
+    timeouts = cluster_timeouts()
+    sched = Scheduler(1, 1, transport="tcp", timeouts=timeouts).start()
+    env = dict(os.environ, SPARKPS_SCHEDULER_URI=sched.uri, SPARKPS_SECRET=sched.secret)
+    env.pop("SPARKPS_MAX_MESSAGE_BYTES", None)  # the default limit
+    server = subprocess.Popen([sys.executable, "-m", "sparkps.server"], env=env)
+    worker = Postoffice("worker", sched.uri, sched.secret, timeouts=timeouts)
+    try:
+        run_in_threads([worker.start], 60)
+        address = next(n["address"] for n in worker.nodes if n["role"] == "server")
+        before = settled_rss_kib(server.pid)
+        sock = None
+        try:
+            sock = zmtp.stream_raw(address, zmtp.greeting() + zmtp.frame_header(64 << 20), b"\0" * (1 << 20), 64)
+        except OSError:
+            pass  # disconnected by libzmq while sending: what the limit is for
+        if sock is not None:
+            assert zmtp.closed_by_peer(sock, 10), "the server kept a connection announcing 64 MiB"
+            sock.close()
+        grown = settled_rss_kib(server.pid) - before
+        assert grown < 16 * 1024, "the server grew by %d KiB" % grown
+        assert worker.wait(worker.request(0, "STATUS"), 10).meta["status"]["state"] == "running"
+        worker.finish()
+        sched.wait(20)
+        assert server.wait(20) == 0
+    finally:
+        worker.stop()
+        sched.stop()
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+    values = np.arange(6_000_000, dtype=np.float32) / 1e6      # 24 MB on one server: six frames of 4 MiB
+
+    def work(kv):
+        kv.set_optimizer(optimizer.create("sgd", learning_rate=0.5))
+        kv.init(KEY, values)
+        kv.push(KEY, np.ones_like(values))
+        out = np.empty_like(values)
+        kv.pull(KEY, out=out)
+        return float(np.abs(out - (values - 0.5)).max())
+
+    with ps_cluster(num_servers=1, num_workers=1, kvtype="dist_sync", transport="tcp") as cluster:
+        assert cluster.run_workers(work, timeout=120) == [0.0]

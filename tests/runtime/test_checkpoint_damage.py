@@ -5,6 +5,7 @@ version 1 manifest (no digests) still loads."""
 import json
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -146,4 +147,16 @@ def test_a_version_2_manifest_missing_a_digest_is_refused_naming_the_piece(folde
     del saved["keys"]["1"]["pieces"][0]["digest"]
     manifest.save_manifest(path, saved)
     with pytest.raises(DataError, match=r"piece key-1-0-4\.npz has no digest"):
+        manifest.read_manifest(path)
+
+
+@pytest.mark.parametrize("name", ["../step-00000005/key-1-0-4.npz", "/tmp/key-1-0-4.npz", "..", ".key-1-0-4.npz"])
+def test_a_piece_named_outside_the_checkpoints_folder_is_refused(folder, name):
+    """A piece of the manifest is a file of the checkpoint's folder: a path is refused, not read as the file of
+    the same base name (it was: the folder part was silently dropped)."""
+    path = os.path.join(folder, "step-00000010")
+    saved = manifest.read_manifest(path)
+    saved["keys"]["1"]["pieces"][0]["file"] = name
+    manifest.save_manifest(path, saved)
+    with pytest.raises(DataError, match=r"piece '%s' is not a file name of the checkpoint's folder" % re.escape(name)):
         manifest.read_manifest(path)

@@ -28,11 +28,12 @@ def handle(server, cmd, meta, arrays=()):
     return reply, values
 
 
-def trained_servers(ids, num_servers=2):
-    """Servers holding ``ids`` (uint64) pulled twice and pushed once; returns them and {id: row}."""
+def trained_servers(ids, num_servers=2, tables_root=None):
+    """Servers holding ``ids`` (uint64) pulled twice and pushed once, writing tables below ``tables_root``; returns
+    them and {id: row}."""
     servers, rows = [], {}
     for rank in range(num_servers):
-        server = KVServer(_Postoffice())
+        server = KVServer(_Postoffice(), tables_root=tables_root)
         init = protocol.Init([], [], sync=False, table='user', kind='sparse',
                              options={**OPTIONS, 'shard': [rank, num_servers]})
         handle(server, 'INIT', init.meta())
@@ -49,7 +50,7 @@ def trained_servers(ids, num_servers=2):
 
 def test_each_server_writes_its_own_shard_and_the_replies_make_the_manifest(tmp_path):
     ids = row_ids(np.arange(1, 201) * 7_919, 'user')
-    servers, rows = trained_servers(ids)
+    servers, rows = trained_servers(ids, tables_root=tmp_path)
     command = protocol.Command('write_tables', path=str(tmp_path))
     replies = [handle(server, 'COMMAND', command.meta())[0]['tables'] for server in servers]
     tables = merged_shards(replies)
@@ -72,7 +73,7 @@ def test_each_server_writes_its_own_shard_and_the_replies_make_the_manifest(tmp_
 
 def test_a_shard_holds_only_its_servers_ids(tmp_path):
     ids = row_ids(np.arange(1, 101), 'user')
-    servers, _ = trained_servers(ids)
+    servers, _ = trained_servers(ids, tables_root=tmp_path)
     command = protocol.Command('write_tables', path=str(tmp_path))
     handle(servers[1], 'COMMAND', command.meta())
     import pyarrow.parquet as pq
@@ -82,7 +83,8 @@ def test_a_shard_holds_only_its_servers_ids(tmp_path):
 
 
 def test_a_server_without_sparse_tables_writes_nothing(tmp_path):
-    reply, _ = handle(KVServer(_Postoffice()), 'COMMAND', protocol.Command('write_tables', path=str(tmp_path)).meta())
+    reply, _ = handle(KVServer(_Postoffice(), tables_root=tmp_path), 'COMMAND',
+                      protocol.Command('write_tables', path=str(tmp_path)).meta())
     assert reply == {'tables': {}}
     assert list(tmp_path.iterdir()) == []
 
@@ -94,7 +96,7 @@ def test_write_tables_needs_a_folder():
 
 def test_a_damaged_shard_is_named_with_its_table(tmp_path):
     ids = row_ids(np.arange(1, 51), 'user')
-    servers, _ = trained_servers(ids)
+    servers, _ = trained_servers(ids, tables_root=tmp_path)
     command = protocol.Command('write_tables', path=str(tmp_path))
     shards.write_manifest(str(tmp_path), merged_shards([handle(s, 'COMMAND', command.meta())[0]['tables']
                                                         for s in servers]))

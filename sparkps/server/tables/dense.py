@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sparkps.errors import ConfigError, MalformedMessage
+from sparkps.errors import ConfigError, DataError, MalformedMessage
 from sparkps.optimizer.abilities import FUSED
 from sparkps.optimizer.finite import NonFinite, check_dense, first_nonfinite
 from sparkps.server.tables import dense_pieces
@@ -189,8 +189,15 @@ class DenseTable:
         return sorted(self.slots)
 
     def known(self, keys):
-        """``keys`` (from a request) restricted to those held here, sorted."""
-        return sorted({k for k in keys if k in self.slots})
+        """``keys`` (from a request) restricted to those held here, sorted. A request naming keys of which this
+        server holds none (a worker sends a request only to the servers holding a piece of its keys) is a DataError
+        naming them: never an empty answer."""
+        held = sorted({k for k in keys if k in self.slots})
+        if keys and not held:
+            shown = sorted(set(keys))
+            raise DataError("this server holds no piece of key%s %s (it holds %s); INIT the key first"
+                            % ("s" if len(shown) > 1 else "", _listed(shown), _listed(sorted(self.slots)) or "none"))
+        return held
 
     def size_of(self, keys):
         """Number of elements a message for ``keys`` carries."""
@@ -356,3 +363,9 @@ def optimizer_from_config(config):
     if not isinstance(config, dict):
         raise ConfigError("optimizer config must be a dict, got %s" % type(config).__name__)
     return optimizer.from_config(config)
+
+
+def _listed(keys, most=8):
+    """``keys`` for a message: the first ``most`` and how many more."""
+    shown = ", ".join(str(k) for k in keys[:most])
+    return shown + (" and %d more" % (len(keys) - most) if len(keys) > most else "")

@@ -16,8 +16,6 @@ scoring, and an id the join did not find (unseen in training) reads its initial 
 the table and the id) as it does on the inline path, so both paths give the same probabilities. Lazy; works on
 classic and Spark Connect sessions (no SparkContext, the model's dense part travels inside the UDF).
 """
-import os
-
 import numpy as np
 
 from sparkps.errors import ConfigError
@@ -69,6 +67,7 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
     settle_worker_python(frame)      # before the UDFs are wrapped: a freshly loaded model in a new program too
 
     from sparkps.rows.config import TableConfig
+    from sparkps.rows.shards import shard_files
     frame = frame.withColumn(POSITION, F.monotonically_increasing_id())
     session = frame.sparkSession
     gathered_cols = []
@@ -82,7 +81,10 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
             return pa.array(table_ids_per_row(inputs_of(arrays), spec), pa.list_(pa.int64()))
 
         frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
-        rows = session.read.parquet(os.path.join(tables_folder, name)).select("id", "vector")
+        # the shard files the manifest lists, and no other file of the folder (a planted file, a killed write's
+        # leftover: docs/tables.md)
+        files = shard_files(tables_folder, {"tables": manifest}, name)
+        rows = session.read.parquet(*files).select("id", "vector")
         limit = broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
         # the plan is given, not left to Spark's size estimates: they see the input's small file and would
         # broadcast the exploded ids (or the gathered rows below), many times larger once read

@@ -290,17 +290,20 @@ class SparkModel:
         (the model owns it) or else copied file by file into ``path/tables``, unless they are there already.
         Blocks on the copies (a move within one file system is a rename)."""
         import shutil
+
+        from sparkps.rows.shards import copy_listed, match_mode
         target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
         if os.path.abspath(self.tables_folder) != target:
             if os.path.exists(target):
                 shutil.rmtree(target)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             if self._staged is not None and self._staged.alive:
-                os.makedirs(os.path.dirname(target), exist_ok=True)
                 shutil.move(self.tables_folder, target)
                 self._staged.detach()
                 self._staged = None
-            else:
-                shutil.copytree(self.tables_folder, target)
+            else:       # the manifest and the files it lists: nothing else of the folder is part of the model
+                copy_listed(self.tables_folder, target)
+        match_mode(target, os.path.dirname(target))     # a fit's staging folder is private (0700), the model not
         return TABLES_FOLDER + "/manifest.json"
 
     def with_sharded_tables(self, path, num_shards=2):
@@ -349,8 +352,8 @@ class SparkModel:
                     best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
         if meta.get("tables"):
-            from sparkps.rows.shards import check_shards, read_manifest
-            folder = os.path.dirname(os.path.join(saved.path, meta["tables"]))
+            from sparkps.rows.shards import check_shards, read_manifest, tables_folder_of
+            folder = tables_folder_of(saved.path, meta["tables"])
             manifest = read_manifest(folder)
             check_shards(folder, manifest)
             model.tables_folder, model.table_manifest = folder, manifest["tables"]

@@ -381,6 +381,8 @@ def _start_server(plan, rank, host):
     env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     if plan.get("fit_id"):                   # the driver finds the servers of a failed fit by it (driver/stage.py)
         env["SPARKPS_FIT"] = str(plan["fit_id"])
+    if plan.get("tables_dir"):               # the one folder the servers may write tables below (docs/tables.md)
+        env["SPARKPS_TABLES_ROOT"] = str(plan["tables_dir"])
     if plan.get("max_message_bytes"):       # the job's largest legitimate frame (driver/arguments.message_limit)
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
