@@ -28,7 +28,7 @@ from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
-from sparkps.spark.submit.job_settings import check_input_paths, master_of, read_symbol_file
+from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
 
@@ -320,9 +320,13 @@ def _main(argv=None):
     logging.getLogger("py4j").setLevel(logging.WARNING)
     quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)
-    args.batch_size = args.batch_size or (16 if args.demo else 32)
-    args.epochs = args.epochs or (20 if args.demo else 10)
-    return run_job("train_classifier", lambda: run(args), args.output,
+
+    def checked_run():
+        positive(args, "epochs", "batch-size")        # 0 is refused, not taken for "the default"
+        args.batch_size = args.batch_size or (16 if args.demo else 32)
+        args.epochs = args.epochs or (20 if args.demo else 10)
+        return run(args)
+    return run_job("train_classifier", checked_run, args.output,
                    describe=lambda message: with_input_line(message, args))
 
 

@@ -19,6 +19,7 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError
+from sparkps.kvstore.strategies import SPARSE_STRATEGIES
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
@@ -28,6 +29,7 @@ from sparkps.spark.ml.ctr_features import CTRFeaturizer
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
+    check_counts,
     checkpoint_settings,
     declare,
     placement_settings,
@@ -193,7 +195,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
-        strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
+        check_counts(self)
+        strategy = {**strategy_settings(self, SPARSE_STRATEGIES), **placement_settings(self)}   # before any job
         if not get("network"):
             self.zoo_model()
         if not is_connect(dataset):       # before any Python function is wrapped

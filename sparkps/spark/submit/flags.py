@@ -9,11 +9,13 @@ before Spark starts any job.
 """
 import argparse
 
-from sparkps.kvstore.strategies import LOCAL_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS, check_strategy, parse_options
-
-# the strategies a job with sparse tables (train_ctr) can run: those whose optimizer runs on the workers' own copy
-# of every weight cannot train a table whose rows live only on the servers
-SPARSE_STRATEGIES = tuple(name for name in STRATEGIES if name not in LOCAL_STRATEGIES)
+from sparkps.kvstore.strategies import (  # noqa: F401 (SPARSE_STRATEGIES: train_ctr's, imported from here)
+    SPARSE_STRATEGIES,
+    STRATEGIES,
+    STRATEGY_OPTIONS,
+    check_strategy,
+    parse_options,
+)
 
 
 def add_strategy_flags(parser, strategies=STRATEGIES):
