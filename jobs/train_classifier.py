@@ -28,6 +28,7 @@ from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
+from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
@@ -90,6 +91,7 @@ def spark_session(master=None, log_level="FATAL", remote=None):
     spark = job_session("sparkps train_classifier", master=master, remote=remote, default_master="local[*]",
                         settings={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
                         log_level=log_level)
+    plain_interrupts()       # Ctrl-C: one line, no traceback from pyspark's handler (sparkps.spark.submit.interrupts)
     from sparkps.spark.driver.checks import choose_worker_python
     choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     return spark
@@ -317,6 +319,7 @@ def main(argv=None):
 
 def _main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    quiet_py4j_records()         # py4j's traceback of an interrupted call: the job says it once itself
     logging.getLogger("py4j").setLevel(logging.WARNING)
     quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)

@@ -40,6 +40,7 @@ from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
 from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of, session_master
@@ -139,11 +140,24 @@ def settle_format(args):
                 raise ConfigError("--format %s, but %s %s holds %s" % (flag, option, path, found))
 
 
+def check_feature_columns(args):
+    """ConfigError (exit 2, before Spark starts) when the input names no columns of its own (CSV, Parquet, ORC, a
+    table) and neither --categorical-cols nor --multi-value-cols says which to train on; criteo, libffm, dummy and
+    libsvm bring theirs (C1..C26, f0..)."""
+    if args.demo or args.categorical_cols or args.multi_value_cols:
+        return
+    if args.input_table or args.format in SPARK_FORMATS:
+        what = "--input-table %s" % args.input_table if args.input_table else "%s input %s" % (args.format, args.train)
+        raise ConfigError("--categorical-cols is required for %s: name the columns to embed, e.g. --categorical-cols "
+                          "site,app (only criteo, libffm, dummy and libsvm inputs bring their own)" % what)
+
+
 def spark_session(master, remote=None):
     """The job's session, classic or Spark Connect (sparkps.spark.submit.session.job_session)."""
     from sparkps.spark.submit.session import job_session
     spark = job_session("sparkps train_ctr", master=master, remote=remote,
                         settings={"spark.ui.showConsoleProgress": "false"})
+    plain_interrupts()       # Ctrl-C: one line, no traceback from pyspark's handler (sparkps.spark.submit.interrupts)
     from sparkps.spark.driver.checks import choose_worker_python
     choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     print("train_ctr: Spark master %s" % session_master(spark, remote), file=sys.stderr)
@@ -482,6 +496,7 @@ def stop_quietly(spark):
 
 def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    quiet_py4j_records()         # py4j's traceback of an interrupted call: the job says it once itself
     quiet_parameter_server()     # the job reports a failure once, below
     logging.getLogger("sparkps.spark").setLevel(logging.INFO)    # live progress: a line per epoch, with metrics
     args = parse_args(argv)
@@ -491,6 +506,7 @@ def main(argv=None):
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
         settle_format(args)
+        check_feature_columns(args)
         args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
                                                                args.num_workers, args.num_servers)
         return run(args)
