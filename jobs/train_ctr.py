@@ -335,14 +335,14 @@ def warn_near_unique(frame, categorical, name, rows=None):
 
 def indexed_label(train_df, test_df, label_col):
     """(train, test, class names): a string label column indexed as RFormula does (most frequent first), which
-    must give exactly two classes; a numeric label as it is (class names None)."""
+    must give exactly two classes; a numeric label as it is (class names None). SparkpsCTRClassifier indexes a
+    string label the same way (``ctr_features.indexed_click_label``)."""
     from sparkps.spark.submit.inputs import index_string_label
     train_df, (test_df,), names = index_string_label(train_df, [test_df], label_col)
     if names is None:
         return train_df, test_df, None
-    if len(names) != 2:
-        raise ConfigError("label column %r holds %d distinct strings %s; a click label has two"
-                          % (label_col, len(names), names[:5]))
+    from sparkps.spark.ml.ctr_features import two_click_classes
+    names = two_click_classes(label_col, names)        # as SparkpsCTRClassifier checks them
     print("train_ctr: label column %r indexed as RFormula does: %r -> 0, %r -> 1" % (label_col, *names),
           file=sys.stderr)
     return train_df, test_df, names
