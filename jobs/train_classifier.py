@@ -27,7 +27,7 @@ from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.failures import run_job
-from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
+from sparkps.spark.submit.flags import DefaultsOnceFormatter, add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
@@ -39,7 +39,7 @@ LOG = logging.getLogger("train_classifier")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm, CSV, Parquet, ORC or "
                                             "a table).",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsOnceFormatter)
     p.add_argument("--demo", action="store_true", help="scikit-learn digits on local[*]: the `make demo` run")
     p.add_argument("--export-digits", metavar="DIR", help="write digits as train/test .libsvm and .csv, exit")
     p.add_argument("--train", help="training data: a file or folder (libsvm, CSV, Parquet, ORC)")

@@ -39,7 +39,13 @@ from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
 from sparkps.spark.submit.failures import run_job
-from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import (
+    SPARSE_STRATEGIES,
+    DefaultsOnceFormatter,
+    add_session_flags,
+    add_strategy_flags,
+    estimator_settings,
+)
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
@@ -52,7 +58,7 @@ NEAR_UNIQUE, NEAR_UNIQUE_ROWS = 0.5, 100     # a categorical column with distinc
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsOnceFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")

@@ -8,6 +8,7 @@ An unknown strategy option or a value of the wrong kind is one ConfigError namin
 before Spark starts any job.
 """
 import argparse
+import re
 
 from sparkps.kvstore.strategies import (  # noqa: F401 (SPARSE_STRATEGIES: train_ctr's, imported from here)
     SPARSE_STRATEGIES,
@@ -16,6 +17,18 @@ from sparkps.kvstore.strategies import (  # noqa: F401 (SPARSE_STRATEGIES: train
     check_strategy,
     parse_options,
 )
+
+
+class DefaultsOnceFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's ArgumentDefaultsHelpFormatter for the jobs' ``--help``: "(default: X)" is added only to a help text
+    that does not say its default already (``default 2``, ``default: adam, or the --network file's own``), so each
+    flag shows its default once."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if re.search(r"\bdefault\b", text, re.IGNORECASE):
+            return text
+        return super()._get_help_string(action)
 
 
 def add_strategy_flags(parser, strategies=STRATEGIES):
