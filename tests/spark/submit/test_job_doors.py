@@ -78,3 +78,17 @@ def test_ctrl_c_while_the_job_reads_its_input_is_one_line_and_exit_130(tmp_path)
     assert "Traceback" not in after and "py4j" not in after, after
     assert after.strip().splitlines()[-1] == "train_ctr: interrupted (Ctrl-C); --output %s left as it was" % out
     assert not out.exists()
+
+
+def test_a_test_auc_at_or_below_chance_is_warned_about():
+    """A fit too short for its data (3,000 rows, 2 epochs) can score below chance: train_ctr says so on stderr."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_ctr", TRAIN_CTR)
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    history = [{"epoch": 0, "logloss": 0.69}, {"epoch": 1, "logloss": 0.68}]
+    assert job.chance_warning(0.41, history, 2850) == (
+        "test AUC 0.4100 is not above chance (0.5): after 2 epoch(s) on 2850 training rows the model has not learned "
+        "what the test rows share; train longer (--epochs) or on more rows before reading its scores (docs/ctr.md, "
+        "\"A fit too short\")")
+    assert job.chance_warning(0.5, history) is not None and job.chance_warning(0.5001, history) is None
