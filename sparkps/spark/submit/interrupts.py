@@ -5,7 +5,8 @@ input, before training starts):
 
 - pyspark's own SIGINT handler asks the JVM to cancel every job over the py4j connection the interrupted call is
   still using (a "reentrant call" error, then a second traceback when it raises KeyboardInterrupt inside it);
-- py4j logs the interrupted call with its traceback on the root logger (``logging.exception``).
+- py4j logs the interrupted call with its traceback on the root logger (``logging.exception``), and a connection
+  it could not shut down on its own (``py4j.clientserver``).
 
 So a job, once its session is up, answers SIGINT with a plain KeyboardInterrupt (the session's ``stop`` in the job's
 ``finally`` cancels what Spark still runs) and drops py4j's records from the console: the job reports the failure
@@ -31,10 +32,13 @@ class Py4JRecords(logging.Filter):
 
 
 def quiet_py4j_records(logger=None):
-    """Add :class:`Py4JRecords` to ``logger`` (default: the root logger, where py4j writes) once."""
+    """Add :class:`Py4JRecords` to the handlers of ``logger`` (default: the root logger, whose handlers print both
+    the records py4j writes on the root logger and those of its own loggers, ``py4j.clientserver``), once each.
+    Call it after the job's ``logging.basicConfig``."""
     logger = logger or logging.getLogger()
-    if not any(isinstance(f, Py4JRecords) for f in logger.filters):
-        logger.addFilter(Py4JRecords())
+    for handler in logger.handlers:
+        if not any(isinstance(f, Py4JRecords) for f in handler.filters):
+            handler.addFilter(Py4JRecords())
 
 
 def interrupted(signum, frame):
