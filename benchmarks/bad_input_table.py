@@ -61,6 +61,11 @@ def files(folder):
         out[name] = os.path.join(folder, name)
         with open(out[name], "w") as handle:
             handle.write(text)
+    import pyarrow
+    import pyarrow.parquet
+    out["ctr.parquet"] = os.path.join(folder, "ctr.parquet")
+    pyarrow.parquet.write_table(pyarrow.table({"click": [i % 2 for i in range(200)],
+                                               "site": ["s%d" % (i % 5) for i in range(200)]}), out["ctr.parquet"])
     out["corrupt.parquet"] = os.path.join(folder, "corrupt.parquet")
     with open(out["corrupt.parquet"], "wb") as handle:
         handle.write(b"PAR1" + bytes(range(200)) + b"PAR1")
@@ -98,6 +103,10 @@ def job_cases(f):
                                                   "--label-col", "click", "--master", "local[1]",
                                                   "--num-workers", "1"]),
         ("job train_ctr: existing --output", ctr + ["--output", f["full"]]),
+        ("job train_ctr: --output /proc/x", ctr + ["--output", "/proc/x"]),
+        ("job train_ctr: --num-workers 0", ctr + ["--num-workers", "0"]),
+        ("job train_ctr: Parquet without --categorical-cols", ["train_ctr", "--train", f["ctr.parquet"], "--test",
+                                                               f["ctr.parquet"], "--label-col", "click"]),
         ("job train_ctr: Criteo line of 25 cells", ["train_ctr", "--train", f["c25"], "--test", f["good"],
                                                     "--master", "local[1]", "--num-workers", "1"]),
         ("job train_ctr: libffm token 1:4 (no value)", ["train_ctr", "--train", f["bad.ffm"], "--test", f["bad.ffm"],
@@ -107,6 +116,7 @@ def job_cases(f):
         ("job train_classifier: foreign JSON as --symbol", mlp + ["--symbol", f["angel.json"], "--num-features", "2"]),
         ("job train_classifier: missing --symbol file", mlp + ["--symbol", "missing.json", "--num-features", "2"]),
         ("job train_classifier: --workers 0", mlp + ["--workers", "0"]),
+        ("job train_classifier: --epochs 0", mlp + ["--epochs", "0"]),
         ("job train_classifier: --layers 4,x", mlp + ["--layers", "4,x"]),
         ("job train_classifier: no input", ["train_classifier"]),
         ("job train_classifier: existing --output", mlp + ["--output", f["full"]]),
@@ -176,7 +186,8 @@ def api_cases(spark, f):
         ("API read_criteo: label 2", lambda: read_criteo(spark, f["label2"])),
         ("API read_libffm: token 1:4 (no value)", lambda: read_libffm(f["bad.ffm"])),
         ("API read_dummy: index x", lambda: read_dummy(f["bad.dummy"])),
-        ("API CTR estimator: string label", fit(spark.createDataFrame([("yes", "a")], ["click", "site"]))),
+        ("API CTR estimator: string label of one value", fit(spark.createDataFrame([("yes", "a")],
+                                                                                   ["click", "site"]))),
         ("API CTR estimator: label 2", fit(spark.createDataFrame(rows + [(2.0, "x", 1.0)], ["click", "site", "hour"])
                                            .coalesce(1))),
         ("API CTR estimator: null label", fit(spark.createDataFrame(rows + [(None, "x", 1.0)],
@@ -187,6 +198,8 @@ def api_cases(spark, f):
         ("API CTR estimator: missing column", fit(good, categoricalCols=["site", "app"])),
         ("API CTR estimator: string numeric column", fit(good, categoricalCols=["hour"], numericCols=["site"])),
         ("API CTR estimator: unknown strategy option", fit(good, kvstoreParams=["bogus=1"])),
+        ("API CTR estimator: numWorkers=0", fit(good, numWorkers=0)),
+        ("API CTR estimator: unknown kvstore", fit(good, kvstore="dist_sink")),
         ("API CTR estimator: network with multiValueCols", fit(good, network=os.path.join(ROOT, "jobs", "networks",
                                                                                           "deepfm.json"),
                                                                multiValueCols=["site"])),

@@ -27,8 +27,9 @@ from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
 from sparkps.spark.submit.failures import run_job
-from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
-from sparkps.spark.submit.job_settings import check_input_paths, master_of, read_symbol_file
+from sparkps.spark.submit.flags import DefaultsOnceFormatter, add_session_flags, add_strategy_flags, trainer_settings
+from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
+from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of
 
@@ -38,7 +39,7 @@ LOG = logging.getLogger("train_classifier")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps classifier on Spark (libsvm, CSV, Parquet, ORC or "
                                             "a table).",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsOnceFormatter)
     p.add_argument("--demo", action="store_true", help="scikit-learn digits on local[*]: the `make demo` run")
     p.add_argument("--export-digits", metavar="DIR", help="write digits as train/test .libsvm and .csv, exit")
     p.add_argument("--train", help="training data: a file or folder (libsvm, CSV, Parquet, ORC)")
@@ -90,6 +91,7 @@ def spark_session(master=None, log_level="FATAL", remote=None):
     spark = job_session("sparkps train_classifier", master=master, remote=remote, default_master="local[*]",
                         settings={"spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "4"},
                         log_level=log_level)
+    plain_interrupts()       # Ctrl-C: one line, no traceback from pyspark's handler (sparkps.spark.submit.interrupts)
     from sparkps.spark.driver.checks import choose_worker_python
     choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     return spark
@@ -317,12 +319,17 @@ def main(argv=None):
 
 def _main(argv=None):
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    quiet_py4j_records()         # py4j's traceback of an interrupted call: the job says it once itself
     logging.getLogger("py4j").setLevel(logging.WARNING)
     quiet_parameter_server()     # the job reports a failure once, below
     args = parse_args(argv)
-    args.batch_size = args.batch_size or (16 if args.demo else 32)
-    args.epochs = args.epochs or (20 if args.demo else 10)
-    return run_job("train_classifier", lambda: run(args), args.output,
+
+    def checked_run():
+        positive(args, "epochs", "batch-size")        # 0 is refused, not taken for "the default"
+        args.batch_size = args.batch_size or (16 if args.demo else 32)
+        args.epochs = args.epochs or (20 if args.demo else 10)
+        return run(args)
+    return run_job("train_classifier", checked_run, args.output,
                    describe=lambda message: with_input_line(message, args))
 
 

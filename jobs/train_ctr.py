@@ -39,7 +39,14 @@ from sparkps.spark.ml.persistence import numbered_from_one
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
 from sparkps.spark.submit.failures import run_job
-from sparkps.spark.submit.flags import SPARSE_STRATEGIES, add_session_flags, add_strategy_flags, estimator_settings
+from sparkps.spark.submit.flags import (
+    SPARSE_STRATEGIES,
+    DefaultsOnceFormatter,
+    add_session_flags,
+    add_strategy_flags,
+    estimator_settings,
+)
+from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
 from sparkps.spark.submit.session import remote_of, session_master
@@ -51,7 +58,7 @@ NEAR_UNIQUE, NEAR_UNIQUE_ROWS = 0.5, 100     # a categorical column with distinc
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsOnceFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
     p.add_argument("--train", help="training data (file or folder)")
@@ -139,11 +146,24 @@ def settle_format(args):
                 raise ConfigError("--format %s, but %s %s holds %s" % (flag, option, path, found))
 
 
+def check_feature_columns(args):
+    """ConfigError (exit 2, before Spark starts) when the input names no columns of its own (CSV, Parquet, ORC, a
+    table) and neither --categorical-cols nor --multi-value-cols says which to train on; criteo, libffm, dummy and
+    libsvm bring theirs (C1..C26, f0..)."""
+    if args.demo or args.categorical_cols or args.multi_value_cols:
+        return
+    if args.input_table or args.format in SPARK_FORMATS:
+        what = "--input-table %s" % args.input_table if args.input_table else "%s input %s" % (args.format, args.train)
+        raise ConfigError("--categorical-cols is required for %s: name the columns to embed, e.g. --categorical-cols "
+                          "site,app (only criteo, libffm, dummy and libsvm inputs bring their own)" % what)
+
+
 def spark_session(master, remote=None):
     """The job's session, classic or Spark Connect (sparkps.spark.submit.session.job_session)."""
     from sparkps.spark.submit.session import job_session
     spark = job_session("sparkps train_ctr", master=master, remote=remote,
                         settings={"spark.ui.showConsoleProgress": "false"})
+    plain_interrupts()       # Ctrl-C: one line, no traceback from pyspark's handler (sparkps.spark.submit.interrupts)
     from sparkps.spark.driver.checks import choose_worker_python
     choose_worker_python(spark)      # before any Python function is wrapped (nothing to do on Spark Connect)
     print("train_ctr: Spark master %s" % session_master(spark, remote), file=sys.stderr)
@@ -321,14 +341,14 @@ def warn_near_unique(frame, categorical, name, rows=None):
 
 def indexed_label(train_df, test_df, label_col):
     """(train, test, class names): a string label column indexed as RFormula does (most frequent first), which
-    must give exactly two classes; a numeric label as it is (class names None)."""
+    must give exactly two classes; a numeric label as it is (class names None). SparkpsCTRClassifier indexes a
+    string label the same way (``ctr_features.indexed_click_label``)."""
     from sparkps.spark.submit.inputs import index_string_label
     train_df, (test_df,), names = index_string_label(train_df, [test_df], label_col)
     if names is None:
         return train_df, test_df, None
-    if len(names) != 2:
-        raise ConfigError("label column %r holds %d distinct strings %s; a click label has two"
-                          % (label_col, len(names), names[:5]))
+    from sparkps.spark.ml.ctr_features import two_click_classes
+    names = two_click_classes(label_col, names)        # as SparkpsCTRClassifier checks them
     print("train_ctr: label column %r indexed as RFormula does: %r -> 0, %r -> 1" % (label_col, *names),
           file=sys.stderr)
     return train_df, test_df, names
@@ -467,9 +487,30 @@ def train_and_report(args, final):
             json.dump(dict(summary(model, auc, logloss, rows, classes), **facts), f, indent=1)
         print("trained in %.1f s on %s; model saved to %s" % (fit_seconds, master, facts["model_path"]))
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
+        warning = chance_warning(auc, history, training_rows(model))
+        if warning:
+            print("train_ctr: warning: %s" % warning, file=sys.stderr)
     finally:
         stop_quietly(spark)
     return 0
+
+
+def training_rows(model):
+    """The rows the fit trained on, all workers together (SparkTrainer.last_fit), None when not recorded."""
+    rows = (model.fit_timings or {}).get("rows")
+    return sum(rows) if rows else None
+
+
+def chance_warning(auc, history, rows=None):
+    """The warning for a test AUC at or below chance (0.5): the model ranks the test rows no better than a coin,
+    which a fit too short for its data gives (docs/ctr.md, "A fit too short": 3,000 rows and 2 epochs scored AUC
+    ~0.41); None above 0.5."""
+    if auc is None or auc > 0.5:
+        return None
+    rows = " on %d training rows" % rows if rows else ""
+    return ("test AUC %.4f is not above chance (0.5): after %d epoch(s)%s the model has not learned what the test "
+            "rows share; train longer (--epochs) or on more rows before reading its scores (docs/ctr.md, \"A fit too "
+            "short\")" % (auc, len(history), rows))
 
 
 def stop_quietly(spark):
@@ -482,6 +523,7 @@ def stop_quietly(spark):
 
 def main(argv=None):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    quiet_py4j_records()         # py4j's traceback of an interrupted call: the job says it once itself
     quiet_parameter_server()     # the job reports a failure once, below
     logging.getLogger("sparkps.spark").setLevel(logging.INFO)    # live progress: a line per epoch, with metrics
     args = parse_args(argv)
@@ -491,6 +533,7 @@ def main(argv=None):
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
         settle_format(args)
+        check_feature_columns(args)
         args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
                                                                args.num_workers, args.num_servers)
         return run(args)

@@ -23,6 +23,8 @@ and both versions. MXNet's binary params files carry no sparkps version (they ar
 (['w'], ['m'])
 """
 import io
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -61,7 +63,7 @@ def read_params(source, what):
     """
     try:
         archive = np.load(source, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"{what} is not a sparkps params file: {exc}") from None
     with archive:
         return _read_archive(what, archive)
@@ -106,6 +108,8 @@ def load_params(path, from_mxnet=False):
         return _split_entries(path, entries.items())
     try:
         archive = np.load(path, allow_pickle=False)
+    except zipfile.BadZipFile as exc:      # a zip archive's head, then too few bytes: a copy cut short
+        raise DataError(f"params file {path} is damaged (truncated or overwritten): {exc}") from None
     except (OSError, ValueError) as exc:
         raise DataError(f"{path} is neither a sparkps (.npz) nor an MXNet params file: {exc}") from None
     with archive:
@@ -128,8 +132,12 @@ def params_format(what, entries):
 
 
 def _read_archive(what, archive):
-    """(arg_params, aux_params) of an open ``.npz`` archive, by the loader of its format version."""
-    entries = {key: archive[key] for key in archive.files}
+    """(arg_params, aux_params) of an open ``.npz`` archive, by the loader of its format version; DataError naming
+    ``what`` when an entry cannot be read (a damaged or truncated archive)."""
+    try:
+        entries = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise DataError(f"params file {what} is damaged (truncated or overwritten): {exc}") from None
     return _LAYOUTS[params_format(what, entries)](what, entries)
 
 

@@ -20,6 +20,7 @@ RUN_ELSEWHERE = {
     ("export.md", 3): "tests/spark/ml/test_export_docs_examples.py",
     ("export.md", 4): "tests/spark/ml/test_export_docs_examples.py",
     ("export.md", 5): "tests/spark/ml/test_export_docs_examples.py",
+    ("ctr.md", 0): "tests/spark/ml/test_ctr_docs_example.py",
 }
 
 

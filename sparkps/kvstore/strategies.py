@@ -40,13 +40,18 @@ STRATEGY_OPTIONS = {name: strategy.options for name, strategy in STRATEGY_TABLE.
 # strategies whose optimizer runs on the workers, on their local copy of every weight: a sparse table's rows live
 # only on the servers (a batch pulls the rows it reads), so these strategies cannot train one
 LOCAL_STRATEGIES = tuple(name for name, strategy in STRATEGY_TABLE.items() if strategy.on_workers)
+# the strategies a model with sparse tables (the CTR models' embeddings) can train with: those whose optimizer runs
+# on the workers' own copy of every weight cannot train a table whose rows live only on the servers
+SPARSE_STRATEGIES = tuple(name for name in STRATEGIES if name not in LOCAL_STRATEGIES)
 # every option of every strategy, in the table's order (for help texts)
 OPTION_NAMES = tuple(name for strategy in STRATEGY_TABLE.values() for name in strategy.options)
 _POSITIVE_INTS = ("replicas_to_aggregate", "total_num_replicas", "interval_steps", "communication_period")
 
 
-def check_strategy(kvtype, options=None, compression=None):
-    """``options`` (a dict) if the strategy ``kvtype`` takes them; ConfigError naming an unknown type or option.
+def check_strategy(kvtype, options=None, compression=None, strategies=STRATEGIES):
+    """``options`` (a dict) if the strategy ``kvtype`` takes them; ConfigError naming an unknown type (and listing
+    ``strategies``, those the caller can train with: :data:`SPARSE_STRATEGIES` for a model with sparse tables) or
+    an unknown option.
 
     ``dist_model_average`` pushes weights, not gradients: 2-bit compression (which sends only -t, 0, +t) is a
     ConfigError with it.
@@ -56,7 +61,10 @@ def check_strategy(kvtype, options=None, compression=None):
         raise ConfigError("kvstore 'dist_model_average' pushes weights, not gradients: 2bit compression does not "
                           "apply (use fp16 or none)")
     if kvtype not in STRATEGY_OPTIONS:
-        raise ConfigError("kvstore must be one of %s, got %r" % (", ".join(STRATEGIES), kvtype))
+        refused = [name for name in STRATEGIES if name not in strategies]
+        note = " (%s train on the workers' own weights and cannot train sparse tables)" % " and ".join(refused) \
+            if refused else ""
+        raise ConfigError("kvstore must be one of %s, got %r%s" % (", ".join(strategies), kvtype, note))
     options = dict(options or {})
     unknown = sorted(set(options) - set(STRATEGY_OPTIONS[kvtype]))
     if unknown:

@@ -4,6 +4,9 @@ The click command object is :data:`plan`; the ``sparkps`` group registers it (``
 
     sparkps plan --workers 100 --servers 10 --rows 1e9 --dim 16 --batch 4096 --fields 26 --zipf 1.1 \\
         --optimizer adagrad --bandwidth 10Gbit
+    sparkps plan --workers 8 --servers 2 --rows 50M --model out/model    # its optimizer and embedding width
+
+``--optimizer`` defaults to the one the CTR estimator trains with (Adam), or a saved model's (``--model``).
 
 Quantities take units: bandwidths in bits per second (``10Gbit``, ``100Mbit``, ``1e10``), sizes in bytes
 (``64GiB``, ``500MB``), times in seconds (``20us``, ``3.5e-6``). ``--json`` prints the figures as JSON.
@@ -13,9 +16,11 @@ import re
 
 import click
 
+from sparkps.nets.ctr_defaults import CTR_DEFAULTS
 from sparkps.plan import constants
 from sparkps.plan.figures import estimate
 from sparkps.plan.model import KVSTORES
+from sparkps.plan.saved_settings import saved_settings
 
 _NUMBER = r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z/]*)\s*$"
 _BITS = {'': 1, 'bit': 1, 'bps': 1, 'kbit': 1e3, 'mbit': 1e6, 'gbit': 1e9, 'tbit': 1e12}
@@ -57,7 +62,12 @@ COUNT = Quantity('count', {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 'b': 1e9})
 @click.option('--zipf', type=click.FloatRange(min=0, min_open=True), default=1.1, show_default=True,
               help="Zipf exponent of the id frequencies.")
 @click.option('--id-space', type=COUNT, default=None, help="Distinct ids the data names (default: --rows).")
-@click.option('--optimizer', type=click.Choice(sorted(constants.STATES)), default='adagrad', show_default=True)
+@click.option('--optimizer', type=click.Choice(sorted(constants.STATES)), default=None,
+              help="The servers' optimizer, whose state each row keeps (default: --model's, else %s, what "
+                   "SparkpsCTRClassifier and jobs/train_ctr.py train with)." % CTR_DEFAULTS["optimizer"])
+@click.option('--model', 'saved', default=None, metavar='PATH',
+              help="A saved CTR model or estimator (write().save(PATH), or a train_ctr output folder): its optimizer "
+                   "and embedding width, unless --optimizer or --dim is given.")
 @click.option('--dense', type=COUNT, default=0, show_default=True, help="Dense parameters (elements).")
 @click.option('--codec', type=click.Choice(sorted(constants.CODEC_BITS)), default='none', show_default=True,
               help="Dense gradient codec.")
@@ -80,10 +90,16 @@ COUNT = Quantity('count', {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 'b': 1e9})
               help="The fit ends with each server writing its shard of the tables (a Spark fit's does).")
 @click.option('--server-memory', type=SIZE, default=None, help="Memory a server may use (checked when given).")
 @click.option('--json', 'as_json', is_flag=True, help="Print the figures as JSON.")
-def plan(workers, servers, rows, as_json, **options):
+@click.pass_context
+def plan(ctx, workers, servers, rows, as_json, saved, **options):
     """Size a cluster: memory per server, bytes per step, step time, scheduler load, checkpoints, the bottleneck."""
     options = {k: v for k, v in options.items() if v is not None}
     try:
+        given = {name for name in ("optimizer", "dim")
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+        if saved:
+            options.update({k: v for k, v in saved_settings(saved).items() if k not in given})
+        options.setdefault("optimizer", CTR_DEFAULTS["optimizer"])
         result = estimate(workers, servers, rows, **options)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None

@@ -41,15 +41,16 @@ def count_task_slots(master, conf, default_parallelism, cpu_count=None):
     return max(int(default_parallelism) // task_cpus, 0)
 
 
-def check_roles(num_workers, num_servers):
-    """Raise ConfigError unless 1 <= num_servers <= num_workers (servers start beside the first workers)."""
-    if int(num_workers) < 1:
-        raise ConfigError("num_workers must be >= 1, got %r" % (num_workers,))
-    if int(num_servers) < 1:
-        raise ConfigError("num_servers must be >= 1, got %r" % (num_servers,))
+def check_roles(num_workers, num_servers, names=("num_workers", "num_servers")):
+    """Raise ConfigError unless 1 <= num_servers <= num_workers (servers start beside the first workers); ``names``:
+    what the user set them as (SparkTrainer's arguments, an estimator's params, a job's flags), named in the error."""
+    workers, servers = names
+    for name, value in ((workers, num_workers), (servers, num_servers)):
+        if int(value) < 1:
+            raise ConfigError("%s must be >= 1, got %r" % (name, value))
     if int(num_servers) > int(num_workers):
-        raise ConfigError("num_servers=%d > num_workers=%d: each server starts beside one worker task, "
-                          "so use num_servers <= num_workers" % (num_servers, num_workers))
+        raise ConfigError("%s=%d > %s=%d: each server starts beside one worker task, so use %s <= %s"
+                          % (servers, num_servers, workers, num_workers, servers, workers))
 
 
 def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None):
@@ -68,8 +69,9 @@ def check_cluster(master, conf, default_parallelism, num_workers, cpu_count=None
 
 def workers_for_slots(master, workers, servers, flag="--num-workers"):
     """``(workers, servers)`` that fit a local master's task slots: fewer workers, with a warning, when it has
-    fewer slots than asked (other masters are checked by SparkTrainer once Spark runs)."""
-    check_roles(workers, servers)
+    fewer slots than asked (other masters are checked by SparkTrainer once Spark runs). A bad count is a ConfigError
+    naming ``flag`` (or ``--num-servers``)."""
+    check_roles(workers, servers, (flag, "--num-servers"))
     if not is_local(master):
         return workers, servers
     slots = count_task_slots(master, {}, 0)

@@ -31,6 +31,7 @@ from sparkps.spark.driver.trainer import SparkTrainer
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter
 from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
+    check_counts,
     checkpoint_settings,
     declare,
     placement_settings,
@@ -103,6 +104,7 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
 
     def _fit(self, dataset):
+        check_counts(self)
         strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
         symbol_json, input_shape = self._network()
         if not is_connect(dataset):        # before any Python function is wrapped

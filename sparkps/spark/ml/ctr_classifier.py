@@ -6,10 +6,13 @@ JSON network) trained by SparkTrainer, ``rawPrediction`` / ``probability`` [1-p,
     model = clf.fit(train_df)                       # blocks until training ends (see SparkTrainer.fit)
     BinaryClassificationEvaluator(labelCol='click').evaluate(model.transform(test_df))
 
+The label is 0/1 (a number or a boolean), or a column of two strings (yes/no), indexed as RFormula and
+jobs/train_ctr.py index it: the more frequent value is 0 (``labelClasses`` records the order).
 The numeric statistics are computed once on the training data and kept in the model's params (so a saved
 Pipeline standardises test data exactly as it did the training data); the weights go to ``<path>/weights``.
 """
 import json
+import logging
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
@@ -19,15 +22,17 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from sparkps.ctr.numeric import NumericStats
 from sparkps.errors import ConfigError
+from sparkps.kvstore.strategies import SPARSE_STRATEGIES
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.driver import checks
 from sparkps.spark.driver.input_rows import check_held_out, held_out, held_out_rows
 from sparkps.spark.driver.trainer import SparkTrainer
-from sparkps.spark.ml.ctr_features import CTRFeaturizer
+from sparkps.spark.ml.ctr_features import CTRFeaturizer, indexed_click_label
 from sparkps.spark.ml.persistence import ModelReader, ModelWriter, numbered_from_one
 from sparkps.spark.ml.shared_params import (
     HasTrainerParams,
+    check_counts,
     checkpoint_settings,
     declare,
     placement_settings,
@@ -35,6 +40,7 @@ from sparkps.spark.ml.shared_params import (
 )
 from sparkps.spark.model.table_rows import INLINE_TABLE_BYTES
 
+LOG = logging.getLogger("sparkps.spark")
 FEATURES_TMP = "__sparkps_ctr_features"
 SCORE_TMP = "__sparkps_ctr_score"
 OPTIMIZER_ARGS = ("beta1", "beta2", "momentum", "beta", "lamda1", "wd", "wd_mult")   # wd_mult: each layer's reg2
@@ -81,6 +87,10 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                           "decays when a batch reads it); 0: none. Zoo models only", TypeConverters.toFloat)
     dropout = declare("dropout", "dropout rate after each hidden layer of the deep part (0: none). Zoo models only",
                       TypeConverters.toFloat)
+    labelClasses = declare("labelClasses", "the two strings of a string label column, in the order fit indexed "
+                           "them ([the value read as 0, the value read as 1]: the most frequent first, as RFormula "
+                           "and jobs/train_ctr.py index them); set by fit, [] for a numeric label",
+                           TypeConverters.toListString)
     numericStats = declare("numericStats", "training statistics of the numeric columns and the widths of the "
                            "multi-valued ones (JSON; set by fit)",
                            TypeConverters.toString)
@@ -88,7 +98,7 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(labelCol="label", categoricalCols=[], numericCols=[], multiValueCols=[], model="deepfm",
-                         network="", hashIds=True, numBuckets=0, numericStats="",
+                         network="", hashIds=True, numBuckets=0, numericStats="", labelClasses=[],
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
                          multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
                          inlineTablesMB=INLINE_TABLE_BYTES / 2**20,
@@ -193,12 +203,16 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def _fit(self, dataset):
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
-        strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
+        check_counts(self)
+        strategy = {**strategy_settings(self, SPARSE_STRATEGIES), **placement_settings(self)}   # before any job
         if not get("network"):
             self.zoo_model()
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
+        dataset, classes = indexed_click_label(dataset, get("labelCol"))      # yes/no: as train_ctr indexes it
+        if classes:
+            LOG.info("label column %r indexed as RFormula does: %r -> 0, %r -> 1", get("labelCol"), *classes)
         featurizer.check_columns(dataset, get("labelCol"))
         train, validation = held_out(dataset, get("validationFraction"), get("seed"))
         # one pass over the input: the training rows' statistics and both sides' label counts
@@ -233,7 +247,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         model = SparkpsCTRModel(spark_model)
         model.fit_timings = trainer.last_fit    # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
-        model._set(numericStats=stats_to_json(stats))
+        model._set(numericStats=stats_to_json(stats), labelClasses=classes or [])
         return model
 
 

@@ -57,8 +57,8 @@ class CTRFeaturizer:
                 raise DataError("numeric column %r has type %s" % (name, df.schema[name].dataType.simpleString()))
         kind = df.schema[label_col].dataType if label_col else None
         if kind is not None and not isinstance(kind, (NumericType, BooleanType)):     # MLlib's own words
-            raise DataError("Column %s must be of type numeric but was actually of type %s. (Index a string "
-                            "label with StringIndexer, as RFormula does.)" % (label_col, kind.simpleString()))
+            raise DataError("Column %s must be of type numeric but was actually of type %s. (A click label is 0/1, "
+                            "or two strings, indexed as RFormula does.)" % (label_col, kind.simpleString()))
 
     def _value_count(self, df, name):
         """A Spark expression: the number of values in multi-valued column ``name`` (array or joined string)."""
@@ -180,6 +180,33 @@ class CTRFeaturizer:
         return {"categorical_cols": self.categorical_cols, "numeric_cols": self.numeric_cols,
                 "multi_value_cols": self.multi_value_cols, "index_range": self.index_range,
                 "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
+
+
+def indexed_click_label(df, label_col):
+    """``(df, classes)``: a string label column of two values indexed as MLlib's RFormula indexes a string label and
+    as jobs/train_ctr.py does (StringIndexer's order: the most frequent value -> 0, the other -> 1, ties by name),
+    with ``classes`` ``[value of 0, value of 1]``; a null stays null (named with its row by ``check_labels``).
+    Any other label column is returned as it is, with classes None. ConfigError naming the column when it holds
+    another number of distinct strings. Blocks for one Spark job (the label counts) when the column holds strings."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+    if label_col not in df.columns or not isinstance(df.schema[label_col].dataType, StringType):
+        return df, None
+    from pyspark.ml.feature import StringIndexer
+    names = list(StringIndexer(inputCol=label_col, outputCol=label_col + "__indexed",
+                               stringOrderType="frequencyDesc").fit(df).labels)
+    classes = two_click_classes(label_col, names)
+    y = F.col(label_col)
+    return df.withColumn(label_col, F.when(y == classes[0], 0.0).when(y == classes[1], 1.0)), classes
+
+
+def two_click_classes(label_col, names):
+    """``names``, the distinct strings of a label column in index order, when they are two; ConfigError naming the
+    column otherwise (a click label has two classes)."""
+    if len(names) != 2:
+        raise ConfigError("label column %r holds %d distinct strings %s; a click label has two (or is 0/1)"
+                          % (label_col, len(names), list(names[:5])))
+    return list(names)
 
 
 LABEL_FACTS = ("rows", "nulls", "non_finite", "not_binary", "clicks")

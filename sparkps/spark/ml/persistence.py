@@ -41,12 +41,18 @@ class ParamsWriter(DefaultParamsWriter):
     session too. Blocks for a small Spark job (the metadata file)."""
 
     def save(self, path):
-        """Write ``path`` (replacing it with ``overwrite()``), on either session kind."""
+        """Write ``path`` (replacing it with ``overwrite()``), on either session kind. A local ``path`` that cannot
+        be written (a read-only or pseudo file system, a file in the way) is one ConfigError naming it and the
+        cause, before Spark writes anything."""
         if self.shouldOverwrite and is_connect(self.sparkSession):
             remove_saved(path)
             self.saveImpl(path)
             return
         super().save(path)
+
+    def saveImpl(self, path):
+        check_writable(path)
+        super().saveImpl(path)
 
     def metadata_session(self):
         """What pyspark.ml's ``saveMetadata`` / ``loadMetadata`` take: the SparkContext of a classic session (pyspark
@@ -64,6 +70,7 @@ class ModelWriter(ParamsWriter):
 
     def saveImpl(self, path):
         check_free(path, self.shouldOverwrite)
+        check_writable(path)
         DefaultParamsWriter.saveMetadata(self.instance, path, self.metadata_session(),
                                          extraMetadata={**self.extra, FORMAT_FIELD: FORMAT})
         self.instance.spark_model.save(os.path.join(local_path(path), WEIGHTS_DIR))
@@ -73,10 +80,63 @@ class ModelReader(DefaultParamsReader):
     """Reads what ModelWriter wrote, in this version's format or an earlier one, on either session kind."""
 
     def load(self, path):
-        check_format(path, DefaultParamsReader.loadMetadata(path, session_for_metadata(self.sparkSession)))
+        check_saved_model(path)
+        metadata = DefaultParamsReader.loadMetadata(path, session_for_metadata(self.sparkSession))
+        check_format(path, metadata)
+        check_class(path, metadata, self.cls)
         model = super().load(path)
         model.spark_model = SparkModel.load(os.path.join(local_path(path), WEIGHTS_DIR))
         return model
+
+
+def check_saved_model(path):
+    """ConfigError saying what a local ``path`` holds when it is not a pyspark.ml model folder (it has no
+    ``metadata`` folder): a SparkModel folder (``SparkModel.load``, as ``jobs/train_classifier.py`` writes its
+    model), a job's output folder (its model is ``PATH/model``), nothing at all. Instead of Spark's
+    ``PATH_NOT_FOUND .../metadata``. Paths of other file systems are left to Spark."""
+    if "://" in str(path) and not str(path).startswith("file:"):
+        return
+    folder = local_path(path)
+    if os.path.isdir(os.path.join(folder, "metadata")):
+        return
+    if not os.path.exists(folder):
+        raise ConfigError("%s: no such model folder" % path)
+    if os.path.isfile(os.path.join(folder, "metadata.json")):
+        raise ConfigError("%s holds a SparkModel (the model jobs/train_classifier.py and SparkTrainer.fit save), not "
+                          "a pyspark.ml model: load it with sparkps.spark.SparkModel.load(%r)" % (path, path))
+    inner = os.path.join(folder, "model")
+    if os.path.isdir(inner):
+        model = os.path.join(str(path), "model")
+        raise ConfigError("%s is a job's output folder, not a model: its model is %s (load it with %s(%r))"
+                          % (path, model, saved_loader(inner), model))
+    raise ConfigError("%s holds no saved pyspark.ml model (no metadata folder): give the folder a model's "
+                      "write().save(path) wrote" % path)
+
+
+def saved_loader(folder):
+    """The call that loads the local model ``folder``: ``SparkModel.load`` for a SparkModel folder, else the
+    ``load`` of the pyspark.ml class its metadata records."""
+    import glob
+    import json
+    if os.path.isfile(os.path.join(folder, "metadata.json")):
+        return "SparkModel.load"
+    for part in sorted(glob.glob(os.path.join(folder, "metadata", "part-*"))):
+        try:
+            with open(part, encoding="utf-8") as handle:
+                return "%s.load" % json.loads(handle.readline())["class"].rsplit(".", 1)[-1]
+        except (OSError, ValueError, KeyError, AttributeError):
+            continue
+    return "its class's load"
+
+
+def check_class(path, metadata, cls):
+    """ConfigError naming the class a saved model's ``metadata`` records when it is not ``cls`` (or a subclass
+    of it): the folder holds another kind of model, and which class loads it."""
+    saved = str(metadata.get("class", ""))
+    name = saved.rsplit(".", 1)[-1]
+    if not name or any(klass.__name__ == name for klass in cls.__mro__):
+        return
+    raise ConfigError("%s holds a %s, not a %s: load it with %s.load(%r)" % (path, name, cls.__name__, name, path))
 
 
 def session_for_metadata(session):
@@ -99,6 +159,21 @@ def check_free(path, overwrite):
     if not overwrite and os.path.exists(local_path(path)):
         raise ConfigError("%s already exists: save with write().overwrite().save(%r) to replace it, or choose "
                           "another path" % (path, path))
+
+
+def check_writable(path):
+    """Create the local folder ``path`` (and its parents) where the model is about to be written; ConfigError naming
+    ``path`` and the file system's cause when it cannot be (``/proc/x``, a file in the way, no permission), instead
+    of the metadata's Spark job failing with a Java trace. Paths of other file systems (``scheme://``) are left to
+    Spark."""
+    if "://" in str(path) and not str(path).startswith("file:"):
+        return
+    try:
+        os.makedirs(local_path(path), exist_ok=True)
+        if not os.access(local_path(path), os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise ConfigError("cannot save the model to %s: %s" % (path, exc.strerror or exc)) from None
 
 
 def numbered_from_one(history):

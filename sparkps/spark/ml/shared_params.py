@@ -279,17 +279,34 @@ def compression_of(kind, threshold):
     return {"type": kind, "threshold": threshold} if kind == "2bit" else {"type": kind}
 
 
-def strategy_settings(estimator):
+def strategy_settings(estimator, strategies=STRATEGIES):
     """SparkTrainer's ``kvstore``, ``kvstore_params``, ``gradient_compression`` and ``curve`` of an estimator's
-    params, checked first: an unknown strategy, option or codec is one ConfigError naming it, before any Spark job
-    runs."""
+    params, checked first: an unknown strategy, option or codec is one ConfigError naming it (and listing
+    ``strategies``, those the estimator can train with), before any Spark job runs."""
     get = estimator.getOrDefault
     compression = compression_of(get("gradientCompression"), get("compressionThreshold"))
-    options = check_strategy(get("kvstore"), parse_options(get("kvstoreParams")), compression)
+    options = check_strategy(get("kvstore"), parse_options(get("kvstoreParams")), compression, strategies)
     from sparkps.comm.codec import create_codec
     create_codec(compression)
     return {"kvstore": get("kvstore"), "kvstore_params": options, "gradient_compression": compression,
             "curve": curve_of(get("curve"))}
+
+
+COUNT_PARAMS = ("numWorkers", "numServers", "numEpochs", "batchSize")
+
+
+def check_counts(estimator):
+    """ConfigError naming the param the user set (``numWorkers``, ``numServers``, ``numEpochs``, ``batchSize``)
+    when it is not a whole number >= 1, or when ``numServers`` > ``numWorkers``. Needs no Spark: ``fit`` calls it
+    before any Spark job."""
+    from sparkps.errors import ConfigError
+    from sparkps.spark.driver.checks import check_roles
+    get = estimator.getOrDefault
+    for name in COUNT_PARAMS:
+        value = get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError("param %s must be a whole number >= 1, got %r" % (name, value))
+    check_roles(get("numWorkers"), get("numServers"), ("numWorkers", "numServers"))
 
 
 def checkpoint_settings(estimator):

@@ -8,12 +8,27 @@ An unknown strategy option or a value of the wrong kind is one ConfigError namin
 before Spark starts any job.
 """
 import argparse
+import re
 
-from sparkps.kvstore.strategies import LOCAL_STRATEGIES, STRATEGIES, STRATEGY_OPTIONS, check_strategy, parse_options
+from sparkps.kvstore.strategies import (  # noqa: F401 (SPARSE_STRATEGIES: train_ctr's, imported from here)
+    SPARSE_STRATEGIES,
+    STRATEGIES,
+    STRATEGY_OPTIONS,
+    check_strategy,
+    parse_options,
+)
 
-# the strategies a job with sparse tables (train_ctr) can run: those whose optimizer runs on the workers' own copy
-# of every weight cannot train a table whose rows live only on the servers
-SPARSE_STRATEGIES = tuple(name for name in STRATEGIES if name not in LOCAL_STRATEGIES)
+
+class DefaultsOnceFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's ArgumentDefaultsHelpFormatter for the jobs' ``--help``: "(default: X)" is added only to a help text
+    that does not say its default already (``default 2``, ``default: adam, or the --network file's own``), so each
+    flag shows its default once."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if re.search(r"\bdefault\b", text, re.IGNORECASE):
+            return text
+        return super()._get_help_string(action)
 
 
 def add_strategy_flags(parser, strategies=STRATEGIES):

@@ -120,13 +120,19 @@ def staged_output(path):
     """Yield a fresh temporary sibling of ``path`` (``.NAME.partial-PID``) to write the job's output into; when
     the block ends normally the sibling replaces ``path`` (the previous folder is renamed aside, then removed),
     otherwise the sibling is removed and ``path`` is left as it was.  A run killed meanwhile leaves only the
-    sibling behind, never a half-written ``path``."""
-    path = os.path.abspath(path)
+    sibling behind, never a half-written ``path``. A folder where the sibling cannot be made is a ConfigError naming
+    ``path`` and the cause."""
+    given, path = path, os.path.abspath(path)
     parent, name = os.path.split(path)
-    os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, ".%s.partial-%d" % (name, os.getpid()))
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+    except OSError as exc:      # named as the user gave it, not by the sibling (a /proc or read-only folder)
+        from sparkps.errors import ConfigError
+        raise ConfigError("--output %s cannot be written: %s (in %s)" % (given, exc.strerror or exc, parent)) \
+            from None
     try:
         yield staging
     except BaseException:

@@ -39,7 +39,8 @@ CTR_CASES = [
     (["--epochs", "0"], "--epochs must be > 0, got 0"),
     (["--hidden-units", "64,x"], "--hidden-units must be comma-separated integers"),
     (["--validation-fraction", "1.5"], "--validation-fraction must be in [0, 1)"),
-    (["--num-servers", "3"], "num_servers=3 > num_workers=2"),
+    (["--num-servers", "3"], "--num-servers=3 > --num-workers=2"),
+    (["--num-workers", "0"], "--num-workers must be > 0, got 0"),
 ]
 
 
@@ -58,7 +59,10 @@ def test_train_ctr_names_a_missing_input(inputs):
     (["--symbol", "angel.json", "--num-features", "4"],
      "--symbol angel.json: expected a symbol JSON document (an object with 'nodes' and 'heads'"),
     (["--symbol", "missing.json", "--num-features", "4"], "--symbol missing.json: No such file or directory"),
-    (["--workers", "0"], "num_workers must be >= 1, got 0"),
+    (["--workers", "0"], "--num-workers must be >= 1, got 0"),
+    (["--num-servers", "0"], "--num-servers must be >= 1, got 0"),
+    (["--epochs", "0"], "--epochs must be > 0, got 0"),
+    (["--batch-size", "-1"], "--batch-size must be > 0, got -1"),
     (["--train", "nope.libsvm"], "--train nope.libsvm: no such file or folder"),
 ])
 def test_train_classifier_settings_fail_before_spark_with_exit_2(inputs, flags, message):
@@ -75,7 +79,7 @@ def test_workers_beyond_a_local_masters_slots_fall_back_with_a_warning(caplog):
     assert workers_for_slots("local[2]", 4, 3) == (2, 2)
     assert "--num-workers 4 but the master local[2] has 2 task slots" in caplog.text
     assert workers_for_slots("yarn", 8, 2) == (8, 2)
-    with pytest.raises(ConfigError, match="num_servers=3 > num_workers=2"):
+    with pytest.raises(ConfigError, match="--num-servers=3 > --num-workers=2"):
         workers_for_slots("local[4]", 2, 3)
 
 
