@@ -3,12 +3,19 @@ command's benchmark parses its arguments, and no section was edited by hand sinc
 still has the SHA-256 its end marker records). Sections written before the writer recorded a digest are listed in
 AWAITING with the command that regenerates them; the list must be exactly the sections without a valid digest, so
 it only shrinks as they are regenerated. The benchmarks are imported and their argument parsers run; nothing else
-of them runs."""
+of them runs.
+
+A section comes from a run: benchmarks/results/NAME.json holds the run's raw data, and the section must be exactly
+what its benchmark's renderer makes of that file (header included: command, commit, load at start and end,
+machine), a section its module declares it writes, from a run without uncommitted changes to sparkps/ or
+benchmarks/. Sections written before runs left their data are listed by name in AWAITING_RUN_DATA; the list must be
+exactly the sections without a run file, so it only shrinks as sections are regenerated."""
 import argparse
 import glob
 import importlib
 import os
 import shlex
+import subprocess
 import sys
 
 import pytest
@@ -22,6 +29,26 @@ AWAITING = {
 }
 
 
+# sections written before their runs left run data in benchmarks/results/; drop an entry when its command has
+# rewritten the section (the test below fails until it is dropped)
+AWAITING_RUN_DATA = [
+    "docs/benchmarks.md:ps", "docs/benchmarks.md:executor", "docs/benchmarks.md:vs_mllib",
+    "docs/benchmarks.md:ps_floor", "docs/benchmarks.md:sparse_embedding", "docs/benchmarks.md:sparse",
+    "docs/benchmarks.md:strategies", "docs/benchmarks.md:sparse_tcp", "docs/benchmarks.md:bench_ctr",
+    "docs/benchmarks.md:resume", "docs/benchmarks.md:sparse_compaction", "docs/benchmarks.md:gpu",
+    "docs/benchmarks.md:ctr_quality_planted_noise0.3", "docs/benchmarks.md:ctr_quality_planted_noise0",
+    "docs/benchmarks.md:ctr_quality_movielens", "docs/benchmarks.md:fused_step",
+    "docs/benchmarks.md:ctr_sweep_planted_noise0.3", "docs/benchmarks.md:ctr_sweep_movielens",
+    "docs/benchmarks.md:ctr_quality_workers_movielens_fm", "docs/benchmarks.md:ctr_quality_workers_movielens_deepfm",
+    "docs/benchmarks.md:ctr_quality_planted_noise0_10k", "docs/benchmarks.md:ctr_sweep_planted_noise0",
+    "docs/benchmarks.md:ctr_quality_planted_noise0_1m", "docs/benchmarks.md:profile_ctr_steps",
+    "docs/benchmarks.md:profile_ctr_fit", "docs/benchmarks.md:nonfinite", "docs/benchmarks.md:bench_big_table",
+    "docs/ctr.md:same_seed", "docs/ctr.md:bad_input", "docs/export.md:mlflow_log", "docs/export.md:export_sizes",
+    "docs/scale.md:scale", "docs/scale.md:many_nodes", "docs/scale.md:many_nodes_spark",
+    "docs/security.md:frame_attack", "docs/security.md:security", "docs/tables.md:inline_threshold",
+]
+
+
 def all_sections():
     found = []
     for doc in sorted(glob.glob(os.path.join(report.ROOT, "docs", "*.md"))):
@@ -30,6 +57,7 @@ def all_sections():
 
 
 SECTIONS = all_sections()
+RUNS = report.read_runs()
 
 
 class Parsed(Exception):
@@ -148,3 +176,167 @@ def test_a_section_needs_a_command(tmp_path):
 def test_a_parser_that_refuses_the_arguments_fails(monkeypatch):
     with pytest.raises(SystemExit):
         parse_command("python -m benchmarks.bench_executor --write-docs --no-such-option", monkeypatch)
+
+
+# run data: every section is rendered from its run file, or awaits regeneration by name
+
+def test_every_section_is_rendered_from_run_data_or_awaits_regeneration():
+    names = [s.name for s in SECTIONS]
+    assert len(names) == len(set(names)), "a section name appears in two docs files (run files are named by section)"
+    assert len(AWAITING_RUN_DATA) == len(set(AWAITING_RUN_DATA))
+    with_data = {s.key for s in SECTIONS if s.name in RUNS}
+    without = {s.key for s in SECTIONS} - with_data
+    assert not without - set(AWAITING_RUN_DATA), "no run data and not awaiting regeneration: %s" % sorted(
+        without - set(AWAITING_RUN_DATA))
+    assert not with_data & set(AWAITING_RUN_DATA), "rendered from run data now, drop from AWAITING_RUN_DATA: %s" % (
+        sorted(with_data & set(AWAITING_RUN_DATA)))
+    assert not set(AWAITING_RUN_DATA) - {s.key for s in SECTIONS}, "gone, drop from AWAITING_RUN_DATA: %s" % sorted(
+        set(AWAITING_RUN_DATA) - {s.key for s in SECTIONS})
+
+
+def test_every_run_file_has_its_section():
+    keys = {s.key for s in SECTIONS}
+    orphans = ["%s:%s" % (run["doc"], name) for name, run in RUNS.items() if "%s:%s" % (run["doc"], name) not in keys]
+    assert not orphans, "run data without its section: %s" % orphans
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if s.name in RUNS], ids=lambda s: s.key)
+def test_a_section_is_its_run_data_rendered(section):
+    run = RUNS[section.name]
+    assert run["doc"] == os.path.relpath(section.doc, report.ROOT)
+    assert report.run_problems(run, section) == []
+
+
+# benchmark modules that still write their sections as markdown, without run data; drop an entry when its module
+# publishes through report.Run (the test below fails until it is dropped)
+WITHOUT_RUN_DATA = ["bad_input_table", "bench_big_table", "bench_ctr", "bench_ctr_quality", "bench_frame_attack",
+                    "bench_gpu", "bench_inline_threshold", "bench_many_nodes", "bench_mlflow_log", "bench_same_seed",
+                    "bench_scale", "bench_security", "bench_strategies", "bench_vs_mllib", "ctr_sweep",
+                    "export_sizes", "profile_ctr_fit", "profile_ctr_steps"]
+
+
+def section_writers():
+    """{module name: source} of every benchmark module that writes a section."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(report.ROOT, "benchmarks", "*.py"))):
+        source = open(path, encoding="utf-8").read()
+        name = os.path.basename(path)[:-3]
+        if name != "report" and (".publish(" in source or "write_section(" in source):
+            found[name] = source
+    return found
+
+
+def test_every_benchmark_that_writes_a_section_renders_it_from_run_data():
+    writers = section_writers()
+    assert not set(WITHOUT_RUN_DATA) - set(writers), sorted(set(WITHOUT_RUN_DATA) - set(writers))
+    for name, source in writers.items():
+        module = importlib.import_module("benchmarks." + name)
+        if "write_section(" in source or "report.Run(" not in source:
+            assert name in WITHOUT_RUN_DATA, "%s writes a section without its run data" % name
+            continue
+        assert name not in WITHOUT_RUN_DATA, "%s publishes its run data now, drop it from WITHOUT_RUN_DATA" % name
+        assert module.SECTIONS and callable(module.render), name
+
+
+def section_module(section):
+    line = section.command if section.intact else AWAITING.get(section.key)
+    return shlex.split(line)[2][len("benchmarks."):]
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if section_module(s) not in WITHOUT_RUN_DATA],
+                         ids=lambda s: s.key)
+def test_a_section_is_one_its_command_declares_it_writes(section):
+    line = section.command if section.intact else AWAITING.get(section.key)
+    name = section_module(section)
+    assert report.declares(importlib.import_module("benchmarks." + name), section.name), (
+        "%s: %s does not declare it writes it" % (section.key, line))
+
+
+class Rendered:
+    """A stand-in benchmark's renderer for the tests of the writer: a table of the run's repeats."""
+
+    @staticmethod
+    def render(run):
+        times = run["data"]["seconds"]
+        return "| repeat | s |\n|---|---|\n" + "\n".join("| %d | %.2f |" % (i, t) for i, t in enumerate(times))
+
+
+@pytest.fixture
+def written(tmp_path, monkeypatch):
+    """A section of a scratch doc written by a Run through report.publish, with its run file; bench_executor's
+    module stands for the benchmark, its renderer replaced by Rendered's."""
+    module = importlib.import_module("benchmarks.bench_executor")
+    monkeypatch.setattr(module, "render", Rendered.render)
+    monkeypatch.setattr(report, "tree_state", lambda: ("0123456789ab", []))
+    doc, results = tmp_path / "doc.md", tmp_path / "results"
+    doc.write_text("# Title\n\nProse.\n")
+    run = report.Run(module="bench_executor", command_line="python -m benchmarks.bench_executor --write-docs")
+    text = run.publish(argparse.Namespace(write_docs=True), "executor", {"seconds": [1.25, 1.5, 1.0]},
+                       Rendered.render, doc=str(doc), results=str(results))
+    assert "| 2 | 1.00 |" in text
+    (section,) = report.read_sections(str(doc))
+    return section, report.read_run(str(results / "executor.json")), doc
+
+
+def test_a_written_section_is_its_run_rendered(written):
+    section, run, _ = written
+    assert run["data"] == {"seconds": [1.25, 1.5, 1.0]} and len(run["load"]["start"]) == len(run["load"]["end"]) == 3
+    assert run["machine"]["cores"] == os.cpu_count() and run["machine"]["python"]
+    assert section.intact and report.run_problems(run, section) == []
+    head = report.GENERATED.match(section.body)
+    assert head.group("load_end") and head.group("commit") == "0123456789ab"
+
+
+def test_a_figure_changed_in_the_doc_with_its_digest_recomputed_is_refused(written):
+    section, run, doc = written
+    body = section.body.replace("| 1 | 1.50 |", "| 1 | 0.50 |")
+    forged = report.Section(section.name, body, report.digest(body), str(doc))
+    assert forged.intact
+    assert any("not what" in p for p in report.run_problems(run, forged))
+
+
+def test_a_figure_changed_in_the_run_file_is_refused(written):
+    section, run, _ = written
+    run["data"]["seconds"][1] = 0.5
+    assert any("not what" in p for p in report.run_problems(run, section))
+
+
+def test_a_section_under_a_command_that_does_not_write_it_is_refused(written):
+    section, run, _ = written
+    run["section"] = "vs_mllib"
+    assert any("does not write a section named 'vs_mllib'" in p for p in report.run_problems(run, section))
+    run["section"], run["command"] = "executor", "python -m benchmarks.bench_ps --write-docs"
+    assert any("does not run benchmarks.bench_executor" in p for p in report.run_problems(run, section))
+
+
+def test_a_run_with_uncommitted_changes_to_the_measured_code_is_refused(written):
+    section, run, _ = written
+    run["changed"] = ["sparkps/comm/van.py"]
+    assert any("uncommitted changes to sparkps/comm/van.py" in p for p in report.run_problems(run, section))
+
+
+def test_check_names_stale_and_loaded_sections(tmp_path):
+    head = report.tree_state()[0]
+    doc = tmp_path / "doc.md"
+    def git(*args):
+        return subprocess.run(["git", "-C", report.ROOT, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    last = git("log", "-1", "--format=%H", "--", "benchmarks/bench_executor.py")
+    old = git("rev-parse", "--short=12", last + "^")      # the commit before bench_executor.py last changed
+    doc.write_text("\n\n".join(
+        "<!-- bench:%s -->\n_Generated by `python -m benchmarks.bench_executor --write-docs`; commit %s; "
+        "load %s 1.00 1.00; 2026-11-28 09:00 UTC; x86_64, 2 cores, Python 3.11.7, Linux_\n\nbody\n"
+        "<!-- /bench:%s -->" % (name, commit, load, name)
+        for name, commit, load in (("fresh", head, "0.50"), ("loaded", head, "2.50"), ("old", old, "0.50"))))
+    found = dict(report.check(docs=[str(doc)], runs={}))
+    key = os.path.relpath(str(doc), report.ROOT) + ":"
+    assert set(found) == {key + "loaded", key + "old"}
+    assert "one-minute load 2.50 on 2 cores" in found[key + "loaded"]
+    assert found[key + "old"].startswith("stale") and "benchmarks/bench_executor.py" in found[key + "old"]
+
+
+def test_measured_files_follow_imports_transitively():
+    files = report.measured_files("bench_ps")
+    assert "benchmarks/bench_ps.py" in files and "benchmarks/report.py" in files
+    assert "sparkps/server/kvserver.py" in files          # through sparkps.kvstore and the server it spawns
+    assert "sparkps/spark/ml/ctr_classifier.py" not in files
