@@ -170,7 +170,7 @@ def render(run):
 
 
 def main(args):
-    run = report.Run()
+    run = report.Run("bench_executor")
     data, figures = {"options": report.options(args), "steps": {}}, {}
     for label, key, sgd in STEPS:
         data["steps"][key] = measure(args, sgd)

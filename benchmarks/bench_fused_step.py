@@ -235,7 +235,7 @@ def render(run):
 
 
 def main(args):
-    run = report.Run()
+    run = report.Run("bench_fused_step")
     data = {"options": report.options(args), "torch": None, "times": {}}
     for model in args.models.split(","):
         data["times"][model] = measure(model, args)

@@ -91,7 +91,7 @@ def render(run):
 def main(args):
     from sparkps.optimizer.finite import first_nonfinite
     from sparkps.train.feedforward import DivergedLoss
-    run = report.Run()
+    run = report.Run("bench_nonfinite")
     rng = np.random.default_rng(0)
     mlp = rng.random(sum(MLP_SIZES), dtype=np.float32)
     big = rng.random(4 << 20, dtype=np.float32)

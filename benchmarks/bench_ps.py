@@ -306,7 +306,7 @@ def main():
     args = report.add_output_args(parser).parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(args.threads)
-    run = report.Run()
+    run = report.Run("bench_ps")
     transfer = None if args.skip_transfer else bench_transfer(args.repeat)
     training = None if args.skip_training else bench_training(args.repeat, args.steps, args.batches)
     data = {"options": report.options(args), "transfer": transfer,

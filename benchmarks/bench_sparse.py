@@ -343,14 +343,14 @@ def main():
     args = report.add_output_args(parser).parse_args()
     rng = np.random.default_rng(args.seed)
     index = step = memory = None
-    run = report.Run()
+    run = report.Run("bench_sparse")
     if not args.tcp_only:
         memory = bench_memory(args)
         index = bench_index(args, rng)
         step = bench_step(args, rng)
         data = {"options": report.options(args), "index": index, "step": step, "memory": memory}
         print(run.publish(args, 'sparse', data, render))
-        run = report.Run()          # the tcp section's own run: its load at start is now
+        run = report.Run("bench_sparse")          # the tcp section's own run: its load at start is now
     tcp = [bench_tcp(args, rng, servers) for servers in (1, 2)]
     print(run.publish(args, 'sparse_tcp', {"options": report.options(args), "tcp": tcp}, render))
     report.save_json(args, 'bench_sparse', figures(index, step, memory, tcp))

@@ -177,7 +177,7 @@ def main():
     parser.add_argument('--repeat', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     args = report.add_output_args(parser).parse_args()
-    record = report.Run()
+    record = report.Run("bench_sparse_compaction")
     result = run(args)
     print(record.publish(args, 'sparse_compaction', {"options": report.options(args), "result": result}, render))
     report.save_json(args, 'bench_sparse_compaction', figures(medians(result)))

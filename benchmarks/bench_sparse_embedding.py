@@ -114,7 +114,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--vocab", default="10000,100000,1000000")
     args = report.add_output_args(parser).parse_args()
-    record = report.Run()
+    record = report.Run("bench_sparse_embedding")
     rows = run([int(v) for v in args.vocab.split(",")], args.repeat)
     print(record.publish(args, "sparse_embedding", {"options": report.options(args), "rows": rows}, render))
     report.save_json(args, "bench_sparse_embedding", figures(medians(rows)))

@@ -188,7 +188,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--steps", type=int, default=50)
     args = report.add_output_args(parser).parse_args()
-    run = report.Run()
+    run = report.Run("bench_step_floor")
     times = measure(args.repeat, args.steps)
     print(run.publish(args, "ps_floor", {"options": report.options(args), "times": times}, render))
     report.save_json(args, "bench_step_floor", figures(times))

@@ -37,6 +37,7 @@ import fnmatch
 import hashlib
 import importlib
 import json
+import numbers
 import os
 import platform
 import re
@@ -316,16 +317,17 @@ def main_module():
 class Run:
     """One run of a benchmark, started before it measures anything: it holds the one-minute load, the commit and
     the changed files of sparkps/ and benchmarks/ at the start. ``module``: the benchmark's module under
-    benchmarks/ (default: the one this process runs as ``python -m benchmarks.NAME``); ``command``: the command
-    line that regenerates its sections (default: this run's). Raises ValueError when neither can be told: every
+    benchmarks/ (default: the one this process runs as ``python -m benchmarks.NAME``); ``argv``: the arguments
+    the benchmark parsed (default: this process's); ``command_line``: the command that regenerates its sections
+    (default: :func:`command` of the module and ``argv``). Raises ValueError when the module cannot be told: every
     section names the command and the renderer that regenerate it. Blocks on two ``git`` processes."""
 
-    def __init__(self, module=None, command_line=None):
+    def __init__(self, module=None, argv=None, command_line=None):
         self.module = module or main_module()
-        self.command = command_line or invocation()
-        if not self.module or not self.command:
-            raise ValueError("a Run needs its benchmark module and command: run it as `python -m benchmarks.NAME` "
-                             "or pass module= and command_line=")
+        if not self.module:
+            raise ValueError("a Run needs its benchmark module: run it as `python -m benchmarks.NAME` or pass "
+                             "module=")
+        self.command = command_line or command(self.module, argv_options(argv))
         self.load_start = list(os.getloadavg())
         self.commit, self.changed = tree_state()
         self.started = utc_now()
@@ -343,12 +345,21 @@ class Run:
         it) with ``render`` (the benchmark's renderer, a pure function of the record) and return the markdown;
         with ``args.write_docs`` also write the record to ``results/SECTION.json`` and the section into ``doc``.
         Blocks on writing both files."""
-        run = json.loads(json.dumps(self.record(section, data, doc)))
+        run = json.loads(json.dumps(self.record(section, data, doc), default=plain_number))
         markdown = render(run)
         if args.write_docs:
             write_run(run, results)
             write_block(section, run_block(run, markdown), doc)
         return markdown
+
+
+def plain_number(value):
+    """A numpy scalar (an Integral or a Real that ``json`` does not know) as the Python number it holds."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError("a run record holds only JSON values and numbers, not %s" % type(value).__name__)
 
 
 def results_path(section, results=RESULTS):

@@ -207,14 +207,6 @@ def test_a_section_is_its_run_data_rendered(section):
     assert report.run_problems(run, section) == []
 
 
-# benchmark modules that still write their sections as markdown, without run data; drop an entry when its module
-# publishes through report.Run (the test below fails until it is dropped)
-WITHOUT_RUN_DATA = ["bad_input_table", "bench_big_table", "bench_ctr", "bench_ctr_quality", "bench_frame_attack",
-                    "bench_gpu", "bench_inline_threshold", "bench_many_nodes", "bench_mlflow_log", "bench_same_seed",
-                    "bench_scale", "bench_security", "bench_strategies", "bench_vs_mllib", "ctr_sweep",
-                    "export_sizes", "profile_ctr_fit", "profile_ctr_steps"]
-
-
 def section_writers():
     """{module name: source} of every benchmark module that writes a section."""
     found = {}
@@ -228,13 +220,11 @@ def section_writers():
 
 def test_every_benchmark_that_writes_a_section_renders_it_from_run_data():
     writers = section_writers()
-    assert not set(WITHOUT_RUN_DATA) - set(writers), sorted(set(WITHOUT_RUN_DATA) - set(writers))
+    assert len(writers) >= 20
     for name, source in writers.items():
+        assert "write_section(" not in source, "%s writes a section without its run data" % name
+        assert "report.Run(" in source, "%s publishes no run record" % name
         module = importlib.import_module("benchmarks." + name)
-        if "write_section(" in source or "report.Run(" not in source:
-            assert name in WITHOUT_RUN_DATA, "%s writes a section without its run data" % name
-            continue
-        assert name not in WITHOUT_RUN_DATA, "%s publishes its run data now, drop it from WITHOUT_RUN_DATA" % name
         assert module.SECTIONS and callable(module.render), name
 
 
@@ -243,76 +233,11 @@ def section_module(section):
     return shlex.split(line)[2][len("benchmarks."):]
 
 
-@pytest.mark.parametrize("section", [s for s in SECTIONS if section_module(s) not in WITHOUT_RUN_DATA],
-                         ids=lambda s: s.key)
+@pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.key)
 def test_a_section_is_one_its_command_declares_it_writes(section):
-    line = section.command if section.intact else AWAITING.get(section.key)
     name = section_module(section)
     assert report.declares(importlib.import_module("benchmarks." + name), section.name), (
-        "%s: %s does not declare it writes it" % (section.key, line))
-
-
-class Rendered:
-    """A stand-in benchmark's renderer for the tests of the writer: a table of the run's repeats."""
-
-    @staticmethod
-    def render(run):
-        times = run["data"]["seconds"]
-        return "| repeat | s |\n|---|---|\n" + "\n".join("| %d | %.2f |" % (i, t) for i, t in enumerate(times))
-
-
-@pytest.fixture
-def written(tmp_path, monkeypatch):
-    """A section of a scratch doc written by a Run through report.publish, with its run file; bench_executor's
-    module stands for the benchmark, its renderer replaced by Rendered's."""
-    module = importlib.import_module("benchmarks.bench_executor")
-    monkeypatch.setattr(module, "render", Rendered.render)
-    monkeypatch.setattr(report, "tree_state", lambda: ("0123456789ab", []))
-    doc, results = tmp_path / "doc.md", tmp_path / "results"
-    doc.write_text("# Title\n\nProse.\n")
-    run = report.Run(module="bench_executor", command_line="python -m benchmarks.bench_executor --write-docs")
-    text = run.publish(argparse.Namespace(write_docs=True), "executor", {"seconds": [1.25, 1.5, 1.0]},
-                       Rendered.render, doc=str(doc), results=str(results))
-    assert "| 2 | 1.00 |" in text
-    (section,) = report.read_sections(str(doc))
-    return section, report.read_run(str(results / "executor.json")), doc
-
-
-def test_a_written_section_is_its_run_rendered(written):
-    section, run, _ = written
-    assert run["data"] == {"seconds": [1.25, 1.5, 1.0]} and len(run["load"]["start"]) == len(run["load"]["end"]) == 3
-    assert run["machine"]["cores"] == os.cpu_count() and run["machine"]["python"]
-    assert section.intact and report.run_problems(run, section) == []
-    head = report.GENERATED.match(section.body)
-    assert head.group("load_end") and head.group("commit") == "0123456789ab"
-
-
-def test_a_figure_changed_in_the_doc_with_its_digest_recomputed_is_refused(written):
-    section, run, doc = written
-    body = section.body.replace("| 1 | 1.50 |", "| 1 | 0.50 |")
-    forged = report.Section(section.name, body, report.digest(body), str(doc))
-    assert forged.intact
-    assert any("not what" in p for p in report.run_problems(run, forged))
-
-
-def test_a_figure_changed_in_the_run_file_is_refused(written):
-    section, run, _ = written
-    run["data"]["seconds"][1] = 0.5
-    assert any("not what" in p for p in report.run_problems(run, section))
-
-
-def test_a_section_under_a_command_that_does_not_write_it_is_refused(written):
-    section, run, _ = written
-    run["section"] = "vs_mllib"
-    assert any("does not write a section named 'vs_mllib'" in p for p in report.run_problems(run, section))
-    run["section"], run["command"] = "executor", "python -m benchmarks.bench_ps --write-docs"
-    assert any("does not run benchmarks.bench_executor" in p for p in report.run_problems(run, section))
-
-
-def test_a_run_with_uncommitted_changes_to_the_measured_code_is_refused(written):
-    section, run, _ = written
-    run["changed"] = ["sparkps/comm/van.py"]
-    assert any("uncommitted changes to sparkps/comm/van.py" in p for p in report.run_problems(run, section))
+        "%s: benchmarks.%s does not declare it writes it" % (section.key, name))
 
 
 def test_check_names_stale_and_loaded_sections(tmp_path):
