@@ -31,8 +31,16 @@ Even terms:
   SparseAdam, Adam for the dense part, sparkps's L2 and dropout); see ``benchmarks/torch_deepfm.py``. The numpy
   FM loop applies sparkps's L2 to the rows a batch reads.
 
+* **Rounds**: the race runs ``--repeats`` rounds (at least 3), each running every system once in the same order
+  (A B A B ...), so a drift of the machine's load falls on every system alike; the tables give the median over the
+  rounds with the fit times' spread, and a goal's ratio is the median of the rounds' ratios with their spread (the
+  line says when the spread crosses the goal).
+* **Iterations**: MLlib's heads get sparkps's budget in optimizer updates, ``--epochs`` times the fit rows' batches
+  of ``--batch-size`` (``--lr-iter``/``--fm-iter`` override it): FMClassifier on mini-batches of the same share of
+  the rows (``miniBatchFraction``), LogisticRegression's L-BFGS at most that many (it stops once converged).
+
 MLlib's one-hot pipeline is fitted once on the fit rows, its output cached, and its time counted in (and shown
-beside) every MLlib row; the heads run at ``--lr-iter``/``--fm-iter`` iterations. The PyTorch rows
+beside) every MLlib row. The PyTorch rows
 (torch a development extra) run with ``--torch-python`` (default ``$SPARKPS_TORCH_PYTHON`` or this Python) when
 torch imports there; otherwise the run prints why they are missing. *Per core* divides samples/s by the cores a
 row used (2 for Spark ``local[2]`` and PyTorch's 2 threads, 1 for the one-process rows), beside the published CPU

@@ -15,7 +15,10 @@ numbers of them. So the benchmark does not compare one fit of each: it fits each
 for 1..``--epochs`` epochs and MLlib for each of ``--mllib-iters`` maxIter values, every fit from scratch and
 timed from ``fit`` call to return, and reports for every fit the wall time and the test accuracy (time to
 accuracy, one plot), plus the cost of one pass on each side (the slope of fit time over passes, so fixed
-start-up costs are left out). Also sparkps' training samples/s against a single-process numpy loop doing
+start-up costs are left out). MLlib's maxIter values default to sparkps's budget in optimizer updates: each epoch
+count times the dist_sync updates of an epoch. The series run in ``--repeats`` rounds (at least 3), each running
+every series once in the same order, and the tables give medians over the rounds with the fit times' spread.
+Also sparkps' training samples/s against a single-process numpy loop doing
 the same math (forward, backward, SGD step) on the whole machine.
 
     python -m benchmarks.bench_vs_mllib --write-docs                    # full run (MLlib takes minutes)
