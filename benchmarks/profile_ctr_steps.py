@@ -197,8 +197,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.cprofile:
         os.makedirs(args.cprofile, exist_ok=True)
-    run = report.Run("profile_ctr_steps", argv)
-    print("load at start: %.1f %.1f %.1f" % tuple(run.load_start), flush=True)
+    record = report.Run("profile_ctr_steps", argv)
+    print("load at start: %.1f %.1f %.1f" % tuple(record.load_start), flush=True)
     out = run(args)
     for r in out:
         steps = (r["counters"] or {}).get("steps")
@@ -206,7 +206,7 @@ def main(argv=None):
             r["rank"], r["steps"], r["ms_per_step"], r["samples_per_s"],
             "" if not steps else ", requests a step: %s" % json.dumps(
                 {k: round(v / steps, 2) for k, v in sorted(r["counters"].get("sent", {}).items())})))
-    print(run.publish(args, "profile_ctr_steps", {"options": report.options(args), "constants":
+    print(record.publish(args, "profile_ctr_steps", {"options": report.options(args), "constants":
                                                   {"workers": WORKERS, "servers": SERVERS}, "workers": out}, render))
     if args.cprofile:
         for name in ("worker0.prof", "server0.prof"):
