@@ -306,8 +306,8 @@ def report_text(results, data, args, run):
     relu = results.get("sparkps relu")
     if relu:
         last = relu[-1]
-        steady, whole = last["steady_samples_per_s"], last["samples_per_s"]
-        rounds = sorted(f["steady_samples_per_s"] / numpy_rate for f in data["fits"]["sparkps relu"]
+        steady, whole = last.get("steady_samples_per_s") or 0.0, last["samples_per_s"]     # none: too few steps
+        rounds = sorted((f["steady_samples_per_s"] or 0.0) / numpy_rate for f in data["fits"]["sparkps relu"]
                         if f["passes"] == last["passes"])
         crosses = "; the spread crosses the goal" if rounds[0] < 0.5 <= rounds[-1] else ""
         lines += ["", "Throughput of the ReLU rows against a single-process numpy loop doing the same math (ReLU "
