@@ -53,17 +53,16 @@ def row(system, auc, valid=None, **extra):
 
 def test_the_section_states_the_warm_up_and_the_tuning_budget():
     args = bench_ctr.parse_args(["--rows", "1000"])
-    args.load_start = "0 0 0"
+    run = {"load": {"start": [0.0, 0.0, 0.0], "end": [0.0, 0.0, 0.0]}}      # what the table reads of its run record
     results = [row("sparkps fm (dist_sync)", 0.8, 0.81, setting=0.02, knob="Adam learning rate",
                    candidates=[(0.005, 0.7, 9.0), (0.02, 0.81, 10.0), (0.08, 0.75, 11.0)], tuning_s=30.0),
                row("MLlib FMClassifier (one-hot pipeline)", 0.75, 0.76, setting=1.0, knob="stepSize",
                    candidates=[(0.0625, 0.7, 5.0), (0.25, 0.74, 5.0), (1.0, 0.76, 5.0)], tuning_s=20.0)]
-    text = bench_ctr.table(results, args, 0.88)
+    text = bench_ctr.table(results, args, 0.88, run)
     assert "Warm-up: every system" in text and "3 candidate settings per system" in text
     assert "**0.02: 0.8100 (10.0)**" in text and "**1: 0.7600 (5.0)**" in text
     single = bench_ctr.parse_args(["--rows", "1000", "--candidates", "1"])
-    single.load_start = "0 0 0"
-    assert "**No tuning**" in bench_ctr.table(results, single, 0.88)
+    assert "**No tuning**" in bench_ctr.table(results, single, 0.88, run)
 
 
 def test_the_torch_reference_takes_the_sparse_variant_and_sparkps_regularisation():
