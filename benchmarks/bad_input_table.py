@@ -243,18 +243,25 @@ def run_cli(args, f, folder):
     return (first or lines or [""])[-1], done.returncode
 
 
+SECTIONS = ("bad_input",)
+
+
+def shown(message):
+    """A message as the table shows it: the checkout's and the temporary folders' paths cut, pipes escaped."""
+    message = message.replace("|", "\\|").replace(ROOT + "/", "").replace("`", "'")
+    return re.sub(r"/tmp/[^/ :]+/", "", message)
+
+
 def table(rows):
     out = ["| # | case | message | exit |", "|---|---|---|---|"]
     for k, (case, message, code) in enumerate(rows, 1):
-        message = message.replace("|", "\\|").replace(ROOT + "/", "").replace("`", "'")
-        message = re.sub(r"/tmp/[^/ :]+/", "", message)
         out.append("| %d | %s | `%s` | %s |" % (k, case, message, code))
     return "\n".join(out) + "\n"
 
 
-def write_docs(text):
-    """Replace section ``bad_input`` of docs/ctr.md with ``text`` (benchmarks/report.py's writer)."""
-    report.write_section("bad_input", text, doc=DOC)
+def render(run):
+    """The section of a run record (pure function of it): every case's message (paths already cut) and exit."""
+    return table(run["data"]["rows"])
 
 
 def main(argv=None):
@@ -262,6 +269,9 @@ def main(argv=None):
     parser.add_argument("--write-docs", action="store_true", help="rewrite the table in docs/ctr.md")
     parser.add_argument("--only", help="the job cases whose name holds this text, printed only")
     args = parser.parse_args(argv)
+    if args.only and args.write_docs:
+        parser.error("--only prints some cases: drop --write-docs (the section holds every case)")
+    run = report.Run("bad_input_table", argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bad-input-") as folder:
@@ -270,14 +280,14 @@ def main(argv=None):
             if args.only and args.only not in case:
                 continue
             message, code, seconds = run_job(job_args, folder, **(how[0] if how else {}))
-            rows.append((case, message, code))
+            rows.append((case, shown(message), code))
             print("%-55s %5.1f s  exit %s  %s" % (case, seconds, code, message), flush=True)
         if args.only:
             print(table(rows))
             return 0
         for case, cli_args in cli_cases(f):
             message, code = run_cli(cli_args, f, folder)
-            rows.append((case, message, code))
+            rows.append((case, shown(message), code))
             print("%-55s exit %s  %s" % (case, code, message), flush=True)
         from pyspark.sql import SparkSession
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -287,14 +297,11 @@ def main(argv=None):
         try:
             for case, call in api_cases(spark, f):
                 message, code = run_api(call)
-                rows.append((case, message, code))
+                rows.append((case, shown(message), code))
                 print("%-55s %s" % (case, message), flush=True)
         finally:
             spark.stop()
-    text = table(rows)
-    print(text)
-    if args.write_docs:
-        write_docs(text)
+    print(run.publish(args, "bad_input", {"rows": rows}, render, doc=DOC))
     return 0
 
 

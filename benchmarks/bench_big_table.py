@@ -277,8 +277,16 @@ def rate(value):
     return "n/a" if value is None else "%.0f" % value
 
 
-def markdown(results):
-    lines = ["## Big tables", "", "Written by `%s`." % report.command("bench_big_table", report.argv_options()), "",
+SECTIONS = ("bench_big_table",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    return markdown(run["data"]["results"], run["data"]["floors"], run["data"]["fields"], run["command"])
+
+
+def markdown(results, floors, fields, command):
+    lines = ["## Big tables", "", "Written by `%s`." % command, "",
              "Generated CTR set (26 fields, Zipf(1.05) over 2M values per field, see the script's docstring); "
              "FM, dim 16, 2 workers + 2 servers on local[2], one epoch.", "",
              "Peaks are sampled per phase: the training workers' Python processes while the fit runs, the scoring "
@@ -301,10 +309,10 @@ def markdown(results):
             lines.append("- %d ids: the largest server sample (%s) by kind of mapping: %s; the plan's arrays of its "
                          "share of both tables: %s." % (r["ids"], mb(sum(r["server_at_peak"].values())), ", ".join(
                              "%s %s" % (k, mb(v)) for k, v in r["server_at_peak"].items()), mb(r["plan_tables"])))
-    for r in FLOORS:
+    for r in floors:
         lines.append("- %d ids: generated only (--floor), not fitted in this run; generating its data alone took "
                      "%.0f s for %d rows (%.1f M id occurrences); the plan puts a server at %s." % (
-                         r["ids"], r["generate_s"], r["rows"], r["rows"] * FIELDS / 1e6,
+                         r["ids"], r["generate_s"], r["rows"], r["rows"] * fields / 1e6,
                          mb(r["plan_server"])))
     return "\n".join(lines)
 
@@ -318,6 +326,7 @@ def main(argv=None):
                              "reported)")
     parser.add_argument("--driver-memory", default="2g")
     args = parser.parse_args(argv)
+    run = report.Run("bench_big_table", argv)
     from sparkps.plan.figures import estimate
     for ids in args.floor:
         start = time.perf_counter()
@@ -337,11 +346,10 @@ def main(argv=None):
                 results.append(run_size(spark, ids, folder))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-            print(markdown(results), flush=True)
+            print(markdown(results, FLOORS, FIELDS, run.command), flush=True)
     finally:
         spark.stop()
-    text = markdown(results)
-    report.publish(args, "bench_big_table", text)
+    print(run.publish(args, "bench_big_table", {"results": results, "floors": FLOORS, "fields": FIELDS}, render))
     report.save_json(args, "bench_big_table", {"%d_ids_fit_s" % r["ids"]: report.lower(r["fit_s"], "s")
                                                for r in results})
 

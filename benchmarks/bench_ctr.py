@@ -31,8 +31,16 @@ Even terms:
   SparseAdam, Adam for the dense part, sparkps's L2 and dropout); see ``benchmarks/torch_deepfm.py``. The numpy
   FM loop applies sparkps's L2 to the rows a batch reads.
 
+* **Rounds**: the race runs ``--repeats`` rounds (at least 3), each running every system once in the same order
+  (A B A B ...), so a drift of the machine's load falls on every system alike; the tables give the median over the
+  rounds with the fit times' spread, and a goal's ratio is the median of the rounds' ratios with their spread (the
+  line says when the spread crosses the goal).
+* **Iterations**: MLlib's heads get sparkps's budget in optimizer updates, ``--epochs`` times the fit rows' batches
+  of ``--batch-size`` (``--lr-iter``/``--fm-iter`` override it): FMClassifier on mini-batches of the same share of
+  the rows (``miniBatchFraction``), LogisticRegression's L-BFGS at most that many (it stops once converged).
+
 MLlib's one-hot pipeline is fitted once on the fit rows, its output cached, and its time counted in (and shown
-beside) every MLlib row; the heads run at ``--lr-iter``/``--fm-iter`` iterations. The PyTorch rows
+beside) every MLlib row. The PyTorch rows
 (torch a development extra) run with ``--torch-python`` (default ``$SPARKPS_TORCH_PYTHON`` or this Python) when
 torch imports there; otherwise the run prints why they are missing. *Per core* divides samples/s by the cores a
 row used (2 for Spark ``local[2]`` and PyTorch's 2 threads, 1 for the one-process rows), beside the published CPU
@@ -111,9 +119,19 @@ def tuned(runs, knob):
                 tuning_s=sum(r["fit_s"] for r in runs))
 
 
-def load():
-    """The 1, 5 and 15 minute load averages (the machine is shared: figures move with it)."""
-    return "%.1f %.1f %.1f" % os.getloadavg()
+SECTIONS = ("bench_ctr",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every round's rows are in it."""
+    data = run["data"]
+    options = dict(data["options"])
+    return table(ranked(combine(data["rounds"])), argparse.Namespace(**options), data["planted_auc"], run)
+
+
+def ranked(results):
+    """``results`` in the table's order of systems (stable: a system's settings keep their order)."""
+    return sorted(results, key=lambda r: ORDER.index(r["system"].split(" (")[0].split(",")[0]))
 
 
 def parse_args(argv=None):
@@ -124,8 +142,15 @@ def parse_args(argv=None):
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.02,
                    help="centre of the Adam learning-rate grid of the sparkps and PyTorch rows")
-    p.add_argument("--lr-iter", type=int, default=20, help="MLlib LogisticRegression maxIter (L-BFGS)")
-    p.add_argument("--fm-iter", type=int, default=20, help="MLlib FMClassifier maxIter (adamW, full batch)")
+    p.add_argument("--lr-iter", type=int, default=None,
+                   help="MLlib LogisticRegression maxIter (L-BFGS; default: sparkps's optimizer steps, --epochs x "
+                   "the fit rows' batches of --batch-size; it stops earlier once converged)")
+    p.add_argument("--fm-iter", type=int, default=None,
+                   help="MLlib FMClassifier maxIter (adamW on mini-batches of --batch-size rows, miniBatchFraction "
+                   "batch / fit rows; default: sparkps's optimizer steps, --epochs x the fit rows' batches)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="rounds of the race: each round runs every system once, in alternation (ABAB...); the "
+                   "tables give medians and the min-max spread (at least 3)")
     p.add_argument("--lr-reg", type=float, default=1e-4, help="centre of MLlib LogisticRegression's regParam grid")
     p.add_argument("--fm-step", type=float, default=0.25,
                    help="centre of MLlib FMClassifier's stepSize grid (at ratio 4 the grid holds its default 1.0)")
@@ -143,6 +168,12 @@ def parse_args(argv=None):
                    help="also time sparkps's FeedForward with the local kvstore in one process")
     args = report.add_output_args(p).parse_args(argv)
     args.torch_embeddings = [e for e in args.torch_embeddings.split(",") if e]
+    if args.repeats < 3:
+        p.error("--repeats must be at least 3 (a median and its spread), got %d" % args.repeats)
+    if args.rows >= 20:
+        steps = args.epochs * -(-split_rows(args.rows).fit // args.batch_size)      # sparkps's optimizer steps
+        args.lr_iter = args.lr_iter or steps
+        args.fm_iter = args.fm_iter or steps
     if set(args.torch_embeddings) - set(EMBEDDINGS):
         p.error("--torch-embeddings takes dense, sparse or both, got %s" % ",".join(args.torch_embeddings))
     if set(args.systems.split(",")) - set(SYSTEMS.split(",")):
@@ -294,12 +325,14 @@ def mllib_heads(args):
     from pyspark.ml.classification import FMClassifier, LogisticRegression
     regs = grid(args.lr_reg, args.candidates, args.grid_ratio)
     steps = grid(args.fm_step, args.candidates, args.grid_ratio)
+    fraction = min(1.0, args.batch_size / split_rows(args.rows).fit)     # sparkps's batch, as a share of the rows
     return [("MLlib LogisticRegression", "regParam",
              [(r, "maxIter %d, regParam %g" % (args.lr_iter, r), LogisticRegression(maxIter=args.lr_iter, regParam=r))
               for r in regs], args.lr_iter),
             ("MLlib FMClassifier", "stepSize",
-             [(s, "maxIter %d, factorSize 4, stepSize %g" % (args.fm_iter, s),
-               FMClassifier(factorSize=4, maxIter=args.fm_iter, stepSize=s)) for s in steps], args.fm_iter)]
+             [(s, "maxIter %d, factorSize 4, miniBatchFraction %.3g, stepSize %g" % (args.fm_iter, fraction, s),
+               FMClassifier(factorSize=4, maxIter=args.fm_iter, stepSize=s, miniBatchFraction=fraction))
+              for s in steps], args.fm_iter)]
 
 
 def one_hot_pipeline(data):
@@ -461,7 +494,7 @@ def numpy_fm_loop(data, split, args, lr, dim=4, buckets=1 << 22, seed=0, rows=No
             "fit_s": seconds, "samples_per_s": rows * epochs / seconds}
 
 
-def table(results, args, planted_auc):
+def table(results, args, planted_auc, run):
     split = split_rows(args.rows)
     lrs, regs, steps = (", ".join("%g" % v for v in grid(c, args.candidates, args.grid_ratio))
                         for c in (args.lr, args.lr_reg, args.fm_step))
@@ -488,8 +521,14 @@ def table(results, args, planted_auc):
              "rows serve every system's tuning instead). PyTorch twice: *dense* (`nn.Embedding`, Adam over every "
              "row at every step, no regularisation) and *sparse* (`nn.Embedding(sparse=True)` under SparseAdam, "
              "Adam for the dense part, sparkps's dropout and L2 on the rows a batch reads). The numpy FM loop applies "
-             "sparkps's L2 to the rows a batch reads. MLlib heads: LogisticRegression maxIter %d (L-BFGS, may stop "
-             "earlier), FMClassifier maxIter %d (adamW, full batch), factorSize 4." % (args.lr_iter, args.fm_iter), "",
+             "sparkps's L2 to the rows a batch reads. MLlib heads get sparkps's budget in optimizer steps (%d epochs "
+             "of batches of %d rows): LogisticRegression maxIter %d (L-BFGS, may stop earlier), FMClassifier maxIter "
+             "%d (adamW on mini-batches of the same share of the rows), factorSize 4." % (
+                 args.epochs, args.batch_size, args.lr_iter, args.fm_iter), "",
+             "**Interleaved**: %d rounds, each running every system once in the same order (ABAB...); every figure "
+             "is the median over the rounds, the fit seconds with their min-max spread; a ratio against a target "
+             "is the median of the rounds' ratios, with their spread, and says when the spread crosses the "
+             "target." % args.repeats, "",
              "Fit time is `fit()` on the cached fit rows to the trained model; for MLlib it includes the one-hot "
              "pipeline (fitted once, its output cached: its share in brackets). *Predict rows/s*: the test rows "
              "scored from their raw columns and the AUC computed over them (`transform` + "
@@ -499,7 +538,9 @@ def table(results, args, planted_auc):
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         steady = r.get("steady_per_s")
-        fit = "%.1f" % r["fit_s"] + (" (%.1f)" % r["pipeline_s"] if r.get("pipeline_s") else "")
+        fit = "%.1f" % r["fit_s"] + (" [%.1f–%.1f]" % (min(r["fit_runs"]), max(r["fit_runs"]))
+                                     if r.get("fit_runs") else "") \
+            + (" (%.1f)" % r["pipeline_s"] if r.get("pipeline_s") else "")
         predict = "%.0f" % r["predict_per_s"] if r.get("predict_per_s") else ""
         valid = "%.4f" % r["valid_auc"] if r.get("valid_auc") is not None else ""
         lines.append("| %s | %s%s | %s | %.4f | %s | %.0f | %s | %.0f | %s |" % (
@@ -515,13 +556,42 @@ def table(results, args, planted_auc):
                                               "**" if s == r["setting"] else "") for s, auc, secs in r["candidates"]]
             lines.append("| %s | %s | %s | %.1f |" % (r["system"], r["knob"], "; ".join(shown), r["tuning_s"]))
     lines += [""] + goals(results, args) + ["", "Machine load at the start and end of the run (`uptime`): %s / %s."
-                                            % (args.load_start, load()), "", "![CTR benchmark](bench_ctr.png)"]
+                                            % tuple(" ".join("%.1f" % x for x in run["load"][when])
+                                                    for when in ("start", "end")),
+                                            "", "![CTR benchmark](bench_ctr.png)"]
     return "\n".join(lines)
 
 
 def cores(row):
     """The cores a row trained on: Spark local[2] and PyTorch's 2 threads use 2, the one-process rows 1."""
     return row.get("cores") or (1 if row["system"].startswith("one process") else 2)
+
+
+def round_ratio(slow, fast, target):
+    """``slow``'s fit seconds over ``fast``'s as the goals show it: the median of the rounds' ratios (each round ran
+    both), their spread, and whether the spread crosses ``target``."""
+    if not (slow.get("fit_runs") and fast.get("fit_runs")):
+        return "%.1f×" % (slow["fit_s"] / fast["fit_s"])
+    ratios = sorted(a / b for a, b in zip(slow["fit_runs"], fast["fit_runs"]))
+    crosses = ratios[0] < target <= ratios[-1]
+    return "%.1f× (rounds %.1f–%.1f×%s)" % (float(np.median(ratios)), ratios[0], ratios[-1],
+                                            "; the spread crosses the %g× target" % target if crosses else "")
+
+
+def combine(rounds):
+    """One row per system from ``rounds`` (each a list of the rows every system gave in that round, in the same
+    order): the row whose fit time is the median of its rounds, with every round's fit seconds (``fit_runs``),
+    the median test AUC and the median samples/s."""
+    out = []
+    for same in zip(*rounds):
+        ranked = sorted(same, key=lambda r: r["fit_s"])
+        row = dict(ranked[len(ranked) // 2], fit_runs=[r["fit_s"] for r in same])
+        row["auc"] = float(np.median([r["auc"] for r in same]))
+        row["samples_per_s"] = float(np.median([r["samples_per_s"] for r in same]))
+        if all(r.get("steady_per_s") for r in same):
+            row["steady_per_s"] = float(np.median([r["steady_per_s"] for r in same]))
+        out.append(row)
+    return out
 
 
 def goals(results, args):
@@ -532,11 +602,12 @@ def goals(results, args):
     fastest = min(mllib, key=lambda r: r["fit_s"]) if mllib else None
     for r in results:
         if best and r["system"].startswith("sparkps") and "dist_sync" in r["system"]:
-            lines.append("- %s: AUC %+.4f vs MLlib's best (%s, %s: %.4f in %.1f s); fit %.1f× faster than it, %.1f× "
+            lines.append("- %s: AUC %+.4f vs MLlib's best (%s, %s: %.4f in %.1f s); fit %s faster than it, %s "
                          "faster than MLlib's fastest row (%s, %s: %.1f s) (goals: AUC >= MLlib's best, >= 10× "
                          "faster)." % (r["system"], r["auc"] - best["auc"], best["system"], best["settings"],
-                                       best["auc"], best["fit_s"], best["fit_s"] / r["fit_s"], fastest["fit_s"]
-                                       / r["fit_s"], fastest["system"], fastest["settings"], fastest["fit_s"]))
+                                       best["auc"], best["fit_s"], round_ratio(best, r, 10.0),
+                                       round_ratio(fastest, r, 10.0), fastest["system"], fastest["settings"],
+                                       fastest["fit_s"]))
     deep = next((r for r in results if r["system"] == "sparkps deepfm (dist_sync)"), None)
     for r in results:
         if deep and r["system"].startswith("PyTorch deepfm"):
@@ -603,7 +674,7 @@ def figures(results):
 
 def main(argv=None):
     args = parse_args(argv)
-    args.load_start = load()
+    run = report.Run("bench_ctr", argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -615,38 +686,39 @@ def main(argv=None):
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
-    results = []
+    rounds = []
 
     def done(row):       # each row printed as it comes: a run cut short still tells what it measured
-        results.append(row)
-        print("bench_ctr row: %s" % json.dumps(row), flush=True)
+        rounds[-1].append(row)
+        print("bench_ctr row (round %d): %s" % (len(rounds), json.dumps(row)), flush=True)
 
     systems = set(args.systems.split(","))
     try:
         dataframes = frames(spark, data, split)
-        if "sparkps" in systems:
-            for row in sparkps_rows(dataframes, data, args):
-                done(row)
-        picked = next((r["setting"] for r in results if r["system"] == "sparkps fm (dist_sync)"), args.lr)
-        if "numpy" in systems:
-            numpy_fm_loop(data, split, args, picked, rows=WARMUP_ROWS, epochs=1, score=False)    # warm-up
-            done(numpy_fm_loop(data, split, args, picked))
-        if args.local_feedforward:
-            done(numpy_fm_row(data, split, args, picked))
-        if "torch" in systems:
-            for row in torch_rows(data, split, args):
-                done(row)
-        if "mllib" in systems:
-            for row in mllib_rows(dataframes, data, split, args):
-                done(row)
+        for _ in range(args.repeats):       # every system once a round, in the same order: A B A B ...
+            rounds.append([])
+            if "sparkps" in systems:
+                for row in sparkps_rows(dataframes, data, args):
+                    done(row)
+            picked = next((r["setting"] for r in rounds[-1] if r["system"] == "sparkps fm (dist_sync)"), args.lr)
+            if "numpy" in systems:
+                numpy_fm_loop(data, split, args, picked, rows=WARMUP_ROWS, epochs=1, score=False)    # warm-up
+                done(numpy_fm_loop(data, split, args, picked))
+            if args.local_feedforward:
+                done(numpy_fm_row(data, split, args, picked))
+            if "torch" in systems:
+                for row in torch_rows(data, split, args):
+                    done(row)
+            if "mllib" in systems:
+                for row in mllib_rows(dataframes, data, split, args):
+                    done(row)
     finally:
         spark.stop()
-    results.sort(key=lambda r: ORDER.index(r["system"].split(" (")[0].split(",")[0]))     # stable: settings kept
-    text = table(results, args, planted_auc)
-    print(text)
+    results = ranked(combine(rounds))
+    data = {"options": report.options(args), "planted_auc": float(planted_auc), "rounds": rounds}
+    print(run.publish(args, "bench_ctr", data, render))
     if args.write_docs:
         plot(results, os.path.join(report.ROOT, "docs", "bench_ctr.png"))
-        report.write_section("bench_ctr", text)
     report.save_json(args, "bench_ctr", figures(results))
     return 0
 

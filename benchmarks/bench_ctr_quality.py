@@ -109,33 +109,54 @@ def logloss(labels, probability, eps=1e-15):
 
 
 def summarise(runs):
-    """One row of the table from the runs of a model over seeds ([{auc, logloss, epochs, fit_s, ...}]): the mean
-    and spread (max - min) of the AUC, the means of logloss, epochs and fit time, and the seeds counted."""
+    """One row of the table from the runs of a model over seeds ([{auc, logloss, epochs, fit_s, ...}]): the median
+    and spread (max - min) of the AUC, the medians of logloss, epochs and fit time, the fit time's min and max, and
+    the seeds counted."""
     aucs = [r["auc"] for r in runs if r["auc"] is not None]
-    mean = lambda key: float(np.mean([r[key] for r in runs])) if runs else None     # noqa: E731
-    return {"auc": float(np.mean(aucs)) if aucs else None, "spread": float(np.ptp(aucs)) if aucs else None,
-            "logloss": mean("logloss"), "epochs": mean("epochs"), "fit_s": mean("fit_s"), "seeds": len(runs)}
+    median = lambda key: float(np.median([r[key] for r in runs])) if runs else None     # noqa: E731
+    return {"auc": float(np.median(aucs)) if aucs else None, "spread": float(np.ptp(aucs)) if aucs else None,
+            "logloss": median("logloss"), "epochs": median("epochs"), "fit_s": median("fit_s"),
+            "fit_min": min(r["fit_s"] for r in runs) if runs else None,
+            "fit_max": max(r["fit_s"] for r in runs) if runs else None, "seeds": len(runs)}
+
+
+def by_seed(row):
+    """{seed: run} of a table row (every run carries the seed it ran with)."""
+    return {r["seed"]: r for r in row["runs"]}
 
 
 def race_verdicts(rows, pipeline_s, auc_goal=0.002, speed_goal=2.0):
-    """Per sparkps model at its defaults, its margins over MLlib (the issue's targets): the test AUC minus the best
-    MLlib row's (goal ``auc_goal``) and how many times faster its whole fit is than MLlib LogisticRegression at its
-    defaults with the one-hot pipeline's ``pipeline_s`` counted in (goal ``speed_goal``). ``rows``: the table's
-    rows ({model, variant, summary}); [] without MLlib rows. Each verdict: {model, auc_margin, speedup, met}."""
+    """Per sparkps model at its defaults, its margins over MLlib (the issue's targets), seed by seed (each seed's
+    systems ran in one round, one after the other): the test AUC minus the best MLlib row's of the same seed (goal
+    ``auc_goal``) and how many times faster its whole fit is than MLlib LogisticRegression at its defaults with the
+    one-hot pipeline's ``pipeline_s`` counted in (goal ``speed_goal``); each as the median over the seeds with its
+    min and max. ``rows``: the table's rows ({model, variant, summary, runs}); [] without MLlib rows. Each verdict:
+    {model, auc_margin, auc_range, speedup, speed_range, met, crosses: the targets whose range crosses them}."""
     mllib = [r for r in rows if r["model"].startswith("MLlib ") and r["summary"]["auc"] is not None]
     lr = [r for r in mllib if r["model"] == "MLlib LogisticRegression" and r["variant"] == "default"]
     if not mllib:
         return []
-    best_mllib = max(r["summary"]["auc"] for r in mllib)
-    baseline = lr[0]["summary"]["fit_s"] + (pipeline_s or 0.0) if lr else None
+    best_mllib = max(mllib, key=lambda r: r["summary"]["auc"])
     out = []
     for r in rows:
         if not r["model"].startswith("sparkps ") or r["variant"] != "default" or r["summary"]["auc"] is None:
             continue
-        margin = r["summary"]["auc"] - best_mllib
-        speedup = baseline / r["summary"]["fit_s"] if baseline else None
-        out.append({"model": r["model"], "auc_margin": margin, "speedup": speedup,
-                    "met": margin >= auc_goal - 1e-12 and speedup is not None and speedup >= speed_goal})
+        ours = by_seed(r)
+        best_runs = by_seed(best_mllib)
+        margins = sorted(ours[s]["auc"] - best_runs[s]["auc"] for s in ours if s in best_runs)
+        if not margins:         # MLlib's best row ran other seeds: against its median
+            margins = [ours[s]["auc"] - best_mllib["summary"]["auc"] for s in sorted(ours)]
+            margins.sort()
+        speeds = sorted((by_seed(lr[0])[s]["fit_s"] + (pipeline_s or 0.0)) / ours[s]["fit_s"]
+                        for s in ours if s in by_seed(lr[0])) if lr else []
+        margin = float(np.median(margins))
+        speedup = float(np.median(speeds)) if speeds else None
+        crosses = [name for name, values, goal in (("AUC", margins, auc_goal - 1e-12), ("speed", speeds, speed_goal))
+                   if values and values[0] < goal <= values[-1]]
+        out.append({"model": r["model"], "auc_margin": margin, "auc_range": (margins[0], margins[-1]),
+                    "speedup": speedup, "speed_range": (speeds[0], speeds[-1]) if speeds else None,
+                    "met": margin >= auc_goal - 1e-12 and speedup is not None and speedup >= speed_goal,
+                    "crosses": crosses})
     return out
 
 
@@ -295,9 +316,22 @@ def iterations(model, default):
     return int(getattr(summary, "totalIterations", default)) if summary is not None else default
 
 
-def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,)):
+def mllib_budget(kind, train_rows):
+    """The iterations a tuned MLlib head gets: sparkps's budget at its defaults in optimizer updates (numEpochs x
+    the batches of batchSize in the rows it trains on); FMClassifier on mini-batches of the same share of the rows
+    (miniBatchFraction), LogisticRegression's L-BFGS at most that many (it stops once converged)."""
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS as d
+    fit_rows = max(1, int(train_rows * (1 - d["validationFraction"])))
+    steps = d["numEpochs"] * -(-fit_rows // d["batchSize"])
+    if kind == "lr":
+        return {"maxIter": steps}
+    return {"maxIter": steps, "miniBatchFraction": min(1.0, d["batchSize"] / fit_rows)}
+
+
+def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,), train_rows=None):
     """MLlib LogisticRegression ('lr') or FMClassifier ('fm'): 'default' as constructed, 'tuned' the best point of
-    its grid by AUC on the training rows sparkps holds out with the same seed (its time: the whole search)."""
+    its grid by AUC on the training rows sparkps holds out with the same seed (its time: the whole search), each
+    point at :func:`mllib_budget` of ``train_rows``."""
     if variant == "default":
         est = mllib_estimator(kind, seed)
         return measure(lambda: (lambda m: (m, iterations(m, est.getMaxIter())))(est.fit(encoded_train)),
@@ -305,8 +339,9 @@ def mllib_run(kind, encoded_train, encoded_test, seed, variant, factor_sizes=(8,
     held = encoded_train[held_column(seed)]     # the rows sparkps's fit with this seed holds out
     fit_part, val_part = encoded_train.where(~held).cache(), encoded_train.where(held).cache()
     started, candidates = time.perf_counter(), []
+    budget = mllib_budget(kind, train_rows) if train_rows else {}
     for setting in grid(LR_GRID if kind == "lr" else dict(FM_GRID, factorSize=factor_sizes)):
-        est = mllib_estimator(kind, seed, **setting)
+        est = mllib_estimator(kind, seed, **dict(setting, **budget))
         model = est.fit(fit_part)
         labels, p = scored(model, val_part)
         candidates.append({"setting": setting, "model": model, "val_auc": auc(labels, p) or 0.0,
@@ -331,33 +366,37 @@ def setting_text(setting):
 
 def table(rows, title):
     lines = ["**%s**" % title, "",
-             "| model | variant | test AUC (mean) | spread | logloss | epochs / iters | fit (s) | note |",
+             "| model | variant | test AUC (median) | spread | logloss | epochs / iters | fit (s) [min–max] | note |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["summary"]
+        fit = fmt(s["fit_s"], ".1f") + ("" if s.get("fit_min") is None else
+                                        " [%.1f–%.1f]" % (s["fit_min"], s["fit_max"]))
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], r["variant"], fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"), fmt(s["logloss"], ".4f"),
-            fmt(s["epochs"], ".1f"), fmt(s["fit_s"], ".1f"), r.get("note", "")))
+            fmt(s["epochs"], ".1f"), fit, r.get("note", "")))
     return lines
 
 
-def data_text(args, dataset):
+def data_text(args, dataset, grids):
     if dataset["slug"] != "movielens":
         return ("Planted data: `planted_ctr(rows * 1.25, %s)`, each label replaced by a fair coin with probability "
                 "%g; the first %d rows train, the rest test." % (
-                    ", ".join("%s=%r" % kv for kv in PLANTED.items()), dataset.get("noise", 0), args.rows))
+                    ", ".join("%s=%r" % kv for kv in grids["planted"].items()), dataset.get("noise", 0), args.rows))
     return ("MovieLens 100K from the installed recbole wheel (MIT; the data under GroupLens's terms), rating >= 4 as "
             "the label; columns user_id, item_id, age, gender, occupation, zip3, release_year, genre (the first "
             "listed); a seeded 80/20 split, the training rows capped at %d." % args.rows)
 
 
 def seeds_text(args):
-    return "%d seed(s): %s; a seed moves the models' seeds and the validation draw, not the data." % (
-        len(args.seeds), ", ".join(map(str, args.seeds)))
+    return ("%d seed(s): %s; a seed moves the models' seeds and the validation draw, not the data. The seeds are "
+            "the race's rounds: each seed runs every system once, one after the other (sparkps, PyTorch, MLlib, "
+            "then the next seed), and the table gives medians over them." % (
+                len(args.seeds), ", ".join(map(str, args.seeds))))
 
 
-def defaults_text():
-    from sparkps.nets.ctr_defaults import CTR_DEFAULTS as d
+def defaults_text(d):
+    """The estimator's defaults ``d`` (the run's CTR_DEFAULTS) as the sections describe them."""
     return ("embeddingDim %d, hiddenUnits %s, batch %d, Adam lr %g, embeddingL2 %g, validationFraction %g with "
             "earlyStoppingPatience %d on validation %s, up to %d epochs (epochs = epochs run; the model keeps the "
             "best), 2 workers, 1 server" % (
@@ -365,16 +404,19 @@ def defaults_text():
                 d["validationFraction"], d["earlyStoppingPatience"], d["earlyStoppingMetric"], d["numEpochs"]))
 
 
-def settings_text(args, dataset):
+def settings_text(args, dataset, grids):
     return ("Spark `local[2]`. sparkps `default`: `SparkpsCTRClassifier(model=M, seed=S)`, every other param at "
             "its default (%s); `previous`: %s. MLlib on one-hot features (StringIndexer + "
             "OneHotEncoder; numeric columns log1p, imputed, standardised): `default` as constructed; `tuned` the "
             "best by AUC on the training rows sparkps holds out with the same seed (the split early stopping "
-            "scores) of LogisticRegression %s or FMClassifier %s, its fit time the whole search (its iterations: the "
-            "chosen fit's). Before the timed fits each system ran one untimed fit of 2,000 rows (warm-up, both "
+            "scores) of LogisticRegression %s or FMClassifier %s, each point with sparkps's budget at its defaults in "
+            "optimizer updates (numEpochs x the batches of batchSize; FMClassifier on mini-batches of that size, "
+            "miniBatchFraction), its fit time the whole search (its iterations: the chosen fit's). Before the "
+            "timed fits each system ran one untimed fit of 2,000 rows (warm-up, both "
             "sides). The fit column excludes MLlib's one-hot pipeline (its time is given below the table). %s %s" % (
-                defaults_text(), ", ".join("%s %g" % kv for kv in PREVIOUS.items()), LR_GRID,
-                dict(FM_GRID, factorSize=args.fm_factor_sizes), data_text(args, dataset), seeds_text(args)))
+                defaults_text(grids["defaults"]), ", ".join("%s %g" % kv for kv in grids["previous"].items()),
+                grids["lr"], dict(grids["fm"], factorSize=args.fm_factor_sizes), data_text(args, dataset, grids),
+                seeds_text(args)))
 
 
 def section_name(dataset, tag=""):
@@ -383,23 +425,26 @@ def section_name(dataset, tag=""):
     return "ctr_quality_" + dataset["slug"] + ("_" + tag if tag else "")
 
 
-def quality_markdown(dataset, rows, args):
+def quality_markdown(dataset, rows, args, grids, command):
     lines = ["## CTR quality: sparkps zoo vs MLlib, %s (benchmarks/bench_ctr_quality.py)" % dataset["name"], "",
-             settings_text(args, dataset), ""]
+             settings_text(args, dataset, grids), ""]
     lines += table(rows, title_of(dataset)) + [""]
     verdicts = race_verdicts(rows, dataset.get("pipeline_s"))
     if verdicts:
         lines += ["MLlib's one-hot pipeline (fitted once, both sides encoded): %.1f s. The targets for each sparkps "
                   "model at its defaults: test AUC >= MLlib's best + 0.002, and the whole fit >= 2x faster than "
-                  "MLlib LogisticRegression at its defaults with the pipeline counted in:" % dataset["pipeline_s"],
+                  "MLlib LogisticRegression at its defaults with the pipeline counted in; each margin the median "
+                  "over the seeds of the same seed's margin, [min, max] over the seeds:" % dataset["pipeline_s"],
                   ""]
-        lines += ["- %s: AUC %+.4f against MLlib's best; %s; %s" % (
-            v["model"], v["auc_margin"],
+        lines += ["- %s: AUC %+.4f [%+.4f, %+.4f] against MLlib's best; %s; %s%s" % (
+            v["model"], v["auc_margin"], *v["auc_range"],
             "n/a (no MLlib LogisticRegression default row)" if v["speedup"] is None else
-            "%.2fx MLlib LogisticRegression's fit + pipeline" % v["speedup"], "met" if v["met"] else "missed")
+            "%.2fx [%.2f–%.2f] MLlib LogisticRegression's fit + pipeline" % (v["speedup"], *v["speed_range"]),
+            "met" if v["met"] else "missed",
+            "; the seeds' spread crosses the %s target" % " and the ".join(v["crosses"]) if v["crosses"] else "")
             for v in verdicts]
         lines.append("")
-    lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
+    lines += ["Command: `%s`" % command]
     return "\n".join(lines)
 
 
@@ -471,6 +516,10 @@ def parse_args(argv=None):
         p.error("--kvstores takes dist_sync, dist_async (the strategies that keep sparse tables on the servers)")
     if not args.seeds:
         p.error("--seeds needs at least one seed")
+    if args.write_docs and len(args.seeds) < 3:
+        p.error("--write-docs needs at least 3 --seeds: they are the race's rounds (a median and its spread)")
+    if args.write_docs and args.mllib_cache:
+        p.error("--write-docs measures every row in this run: drop --mllib-cache (its runs come from earlier ones)")
     return args
 
 
@@ -488,7 +537,34 @@ def datasets(args):
 
 def title_of(dataset):
     ceiling = " (planted AUC %.4f)" % dataset["ceiling"] if dataset["ceiling"] is not None else ""
-    return "%s: %d train / %d test rows%s" % (dataset["name"], len(dataset["train"]), len(dataset["test"]), ceiling)
+    return "%s: %d train / %d test rows%s" % (dataset["name"], dataset["train_rows"], dataset["test_rows"], ceiling)
+
+
+def described(dataset):
+    """What a section says of a data set (JSON-able): its name, slug, noise, planted AUC, rows, the pipeline's
+    time."""
+    return {"name": dataset["name"], "slug": dataset["slug"], "noise": dataset.get("noise", 0),
+            "ceiling": dataset["ceiling"], "pipeline_s": dataset.get("pipeline_s"),
+            "train_rows": len(dataset["train"]), "test_rows": len(dataset["test"])}
+
+
+def grids_of_run():
+    """The settings a run used beside its options: the estimator's defaults, the previous defaults, MLlib's grids
+    and the planted data's parameters."""
+    from sparkps.nets.ctr_defaults import CTR_DEFAULTS
+    return {"defaults": dict(CTR_DEFAULTS), "previous": PREVIOUS, "lr": LR_GRID, "fm": FM_GRID, "planted": PLANTED}
+
+
+SECTIONS = ("ctr_quality_*",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): one data set's rows, every seed's run in them."""
+    data = run["data"]
+    args = argparse.Namespace(**data["options"])
+    if data["kind"] == "workers":
+        return workers_markdown(data["dataset"], data["rows"], args, data["grids"], run["command"])
+    return quality_markdown(data["dataset"], data["rows"], args, data["grids"], run["command"])
 
 
 def warm_up(spark, dataset, systems):
@@ -507,64 +583,76 @@ def warm_up(spark, dataset, systems):
 
 
 def run_quality(spark, args, dataset):
+    """The table's rows of one data set, the race run seed by seed: for each seed every sparkps model (and
+    variant), then the PyTorch references for as many epochs as that seed's sparkps fit kept, then the MLlib
+    heads; each row's runs carry their seed."""
     warm_up(spark, dataset, {"sparkps"} | ({"mllib"} if [v for v in args.mllib if v != "none"] else set()))
     train, test = frames(spark, dataset)
-    rows = []
-
-    def record(model, variant, runs, note=""):
-        row = {"model": model, "variant": variant, "summary": summarise(runs), "note": note, "runs": runs}
-        s = row["summary"]
-        print("%-28s %-10s %-10s auc %s +- %s logloss %s epochs %s fit %.1fs %s" % (
-            dataset["name"], model, variant, fmt(s["auc"], ".4f"), fmt(s["spread"], ".4f"),
-            fmt(s["logloss"], ".4f"), fmt(s["epochs"], ".1f"), s["fit_s"], note), flush=True)
-        rows.append(row)
-
-    for model in args.models:
-        for variant in args.variants:
-            record("sparkps " + model, variant,
-                   [sparkps_run(train, test, dataset, model, seed, variant) for seed in args.seeds])
-    kept = {r["model"]: r for r in rows if r["variant"] == "default"}
-    reference = [m for m in ("fm", "deepfm") if "sparkps " + m in kept]
-    if reference and args.torch_python and torch_ready(args.torch_python):
-        for model in reference:     # as many epochs as the early-stopped sparkps fits kept (their mean best epoch)
-            best_epochs = [r.get("best_epoch") or r["epochs"] for r in kept["sparkps " + model]["runs"]]
-            epochs = max(1, int(round(float(np.mean(best_epochs)))))
-            for embeddings, how in TORCH_VARIANTS:
-                record("PyTorch " + model, "reference" if embeddings == "dense" else "sparse reference",
-                       [torch_run(args.torch_python, dataset, model, epochs, seed, embeddings) for seed in args.seeds],
-                       "%d epochs, every training row, one process; %s" % (epochs, how))
+    rows, runs = [], {}         # runs: (model, variant, note) -> [run of each seed]
     mllib = [v for v in args.mllib if v != "none"]
-    if mllib:
-        cache = RunCache(args.mllib_cache)
-        encoded = []        # the one-hot pipeline, fitted on the first run the cache does not hold
+    torch = args.torch_python and torch_ready(args.torch_python)
+    cache = RunCache(args.mllib_cache)
+    encoded = []        # the one-hot pipeline, fitted on the first run the cache does not hold
+    seeds = sorted(set(args.seeds) | set(args.fm_seeds))
+    pipeline_key = (dataset["slug"], len(dataset["train"]), "one-hot pipeline")
 
-        seeds = sorted(set(args.seeds) | set(args.fm_seeds))
-        pipeline_key = (dataset["slug"], len(dataset["train"]), "one-hot pipeline")
+    def encode():
+        if not encoded:
+            started = time.perf_counter()
+            encoded.extend(one_hot(spark, dataset, train, test, seeds))
+            if cache.get(pipeline_key) is None:
+                cache.put(pipeline_key, {"fit_s": time.perf_counter() - started})
+        return encoded
 
-        def encode():
-            if not encoded:
-                started = time.perf_counter()
-                encoded.extend(one_hot(spark, dataset, train, test, seeds))
-                if cache.get(pipeline_key) is None:
-                    cache.put(pipeline_key, {"fit_s": time.perf_counter() - started})
-            return encoded
+    def mllib_once(kind, variant, seed):
+        key = (dataset["slug"], len(dataset["train"]), kind, variant, seed, tuple(args.fm_factor_sizes))
+        if cache.get(key) is None:
+            cache.put(key, mllib_run(kind, *encode(), seed, variant, args.fm_factor_sizes,
+                                     train_rows=len(dataset["train"])))
+        return cache.get(key)
 
-        def run(kind, variant, seed):
-            key = (dataset["slug"], len(dataset["train"]), kind, variant, seed, tuple(args.fm_factor_sizes))
-            if cache.get(key) is None:
-                cache.put(key, mllib_run(kind, *encode(), seed, variant, args.fm_factor_sizes))
-            return cache.get(key)
+    def ran(model, variant, run, seed, note=""):
+        run = dict(run, seed=seed)
+        runs.setdefault((model, variant), []).append(run)
+        print("%-28s %-10s %-10s seed %d: auc %s fit %.1fs %s" % (dataset["name"], model, variant, seed,
+                                                                 fmt(run["auc"], ".4f"), run["fit_s"], note),
+              flush=True)
+        return run
+
+    notes = {}
+    for seed in args.seeds:         # a round of the race: every system once, then the next seed
+        kept = {}
+        for model in args.models:
+            for variant in args.variants:
+                run = ran("sparkps " + model, variant, sparkps_run(train, test, dataset, model, seed, variant), seed)
+                if variant == "default":
+                    kept[model] = run
+        for model in [m for m in ("fm", "deepfm") if m in kept] if torch else []:
+            epochs = max(1, int(kept[model].get("best_epoch") or kept[model]["epochs"]))   # what sparkps kept
+            for embeddings, how in TORCH_VARIANTS:
+                variant = "reference" if embeddings == "dense" else "sparse reference"
+                notes[("PyTorch " + model, variant)] = ("as many epochs as the sparkps fit of the same seed kept, "
+                                                        "every training row, one process; %s" % how)
+                ran("PyTorch " + model, variant, torch_run(args.torch_python, dataset, model, epochs, seed, embeddings),
+                    seed, "%d epochs" % epochs)
         for kind, name in (("lr", "MLlib LogisticRegression"), ("fm", "MLlib FMClassifier")):
-            if kind not in args.mllib_models:
+            if kind not in args.mllib_models or (kind == "fm" and args.fm_seeds and seed not in args.fm_seeds):
                 continue
             for variant in mllib:
-                runs = [run(kind, variant, seed) for seed in (args.fm_seeds or args.seeds if kind == "fm"
-                                                               else args.seeds)]
-                chosen = sorted({setting_text(r["setting"]) for r in runs if "setting" in r})
-                notes = ["chose " + "; ".join(chosen)] if chosen else []
-                if len(runs) != len(args.seeds):
-                    notes.append("%d seed(s)" % len(runs))
-                record(name, variant, runs, "; ".join(notes))
+                ran(name, variant, mllib_once(kind, variant, seed), seed)
+    for kind, name in (("fm", "MLlib FMClassifier"),):       # FMClassifier's own seeds beyond --seeds
+        for seed in [s for s in args.fm_seeds if s not in args.seeds] if kind in args.mllib_models else []:
+            for variant in mllib:
+                ran(name, variant, mllib_once(kind, variant, seed), seed)
+    for (model, variant), model_runs in runs.items():
+        chosen = sorted({setting_text(r["setting"]) for r in model_runs if "setting" in r})
+        note = [notes[(model, variant)]] if (model, variant) in notes else []
+        note += ["chose " + "; ".join(chosen)] if chosen else []
+        if len(model_runs) != len(args.seeds):
+            note.append("%d seed(s)" % len(model_runs))
+        rows.append({"model": model, "variant": variant, "summary": summarise(model_runs), "note": "; ".join(note),
+                     "runs": model_runs})
+    if mllib:
         if cache.get(pipeline_key) is None:     # every MLlib run came from the cache: time the pipeline now
             encode()
         for frame in encoded:
@@ -581,8 +669,8 @@ def run_workers(spark, args, dataset):
     configs = [(k, w) for k in args.kvstores for w in args.workers if k == "dist_sync" or w > 1]
     for model in args.models:
         for kvstore, workers in configs:
-            runs = [sparkps_run(train, test, dataset, model, seed, numWorkers=workers, kvstore=kvstore)
-                    for seed in args.seeds]
+            runs = [dict(sparkps_run(train, test, dataset, model, seed, numWorkers=workers, kvstore=kvstore),
+                         seed=seed) for seed in args.seeds]
             rows.append({"model": "sparkps " + model, "variant": "%d worker%s, %s" % (
                 workers, "s" * (workers > 1), kvstore), "summary": summarise(runs), "runs": runs})
             s = rows[-1]["summary"]
@@ -597,17 +685,17 @@ def run_workers(spark, args, dataset):
     return rows
 
 
-def workers_markdown(dataset, rows, args):
+def workers_markdown(dataset, rows, args, grids, command):
     lines = ["## CTR quality: workers, %s (benchmarks/bench_ctr_quality.py)" % dataset["name"], "",
              "Each model at its defaults (`SparkpsCTRClassifier(model=M, seed=S, numWorkers=N, kvstore=K)`, one "
              "server; %s) with %s workers under %s on Spark `local[%d]` (a task slot per worker, on the same 2 "
              "cores); the note is the mean AUC's gap to the same model on the fewest workers. %s %s" % (
-                 defaults_text(), ", ".join(map(str, args.workers)), " and ".join(args.kvstores),
+                 defaults_text(grids["defaults"]), ", ".join(map(str, args.workers)), " and ".join(args.kvstores),
                  max([2] + args.workers),
-                 data_text(args, dataset), seeds_text(args)),
+                 data_text(args, dataset, grids), seeds_text(args)),
              ""]
     lines += table(rows, title_of(dataset)) + [""]
-    lines += ["Command: `%s`" % report.command("bench_ctr_quality", report.argv_options())]
+    lines += ["Command: `%s`" % command]
     return "\n".join(lines)
 
 
@@ -620,16 +708,17 @@ def main(argv=None):
     sections = []
     try:
         for dataset in sets:
+            run = report.Run("bench_ctr_quality", argv)          # each data set's section records its own run
             if args.workers:
                 rows = run_workers(spark, args, dataset)
-                text = workers_markdown(dataset, rows, args)
                 section = "ctr_quality_workers_%s_%s" % (dataset["slug"], "_".join(args.models))
             else:
                 rows = run_quality(spark, args, dataset)
-                text, section = quality_markdown(dataset, rows, args), section_name(dataset, args.section_tag)
+                section = section_name(dataset, args.section_tag)
             sections.append((dataset["name"], rows))
-            print(text, flush=True)
-            report.publish(args, section, text)     # each data set as soon as it is done
+            data = {"options": report.options(args), "kind": "workers" if args.workers else "quality",
+                    "dataset": described(dataset), "grids": grids_of_run(), "rows": rows}
+            print(run.publish(args, section, data, render), flush=True)     # each data set as soon as it is done
     finally:
         spark.stop()
     report.save_json(args, "bench_ctr_quality", figures(sections))

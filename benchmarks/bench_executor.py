@@ -37,6 +37,8 @@ import numpy as np
 LAYERS = (784, 128, 64, 10)
 LR = 0.01
 NUM_BATCHES = 16   # steps cycle through distinct batches (6 MB in all), as training reads fresh data
+SECTIONS = ("executor",)
+STEPS = (("forward + backward", "fwd+bwd", False), ("forward + backward + SGD update", "fwd+bwd+sgd", True))
 
 
 def make_params(rng):
@@ -134,38 +136,49 @@ def measure(args, sgd):
     for _ in range(args.repeats):
         numpy_times.append(time_block(numpy_step, batches, args.steps))
         exe_times.append(time_block(exe_step, batches, args.steps))
-    numpy_ms, exe_ms = statistics.median(numpy_times) * 1e3, statistics.median(exe_times) * 1e3
-    # Each repeat's two blocks ran back to back, so their ratio is immune to slow drifts in machine load.
+    return {"numpy_s": numpy_times, "executor_s": exe_times}
+
+
+def summary(times):
+    """(numpy ms, executor ms, ratio) of one step's repeats: medians, and the median per-repeat ratio numpy /
+    executor (each repeat's two blocks ran back to back, so their ratio is immune to slow drifts in load)."""
+    numpy_times, exe_times = times["numpy_s"], times["executor_s"]
     ratio = statistics.median(n / e for n, e in zip(numpy_times, exe_times))
-    return numpy_ms, exe_ms, ratio
+    return statistics.median(numpy_times) * 1e3, statistics.median(exe_times) * 1e3, ratio
 
 
-def main(args):
-    rows, figures = [], {}
-    for label, key, sgd in (("forward + backward", "fwd+bwd", False),
-                            ("forward + backward + SGD update", "fwd+bwd+sgd", True)):
-        numpy_ms, exe_ms, ratio = measure(args, sgd)
-        rows.append("| %s | %.3f | %.3f | **%.2f** |" % (label, numpy_ms, exe_ms, ratio))
-        print("%-32s numpy %.3f ms  executor %.3f ms  ratio %.2f (goal >= 0.9)" % (label, numpy_ms, exe_ms, ratio))
-        figures.update({"%s numpy" % key: report.lower(numpy_ms, "ms"), "%s executor" % key: report.lower(exe_ms, "ms"),
-                        "%s ratio numpy/executor" % key: report.higher(ratio, "x")})
-    text = "\n".join([
+def render(run):
+    """The section of a run record (pure function of it)."""
+    data, options = run["data"], run["data"]["options"]
+    rows = []
+    for label, key, _sgd in STEPS:
+        rows.append("| %s | %.3f | %.3f | **%.2f** |" % ((label,) + summary(data["steps"][key])))
+    return "\n".join([
         "MLP 784-128-64-10, relu, SoftmaxOutput, batch %d, float32, %d BLAS thread(s). Median of %d interleaved "
         "repeats of %d steps each, cycling through %d distinct batches. Ratio = median over repeats of "
         "(numpy block time / executor block time of the same repeat), goal >= 0.9. The executor "
         "step includes copying the batch in, the NaN/inf check of the inputs and the label range check; "
         "data and label have grad_req 'null' (no input gradient), as in training."
-        % (args.batch, args.threads, args.repeats, args.steps, NUM_BATCHES),
+        % (options["batch"], options["threads"], options["repeats"], options["steps"], NUM_BATCHES),
         "",
         "| step | hand-written numpy (ms) | executor (ms) | ratio |",
         "|---|---|---|---|",
         *rows,
         "",
-        "Command: `%s`" % report.command("bench_executor", "--repeats %d --steps %d --threads %d"
-                                         % (args.repeats, args.steps, args.threads)),
+        "Command: `%s`" % run["command"],
     ])
-    print(text)
-    report.publish(args, "executor", text)
+
+
+def main(args):
+    run = report.Run("bench_executor")
+    data, figures = {"options": report.options(args), "steps": {}}, {}
+    for label, key, sgd in STEPS:
+        data["steps"][key] = measure(args, sgd)
+        numpy_ms, exe_ms, ratio = summary(data["steps"][key])
+        print("%-32s numpy %.3f ms  executor %.3f ms  ratio %.2f (goal >= 0.9)" % (label, numpy_ms, exe_ms, ratio))
+        figures.update({"%s numpy" % key: report.lower(numpy_ms, "ms"), "%s executor" % key: report.lower(exe_ms, "ms"),
+                        "%s ratio numpy/executor" % key: report.higher(ratio, "x")})
+    print(run.publish(args, "executor", data, render))
     report.save_json(args, "bench_executor", figures)
 
 

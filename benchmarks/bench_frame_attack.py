@@ -211,6 +211,14 @@ def cross_job_replay():
         b.stop()
 
 
+SECTIONS = ("frame_attack",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    return markdown(run["data"]["figures"], argparse.Namespace(**run["data"]["options"]))
+
+
 def markdown(figures, args):
     """The frame attack's figures as the ``frame_attack`` section of docs/security.md."""
     runs = [(name[len("frame attack, "):], run) for name, run in figures.items() if name.startswith("frame attack")]
@@ -247,6 +255,7 @@ def main(argv=None):
     if args.attack_only:
         print(json.dumps(frame_attack(args.limit, args.connections, args.frames)))
         return
+    run = report.Run("bench_frame_attack", argv)
     figures = {}
     if args.tree:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.abspath(args.tree), os.getcwd()]))
@@ -258,8 +267,7 @@ def main(argv=None):
     figures["frame attack, this tree"] = frame_attack(args.limit, args.connections, args.frames)
     figures["cross-job replay, this tree"] = cross_job_replay()
     print(json.dumps(figures, indent=2))
-    if args.write_docs:
-        report.write_section("frame_attack", markdown(figures, args), doc=DOC)
+    print(run.publish(args, "frame_attack", {"options": report.options(args), "figures": figures}, render, doc=DOC))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(figures, handle, indent=2)

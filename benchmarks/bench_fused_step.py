@@ -214,20 +214,52 @@ def measure(model, args):
             elapsed = torch_deepfm_step(ids, numeric, labels, case, args.threads)
             if elapsed is not None:
                 times["torch"].append(elapsed)
+    return times
+
+
+def rates_of(model, times):
+    """(samples/s of each contender: batch / median step time, median per-round speed-up plain / fused) of one
+    model's step times."""
+    batch = CASES[model]["batch"]
     return {key: batch / statistics.median(values) for key, values in times.items() if values}, \
         {key: statistics.median(a / b for a, b in zip(times[key.replace("fused", "plain")], times[key]))
          for key in ("worker fused", "exe fused", "train fused")}
 
 
+SECTIONS = ("fused_step",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every round's step times are in it."""
+    return markdown(run["data"], argparse.Namespace(**run["data"]["options"]), run["command"])[0]
+
+
 def main(args):
+    run = report.Run("bench_fused_step")
+    data = {"options": report.options(args), "torch": None, "times": {}}
+    for model in args.models.split(","):
+        data["times"][model] = measure(model, args)
+        print(model, {key: "%.0f" % rate for key, rate in rates_of(model, data["times"][model])[0].items()},
+              flush=True)
+    try:
+        import torch
+        data["torch"] = torch.__version__
+    except ImportError:
+        pass
+    print(run.publish(args, "fused_step", data, render))
+    report.save_json(args, "bench_fused_step", markdown(data, args, run.command)[1])
+
+
+def markdown(data, args, command):
+    """(the section's markdown, the run's figures for ``--json``) of a run's data."""
     lines = ["One process, %d thread(s), planted Criteo-shaped data (26 fields of %d values, 13 numeric columns). "
              "Samples/s = batch / median step time of %d interleaved rounds; speed-up = median over rounds of "
              "plain / fused step time." % (args.threads, args.vocab, args.repeats), "",
              "| model (batch) | step | fused (samples/s) | plain (samples/s) | speed-up | PyTorch CPU (samples/s) |",
              "|---|---|---|---|---|---|"]
     figures = {}
-    for model in args.models.split(","):
-        rates, speedups = measure(model, args)
+    for model, times in data["times"].items():
+        rates, speedups = rates_of(model, times)
         torch_rate = rates.get("torch")
         for step, key in (("worker step", "worker"), ("executor forward + backward", "exe"),
                           ("training step, local store", "train")):
@@ -241,11 +273,9 @@ def main(args):
         if torch_rate:
             figures["%s torch" % model] = report.higher(torch_rate, "samples/s")
             figures["%s fused/torch" % model] = report.higher(rates["worker fused"] / torch_rate, "x")
-        print("\n".join(lines[-3:]), flush=True)
-    try:
-        import torch  # noqa: F401
-        note = "PyTorch: the same DeepFM (one dense embedding table, Adam, BCE) at batch 2048."
-    except ImportError:
+    if data["torch"]:
+        note = "PyTorch %s: the same DeepFM (one dense embedding table, Adam, BCE) at batch 2048." % data["torch"]
+    else:
         note = "PyTorch was not importable in this run: its column is empty."
     lines += ["", "FM: embedding 8; DeepFM: embedding 16, MLP 400-400-400. " + note + " Worker step: what a worker "
               "computes in a step besides its requests to the servers (the batch-local re-index, forward, backward, "
@@ -253,11 +283,8 @@ def main(args):
               "local store: FeedForward.fit in one process, the local tables' row lookups and Adam included. Both "
               "columns share the compiled re-index; they differ in the graph (fused ops, or the plain ones of "
               "`build(..., fused=False)`).", "",
-              "Command: `%s`" % report.command("bench_fused_step", report.argv_options())]
-    text = "\n".join(lines)
-    print(text)
-    report.publish(args, "fused_step", text)
-    report.save_json(args, "bench_fused_step", figures)
+              "Command: `%s`" % command]
+    return "\n".join(lines), figures
 
 
 if __name__ == "__main__":

@@ -268,28 +268,29 @@ def bench_fm(cupy, torch, args, batch=4096, fields=26, dim=16):
                         args.repeats, args.steps)
 
 
-def main(args):
-    cupy, torch = need_devices()
-    gpu_name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+SECTIONS = ("gpu",)
+MLPS = (((784, 128, 64, 10), 128), ((784, 2048, 2048, 10), 1024))
+WHERE = (("device", "torch", "sparkps gpu"), ("host", "torch host", "sparkps gpu host"))
+
+
+def render(run):
+    """The section of a run record (pure function of it): every repeat's block time of every contender is in it."""
+    data, options = run["data"], run["data"]["options"]
     lines = ["Device: %s; CuPy %s, PyTorch %s (CUDA %s). Each row: median of %d interleaved repeats of %d steps, "
              "every block ended by a device synchronisation; ratio = median over repeats of (PyTorch block / "
              "sparkps block), so 1.0 is as fast as PyTorch."
-             % (gpu_name, cupy.__version__, torch.__version__, torch.version.cuda, args.repeats, args.steps), "",
+             % (data["device"], data["cupy"], data["torch"], data["cuda"], options["repeats"], options["steps"]), "",
              "MLP step: forward + backward + SGD update, float32. *Device batches*: both read batches already on "
              "the device. *Host batches*: both copy each numpy batch to the device first, as training does "
              "(sparkps checks the batch for NaN/inf and the labels' range on the host copy).", "",
              "| network | batch | batches | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
              "|---|---|---|---|---|---|"]
-    cpu_rows, figures = [], {}
-    for layers, batch in (((784, 128, 64, 10), 128), ((784, 2048, 2048, 10), 1024)):
-        t = bench_mlp(cupy, torch, layers, batch, args, with_host=True)
-        net = "-".join(map(str, layers))
-        for where, torch_name, ours in (("device", "torch", "sparkps gpu"), ("host", "torch host", "sparkps gpu host")):
+    cpu_rows = []
+    for mlp in data["mlp"]:
+        t, net, batch = mlp["times"], "-".join(map(str, mlp["layers"])), mlp["batch"]
+        for where, torch_name, ours in WHERE:
             lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
                 net, batch, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
-            print(lines[-1], flush=True)
-            figures.update(step_figures("mlp %s b%d %s" % (net, batch, where), t, torch_name, ours))
-        figures["mlp %s b%d sparkps cpu" % (net, batch)] = report.lower(ms(t["sparkps cpu"]), "ms")
         cpu_rows.append("| %s | %d | %.2f | %.3f |" % (net, batch, ms(t["sparkps cpu"]), ms(t["sparkps gpu host"])))
     lines += ["", "The same step of the sparkps executor on this machine's CPU (numpy, host batches), for scale:", "",
               "| network | batch | sparkps cpu (ms) | sparkps gpu, host batches (ms) |", "|---|---|---|---|",
@@ -299,14 +300,13 @@ def main(args):
               "on the device already, or copied from a numpy batch first (sparkps checks them on the host copy).",
               "", "| table rows | distinct ids a batch | ids | PyTorch CUDA (ms) | sparkps gpu, CuPy (ms) | ratio |",
               "|---|---|---|---|---|---|"]
-    for rows in (100_000, 1_000_000):
-        t, distinct = bench_embedding(cupy, torch, rows, args)
-        for where, torch_name, ours in (("device", "torch", "sparkps gpu"), ("host", "torch host", "sparkps gpu host")):
+    for emb in data["embedding"]:
+        t = emb["times"]
+        for where, torch_name, ours in WHERE:
             lines.append("| %s | %d | %s | %.3f | %.3f | **%.2f** |" % (
-                f"{rows:,}", distinct, where, ms(t[torch_name]), ms(t[ours]), ratio(t[torch_name], t[ours])))
-            print(lines[-1], flush=True)
-            figures.update(step_figures("embedding %d rows %s" % (rows, where), t, torch_name, ours))
-    t = bench_fm(cupy, torch, args)
+                f"{emb['rows']:,}", emb["distinct"], where, ms(t[torch_name]), ms(t[ours]),
+                ratio(t[torch_name], t[ours])))
+    t = data["fm"]
     lines += ["", "Fused CTR ops: an FM second-order term on a table read (a step's block of 106,496 rows x dim 16, "
               "batch 4096 x 26 fields, Zipf(1.2) positions on the device), forward + backward: "
               "`contrib.FusedEmbedding` + `contrib.FMInteraction` (one CuPy kernel each way), the plain "
@@ -317,13 +317,35 @@ def main(args):
               "| %.3f | %.3f | %.3f | **%.2f** | %.2f |" % (
                   ms(t["torch"]), ms(t["sparkps fused"]), ms(t["sparkps plain"]),
                   ratio(t["torch"], t["sparkps fused"]), ratio(t["torch"], t["sparkps plain"]))]
-    print(lines[-1], flush=True)
+    lines += ["", "Command: `%s`" % run["command"]]
+    return "## GPU: the CuPy backend vs PyTorch CUDA\n\n" + "\n".join(lines)
+
+
+def main(args):
+    run = report.Run("bench_gpu")
+    cupy, torch = need_devices()
+    data = {"options": report.options(args), "device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+            "cupy": cupy.__version__, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "mlp": [], "embedding": []}
+    figures = {}
+    for layers, batch in MLPS:
+        t = bench_mlp(cupy, torch, layers, batch, args, with_host=True)
+        data["mlp"].append({"layers": list(layers), "batch": batch, "times": t})
+        net = "-".join(map(str, layers))
+        for where, torch_name, ours in WHERE:
+            figures.update(step_figures("mlp %s b%d %s" % (net, batch, where), t, torch_name, ours))
+        figures["mlp %s b%d sparkps cpu" % (net, batch)] = report.lower(ms(t["sparkps cpu"]), "ms")
+        print("mlp", net, batch, {k: "%.3f ms" % ms(v) for k, v in t.items()}, flush=True)
+    for rows in (100_000, 1_000_000):
+        t, distinct = bench_embedding(cupy, torch, rows, args)
+        data["embedding"].append({"rows": rows, "distinct": int(distinct), "times": t})
+        for where, torch_name, ours in WHERE:
+            figures.update(step_figures("embedding %d rows %s" % (rows, where), t, torch_name, ours))
+        print("embedding", rows, {k: "%.3f ms" % ms(v) for k, v in t.items()}, flush=True)
+    data["fm"] = t = bench_fm(cupy, torch, args)
     figures.update(step_figures("fm fused", t, "torch", "sparkps fused"))
     figures.update(step_figures("fm plain", t, "torch", "sparkps plain"))
-    lines += ["", "Command: `%s`" % report.command("bench_gpu", "--repeats %d --steps %d" % (args.repeats, args.steps))]
-    text = "## GPU: the CuPy backend vs PyTorch CUDA\n\n" + "\n".join(lines)
-    print(text)
-    report.publish(args, "gpu", text)
+    print(run.publish(args, "gpu", data, render))
     report.save_json(args, "bench_gpu", figures)
 
 

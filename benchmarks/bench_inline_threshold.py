@@ -33,6 +33,7 @@ from benchmarks import report
 
 DOC = os.path.join(report.ROOT, "docs", "tables.md")
 SECTION = "inline_threshold"
+SECTIONS = (SECTION,)
 FIELDS = ("a", "b", "c")
 DIM = 4
 TABLES = ("embedding_weight", "linear_embedding_weight")
@@ -187,6 +188,11 @@ def median_text(record, path):
     return "%.2f s" % statistics.median(record["times"][path])
 
 
+def render(run):
+    """The section of a run record (pure function of it): every pass's time is in it."""
+    return markdown(run["data"]["records"], argparse.Namespace(**run["data"]["options"]))
+
+
 def markdown(records, args):
     lines = ["`transform` of %d packed FM rows (2 partitions, cached) into Spark's `noop` sink on local[2] "
              "(spark.driver.memory %s), the FM's two tables (dims 4 and 1) grown with random ids to the size of "
@@ -213,6 +219,7 @@ def figures_of(records):
 
 def main(argv=None):
     args = parse_args(argv)
+    run = report.Run("bench_inline_threshold", argv)
     spark = report.local_spark("bench_inline_threshold", args.driver_memory)
     records = []
     try:
@@ -226,10 +233,7 @@ def main(argv=None):
             frame.unpersist()
     finally:
         spark.stop()
-    text = markdown(records, args)
-    print(text)
-    if args.write_docs:
-        report.write_section(SECTION, text, doc=DOC)
+    print(run.publish(args, SECTION, {"options": report.options(args), "records": records}, render, doc=DOC))
     report.save_json(args, "bench_inline_threshold", figures_of(records))
 
 

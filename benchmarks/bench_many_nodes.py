@@ -183,12 +183,22 @@ def summarise(status, servers, workers, kvstore):
             'barriers': received.get('BARRIER', 0) / workers, 'model_barriers': load['barriers_per_job']}
 
 
-def markdown(rows, args):
+SECTIONS = ("many_nodes", "many_nodes_spark")
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    data = run["data"]
+    return markdown(data["rows"], argparse.Namespace(**data["options"]), data["model"], run)
+
+
+def markdown(rows, args, model, run):
     how = (f"through Spark `{args.master}` (SparkTrainer: workers are barrier tasks, servers processes the first "
            "tasks start)" if args.via == 'spark' else "as processes through the launcher's cluster (`sparkps launch`)")
-    lines = [f"`{report.command('bench_many_nodes', report.argv_options())}` — {args.workers} workers and "
-             f"{args.servers} servers {how} on {os.cpu_count()} cores, a sparse model "
-             f"(Embedding {VOCAB:,} x {DIM}, sparse_grad, {FIELDS} id fields, AdaGrad), batch {BATCH}, one epoch "
+    lines = [f"`{run['command']}` — {args.workers} workers and "
+             f"{args.servers} servers {how} on {run['machine']['cores']} cores, a sparse model "
+             f"(Embedding {model['vocab']:,} x {model['dim']}, sparse_grad, {model['fields']} id fields, AdaGrad), "
+             f"batch {model['batch']}, one epoch "
              f"of {args.steps} steps per worker; every count from the scheduler's STATUS.", "",
              "| kvstore | finished | wall (s) | workers / servers counted | steps per worker | steps with rows | "
              "step requests per step | PUSHPULLs per server per step per worker | "
@@ -205,8 +215,8 @@ def markdown(rows, args):
                      f"({r['model_barriers']}) |")
     lines += ["", "Heartbeats/s: HEARTBEAT messages the scheduler received over the span between the first and the "
               "last of them (start-up and shut-down included, when fewer nodes are up); barriers: BARRIER requests / "
-              f"workers; both from the scheduler's STATUS (`requests.scheduler`). Load average at the end: "
-              f"{os.getloadavg()[0]:.1f}."]
+              f"workers; both from the scheduler's STATUS (`requests.scheduler`). One-minute load: "
+              f"{run['load']['start'][0]:.1f} at the start of the run, {run['load']['end'][0]:.1f} at its end."]
     return "\n".join(lines)
 
 
@@ -225,6 +235,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.quick:
         args.workers, args.servers, args.steps, args.kvstores = 4, 2, 3, 'dist_sync'
+    run = report.Run("bench_many_nodes", argv)
     ids, labels = job_data(args.workers, args.steps)
     rows = []
     session = spark_session(args.master) if args.via == 'spark' else None
@@ -243,10 +254,9 @@ def main(argv=None):
     finally:
         if session is not None:
             session.stop()
-    text = markdown(rows, args)
-    print(text)
-    if args.write_docs:
-        report.write_section('many_nodes' if args.via == 'launch' else 'many_nodes_spark', text, doc=DOC)
+    data = {"options": report.options(args), "rows": rows,
+            "model": {"vocab": VOCAB, "dim": DIM, "fields": FIELDS, "batch": BATCH}}
+    print(run.publish(args, 'many_nodes' if args.via == 'launch' else 'many_nodes_spark', data, render, doc=DOC))
     report.save_json(args, 'bench_many_nodes', {f"{r['kvstore']}_wall": report.lower(r['wall'], 's') for r in rows})
     ok = all(r['exit'] == 0 and r['state'] == 'finished' and r['one_per_server'] and r['served_at_most_steps']
              for r in rows)

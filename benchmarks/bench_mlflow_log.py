@@ -26,6 +26,7 @@ from benchmarks import report
 
 DOC = os.path.join(report.ROOT, "docs", "export.md")
 SECTION = "mlflow_log"
+SECTIONS = (SECTION,)
 CALLS = ("sparkps log_model", "mlflow.spark.log_model, pip_requirements given",
          "mlflow.spark.log_model, requirements inferred")
 
@@ -73,6 +74,12 @@ def timed_calls(model):
     return out
 
 
+def render(run):
+    """The section of a run record (pure function of it): every round's time of every call is in it."""
+    data = run["data"]
+    return markdown(data["times"], data["requirements"], data["options"]["repeats"])
+
+
 def markdown(times, requirements, repeats):
     lines = ["docs/export.md's example model (an FM fit on 300 rows, local[2]) logged to a SQLite tracking store in a "
              "temporary folder, all calls in one run: one untimed `log_model` first, then %d rounds of the three "
@@ -89,6 +96,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.repeats < 1:
         raise SystemExit("--repeats: at least 1, got %d" % args.repeats)
+    run = report.Run("bench_mlflow_log", argv)
     # MLflow's inference loads the model in a new Python process: it must import sparkps from this checkout
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (report.ROOT, os.environ.get("PYTHONPATH")) if p)
     import mlflow
@@ -113,10 +121,8 @@ def main(argv=None):
             mlflow.set_tracking_uri(before)
     finally:
         spark.stop()
-    text = markdown(times, requirements, args.repeats)
-    print(text)
-    if args.write_docs:
-        report.write_section(SECTION, text, doc=DOC)
+    data = {"options": report.options(args), "times": times, "requirements": requirements}
+    print(run.publish(args, SECTION, data, render, doc=DOC))
     report.save_json(args, "bench_mlflow_log", {call: report.lower(float(np.median(times[call])), "s")
                                                 for call in CALLS})
 

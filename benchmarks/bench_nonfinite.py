@@ -24,6 +24,7 @@ import timeit
 import numpy as np
 
 MLP_SIZES = (784 * 128, 128, 128 * 64, 64, 64 * 10, 10)
+SECTIONS = ("nonfinite",)
 
 
 def parse_args():
@@ -34,11 +35,12 @@ def parse_args():
 
 
 def per_call(fn, number):
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number
+    """Seconds per call of each of 5 repeats of ``number`` calls."""
+    return [t / number for t in timeit.repeat(fn, number=number, repeat=5)]
 
 
 def fit_step_times(repeats, steps):
-    """Median seconds per fit step with the loss check and with it replaced by a no-op, interleaved."""
+    """Seconds per fit step of each epoch with the loss check and with it replaced by a no-op, interleaved."""
     import sparkps as sp
     from sparkps.train import feedforward
     rng = np.random.default_rng(0)
@@ -60,42 +62,53 @@ def fit_step_times(repeats, steps):
                 times[name].append((time.perf_counter() - started) / steps)
     finally:
         feedforward.DivergedLoss.check = real
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
 
 
-def main(args):
-    from sparkps.optimizer.finite import first_nonfinite
-    from sparkps.train.feedforward import DivergedLoss
-    rng = np.random.default_rng(0)
-    mlp = rng.random(sum(MLP_SIZES), dtype=np.float32)
-    big = rng.random(4 << 20, dtype=np.float32)
-    out = [rng.random((128, 10), dtype=np.float32)]
-    check = DivergedLoss(["softmax_output"], None)
-    push_mlp = per_call(lambda: first_nonfinite(mlp), 2000)
-    push_big = per_call(lambda: first_nonfinite(big), 20)
-    loss = per_call(lambda: check.check(out, 0, 0), 20000)
-    fit = fit_step_times(args.repeats, args.steps)
-    figures = {"push check mlp": report.lower(push_mlp * 1e6, "us"),
-               "push check 16MiB": report.lower(push_big * 1e3, "ms"),
-               "loss check": report.lower(loss * 1e6, "us"),
-               "fit step with": report.lower(fit["with"] * 1e3, "ms"),
-               "fit step without": report.lower(fit["without"] * 1e3, "ms")}
-    text = "\n".join([
-        "The guards against NaN and infinity, %s. Fit: MLP 784-128-64-10, batch 128, kvstore None, median of %d "
-        "interleaved epochs of %d steps." % (report.machine_line(), args.repeats, args.steps),
+def render(run):
+    """The section of a run record (pure function of it): fastest of 5 repeats for the lone checks, medians of
+    the interleaved epochs for the fit step."""
+    data, options = run["data"], run["data"]["options"]
+    push_mlp, push_big, loss = (min(data[k]) for k in ("push_mlp_s", "push_big_s", "loss_s"))
+    fit = {k: statistics.median(v) for k, v in data["fit_step_s"].items()}
+    return "\n".join([
+        "The guards against NaN and infinity. Fit: MLP 784-128-64-10, batch 128, kvstore None, median of %d "
+        "interleaved epochs of %d steps; the lone checks: fastest of 5 repeats." % (options["repeats"],
+                                                                                     options["steps"]),
         "",
         "| what | time |",
         "|---|---|",
-        "| server check of a push, MLP gradient (%d floats) | %.1f us |" % (mlp.size, push_mlp * 1e6),
+        "| server check of a push, MLP gradient (%d floats) | %.1f us |" % (sum(MLP_SIZES), push_mlp * 1e6),
         "| server check of a push, 16 MiB | %.2f ms |" % (push_big * 1e3),
         "| loss check of one batch (128 x 10 output) | %.1f us |" % (loss * 1e6),
         "| fit step with the loss check | %.3f ms |" % (fit["with"] * 1e3),
         "| fit step without it | %.3f ms |" % (fit["without"] * 1e3),
         "",
-        "Command: `%s`" % report.command("bench_nonfinite", "--repeats %d --steps %d" % (args.repeats, args.steps)),
+        "Command: `%s`" % run["command"],
     ])
-    print(text)
-    report.publish(args, "nonfinite", text)
+
+
+def main(args):
+    from sparkps.optimizer.finite import first_nonfinite
+    from sparkps.train.feedforward import DivergedLoss
+    run = report.Run("bench_nonfinite")
+    rng = np.random.default_rng(0)
+    mlp = rng.random(sum(MLP_SIZES), dtype=np.float32)
+    big = rng.random(4 << 20, dtype=np.float32)
+    out = [rng.random((128, 10), dtype=np.float32)]
+    check = DivergedLoss(["softmax_output"], None)
+    data = {"options": report.options(args),
+            "push_mlp_s": per_call(lambda: first_nonfinite(mlp), 2000),
+            "push_big_s": per_call(lambda: first_nonfinite(big), 20),
+            "loss_s": per_call(lambda: check.check(out, 0, 0), 20000),
+            "fit_step_s": fit_step_times(args.repeats, args.steps)}
+    fit = {k: statistics.median(v) for k, v in data["fit_step_s"].items()}
+    figures = {"push check mlp": report.lower(min(data["push_mlp_s"]) * 1e6, "us"),
+               "push check 16MiB": report.lower(min(data["push_big_s"]) * 1e3, "ms"),
+               "loss check": report.lower(min(data["loss_s"]) * 1e6, "us"),
+               "fit step with": report.lower(fit["with"] * 1e3, "ms"),
+               "fit step without": report.lower(fit["without"] * 1e3, "ms")}
+    print(run.publish(args, "nonfinite", data, render))
     report.save_json(args, "bench_nonfinite", figures)
 
 

@@ -194,13 +194,20 @@ def median_ratio(times, num, den):
     return statistics.median(a / b for a, b in zip(times[num], times[den]))
 
 
-def report_text(transfer, training, args):
+SECTIONS = ("ps",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every round's times of every contender are in it."""
+    data = run["data"]
+    training = None if data["training"] is None else {int(batch): times for batch, times in data["training"]}
+    return "## Parameter server\n\n" + report_text(data["transfer"], training,
+                                                   argparse.Namespace(**data["options"]), run["command"])
+
+
+def report_text(transfer, training, args, command):
     def ms(name, times):
         return f"{statistics.median(times[name]) * 1e3:.3f}"
-
-    batches = ",".join(map(str, args.batches))
-    command = report.command("bench_ps", f"--repeat {args.repeat} --steps {args.steps} --threads {args.threads} "
-                                         f"--batches {batches}")
     lines = [
         f"Command: `{command}`. Every peer runs in its own process over tcp://127.0.0.1: "
         "the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each message, both moving "
@@ -299,11 +306,12 @@ def main():
     args = report.add_output_args(parser).parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(args.threads)
+    run = report.Run("bench_ps")
     transfer = None if args.skip_transfer else bench_transfer(args.repeat)
     training = None if args.skip_training else bench_training(args.repeat, args.steps, args.batches)
-    text = report_text(transfer, training, args)
-    print(text)
-    report.publish(args, "ps", "## Parameter server\n\n" + text)
+    data = {"options": report.options(args), "transfer": transfer,
+            "training": None if training is None else [[batch, times] for batch, times in training.items()]}
+    print(run.publish(args, "ps", data, render))
     report.save_json(args, "bench_ps", figures(transfer, training))
 
 

@@ -69,12 +69,20 @@ def measure(frame, cats, kvstore, repeat, seed):
             "weights": max(largest_difference(runs[0][1], w) for _, w in runs[1:])}
 
 
-def report_text(rows, args):
+SECTIONS = ("same_seed",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every fit's AUC is in it."""
+    data = run["data"]
+    return report_text(data["rows"], argparse.Namespace(**data["options"]), data["settings"], run["command"])
+
+
+def report_text(rows, args, settings, command):
     lines = ["%d identical fits of `SparkpsCTRClassifier(model='deepfm', learningRate=0.01, seed=%d)` per strategy "
              "(2 workers, 1 server, %d epochs, a fifth held out, early stopping off) on %d planted rows; written by "
              "`%s`."
-             % (args.repeat, args.seed, SETTINGS["numEpochs"], args.rows,
-                report.command("bench_same_seed", report.argv_options())), "",
+             % (args.repeat, args.seed, settings["numEpochs"], args.rows, command), "",
              "| kvstore | validation AUC of each fit | spread (max - min) | largest weight difference |",
              "|---|---|---|---|"]
     for row in rows:
@@ -93,6 +101,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeat < 2:
         parser.error("--repeat must be at least 2 (fits to compare)")
+    run = report.Run("bench_same_seed", argv)
     spark = report.local_spark("bench_same_seed", "2g")
     try:
         frame, cats = planted_frame(spark, args.rows)
@@ -100,10 +109,8 @@ def main(argv=None):
         rows = [measure(frame, cats, kv, args.repeat, args.seed) for kv in args.kvstores.split(",")]
     finally:
         spark.stop()
-    text = report_text(rows, args)
-    print(text)
-    if args.write_docs:
-        report.write_section("same_seed", text, doc=DOC)
+    data = {"options": report.options(args), "settings": SETTINGS, "rows": rows}
+    print(run.publish(args, "same_seed", data, render, doc=DOC))
     report.save_json(args, "bench_same_seed", {
         "%s_auc_spread" % row["kvstore"]: report.lower(row["spread"], "AUC") for row in rows})
     return 0

@@ -193,20 +193,29 @@ def pct(x):
     return f"{x:+.1%}"
 
 
-def markdown(results, args):
-    lines = [f"`{report.command('bench_scale', report.argv_options())}` — goal: the model within "
-             f"{GOAL:.0%} of the measurement.", "",
+SECTIONS = ("scale",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    data = run["data"]
+    return markdown(data["results"], argparse.Namespace(**data["options"]), data["constants"], run)
+
+
+def markdown(results, args, constants, run):
+    goal = constants["goal"]
+    lines = [f"`{run['command']}` — goal: the model within "
+             f"{goal:.0%} of the measurement.", "",
              "**Bytes per sparse row** (dim 16, rows created by pulls of 65,536 new ids, each table built in a fresh "
              "process): the table's arrays as `SparseTable.stats()['bytes'] / rows` reports them, and the process's "
              "RSS growth over the build, with glibc's default allocator and with `MALLOC_MMAP_THRESHOLD_=131072` "
              "(freed large arrays go back to the system at once). By default glibc raises its mmap threshold to "
              "32 MiB after the first large free, so the index's earlier generations (freed at each re-hash) and the "
-             "batches' temporaries stay in the heap: about 20-25 MB more at 1M rows, lost in the noise at 10M. "
+             "batches' temporaries stay in the heap (the difference between the two RSS columns). "
              "The model of the table's bytes is `plan.model.table_bytes`; the model of the RSS "
              "(`plan.model.first_table_rss`) adds the fixed "
-             f"{C.FIRST_TABLE_BYTES / 2**20:.2f} MiB a process's first table costs beside its arrays (the library "
-             "code its numpy paths touch first and the allocator's heap): a fifth of an sgd table of 100,000 rows, "
-             "about 1 % at 1M. The goal "
+             f"{constants['first_table_bytes'] / 2**20:.2f} MiB a process's first table costs beside its arrays "
+             "(the library code its numpy paths touch first and the allocator's heap). The goal "
              "applies to the table's bytes and to the RSS with the fixed threshold:", "",
              "| rows | optimizer | stats() bytes | model | off stats() | RSS growth | RSS, fixed threshold | model RSS "
              "| off RSS | off RSS fixed |",
@@ -214,12 +223,13 @@ def markdown(results, args):
     lines += [f"| {r['rows']:,} | {r['optimizer']} | {r['measured']:.1f} | {r['model']:.1f} | {pct(r['off'])} | "
               f"{r['rss']:.1f} | {r['rss_fixed']:.1f} | {r['model_rss']:.1f} | {pct(r['off_rss'])} | "
               f"{pct(r['off_rss_fixed'])} |" for r in results['memory']]
-    lines += ["", f"**Distinct ids per batch** (mean of {args.repeat} batches, Zipf({ZIPF}) over the rows):", "",
+    lines += ["", f"**Distinct ids per batch** (mean of {args.repeat} batches, Zipf({constants['zipf']}) over the "
+              "rows):", "",
               "| ids | draws | measured | model | model off by |", "|---|---|---|---|---|"]
     lines += [f"| {r['rows']:,} | {r['draws']:,} | {r['measured']:,.1f} | {r['model']:,.1f} | {pct(r['off'])} |"
               for r in results['distinct']]
     lines += ["", f"**Bytes per step** (tcp on 127.0.0.1, dist_sync, batch {args.batch} x {args.fields} fields, "
-              f"dense {DENSE} elements, {args.steps - 1} measured steps per worker; every frame counted; "
+              f"dense {constants['dense']} elements, {args.steps - 1} measured steps per worker; every frame counted; "
               "\"one per server\": each server's `served` counter shows one PUSHPULL per worker per step):", "",
               "| ids | workers | servers | distinct / batch | worker out (B) | model | off | worker in (B) | model "
               "| off | server in (B) | model | one per server |",
@@ -229,8 +239,9 @@ def markdown(results, args):
               f"{pct(r['off_in'])} | {r['server_in']:,.0f} | {r['model_server_in']:,.0f} | "
               f"{'yes' if r['one_per_server'] else '**no**'} |" for r in results['step']]
     worst = max(abs(x) for x in all_offs(results))
-    lines += ["", f"Largest difference: **{worst:.1%}** (goal {GOAL:.0%}). Load average at the end: "
-              f"{os.getloadavg()[0]:.1f} (2 cores, shared)."]
+    lines += ["", f"Largest difference: **{worst:.1%}** (goal {goal:.0%}). One-minute load: "
+              f"{run['load']['start'][0]:.1f} at the start of the run, {run['load']['end'][0]:.1f} at its end "
+              f"({run['machine']['cores']} cores, shared)."]
     return "\n".join(lines)
 
 
@@ -240,11 +251,6 @@ def all_offs(results):
     for r in results['step']:
         yield r['off_out']
         yield r['off_in']
-
-
-def write_doc(text):
-    """Replace the ``bench:scale`` section of docs/scale.md with ``text``."""
-    report.write_section('scale', text, doc=DOC)
 
 
 def parse(argv=None):
@@ -270,6 +276,7 @@ def parse(argv=None):
 
 def main(argv=None):
     args = parse(argv)
+    run = report.Run("bench_scale", argv)
     rng = np.random.default_rng(args.seed)
     results = {'memory': [], 'distinct': [], 'step': []}
     started = time.perf_counter()
@@ -286,11 +293,10 @@ def main(argv=None):
                 print("step", results['step'][-1], flush=True)
         del cdf
     results['memory'].append(bench_memory(args.rows[0], 'sgd'))
-    text = markdown(results, args)
-    print(text)
+    data = {"options": report.options(args), "results": results,
+            "constants": {"goal": GOAL, "first_table_bytes": C.FIRST_TABLE_BYTES, "zipf": ZIPF, "dense": DENSE}}
+    print(run.publish(args, 'scale', data, render, doc=DOC))
     print(f"({time.perf_counter() - started:.0f} s)")
-    if args.write_docs:
-        write_doc(text)
     figures = {f"off_{i}": report.lower(abs(x), "fraction") for i, x in enumerate(all_offs(results))}
     report.save_json(args, 'bench_scale', figures)
     return 0 if all(abs(x) <= GOAL for x in all_offs(results)) else 1

@@ -192,12 +192,21 @@ def ms(seconds):
     return "%.3f" % (seconds * 1e3)
 
 
-def report_text(prims, codecs, train, args):
+SECTIONS = ("security",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every round's training times are in it."""
+    data = run["data"]
+    return "### What it costs\n\n" + report_text(data["prims"], data["codecs"], data["train"],
+                                                 argparse.Namespace(**data["options"]), run)
+
+
+def report_text(prims, codecs, train, args, run):
     lines = ["Figures: medians over %d interleaved rounds (training), best of %d (primitives, codec); "
-             "`%s`. The machine was shared and loaded while this ran "
-             "(load average %.1f): compare the two columns of one row, not rows across runs."
-             % (args.repeat, args.repeat, report.command("bench_security", report.argv_options()),
-                os.getloadavg()[0]), ""]
+             "`%s`. The machine was shared while this ran (one-minute load %.1f at the start, %.1f at the end): "
+             "compare the two columns of one row, not rows across runs."
+             % (args.repeat, args.repeat, run["command"], run["load"]["start"][0], run["load"]["end"][0]), ""]
     if prims:
         lines += ["| MAC over | 16 MiB frame ms | GB/s | 200-byte header µs |", "|---|---|---|---|"]
         for name, t in prims.items():
@@ -250,12 +259,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
     threadpool_limits(args.threads)
+    run = report.Run("bench_security", argv)
     prims, codecs = primitives(args.repeat), codec(args.repeat)
     train = None if args.skip_training else training(args.repeat, args.steps)
-    text = report_text(prims, codecs, train, args)
-    print(text)
-    if args.write_docs:
-        report.write_section("security", "### What it costs\n\n" + text, doc=DOC)
+    data = {"options": report.options(args), "prims": prims, "codecs": codecs, "train": train}
+    print(run.publish(args, "security", data, render, doc=DOC))
     report.save_json(args, "bench_security", figures(prims, codecs, train))
     return 0
 

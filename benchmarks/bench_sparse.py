@@ -83,6 +83,7 @@ def bench_index(args, rng):
         assert (index.lookup(all_ids[:1000]) >= 0).all()
         out[cls.__name__] = {'build_s': build_s, 'lookup_s': statistics.median(lookups),
                              'insert_s': statistics.median(inserts), 'bytes_per_id': index.nbytes / len(index),
+                             'lookup_runs': lookups, 'insert_runs': inserts,
                              'lookup_ids': int(np.median([b.size for b in batches]))}
         index = None
     return out
@@ -127,7 +128,7 @@ def bench_step(args, rng):
         table_t.append(b)
         ratios.append(a / b)
     return {'unique_rows': rows, 'numpy_s': statistics.median(base_t), 'table_s': statistics.median(table_t),
-            'ratio': statistics.median(ratios)}
+            'numpy_runs': base_t, 'table_runs': table_t}
 
 
 # ---- 2b. the same step over tcp: this process as the worker, servers in subprocesses ----------------------
@@ -192,7 +193,7 @@ def bench_tcp(args, rng, servers):
     finally:
         cluster.close()
     return {'servers': servers, 'unique_rows': rows, 'numpy_s': statistics.median(base_t),
-            'tcp_s': statistics.median(tcp_t), 'ratio': statistics.median(ratios)}
+            'tcp_s': statistics.median(tcp_t), 'numpy_runs': base_t, 'tcp_runs': tcp_t}
 
 
 # ---- 3. memory, save and load ----------------------------------------------------------------------------
@@ -221,13 +222,35 @@ def bench_memory(args):
             'save_s': save_s, 'load_s': load_s}
 
 
-def report_text(index, step, memory, args):
+SECTIONS = ("sparse", "sparse_tcp")
+
+
+def ratio_of_medians(r, ours):
+    """numpy's median / ours (rows/s of ours over numpy's), the figure the bold ratio shows, and the range of the
+    per-round ratios (each round timed both back to back)."""
+    rounds = [a / b for a, b in zip(r['numpy_runs'], r[ours + '_runs'])]
+    return r['numpy_s'] / r[ours + '_s'], min(rounds), max(rounds)
+
+
+def render(run):
+    """The section (``sparse`` or ``sparse_tcp``) of a run record (pure function of it)."""
+    data, args = run["data"], argparse.Namespace(**run["data"]["options"])
+    if run["section"] == "sparse":
+        return report_text(data["index"], data["step"], data["memory"], args, run)
+    return report_tcp(data["tcp"], args, run)
+
+
+def load_line(run):
+    return (f"One-minute load of the machine: {run['load']['start'][0]:.1f} at the start of the run, "
+            f"{run['load']['end'][0]:.1f} at its end ({run['machine']['cores']} cores, shared with other jobs)")
+
+
+def report_text(index, step, memory, args, run):
     mib = 1 << 20
     h, s = index['HashRowIndex'], index['SortedRowIndex']
-    command = f"--rows {args.rows} --repeat {args.repeat}"
     lines = [
         "## Sparse tables", "",
-        (f"`{report.command('bench_sparse', command)}` — one process, no "
+        (f"`{run['command']}` — one process, no "
         "sockets (the same step over tcp is the next section)."), "",
         (f"**Id index**, {args.rows:,} ids; lookup of one batch's {h['lookup_ids']:,} distinct ids, "
         "insert of 50,000 new ids:"), "",
@@ -244,11 +267,12 @@ def report_text(index, step, memory, args):
               f"| numpy baseline | {step['numpy_s'] * 1e3:.1f} | {step['unique_rows'] / step['numpy_s']:,.0f} |",
               (f"| SparseTable.pull + push | {step['table_s'] * 1e3:.1f} | "
               f"{step['unique_rows'] / step['table_s']:,.0f} |"), "",
-              f"Ratio table / numpy (rows/s): **{step['ratio']:.2f}**.", "",]
+              ("Ratio table / numpy (rows/s, of the medians above): **%.2f** (per-round ratios %.2f–%.2f over %d "
+               "rounds)." % (*ratio_of_medians(step, 'table'), len(step['table_runs']))), "",]
     lines += ["", ("The numpy baseline gathers from and scatters into dense arrays of every possible id "
                    f"({args.rows:,} x {DIM} weights + AdaGrad state), the layout a single process without a hash "
                    "index needs; it pays cache misses over that whole array, while a table holds only the rows "
-                   "the batches named, which is why the in-process table keeps up with it."), "",
+                   "the batches named."), "",
               f"**Memory and checkpoints**, {memory['rows']:,} rows of dim {DIM} with AdaGrad:", "",
               "| | MiB | bytes / row |", "|---|---|---|",
               f"| raw rows + state | {memory['raw'] / mib:,.0f} | {memory['raw'] / memory['rows']:.0f} |",
@@ -257,31 +281,30 @@ def report_text(index, step, memory, args):
               f"{memory['bytes'] / memory['rows']:.0f} |"),
               f"| process RSS growth | {memory['rss'] / mib:,.0f} | {memory['rss'] / memory['rows']:.0f} |", "",
               f"Save: {memory['save_s']:.1f} s; load (re-routing every id): {memory['load_s']:.1f} s.", "",
-              (f"Load average of the machine at the end of the run: {os.getloadavg()[0]:.1f} "
-               f"({os.cpu_count()} cores, shared with other jobs): absolute times are noisy, the ratios less "
-               "so (each round times both contenders back to back).")]
+              (load_line(run) + ": absolute times are noisy, the ratios less so (each round times both "
+               "contenders back to back).")]
     return "\n".join(lines)
 
 
-def report_tcp(tcp, args):
-    command = f"--rows {args.rows} --repeat {args.repeat}" + (" --tcp-only" if args.tcp_only else "")
+def report_tcp(tcp, args, run):
     lines = [
         "## Sparse tables over tcp", "",
-        (f"`{report.command('bench_sparse', command)}` — this process as the one worker through the kvstore API "
+        (f"`{run['command']}` — this process as the one worker through the kvstore API "
          f"(`dist_async`, `init_table` with the table's own AdaGrad, one dense key beside it): each step takes the "
          f"batch's distinct ids and calls `kv.pull_step`, which sends the previous step's queued pushes (dense and "
          f"rows) with this step's pull of rows and of the dense key, one PUSHPULL per server, then queues this "
          f"step's pushes (`kv.push`) — the path FeedForward takes. Servers in their own processes "
          f"(`spawn_server`). Baseline in the same run, each round timed back to back: numpy on dense in-process "
          f"arrays of every possible id (unique, gather, AdaGrad scatter). {args.batch} samples x {args.fields} "
-         f"fields, Zipf ids over {args.rows:,}, dim {DIM}; goal: ratio >= 0.5."), "",
+         f"fields, Zipf ids over {args.rows:,}, dim {DIM}; goal: ratio >= 0.5. Ratio: numpy's median / the "
+         f"kvstore's median; in brackets the range of the per-round ratios."), "",
         "| servers | distinct rows | numpy (ms) | kvstore over tcp (ms) | rows/s over tcp | ratio |",
         "|---|---|---|---|---|---|"]
     for t in tcp:
         lines.append(f"| {t['servers']} | {t['unique_rows']:,} | {t['numpy_s'] * 1e3:.1f} | {t['tcp_s'] * 1e3:.1f} "
-                     f"| {t['unique_rows'] / t['tcp_s']:,.0f} | **{t['ratio']:.2f}** |")
-    lines += ["", (f"Load average of the machine at the end of the run: {os.getloadavg()[0]:.1f} "
-                   f"({os.cpu_count()} cores, shared with other jobs).")]
+                     "| {:,.0f} | **{:.2f}** ({:.2f}–{:.2f}) |".format(t['unique_rows'] / t['tcp_s'],
+                                                                    *ratio_of_medians(t, 'tcp')))
+    lines += ["", load_line(run) + "."]
     return "\n".join(lines)
 
 
@@ -296,7 +319,7 @@ def figures(index, step, memory, tcp):
     if step:
         out.update({"step numpy": report.lower(step['numpy_s'] * 1e3, "ms"),
                     "step SparseTable": report.lower(step['table_s'] * 1e3, "ms"),
-                    "step ratio table/numpy": report.higher(step['ratio'], "x")})
+                    "step ratio table/numpy": report.higher(ratio_of_medians(step, 'table')[0], "x")})
     if memory:
         out.update({"memory table bytes/row": report.lower(memory['bytes'] / memory['rows'], "B"),
                     "memory RSS growth/row": report.lower(memory['rss'] / memory['rows'], "B"),
@@ -305,7 +328,7 @@ def figures(index, step, memory, tcp):
     for t in tcp:
         out.update({f"tcp {t['servers']} server(s) numpy": report.lower(t['numpy_s'] * 1e3, "ms"),
                     f"tcp {t['servers']} server(s) kvstore": report.lower(t['tcp_s'] * 1e3, "ms"),
-                    f"tcp {t['servers']} server(s) ratio": report.higher(t['ratio'], "x")})
+                    f"tcp {t['servers']} server(s) ratio": report.higher(ratio_of_medians(t, 'tcp')[0], "x")})
     return out
 
 
@@ -320,17 +343,16 @@ def main():
     args = report.add_output_args(parser).parse_args()
     rng = np.random.default_rng(args.seed)
     index = step = memory = None
+    run = report.Run("bench_sparse")
     if not args.tcp_only:
         memory = bench_memory(args)
         index = bench_index(args, rng)
         step = bench_step(args, rng)
-        text = report_text(index, step, memory, args)
-        print(text)
-        report.publish(args, 'sparse', text)
+        data = {"options": report.options(args), "index": index, "step": step, "memory": memory}
+        print(run.publish(args, 'sparse', data, render))
+        run = report.Run("bench_sparse")          # the tcp section's own run: its load at start is now
     tcp = [bench_tcp(args, rng, servers) for servers in (1, 2)]
-    text = report_tcp(tcp, args)
-    print(text)
-    report.publish(args, 'sparse_tcp', text)
+    print(run.publish(args, 'sparse_tcp', {"options": report.options(args), "tcp": tcp}, render))
     report.save_json(args, 'bench_sparse', figures(index, step, memory, tcp))
 
 

@@ -106,7 +106,7 @@ def run(args):
         files_before, bytes_before = on_disk(directory)
         replay = [load_all(directory, args.servers) for _ in range(args.repeat)]
         expected = fingerprint(replay[-1][1])
-        replay_s = statistics.median(r[0] for r in replay)
+        replay_s = [r[0] for r in replay]
         replay = None
         started = time.perf_counter()
         compacted_report = sparse_checkpoint.compact_checkpoint(directory)
@@ -116,18 +116,30 @@ def run(args):
         got = fingerprint(compacted[-1][1])
         assert all(np.array_equal(a, b) for a, b in zip(expected, got)), "compaction changed the table"
         assert compacted_report['bench']['generations'] == args.deltas + 1
-        return {'replay_s': replay_s, 'compacted_s': statistics.median(r[0] for r in compacted),
-                'compact_s': compact_s, 'full_save_s': full_save_s, 'delta_s': statistics.median(delta_s),
+        return {'replay_s': replay_s, 'compacted_s': [r[0] for r in compacted],
+                'compact_s': compact_s, 'full_save_s': full_save_s, 'delta_s': delta_s,
                 'files': (files_before, files_after), 'bytes': (bytes_before, bytes_after)}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
         shutil.rmtree(full_dir, ignore_errors=True)
 
 
-def report_text(r, args):
+SECTIONS = ("sparse_compaction",)
+
+
+def medians(r):
+    """The run's result with the repeated timings (loads, delta saves) reduced to their medians."""
+    return dict(r, **{key: statistics.median(r[key]) for key in ('replay_s', 'compacted_s', 'delta_s')})
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    return report_text(medians(run["data"]["result"]), argparse.Namespace(**run["data"]["options"]), run)
+
+
+def report_text(r, args, run):
     mib = 1 << 20
-    command = report.command("bench_sparse_compaction", f"--rows {args.rows} --servers {args.servers} "
-                             f"--deltas {args.deltas} --changed {args.changed} --repeat {args.repeat}")
+    command = run["command"]
     return "\n".join([
         "## Sparse checkpoints: incremental saves and compaction", "",
         (f"`{command}` — a table of {args.rows:,} rows (dim {DIM}, AdaGrad) on {args.servers} servers, saved as a "
@@ -143,8 +155,8 @@ def report_text(r, args):
         (f"Load after compaction / load of base + deltas: **{r['compacted_s'] / r['replay_s']:.2f}**; compaction "
          f"/ full save: {r['compact_s'] / r['full_save_s']:.2f}. The compacted checkpoint loads to the same rows, "
          f"state and counters (checked)."), "",
-        (f"Load average of the machine at the end of the run: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores, "
-         "shared with other jobs).")])
+        (f"One-minute load of the machine: {run['load']['start'][0]:.1f} at the start of the run, "
+         f"{run['load']['end'][0]:.1f} at its end ({run['machine']['cores']} cores, shared with other jobs).")])
 
 
 def figures(r):
@@ -165,11 +177,10 @@ def main():
     parser.add_argument('--repeat', type=int, default=3)
     parser.add_argument('--seed', type=int, default=0)
     args = report.add_output_args(parser).parse_args()
+    record = report.Run("bench_sparse_compaction")
     result = run(args)
-    text = report_text(result, args)
-    print(text)
-    report.publish(args, 'sparse_compaction', text)
-    report.save_json(args, 'bench_sparse_compaction', figures(result))
+    print(record.publish(args, 'sparse_compaction', {"options": report.options(args), "result": result}, render))
+    report.save_json(args, 'bench_sparse_compaction', figures(medians(result)))
 
 
 if __name__ == '__main__':

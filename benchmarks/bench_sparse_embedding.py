@@ -63,13 +63,26 @@ def run(vocabs, repeat):
             for name in times:
                 times[name].append(step_seconds(vocab, name == "sparse", ids, labels))
         dense, sparse = np.median(times["dense"]), np.median(times["sparse"])
-        rows.append((vocab, unique, dense, sparse))
+        rows.append({"vocab": vocab, "unique": float(unique), "dense_s": times["dense"], "sparse_s": times["sparse"]})
         print("V=%-8d unique/batch=%6.0f dense %8.2f ms  sparse %7.2f ms  speed-up %.1fx"
               % (vocab, unique, dense * 1e3, sparse * 1e3, dense / sparse), flush=True)
     return rows
 
 
-def markdown(rows, options):
+SECTIONS = ("sparse_embedding",)
+
+
+def medians(rows):
+    """(vocab, unique ids per batch, median dense step, median sparse step) of each row of a run."""
+    return [(r["vocab"], r["unique"], float(np.median(r["dense_s"])), float(np.median(r["sparse_s"]))) for r in rows]
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    return markdown(medians(run["data"]["rows"]), run["command"])
+
+
+def markdown(rows, command):
     lines = ["## Sparse embedding step vs dense Embedding (local kvstore)", "",
              "Network ids (512 x 8) -> Embedding(V, 16) -> FC(2) -> softmax, FeedForward.fit with SGD, 1 BLAS "
              "thread, Zipf(1.2) ids. Dense: `sparse_grad=False`, the whole V x 16 weight updated in place each step. "
@@ -82,7 +95,7 @@ def markdown(rows, options):
         lines.append("| %d | %.0f | %.2f | %.2f | %.1f× |" % (vocab, unique, dense * 1e3, sparse * 1e3, dense / sparse))
     lines += ["", "The sparse step costs the same whatever V is (it depends on the batch's unique ids); the dense "
               "step grows with V because its gradient and update sweep the whole table.", "",
-              "Command: `%s`" % report.command("bench_sparse_embedding", options)]
+              "Command: `%s`" % command]
     return "\n".join(lines)
 
 
@@ -101,11 +114,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--vocab", default="10000,100000,1000000")
     args = report.add_output_args(parser).parse_args()
+    record = report.Run("bench_sparse_embedding")
     rows = run([int(v) for v in args.vocab.split(",")], args.repeat)
-    text = markdown(rows, report.argv_options())
-    print(text)
-    report.publish(args, "sparse_embedding", text)
-    report.save_json(args, "bench_sparse_embedding", figures(rows))
+    print(record.publish(args, "sparse_embedding", {"options": report.options(args), "rows": rows}, render))
+    report.save_json(args, "bench_sparse_embedding", figures(medians(rows)))
 
 
 if __name__ == "__main__":

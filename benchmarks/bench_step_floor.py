@@ -147,7 +147,16 @@ def measure(repeat, steps):
         context.term()
 
 
-def report_text(times, repeat, steps):
+SECTIONS = ("ps_floor",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): every round's step times are in it."""
+    options = run["data"]["options"]
+    return report_text(run["data"]["times"], options["repeat"], options["steps"], run["command"])
+
+
+def report_text(times, repeat, steps, command):
     median = {name: float(np.median(values)) for name, values in times.items()}
     ratio = {name: float(np.median(np.array(values) / np.array(times["local"]))) for name, values in times.items()}
     lines = ["## Floor of a dist_sync step (bare pyzmq, no sparkps)", "",
@@ -160,7 +169,7 @@ def report_text(times, repeat, steps):
     lines += ["", "This is what the sparkps dist_sync step (bench_ps) can approach at best on this machine: "
               "the round trip and the thread or process hand-over cost more than the 0.3 × local step that "
               "a 1.3× goal leaves.", "",
-              "Command: `%s`" % report.command("bench_step_floor", "--repeat %d --steps %d" % (repeat, steps))]
+              "Command: `%s`" % command]
     return "\n".join(lines)
 
 
@@ -179,10 +188,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--steps", type=int, default=50)
     args = report.add_output_args(parser).parse_args()
+    run = report.Run("bench_step_floor")
     times = measure(args.repeat, args.steps)
-    text = report_text(times, args.repeat, args.steps)
-    print(text)
-    report.publish(args, "ps_floor", text)
+    print(run.publish(args, "ps_floor", {"options": report.options(args), "times": times}, render))
     report.save_json(args, "bench_step_floor", figures(times))
 
 

@@ -156,10 +156,26 @@ def bench_codecs(epochs):
     return rows
 
 
-def report_text(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
+SECTIONS = ("strategies", "resume")
+
+
+def render(run):
+    """The section (``strategies`` or ``resume``) of a run record (pure function of it)."""
+    data, args = run["data"], argparse.Namespace(**run["data"]["options"])
+    if run["section"] == "resume":
+        return report_resume(data["checkpoint_rows"], data["restart_rows"], args, run)
+    return report_text(data["strategy_rows"], data["codec_rows"], args, data["ctr_rows"], data["planted"], run)
+
+
+def load_text(run):
+    return "%.1f at the start of the run, %.1f at its end (%d cores, shared with other jobs)" % (
+        run["load"]["start"][0], run["load"]["end"][0], run["machine"]["cores"])
+
+
+def report_text(strategy_rows, codec_rows, args, ctr_rows, planted, run):
     fmt = lambda v: "not reached" if v is None else "%.1f s" % v  # noqa: E731
     lines = ["## Distributed strategies (one worker slowed 2x)", "",
-             "`%s`" % report.command("bench_strategies", report.argv_options()), "",
+             "`%s`" % run["command"], "",
              "Digits MLP 64-64-10, batch 32 per worker, SGD momentum 0.5, %d epochs, 1 server; the last rank "
              "sleeps as long as each of its steps took. *Time to %.0f %%*: rank 0's test accuracy at its epoch "
              "ends (its local weights for the local strategies); *final*: the model fit returns (the average, "
@@ -179,9 +195,8 @@ def report_text(strategy_rows, codec_rows, args, ctr_rows=(), planted=None):
     if ctr_rows:
         from benchmarks.strategies_ctr import report_ctr
         lines += report_ctr(ctr_rows, args, planted)
-    lines += ["", "Load average of the machine: %s at the start of the run, %.1f at its end (2 cores, shared with "
-              "other jobs). The cost of a checkpoint and of a restart: section \"Resume after a failure\" "
-              "(`--resume-only`)." % (args.load_at_start, os.getloadavg()[0])]
+    lines += ["", "One-minute load of the machine: %s. The cost of a checkpoint and of a restart: section \"Resume "
+              "after a failure\" (`--resume-only`)." % load_text(run)]
     return "\n".join(lines)
 
 
@@ -311,9 +326,9 @@ def bench_restarts(epochs):
     return rows
 
 
-def report_resume(checkpoint_rows, restart_rows, args):
+def report_resume(checkpoint_rows, restart_rows, args, run):
     lines = ["## Resume after a failure: the cost of a checkpoint and of a restart", "",
-             "`%s`" % report.command("bench_strategies", report.argv_options()), "",
+             "`%s`" % run["command"], "",
              "Checkpoint: `kv.save_checkpoint` (every server writes its pieces, the worker writes the manifest "
              "atomically), median of %d, against `np.savez` of the same arrays in one process." % args.repeat, "",
              "| what | servers | MB | checkpoint | np.savez | ratio |", "|---|---|---|---|---|---|"]
@@ -326,7 +341,7 @@ def report_resume(checkpoint_rows, restart_rows, args):
               "kill until the failed stage is cleaned up; *restart*: from there to the first progress of the new "
               "stage (new scheduler, server, Python workers, checkpoint load, data fast-forward; the driver polls "
               "every 0.25 s). Baseline: the same fit without a failure, from `fit()` to its first batch: "
-              "%.1f s (accuracy %.3f)." % (args.epochs, base["start"], base["accuracy"]), "",
+              "%.1f s (accuracy %.3f)." % (args.resume_epochs, base["start"], base["accuracy"]), "",
               "*Steps redone*: the killed worker's 35 steps less those the checkpoint held for it.", "",
               "| killed | named | detect | restart | kill to training again | steps redone | accuracy |",
               "|---|---|---|---|---|---|---|"]
@@ -334,8 +349,7 @@ def report_resume(checkpoint_rows, restart_rows, args):
         if r["kill"] != "none":
             lines.append("| %s | %s | %.1f s | %.1f s | %.1f s | %s | %.3f |" % (
                 r["kill"], r["role"], r["detect"], r["restart"], r["total"], r["lost"], r["accuracy"]))
-    lines += ["", "Machine load (1-minute average, %d cores) when the run started / ended: %s / %.1f: the machine was "
-              "shared, so the times are upper bounds." % (os.cpu_count() or 0, args.load_at_start, os.getloadavg()[0]),
+    lines += ["", "One-minute load of the machine: %s: the times are upper bounds." % load_text(run),
               "", "Not measured: the generated CTR data under restarts."]
     return "\n".join(lines)
 
@@ -379,15 +393,13 @@ def main():
     parser.add_argument("--ctr-epochs", type=int, default=4)
     parser.add_argument("--ctr-target", type=float, default=0.85, help="test AUC the CTR rows are timed to")
     args = report.add_output_args(parser).parse_args()
-    args.load_at_start = load = "%.1f" % os.getloadavg()[0]
+    run = report.Run("bench_strategies")
     checkpoint_rows = restart_rows = ()
     if not args.strategies_only:
         checkpoint_rows, restart_rows = bench_checkpoints(args.rows, args.repeat), bench_restarts(args.resume_epochs)
-        resume_text = report_resume(checkpoint_rows, restart_rows,
-                                    argparse.Namespace(repeat=args.repeat, epochs=args.resume_epochs,
-                                                       load_at_start=load))
-        print(resume_text)
-        report.publish(args, "resume", resume_text)
+        data = {"options": report.options(args), "checkpoint_rows": checkpoint_rows, "restart_rows": restart_rows}
+        print(run.publish(args, "resume", data, render))
+        run = report.Run("bench_strategies")          # the strategies section's own run: its load at start is now
     if args.resume_only:
         report.save_json(args, "bench_strategies", figures(checkpoint_rows=checkpoint_rows, restart_rows=restart_rows))
         return
@@ -399,9 +411,9 @@ def main():
         from benchmarks.strategies_ctr import bench_ctr_strategies, ctr_data
         planted = ctr_data(args.ctr_rows)[-1]
         ctr_rows = bench_ctr_strategies(run_cluster, time_to, workers, args.ctr_rows, args.ctr_epochs, args.ctr_target)
-    text = report_text(strategy_rows, codec_rows, args, ctr_rows, planted)
-    print(text)
-    report.publish(args, "strategies", text)
+    data = {"options": report.options(args), "strategy_rows": strategy_rows, "codec_rows": codec_rows,
+            "ctr_rows": list(ctr_rows), "planted": planted}
+    print(run.publish(args, "strategies", data, render))
     report.save_json(args, "bench_strategies", figures(strategy_rows, codec_rows, ctr_rows, checkpoint_rows,
                                                         restart_rows))
 

@@ -263,7 +263,25 @@ def _row_text(r):
     return "%s (%.4f, %.2f s)" % (r["text"], s["auc"], s["fit_s"])
 
 
-def sweep_markdown(results, args):
+SECTIONS = ("ctr_sweep_*",)
+
+
+def render(run):
+    """The section of a run record (pure function of it): one data set's rows, every seed's fit in them, and the
+    sweep's settings as they ran (centre, axes, tolerance, the estimator's defaults of each model)."""
+    data = run["data"]
+    return sweep_markdown(data["rows"], argparse.Namespace(**data["options"]), data["constants"], run["command"])
+
+
+def constants_of_run(args):
+    """The sweep's settings beside its options: centre, axes, deep dropout, hidden units, tolerance, and each
+    model's defaults setting."""
+    return {"hidden": HIDDEN, "centre": CENTRE, "deep_dropout": DEEP_DROPOUT, "axes": AXES, "tolerance": TOLERANCE,
+            "defaults": {model: defaults_setting(model, args.max_epochs) for model in args.models}}
+
+
+def sweep_markdown(results, args, constants, command):
+    centre, tolerance = constants["centre"], constants["tolerance"]
     lines = ["## CTR defaults: one-axis sweep of AUC and fit time with early stopping, one process "
              "(benchmarks/ctr_sweep.py)", "",
              "Each zoo model (hiddenUnits %s, Adam) trained by FeedForward on the local store, early stopping on the "
@@ -272,8 +290,9 @@ def sweep_markdown(results, args):
              "axis the learning rate is %g x sqrt(batch / %d)%s. Test AUC: mean over seeds %s, spread = max - min; "
              "fit: mean CPU and wall seconds of a fit (the test scoring after each epoch left out; the verdicts weigh "
              "CPU seconds). Data: %s." % (
-                 HIDDEN, CENTRE, DEEP_DROPOUT, {a: AXES[a] for a in args.axes}, CENTRE["learningRate"],
-                 CENTRE["batchSize"], "; epoch budgets capped at %d" % args.max_epochs if args.max_epochs else "",
+                 constants["hidden"], centre, constants["deep_dropout"], {a: constants["axes"][a] for a in args.axes},
+                 centre["learningRate"], centre["batchSize"],
+                 "; epoch budgets capped at %d" % args.max_epochs if args.max_epochs else "",
                  ", ".join(map(str, args.seeds)), "; ".join(sorted({r["data"] for r in results}))) +
              (" %s: the learning rate and dropout axes only (`--brief`)." % ", ".join(args.brief)
               if args.brief else ""), ""]
@@ -292,16 +311,16 @@ def sweep_markdown(results, args):
                     model, r["text"], s["auc"], s["spread"], s["logloss"], s["epochs"], s["best_epoch"],
                     s["fit_s"], s["wall_s"]))
             top = max(mine, key=lambda r: r["summary"]["auc"])
-            quick = fastest_within(mine)
-            chosen = next(r for r in mine if r["setting"] == defaults_setting(model, args.max_epochs))
+            quick = fastest_within(mine, tolerance)
+            chosen = next(r for r in mine if r["setting"] == constants["defaults"][model])
             verdicts.append("%s: best %s; fastest within %g of it %s; the defaults %s, %+.4f" % (
-                model, _row_text(top), TOLERANCE, _row_text(quick), _row_text(chosen),
+                model, _row_text(top), tolerance, _row_text(quick), _row_text(chosen),
                 chosen["summary"]["auc"] - top["summary"]["auc"]))
-        common = fastest_for_all(by_model)
+        common = fastest_for_all(by_model, tolerance)
         verdicts.append("every model (%s): the fastest setting within %g of each one's best: %s" % (
-            ", ".join(by_model), TOLERANCE, "%s (%.2f s summed)" % common if common else "none"))
+            ", ".join(by_model), tolerance, "%s (%.2f s summed)" % common if common else "none"))
         lines += [""] + ["- " + v for v in verdicts] + [""]
-    lines += ["Command: `%s`" % report.command("ctr_sweep", report.argv_options())]
+    lines += ["Command: `%s`" % command]
     return "\n".join(lines)
 
 
@@ -338,6 +357,8 @@ def parse_args(argv=None):
             p.error("--combine: unknown %s (known: %s)" % (sorted(set(moves) - set(AXES)), ", ".join(AXES)))
     if args.max_epochs is not None and args.max_epochs < 1:
         p.error("--max-epochs: at least 1, not %d" % args.max_epochs)
+    if args.write_docs and args.cache:
+        p.error("--write-docs measures every fit in this run: drop --cache (its fits come from earlier runs)")
     return args
 
 
@@ -362,6 +383,7 @@ def main(argv=None):
     cache = RunCache(args.cache)
     results = []
     for name in args.data:
+        run = report.Run("ctr_sweep", argv)          # each data set's section records its own run
         dataset = load(name, args.rows)
         if dataset is None:
             continue
@@ -396,9 +418,9 @@ def main(argv=None):
                 print("%-14s %-8s %-40s auc %.4f +- %.4f epochs %.1f fit %.2fs" % (
                     name, model, row["text"], s["auc"], s["spread"], s["epochs"], s["fit_s"]), flush=True)
                 results.append(row)
-        text = sweep_markdown([r for r in results if r["data"] == label], args)
-        print(text, flush=True)
-        report.publish(args, "ctr_sweep_" + dataset["slug"], text)     # each data set as soon as it is done
+        data = {"options": report.options(args), "constants": constants_of_run(args),
+                "rows": [r for r in results if r["data"] == label]}
+        print(run.publish(args, "ctr_sweep_" + dataset["slug"], data, render), flush=True)     # each as it is done
     report.save_json(args, "ctr_sweep", {"%s %s %s" % (r["data"], r["model"], r["text"]):
                                          report.higher(r["summary"]["auc"], "auc") for r in results})
     return 0

@@ -78,8 +78,16 @@ def ctr_rows(folder):
     return rows
 
 
-def markdown(rows):
-    lines = ["Written by `%s`." % report.command("export_sizes"), "",
+SECTIONS = ("export_sizes",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    return markdown(run["data"]["rows"], run["command"])
+
+
+def markdown(rows, command):
+    lines = ["Written by `%s`." % command, "",
              "| what | bytes |", "|---|---|"]
     lines += ["| %s | %d |" % (what, size) for what, size in rows]
     return "\n".join(lines) + "\n"
@@ -88,14 +96,13 @@ def markdown(rows):
 def main(argv=None):
     parser = report.add_output_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
     args = parser.parse_args(argv)
+    run = report.Run("export_sizes", argv)
     with tempfile.TemporaryDirectory(prefix="sparkps-export-sizes-") as folder:
         mlp, ctr = os.path.join(folder, "mlp"), os.path.join(folder, "ctr")
         run_job(MLP_JOB, mlp)
         run_job(CTR_JOB, ctr)
-        text = markdown(mlp_rows(mlp) + ctr_rows(ctr))
-    print(text)
-    if args.write_docs:
-        report.write_section("export_sizes", text, doc=DOC)
+        rows = mlp_rows(mlp) + ctr_rows(ctr)
+    print(run.publish(args, "export_sizes", {"rows": rows}, render, doc=DOC))
 
 
 if __name__ == "__main__":

@@ -100,8 +100,8 @@ def main(argv=None):
     import sparkps.spark.driver.trainer as trainer_module
     from sparkps.spark.driver.input_rows import held_out_rows
     from sparkps.spark.ml.classifier import SparkpsCTRClassifier
-    load_start = "%.1f %.1f %.1f" % os.getloadavg()
-    print("load at start: " + load_start)
+    run = report.Run("profile_ctr_fit", argv)
+    print("load at start: %.1f %.1f %.1f" % tuple(run.load_start))
     data = planted(args)
     spark = (SparkSession.builder.master("local[2]").appName("profile_ctr")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
@@ -151,9 +151,8 @@ def main(argv=None):
     finally:
         trainer_module.run_watched = original
         spark.stop()
-    load_end = "%.1f %.1f %.1f" % os.getloadavg()
-    print("load at end: " + load_end)
-    report.publish(args, "profile_ctr_fit", markdown(out, args, load_start, load_end, jobs))
+    data = {"options": report.options(args), "parts": out, "jobs": jobs}
+    print(run.publish(args, "profile_ctr_fit", data, render))
     report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})
     return 0
 
@@ -172,7 +171,16 @@ def jobs_outside_the_stage(sc, fit):
     return len(sc.statusTracker().getJobIdsForGroup(group))
 
 
-def markdown(parts, args, load_start, load_end, jobs):
+SECTIONS = ("profile_ctr_fit",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    data = run["data"]
+    return markdown(data["parts"], argparse.Namespace(**data["options"]), data["jobs"], run)
+
+
+def markdown(parts, args, jobs, run):
     """The parts' seconds as the ``profile_ctr_fit`` section of docs/benchmarks.md."""
     lines = ["## Where the time of a CTR fit goes (benchmarks/profile_ctr_fit.py)", "",
              "`SparkpsCTRClassifier.fit` of %s on %d planted Criteo-shaped rows (26 categorical fields, 13 numeric; "
@@ -188,8 +196,8 @@ def markdown(parts, args, load_start, load_end, jobs):
         lines.append("| %s | %.2f |" % (name, seconds))
     lines += ["", "Spark jobs of the whole fit outside the barrier stage (before it: the statistics and label "
               "checks, the held-out rows' collect): %d." % jobs,
-              "", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
-                  load_start, load_end)]
+              "", "One-minute load at the start / end of the run: %.1f / %.1f (%d cores, shared)." % (
+                  run["load"]["start"][0], run["load"]["end"][0], run["machine"]["cores"])]
     return "\n".join(lines)
 
 

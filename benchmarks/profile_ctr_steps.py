@@ -160,20 +160,29 @@ def requests_a_step(worker):
     return ", ".join("%s %.2f" % (k, v / steps) for k, v in sorted(worker["counters"].get("sent", {}).items()))
 
 
-def markdown(workers, args, load_start, load_end):
+SECTIONS = ("profile_ctr_steps",)
+
+
+def render(run):
+    """The section of a run record (pure function of it)."""
+    data = run["data"]
+    return markdown(data["workers"], argparse.Namespace(**data["options"]), data["constants"], run)
+
+
+def markdown(workers, args, constants, run):
     """The workers' figures as the ``profile_ctr_steps`` section of docs/benchmarks.md."""
     lines = ["## A CTR training step without Spark (benchmarks/profile_ctr_steps.py)", "",
              "dist_sync FM, %d worker and %d server processes on this machine (scheduler in the driver, servers by "
              "`spawn_server`), %d planted Criteo-shaped rows (26 categorical fields, 13 numeric), %d epoch(s), batch "
              "%d, one BLAS thread%s. A step: first to last batch end over the steps run." % (
-                 WORKERS, SERVERS, args.rows, args.epochs, args.batch_size,
+                 constants["workers"], constants["servers"], args.rows, args.epochs, args.batch_size,
                  "; worker 0 and server 0 under cProfile" if args.cprofile else ""), "",
              "| worker | steps | ms a step | samples/s | requests a step |", "|---|---|---|---|---|"]
     for r in workers:
         lines.append("| %d | %d | %.1f | %.0f | %s |" % (r["rank"], r["steps"], r["ms_per_step"], r["samples_per_s"],
                                                         requests_a_step(r)))
-    lines += ["", "Load average (1, 5, 15 min) at the start / end of the run: %s / %s (2 cores, shared)." % (
-        load_start, load_end)]
+    lines += ["", "One-minute load at the start / end of the run: %.1f / %.1f (%d cores, shared)." % (
+                  run["load"]["start"][0], run["load"]["end"][0], run["machine"]["cores"])]
     return "\n".join(lines)
 
 
@@ -188,8 +197,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.cprofile:
         os.makedirs(args.cprofile, exist_ok=True)
-    load_start = "%.1f %.1f %.1f" % os.getloadavg()
-    print("load at start: " + load_start, flush=True)
+    record = report.Run("profile_ctr_steps", argv)
+    print("load at start: %.1f %.1f %.1f" % tuple(record.load_start), flush=True)
     out = run(args)
     for r in out:
         steps = (r["counters"] or {}).get("steps")
@@ -197,9 +206,8 @@ def main(argv=None):
             r["rank"], r["steps"], r["ms_per_step"], r["samples_per_s"],
             "" if not steps else ", requests a step: %s" % json.dumps(
                 {k: round(v / steps, 2) for k, v in sorted(r["counters"].get("sent", {}).items())})))
-    load_end = "%.1f %.1f %.1f" % os.getloadavg()
-    print("load at end: " + load_end)
-    report.publish(args, "profile_ctr_steps", markdown(out, args, load_start, load_end))
+    print(record.publish(args, "profile_ctr_steps", {"options": report.options(args), "constants":
+                                                  {"workers": WORKERS, "servers": SERVERS}, "workers": out}, render))
     if args.cprofile:
         for name in ("worker0.prof", "server0.prof"):
             path = os.path.join(args.cprofile, name)

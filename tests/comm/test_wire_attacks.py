@@ -4,6 +4,7 @@ A recording TCP relay sits between the worker and the server of a real dist_asyn
 tcp://127.0.0.1; the recorded ZMTP bytes are then re-sent from fresh TCP connections, byte for byte or with
 an array frame replaced.  Oversized frames from a stranger are dropped by libzmq before they are allocated.
 """
+import contextlib
 import logging
 import os
 import subprocess
@@ -84,9 +85,9 @@ def test_replayed_and_tampered_frames_from_the_wire_are_refused(relayed, ps_clus
         assert {"PUSHPULL", "COMMAND", "INIT"} <= set(sent), sent
         refused, dropped = server.refused_messages, server.dropped_messages
 
-        with caplog.at_level(logging.WARNING, logger="sparkps.comm.van"):
+        with caplog.at_level(logging.WARNING, logger="sparkps.comm.van"), contextlib.ExitStack() as connections:
             for stream in list(relay.recordings):  # every recorded connection, byte for byte, from a fresh one
-                zmtp.send_raw(relay.target_uri, bytes(stream))
+                connections.enter_context(zmtp.send_raw(relay.target_uri, bytes(stream)))
             wait_until(lambda: server.refused_messages >= refused + len(recorded), "refused as replays")
         assert server.refused_reasons.get("replayed", 0) >= len(recorded)
         assert weights(kv).tolist() == [-2.0] * 4
@@ -98,8 +99,8 @@ def test_replayed_and_tampered_frames_from_the_wire_are_refused(relayed, ps_clus
         tampered = [pushpull[0], np.full(4, -998.0, np.float32).tobytes()] + pushpull[2:]
         assert len(tampered[1]) == len(pushpull[1])
         refused, dropped = server.refused_messages, server.dropped_messages
-        zmtp.send_raw(relay.target_uri, prefix + zmtp.serialize([tampered]))
-        wait_until(lambda: server.dropped_messages > dropped, "dropped")
+        with zmtp.send_raw(relay.target_uri, prefix + zmtp.serialize([tampered])):
+            wait_until(lambda: server.dropped_messages > dropped, "dropped")
         assert server.refused_messages == refused  # refused by the MAC, before its sequence number is looked at
         assert weights(kv).tolist() == [-2.0] * 4
 

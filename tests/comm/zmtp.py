@@ -2,7 +2,8 @@
 
 ``Relay`` listens on 127.0.0.1, forwards every connection to a target address byte for byte and records what
 the connecting side sent.  ``parse`` cuts such a recording into its greeting, its commands and its messages;
-``serialize`` writes messages back as ZMTP frames; ``send_raw`` opens a fresh TCP connection and sends bytes.
+``serialize`` writes messages back as ZMTP frames; ``send_raw`` opens a fresh TCP connection, sends bytes and
+leaves it open until the caller saw the peer handle them.
 No zmq and no sparkps code is used to forge anything: the bytes are the ones captured.
 """
 import select
@@ -77,10 +78,11 @@ def _connect(address, data):
     return sock
 
 
-def send_raw(address, data, linger_s=0.5):
-    """Connect to ``tcp://host:port`` from a fresh socket, send ``data``, wait ``linger_s``, close."""
-    with _connect(address, data):
-        time.sleep(linger_s)
+def send_raw(address, data):
+    """Connect to ``tcp://host:port`` from a fresh socket and send ``data``; returns the socket, still open: close
+    it (``with``) once the peer shows it handled what was sent (closing earlier, with the peer's greeting unread,
+    resets the connection and the peer may drop what it has not read yet)."""
+    return _connect(address, data)
 
 
 def stream_raw(address, head, chunk, count):

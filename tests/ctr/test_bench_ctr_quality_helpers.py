@@ -58,7 +58,14 @@ def test_run_cache_keeps_runs_across_instances(tmp_path):
 
 
 def _row(model, variant, auc_value, fit_s):
-    return {"model": model, "variant": variant, "summary": {"auc": auc_value, "fit_s": fit_s}}
+    return {"model": model, "variant": variant, "summary": {"auc": auc_value, "fit_s": fit_s},
+            "runs": [{"seed": 0, "auc": auc_value, "fit_s": fit_s}]}
+
+
+def _seeded(model, variant, runs):
+    """A row over seeds: runs [(auc, fit_s)] of seeds 0, 1, 2, ... summarised as the benchmark does."""
+    runs = [{"seed": seed, "auc": a, "fit_s": f, "logloss": 0.5, "epochs": 1} for seed, (a, f) in enumerate(runs)]
+    return {"model": model, "variant": variant, "summary": summarise(runs), "runs": runs}
 
 
 def test_race_verdicts_count_the_pipeline_and_measure_against_the_best_mllib_row():
@@ -77,3 +84,16 @@ def test_race_verdicts_count_the_pipeline_and_measure_against_the_best_mllib_row
     assert not slow[0]["met"]                       # AUC enough, 1.96x: missed
     assert race_verdicts(rows[:3], pipeline_s=4.0) == []       # no MLlib row: nothing to race
     assert race_verdicts([rows[0], rows[4]], pipeline_s=None)[0]["speedup"] is None
+
+
+def test_race_verdicts_pair_each_seeds_systems_and_say_when_the_spread_crosses_a_target():
+    rows = [_seeded("sparkps fm", "default", [(0.790, 4.0), (0.781, 6.0), (0.785, 5.0)]),
+            _seeded("MLlib LogisticRegression", "default", [(0.780, 6.0), (0.780, 6.0), (0.780, 7.0)])]
+    (verdict,) = race_verdicts(rows, pipeline_s=3.0)
+    assert verdict["auc_range"] == (pytest.approx(0.001), pytest.approx(0.010))    # seed by seed, not the medians
+    assert verdict["auc_margin"] == pytest.approx(0.005)
+    assert verdict["speed_range"] == (pytest.approx(9.0 / 6.0), pytest.approx(9.0 / 4.0))
+    assert verdict["speedup"] == pytest.approx(10.0 / 5.0)
+    assert verdict["met"] and verdict["crosses"] == ["AUC", "speed"]
+    steady = [_seeded("sparkps fm", "default", [(0.790, 2.0)] * 3), rows[1]]
+    assert race_verdicts(steady, pipeline_s=3.0)[0]["crosses"] == []

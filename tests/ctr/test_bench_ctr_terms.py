@@ -53,17 +53,16 @@ def row(system, auc, valid=None, **extra):
 
 def test_the_section_states_the_warm_up_and_the_tuning_budget():
     args = bench_ctr.parse_args(["--rows", "1000"])
-    args.load_start = "0 0 0"
+    run = {"load": {"start": [0.0, 0.0, 0.0], "end": [0.0, 0.0, 0.0]}}      # what the table reads of its run record
     results = [row("sparkps fm (dist_sync)", 0.8, 0.81, setting=0.02, knob="Adam learning rate",
                    candidates=[(0.005, 0.7, 9.0), (0.02, 0.81, 10.0), (0.08, 0.75, 11.0)], tuning_s=30.0),
                row("MLlib FMClassifier (one-hot pipeline)", 0.75, 0.76, setting=1.0, knob="stepSize",
                    candidates=[(0.0625, 0.7, 5.0), (0.25, 0.74, 5.0), (1.0, 0.76, 5.0)], tuning_s=20.0)]
-    text = bench_ctr.table(results, args, 0.88)
+    text = bench_ctr.table(results, args, 0.88, run)
     assert "Warm-up: every system" in text and "3 candidate settings per system" in text
     assert "**0.02: 0.8100 (10.0)**" in text and "**1: 0.7600 (5.0)**" in text
     single = bench_ctr.parse_args(["--rows", "1000", "--candidates", "1"])
-    single.load_start = "0 0 0"
-    assert "**No tuning**" in bench_ctr.table(results, single, 0.88)
+    assert "**No tuning**" in bench_ctr.table(results, single, 0.88, run)
 
 
 def test_the_torch_reference_takes_the_sparse_variant_and_sparkps_regularisation():
@@ -116,13 +115,53 @@ def test_the_torch_reference_scores_the_validation_rows(tmp_path, embeddings):
     assert out["embeddings"] == embeddings and 0.5 < out["valid_auc"] <= 1.0 and 0.5 < out["auc"] <= 1.0
 
 
+def vs_mllib_run(fits, numpy_rates=(3.0,)):
+    """A run record of bench_vs_mllib holding ``fits`` ({series: [fit with its round]})."""
+    return {"command": "python -m benchmarks.bench_vs_mllib --write-docs",
+            "load": {"start": [1.0] * 3, "end": [1.5] * 3},
+            "machine": {"cores": 2}, "data": {"options": vars(bench_vs_mllib.parse_args([])), "rows": [60000, 10000],
+                                              "rounds_per_epoch": 59, "numpy_rates": list(numpy_rates), "fits": fits}}
+
+
 def test_vs_mllib_names_each_rows_activations_and_precision():
     fit = {"passes": 1, "seconds": 5.0, "accuracy": 0.6, "samples_per_s": 1.0, "steady_samples_per_s": 2.0}
-    text = bench_vs_mllib.report_text({"sparkps relu": [fit], "sparkps sigmoid": [fit], "MLlib": [fit]}, 3.0,
-                                      bench_vs_mllib.parse_args([]))
+    rounds = [dict(fit, round=r) for r in range(3)]
+    text = bench_vs_mllib.render(vs_mllib_run({"sparkps relu": rounds, "sparkps sigmoid": rounds, "MLlib": rounds}))
     assert "| sparkps sigmoid | sigmoid hidden, softmax output, float32 |" in text
     assert "| sparkps relu | relu hidden, softmax output, float32 |" in text
     assert "| MLlib MLP | sigmoid hidden, softmax output, float64 |" in text
     assert bench_vs_mllib.parse_args(["--activations", "sigmoid,relu"]).activations == ["relu", "sigmoid"]
     with pytest.raises(SystemExit):
         bench_vs_mllib.parse_args(["--activations", "tanh"])
+
+
+def test_vs_mllib_gives_medians_with_their_spread_and_mllib_the_same_budget_in_updates():
+    def fit(passes, seconds, accuracy, steady=None, round_=0):
+        return {"passes": passes, "seconds": seconds, "accuracy": accuracy, "samples_per_s": 1.0,
+                "steady_samples_per_s": steady, "round": round_}
+    relu = [fit(1, s, 0.9, steady, r) for r, (s, steady) in enumerate([(4.0, 1.0), (6.0, 2.0), (5.0, 1.8)])]
+    mllib = [fit(59, s, 0.8, round_=r) for r, s in enumerate([30.0, 20.0, 25.0])]
+    text = bench_vs_mllib.render(vs_mllib_run({"sparkps relu": relu, "MLlib": mllib}, numpy_rates=[2.0, 3.0]))
+    assert "| sparkps relu | relu hidden, softmax output, float32 | 1 epoch(s) | 5.0 [4.0–6.0] | 0.9000 |" in text
+    assert "| MLlib MLP | sigmoid hidden, softmax output, float64 | maxIter 59 | 25.0 [20.0–30.0] | 0.8000 |" in text
+    assert "**5.0x** less time (rounds 3.3–7.5x)" in text               # each round's MLlib fit over its sparkps fit
+    assert "| **0.60** (rounds 0.33–0.67; the spread crosses the goal) |" in text     # steady / best numpy rate
+    assert bench_vs_mllib.rounds_per_epoch(60000) == 59                   # 2 workers x batch 512 a dist_sync update
+    assert bench_vs_mllib.parse_args([]).mllib_iters is None              # derived from the epochs by main
+    with pytest.raises(SystemExit):
+        bench_vs_mllib.parse_args(["--repeats", "2"])
+
+
+def test_bench_ctr_gives_mllib_sparkps_budget_in_updates_and_races_in_rounds(spark):
+    args = bench_ctr.parse_args(["--rows", "1000", "--epochs", "2", "--batch-size", "100"])
+    assert args.lr_iter == args.fm_iter == 2 * 9 and args.repeats == 3     # 900 fit rows: 9 batches an epoch
+    heads = bench_ctr.mllib_heads(args)
+    fm = heads[1][2][0][2]
+    assert fm.getMaxIter() == 18 and fm.getMiniBatchFraction() == pytest.approx(100 / 900)
+    with pytest.raises(SystemExit):
+        bench_ctr.parse_args(["--rows", "1000", "--repeats", "1"])
+    rounds = [[{"system": "sparkps fm (dist_sync)", "fit_s": s, "auc": 0.8, "samples_per_s": 10.0}] for s in (3, 1, 2)]
+    (row,) = bench_ctr.combine(rounds)
+    assert row["fit_s"] == 2 and row["fit_runs"] == [3, 1, 2]
+    slow, fast = {"fit_s": 20.0, "fit_runs": [12.0, 30.0, 20.0]}, {"fit_s": 2.0, "fit_runs": [2.0, 2.0, 2.0]}
+    assert bench_ctr.round_ratio(slow, fast, 10.0) == "10.0× (rounds 6.0–15.0×; the spread crosses the 10× target)"
