@@ -7,7 +7,9 @@
 
 Every file is written atomically (a temporary name in the same folder, fsync, rename). ``check_shards`` finds a
 missing or damaged shard (size, sha256, Parquet footer, schema) as one DataError naming the shard and the table;
-``iter_shard_rows`` reads a table a batch at a time, never whole. Blocks on file I/O only.
+``iter_shard_rows`` reads a table a batch at a time, never whole. The readers take ``files``: an object whose
+``join(folder, name)``, ``exists(path)`` and ``open_input(path)`` (a seekable binary file) reach a folder on another
+store (``sparkps.spark.model.storage`` speaks Spark URIs); None is Python's own file I/O. Blocks on file I/O only.
 """
 import hashlib
 import json
@@ -78,17 +80,33 @@ def write_manifest(folder, tables):
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MANIFEST)
     temporary = path + ".tmp-%d" % os.getpid()
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump({"version": VERSION, "tables": tables}, f, indent=1, sort_keys=True)
+    with open(temporary, "wb") as f:
+        f.write(manifest_bytes(tables))
     _sync_and_rename(temporary, path)
 
 
-def read_manifest(folder):
+def manifest_bytes(tables):
+    """The text of a manifest listing ``tables`` ({table: entry}), UTF-8 encoded."""
+    return json.dumps({"version": VERSION, "tables": tables}, indent=1, sort_keys=True).encode("utf-8")
+
+
+class _LocalFiles:
+    """Python's own file I/O, in the terms of the ``files`` the readers take."""
+
+    join, exists = staticmethod(os.path.join), staticmethod(os.path.exists)
+
+    @staticmethod
+    def open_input(path):
+        return open(path, "rb")
+
+
+def read_manifest(folder, files=None):
     """The manifest of the tables in ``folder``; DataError naming the file when it is missing or unreadable."""
-    path = os.path.join(folder, MANIFEST)
+    files = files or _LocalFiles
+    path = files.join(folder, MANIFEST)
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
+        with files.open_input(path) as f:
+            manifest = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise DataError("cannot read the tables' manifest %s: %s" % (path, exc)) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("tables"), dict):
@@ -99,20 +117,22 @@ def read_manifest(folder):
     return manifest
 
 
-def check_shards(folder, manifest):
+def check_shards(folder, manifest, files=None):
     """Check every shard the manifest lists; the first missing or damaged one (absent, sha256 differs, not a Parquet
     file, other columns or row count) is one DataError naming the shard's path and its table. Blocks on reading
     every shard (in blocks)."""
     import pyarrow.parquet as pq
+    files = files or _LocalFiles
     for table, entry in manifest["tables"].items():
         for shard in entry["shards"]:
-            path = os.path.join(folder, shard["path"])
-            if not os.path.exists(path):
+            path = files.join(folder, shard["path"])
+            if not files.exists(path):
                 raise DataError("table %r: shard %s is missing" % (table, path))
-            if shard.get("sha256") and _sha256(path) != shard["sha256"]:
+            if shard.get("sha256") and _sha256(path, files) != shard["sha256"]:
                 raise DataError("table %r: shard %s is damaged (its sha256 is not the manifest's)" % (table, path))
             try:
-                meta = pq.ParquetFile(path).metadata
+                with files.open_input(path) as f:
+                    meta = pq.ParquetFile(f).metadata
             except Exception as exc:            # pyarrow raises several kinds for a bad footer
                 raise DataError("table %r: shard %s is not a readable Parquet file: %s" % (table, path, exc)) \
                     from None
@@ -122,28 +142,34 @@ def check_shards(folder, manifest):
                                 % (table, path, sorted(set(names)), meta.num_rows, shard["rows"], list(COLUMNS)))
 
 
-def iter_shard_rows(folder, table, batch_rows=65536):
+def iter_shard_rows(folder, table, batch_rows=65536, files=None):
     """Yield (ids uint64, vectors float32 [n, dim], counts int64) of ``table``'s shards, ``batch_rows`` rows at a
     time (never the whole table). Blocks on reading the shards."""
     import pyarrow.parquet as pq
-    entry = read_manifest(folder)["tables"][table]
+    files = files or _LocalFiles
+    entry = read_manifest(folder, files)["tables"][table]
     dim = int(entry["dim"])
     for shard in entry["shards"]:
-        parquet = pq.ParquetFile(os.path.join(folder, shard["path"]))
-        for batch in parquet.iter_batches(batch_size=int(batch_rows)):
-            n = batch.num_rows
-            ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-            vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
-                                 np.float32).reshape(n, dim)
-            names = batch.schema.names
-            counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
-                else np.zeros(n, np.int64)
-            yield ids, vectors, counts
+        with files.open_input(files.join(folder, shard["path"])) as f:
+            yield from _shard_batches(pq.ParquetFile(f), dim, batch_rows)
 
 
-def _sha256(path):
+def _shard_batches(parquet, dim, batch_rows):
+    """(ids, vectors, counts) of one open shard, ``batch_rows`` rows at a time."""
+    for batch in parquet.iter_batches(batch_size=int(batch_rows)):
+        n = batch.num_rows
+        ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+        vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
+                             np.float32).reshape(n, dim)
+        names = batch.schema.names
+        counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
+            else np.zeros(n, np.int64)
+        yield ids, vectors, counts
+
+
+def _sha256(path, files=None):
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with (files or _LocalFiles).open_input(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
