@@ -20,6 +20,7 @@ RUN_ELSEWHERE = {
     ("export.md", 3): "tests/spark/ml/test_export_docs_examples.py",
     ("export.md", 4): "tests/spark/ml/test_export_docs_examples.py",
     ("export.md", 5): "tests/spark/ml/test_export_docs_examples.py",
+    ("spark.md", 0): "tests/spark/model/test_stored_models.py",
 }
 
 

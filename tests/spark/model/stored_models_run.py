@@ -1,37 +1,31 @@
-"""A program of its own (run by test_stored_models.py in a fresh, empty working directory): a SparkSession whose
-Hadoop configuration mounts ``viewfs://cluster/models`` onto a local folder, as a user with no cluster at hand would
-try a store Python's ``open()`` cannot read; then CTR and classifier models fitted, saved, loaded and scored
-through ``viewfs://`` URIs only. Prints one JSON object of what it saw (the test asserts on it).
+"""A program of its own (run by test_stored_models.py in a fresh, empty working directory): docs/spark.md's viewfs
+example as written (its mount folder and master replaced): a SparkSession whose Hadoop configuration mounts
+``viewfs://cluster/models`` onto a local folder, as a user with no cluster at hand would try a store Python's
+``open()`` cannot read; then CTR models and a SparkModel fitted, saved, loaded and scored through ``viewfs://`` URIs
+only. Prints one JSON object of what it saw (the test asserts on it).
 
     python stored_models_run.py MOUNT_FOLDER MASTER
 """
 import json
 import os
+import re
 import sys
 import traceback
 
-import numpy as np
-
 MODELS = "viewfs://cluster/models"
-COLUMNS = ["site", "app", "device"]
+COLUMNS = ["site", "app"]
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "spark.md")
 
 
-def session(mount, master):
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master(master).appName("sparkps-stored-models")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.default.parallelism", "2").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.hadoop.fs.viewfs.mounttable.cluster.link./models", "file://" + mount)
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def clicks(spark):
-    rng = np.random.default_rng(3)
-    rows = [(i, float(rng.random() < 0.3 + 0.4 * (i % 7 == 0)), "s%d" % rng.integers(60), "a%d" % rng.integers(40),
-             "d%d" % (i % 9)) for i in range(800)]
-    return spark.createDataFrame(rows, ["i", "click"] + COLUMNS).repartition(2).cache()
+def docs_example(mount, master):
+    """The namespace docs/spark.md's python block leaves, run with ``mount`` for its folder, on ``master``."""
+    with open(DOCS, encoding="utf-8") as handle:
+        block = re.findall(r"```python\n(.*?)```", handle.read(), re.S)[0]
+    assert "file:///tmp/sparkps-store" in block and '"local[2]"' in block
+    block = block.replace("file:///tmp/sparkps-store", "file://" + mount).replace('"local[2]"', json.dumps(master))
+    namespace = {}
+    exec(compile(block, "docs/spark.md[0]", "exec"), namespace)
+    return namespace
 
 
 def ctr_classifier(**kwargs):
@@ -67,13 +61,16 @@ def error_of(call):
 def main(mount, master):
     from sparkps.spark.ml.classifier import SparkpsCTRModel
     from sparkps.spark.model.spark_model import SparkModel
-    spark = session(mount, master)
-    out = {}
+    example = docs_example(mount, master)
+    spark = example["spark"]
+    spark.sparkContext.setLogLevel("ERROR")
+    out = {"docs_check": any(n.endswith(".parquet") for n in os.listdir(os.path.join(mount, "check"))),
+           "docs_files": listing(os.path.join(mount, "ctr"))}
     spark.range(10).write.parquet(MODELS + "/spark-check")           # Spark's own writer lands in the mount
     out["spark_check"] = any(n.endswith(".parquet") for n in os.listdir(os.path.join(mount, "spark-check")))
-    frame = clicks(spark)
-
-    sharded = ctr_classifier(inlineTablesMB=0.0).fit(frame)            # tables stay the servers' shard files
+    from pyspark.sql import functions as F
+    frame = example["clicks"].withColumn("i", F.monotonically_increasing_id()).cache()
+    sharded = example["model"]                                          # tables stay the servers' shard files
     out["sharded_before"] = probabilities(sharded, frame)
     sharded.write().overwrite().save(MODELS + "/ctr-sharded")
     out["sharded_files"] = listing(os.path.join(mount, "ctr-sharded"))

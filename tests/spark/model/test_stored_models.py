@@ -11,10 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from sparkps.errors import ConfigError, DataError
 from spark_env import ROOT, spark_env
+from sparkps.errors import ConfigError, DataError
 
-pytestmark = pytest.mark.spark
+# each master's run is a program of its own (a JVM, two fits): minutes on a loaded 2-core machine
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(1500)]
 
 RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stored_models_run.py")
 
@@ -26,9 +27,10 @@ def stored(request, tmp_path_factory):
     mount, cwd = root / "mount", root / "cwd"
     mount.mkdir()
     cwd.mkdir()
-    env = dict(spark_env(), PYTHONPATH=ROOT)
+    env = dict(spark_env(), PYTHONPATH=ROOT, PYSPARK_SUBMIT_ARGS="--conf spark.ui.enabled=false "
+               "--conf spark.sql.shuffle.partitions=2 --conf spark.ui.showConsoleProgress=false pyspark-shell")
     done = subprocess.run([sys.executable, RUN, str(mount), request.param], cwd=str(cwd), env=env,
-                          capture_output=True, text=True, timeout=1200)
+                          capture_output=True, text=True, timeout=1400)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, "stored_models_run.py printed no result: %s" % done.stderr[-3000:]
     result = json.loads(lines[-1][len("RESULT "):])
@@ -38,6 +40,11 @@ def stored(request, tmp_path_factory):
 
 def test_spark_writes_parquet_through_the_mount(stored):
     assert stored[1]["spark_check"]
+
+
+def test_the_viewfs_example_of_docs_spark_md_saves_the_model_into_the_mounted_folder(stored):
+    assert stored[1]["docs_check"]       # stored_models_run.py runs the python block of docs/spark.md
+    assert {"weights/metadata.json", "weights/tables/manifest.json"} <= set(stored[1]["docs_files"])
 
 
 def test_a_model_with_shard_files_saves_loads_and_scores_through_viewfs(stored):
@@ -117,7 +124,8 @@ def test_hadoop_files_read_write_list_copy_and_delete_by_uri(spark, viewfs, tmp_
     data = bytes(range(256)) * 40000                      # above one chunk: read back in pieces
     files.write_bytes("viewfs://unit/data/a/blob", data)
     assert open(os.path.join(viewfs, "a", "blob"), "rb").read() == data
-    assert files.read_bytes("viewfs://unit/data/a/blob") == data and files.size("viewfs://unit/data/a/blob") == len(data)
+    assert files.read_bytes("viewfs://unit/data/a/blob") == data
+    assert files.size("viewfs://unit/data/a/blob") == len(data)
     with files.open_input("viewfs://unit/data/a/blob") as f:
         f.seek(len(data) - 10)
         assert f.read() == data[-10:]
@@ -170,3 +178,23 @@ def test_a_damaged_shard_on_the_store_is_named(spark, viewfs, tmp_path_factory):
     with pytest.raises(DataError, match=r"table 't': shard viewfs://unit/data/tables/t/server-00000.parquet is "
                                         r"damaged"):
         check_shards("viewfs://unit/data/tables", manifest, files)
+
+
+def test_a_uri_model_dir_stages_the_tables_here_on_one_machine_and_is_one_error_elsewhere(spark, monkeypatch,
+                                                                                          tmp_path):
+    import tempfile
+
+    from sparkps.spark.driver.table_staging import remove, staging_folder
+    from sparkps.spark.model.spark_model import MODEL_DIR_CONF
+    monkeypatch.chdir(tmp_path)
+    spark.conf.set(MODEL_DIR_CONF, "viewfs://cluster/models")
+    try:
+        folder = staging_folder(spark, "local-cluster[2,1,1024]")
+        assert os.path.dirname(folder) == tempfile.gettempdir() and os.listdir(folder) == []
+        remove(folder)
+        with pytest.raises(ConfigError, match=r"spark.sparkps.modelDir=viewfs://cluster/models is a store's URI, "
+                                              r"which they cannot write: set it to a folder every node mounts"):
+            staging_folder(spark, "spark://master:7077")
+    finally:
+        spark.conf.unset(MODEL_DIR_CONF)
+    assert os.listdir(tmp_path) == []
