@@ -36,7 +36,7 @@ from sparkps.spark.model.predictor import (
     predictor_for,
 )
 from sparkps.spark.model.sharded_tables import TABLES_FOLDER
-from sparkps.spark.model.storage import files_for, get_folder, is_uri, put_folder
+from sparkps.spark.model.storage import files_for, get_folder, is_uri, put_folder, recorded_files
 
 MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
@@ -212,7 +212,7 @@ class SparkModel:
             inputs = PackedLayout(self._layout_list()).split(X.reshape(len(X), -1))
         out = {}
         folder, manifest, _ = self.checked_tables()
-        files = files_for(folder)
+        files = recorded_files(folder)
         for name, entry in manifest.items():
             spec = TableConfig.from_dict(entry["options"])
             rows = table_ids_per_row(inputs, spec)
@@ -280,7 +280,7 @@ class SparkModel:
         the active session's) file systems. Blocks on reading the shard files."""
         from sparkps.rows.shards import check_shards
         check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest},
-                     files_for(self.tables_folder, session))
+                     recorded_files(self.tables_folder, session))
         return self.tables_folder, self.table_manifest, self.broadcast_table_rows
 
     def save(self, path, session=None):
@@ -340,7 +340,7 @@ class SparkModel:
         target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
         if is_uri(self.tables_folder):        # loaded from a Hadoop store: copied down through it
             from sparkps.rows.shards import write_manifest
-            files = files_for(self.tables_folder)
+            files = recorded_files(self.tables_folder)
             if os.path.exists(target):
                 shutil.rmtree(target)
             for entry in self.table_manifest.values():
@@ -400,11 +400,18 @@ class SparkModel:
         if from_mxnet and epoch is None:
             raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
                               "(PREFIX-%04d.params)")
+        files = files_for(path, session)
         if epoch is not None:
             from sparkps.model_files import load_checkpoint
-            symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
+            if files.python_reads:
+                symbol, arg_params, aux_params = load_checkpoint(files.local(path), epoch, from_mxnet=from_mxnet)
+            else:          # the checkpoint's two files copied down from the store first
+                with tempfile.TemporaryDirectory(prefix="sparkps-load-") as local:
+                    prefix = os.path.join(local, posixpath.basename(str(path).rstrip("/")))
+                    for suffix in ("-symbol.json", "-%04d.params" % int(epoch)):
+                        files.get_file(str(path) + suffix, prefix + suffix)
+                    symbol, arg_params, aux_params = load_checkpoint(prefix, epoch, from_mxnet=from_mxnet)
             return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
-        files = files_for(path, session)
         saved = read_folder(path) if files.python_reads else _read_stored_folder(files, files.qualified(path))
         meta = saved.meta
         model = cls(saved.symbol, saved.arg_params, saved.aux_params,

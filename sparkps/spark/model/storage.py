@@ -78,6 +78,13 @@ def files_for(path, session=None):
     return LocalFiles() if files.scheme == "file" else files
 
 
+def recorded_files(folder, session=None):
+    """The files object of a folder sparkps recorded itself (a model's ``tables_folder``, ``saved_path``): a folder on
+    a Hadoop store is recorded by its full URI, so a plain path is always local (a staging folder of this machine)
+    whatever ``fs.defaultFS`` says."""
+    return files_for(folder, session) if is_uri(folder) else LocalFiles()
+
+
 def _active_session():
     from pyspark.sql import SparkSession
     return SparkSession.getActiveSession()
@@ -257,8 +264,12 @@ class HadoopFiles:
         self._copy(*self._fs_of(source), *self._fs_of(path))
 
     def _copy(self, source_fs, source, target_fs, target):
-        self._jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source, target_fs, target, False, True,
-                                                     self._conf)
+        try:
+            self._jvm.org.apache.hadoop.fs.FileUtil.copy(source_fs, source, target_fs, target, False, True,
+                                                         self._conf)
+        except Exception as exc:       # py4j's Py4JJavaError: an OSError naming both ends
+            raise OSError("cannot copy %s to %s: %s" % (source.toString(), target.toString(), _java_message(exc))) \
+                from None
 
 
 class _HadoopInput(io.RawIOBase):

@@ -80,6 +80,8 @@ def main(mount, master):
     loaded.write().overwrite().save(MODELS + "/ctr-sharded-copy")    # from the store to the store
     out["sharded_copy_after"] = probabilities(SparkpsCTRModel.load(MODELS + "/ctr-sharded-copy"), frame)
     out["sharded_again"] = error_of(lambda: sharded.write().save(MODELS + "/ctr-sharded"))
+    out["export_manifest"] = loaded.export_tables(MODELS + "/export")  # the tables' rows streamed from the store
+    out["export_files"] = listing(os.path.join(mount, "export"))
 
     inline = ctr_classifier().fit(frame)                                # small tables: inside the model
     out["inline_before"] = probabilities(inline, frame)
@@ -93,6 +95,8 @@ def main(mount, master):
     again = SparkModel.load(MODELS + "/spark-model")
     out["spark_model_saved_path"] = again.saved_path
     out["spark_model_epoch"] = [weights.epoch, again.epoch]
+    checkpoint = SparkModel.load(MODELS + "/spark-model/model", epoch=again.epoch, input_shape=again.input_shape)
+    out["checkpoint_params"] = [sorted(checkpoint.arg_params), sorted(again.arg_params)]
 
     out["unknown_scheme"] = error_of(lambda: inline.write().save("nosuchfs://bucket/models/m"))
     out["missing_model"] = error_of(lambda: SparkpsCTRModel.load(MODELS + "/no-such-model"))
