@@ -21,6 +21,7 @@ RUN_ELSEWHERE = {
     ("export.md", 4): "tests/spark/ml/test_export_docs_examples.py",
     ("export.md", 5): "tests/spark/ml/test_export_docs_examples.py",
     ("ctr.md", 0): "tests/spark/ml/test_ctr_docs_example.py",
+    ("spark.md", 0): "tests/spark/model/test_stored_models.py",
 }
 
 

@@ -57,6 +57,8 @@ ALLOWED = {
         "foreign: a threading.local, which holds a channel only in the threads that made one",
     ("sparkps/runtime/supervisor.py", "getattr(self.process, name)"):
         "foreign: subprocess.Popen, whose interface (pid, poll, wait, ...) the supervised process forwards",
+    ("sparkps/spark/model/storage.py", "getattr(exc, 'java_exception', None)"):
+        "foreign: a py4j error (only a Py4JJavaError carries the JVM exception)",
     ("sparkps/spark/driver/progress.py", "hasattr(stream, 'isatty')"):
         "foreign: the user's output stream (any file-like object)",
     ("sparkps/spark/submit/output.py", "getattr(stream, 'reconfigure', None)"):

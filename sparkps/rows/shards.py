@@ -7,7 +7,9 @@
 
 Every file is written atomically (a temporary name in the same folder, fsync, rename). ``check_shards`` finds a
 missing or damaged shard (size, sha256, Parquet footer, schema) as one DataError naming the shard and the table;
-``iter_shard_rows`` reads a table a batch at a time, never whole. Blocks on file I/O only.
+``iter_shard_rows`` reads a table a batch at a time, never whole. The readers take ``files``: an object whose
+``join(folder, name)``, ``exists(path)`` and ``open_input(path)`` (a seekable binary file) reach a folder on another
+store (``sparkps.spark.model.storage`` speaks Spark URIs); None is Python's own file I/O. Blocks on file I/O only.
 
 A table folder is exactly its manifest (docs/tables.md): :func:`read_manifest` refuses a manifest whose table names
 are not identifiers (:func:`check_table_name`), whose shard paths leave the folder (absolute, ``..``, a symbolic
@@ -44,13 +46,24 @@ def check_table_name(name, where="table name"):
     return name
 
 
+class _LocalFiles:
+    """Python's own file I/O, in the terms of the ``files`` the readers take."""
+
+    on_local_disk = True       # symbolic links on the way are resolved (listed_path)
+    join, exists = staticmethod(os.path.join), staticmethod(os.path.isfile)
+
+    @staticmethod
+    def open_input(path):
+        return open(path, "rb")
+
+
 def _inside(root, path):
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def listed_path(folder, relative, table="?"):
+def listed_path(folder, relative, table="?", files=None):
     """The path in ``folder`` of the file a manifest lists as ``relative``: a relative path without ``..`` that stays
     inside ``folder`` once symbolic links are resolved; anything else is one DataError naming the table and the
     path."""
@@ -61,14 +74,15 @@ def listed_path(folder, relative, table="?"):
     if os.path.isabs(relative) or relative.startswith(("/", "\\")) or ".." in parts or "" in parts:
         raise DataError("table %r: the manifest of %s lists the shard %r, which is not a path inside the folder "
                         "(absolute, '..' or empty parts)" % (table, folder, relative))
-    path = os.path.join(folder, *parts)
-    if not _inside(folder, path):
+    files = files or _LocalFiles
+    path = files.join(folder, *parts)
+    if files.on_local_disk and not _inside(files.join(folder), path):
         raise DataError("table %r: the manifest of %s lists the shard %r, which leads out of the folder through a "
                         "symbolic link" % (table, folder, relative))
     return path
 
 
-def check_listing(folder, manifest):
+def check_listing(folder, manifest, files=None):
     """Refuse a tables manifest that reaches beyond ``folder`` (one DataError naming the table and what is wrong): a
     table name that is not an identifier, a table without a list of shards, a shard path outside the folder, a
     shard without its sha256 (missing or empty)."""
@@ -80,7 +94,7 @@ def check_listing(folder, manifest):
             if not isinstance(shard, dict):
                 raise DataError("table %r: the manifest of %s lists a shard that is not a map: %r"
                                 % (table, folder, shard))
-            listed_path(folder, shard.get("path"), table)
+            listed_path(folder, shard.get("path"), table, files)
             digest = shard.get("sha256")
             if not isinstance(digest, str) or not _SHA256.match(digest):
                 raise DataError("table %r: the manifest of %s gives the shard %r no sha256 (%r): every shard must "
@@ -88,17 +102,17 @@ def check_listing(folder, manifest):
     return manifest
 
 
-def shard_files(folder, manifest, table):
+def shard_files(folder, manifest, table, files=None):
     """The paths of the shard files of ``table`` that ``manifest`` lists (each checked by :func:`listed_path`): the
     only files of the table any reader opens."""
     entry = manifest["tables"].get(table)
     if entry is None:
         raise DataError("the manifest of %s lists no table %r (tables: %s)"
                         % (folder, table, ", ".join(sorted(manifest["tables"])) or "none"))
-    return [listed_path(folder, shard["path"], table) for shard in entry["shards"]]
+    return [listed_path(folder, shard["path"], table, files) for shard in entry["shards"]]
 
 
-def tables_folder_of(model_folder, relative):
+def tables_folder_of(model_folder, relative, files=None):
     """The tables folder of the saved model in ``model_folder`` whose metadata names its tables' manifest as
     ``relative`` (``tables/manifest.json``): a path inside the model's folder, else one DataError naming
     metadata.json and the path."""
@@ -106,7 +120,7 @@ def tables_folder_of(model_folder, relative):
         raise DataError("%s: \"tables\" must name the tables' manifest (tables/%s), got %r"
                         % (os.path.join(model_folder, "metadata.json"), MANIFEST, relative))
     try:
-        return os.path.dirname(listed_path(model_folder, relative, "(all)"))
+        return os.path.dirname(listed_path(model_folder, relative, "(all)", files))
     except DataError:
         raise DataError("%s: \"tables\" names %r, which is not a path inside the model's folder"
                         % (os.path.join(model_folder, "metadata.json"), relative)) from None
@@ -225,19 +239,25 @@ def write_manifest(folder, tables):
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, MANIFEST)
     temporary = path + ".tmp-%d" % os.getpid()
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump({"version": VERSION, "tables": tables}, f, indent=1, sort_keys=True)
+    with open(temporary, "wb") as f:
+        f.write(manifest_bytes(tables))
     _sync_and_rename(temporary, path)
 
 
-def read_manifest(folder):
+def manifest_bytes(tables):
+    """The text of a manifest listing ``tables`` ({table: entry}), UTF-8 encoded."""
+    return json.dumps({"version": VERSION, "tables": tables}, indent=1, sort_keys=True).encode("utf-8")
+
+
+def read_manifest(folder, files=None):
     """The manifest of the tables in ``folder``, its listing checked (:func:`check_listing`: table names, shard
     paths inside the folder, a sha256 for every shard); DataError naming the file when it is missing or unreadable,
     or naming the table and what is wrong."""
-    path = os.path.join(folder, MANIFEST)
+    files = files or _LocalFiles
+    path = files.join(folder, MANIFEST)
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
+        with files.open_input(path) as f:
+            manifest = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise DataError("cannot read the tables' manifest %s: %s" % (path, exc)) from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("tables"), dict):
@@ -245,24 +265,26 @@ def read_manifest(folder):
     if int(manifest.get("version", 0)) > VERSION:
         raise DataError("%s: tables manifest version %s is newer than this sparkps reads (%d)"
                         % (path, manifest.get("version"), VERSION))
-    return check_listing(folder, manifest)
+    return check_listing(folder, manifest, files)
 
 
-def check_shards(folder, manifest):
+def check_shards(folder, manifest, files=None):
     """Check every shard the manifest lists; the first missing or damaged one (absent, sha256 differs, not a Parquet
     file, other columns or row count) is one DataError naming the shard's path and its table, as is a listing that
     reaches beyond the folder (:func:`check_listing`). Blocks on reading every shard (in blocks)."""
     import pyarrow.parquet as pq
-    check_listing(folder, manifest)
+    files = files or _LocalFiles
+    check_listing(folder, manifest, files)
     for table, entry in manifest["tables"].items():
         for shard in entry["shards"]:
-            path = listed_path(folder, shard["path"], table)
-            if not os.path.isfile(path):
+            path = listed_path(folder, shard["path"], table, files)
+            if not files.exists(path):
                 raise DataError("table %r: shard %s is missing" % (table, path))
-            if _sha256(path) != shard["sha256"]:
+            if _sha256(path, files) != shard["sha256"]:
                 raise DataError("table %r: shard %s is damaged (its sha256 is not the manifest's)" % (table, path))
             try:
-                meta = pq.ParquetFile(path).metadata
+                with files.open_input(path) as f:
+                    meta = pq.ParquetFile(f).metadata
             except Exception as exc:            # pyarrow raises several kinds for a bad footer
                 raise DataError("table %r: shard %s is not a readable Parquet file: %s" % (table, path, exc)) \
                     from None
@@ -272,28 +294,34 @@ def check_shards(folder, manifest):
                                 % (table, path, sorted(set(names)), meta.num_rows, shard["rows"], list(COLUMNS)))
 
 
-def iter_shard_rows(folder, table, batch_rows=65536):
+def iter_shard_rows(folder, table, batch_rows=65536, files=None):
     """Yield (ids uint64, vectors float32 [n, dim], counts int64) of ``table``'s shards, ``batch_rows`` rows at a
     time (never the whole table). Blocks on reading the shards."""
     import pyarrow.parquet as pq
-    manifest = read_manifest(folder)
+    files = files or _LocalFiles
+    manifest = read_manifest(folder, files)
     dim = int(manifest["tables"][table]["dim"]) if table in manifest["tables"] else 0
-    for path in shard_files(folder, manifest, table):
-        parquet = pq.ParquetFile(path)
-        for batch in parquet.iter_batches(batch_size=int(batch_rows)):
-            n = batch.num_rows
-            ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-            vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
-                                 np.float32).reshape(n, dim)
-            names = batch.schema.names
-            counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
-                else np.zeros(n, np.int64)
-            yield ids, vectors, counts
+    for path in shard_files(folder, manifest, table, files):
+        with files.open_input(path) as f:
+            yield from _shard_batches(pq.ParquetFile(f), dim, batch_rows)
 
 
-def _sha256(path):
+def _shard_batches(parquet, dim, batch_rows):
+    """(ids, vectors, counts) of one open shard, ``batch_rows`` rows at a time."""
+    for batch in parquet.iter_batches(batch_size=int(batch_rows)):
+        n = batch.num_rows
+        ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+        vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
+                             np.float32).reshape(n, dim)
+        names = batch.schema.names
+        counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
+            else np.zeros(n, np.int64)
+        yield ids, vectors, counts
+
+
+def _sha256(path, files=None):
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with (files or _LocalFiles).open_input(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -1,5 +1,9 @@
 """How the pyspark.ml models save and load: their Params as pyspark.ml metadata (DefaultParams*), then the
-trained SparkModel under ``<path>/weights``. Paths must be local or mounted (``file:`` URIs accepted).
+trained SparkModel under ``<path>/weights``. A path is a Spark URI (``hdfs://``, ``s3a://``, ``abfss://``,
+``gs://``, ``viewfs://``, ``file://``) or a plain path: the metadata goes through pyspark.ml (Spark's Hadoop file
+systems), the weights through the same file systems (:mod:`sparkps.spark.model.storage`), so the whole model lands
+on the store Spark is configured for. A store this Python process cannot reach (a URI on Spark Connect, a scheme no
+Hadoop FileSystem serves) is one ConfigError naming the path before anything is written.
 
 The saved layout is versioned by ``sparkpsFormat`` in the pyspark.ml metadata (see docs/saved_models.md):
 
@@ -18,19 +22,20 @@ API (pyspark.ml's own ``saveMetadata`` / ``loadMetadata``), the weights with pla
 removes the old folder itself on a Spark Connect session (pyspark.ml asks the JVM of a classic one). So models and
 estimators save and load on classic and Spark Connect sessions alike, in one format: a model saved on one kind of
 session loads on the other. On Spark Connect the metadata is written by the server and the weights by the client,
-so the path must be one both see (the same machine, or a mounted file system).
+so the path must be one both see (the same machine, or a mounted file system): the client has no JVM to reach a
+Hadoop store through.
 
 The ``weights`` folder carries its own version (:meth:`SparkModel.load` reads every earlier one). A version newer
 than :data:`FORMAT` is a DataError naming the model's folder and both versions.
 """
 import os
-import shutil
 
 from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter
 
 from sparkps.errors import ConfigError, DataError
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.model.spark_model import SparkModel
+from sparkps.spark.model.storage import files_for
 
 WEIGHTS_DIR = "weights"
 FORMAT_FIELD, FORMAT = "sparkpsFormat", 2
@@ -45,7 +50,7 @@ class ParamsWriter(DefaultParamsWriter):
         be written (a read-only or pseudo file system, a file in the way) is one ConfigError naming it and the
         cause, before Spark writes anything."""
         if self.shouldOverwrite and is_connect(self.sparkSession):
-            remove_saved(path)
+            remove_saved(path, self.sparkSession)
             self.saveImpl(path)
             return
         super().save(path)
@@ -69,23 +74,27 @@ class ModelWriter(ParamsWriter):
         self.extra = dict(extra or {})
 
     def saveImpl(self, path):
-        check_free(path, self.shouldOverwrite)
-        check_writable(path)
+        files = files_for(path, self.sparkSession)     # a store the weights cannot reach: before any write
+        check_free(path, self.shouldOverwrite, files)
+        if files.on_local_disk:
+            check_writable(path)
         DefaultParamsWriter.saveMetadata(self.instance, path, self.metadata_session(),
                                          extraMetadata={**self.extra, FORMAT_FIELD: FORMAT})
-        self.instance.spark_model.save(os.path.join(local_path(path), WEIGHTS_DIR))
+        self.instance.spark_model.save(files.join(path, WEIGHTS_DIR), session=self.sparkSession)
 
 
 class ModelReader(DefaultParamsReader):
     """Reads what ModelWriter wrote, in this version's format or an earlier one, on either session kind."""
 
     def load(self, path):
-        check_saved_model(path)
+        files = files_for(path, self.sparkSession)
+        if files.on_local_disk:
+            check_saved_model(path)
         metadata = DefaultParamsReader.loadMetadata(path, session_for_metadata(self.sparkSession))
         check_format(path, metadata)
         check_class(path, metadata, self.cls)
         model = super().load(path)
-        model.spark_model = SparkModel.load(os.path.join(local_path(path), WEIGHTS_DIR))
+        model.spark_model = SparkModel.load(files.join(path, WEIGHTS_DIR), session=self.sparkSession)
         return model
 
 
@@ -144,19 +153,17 @@ def session_for_metadata(session):
     return session if is_connect(session) else session.sparkContext
 
 
-def remove_saved(path):
-    """Remove what is at local ``path`` (a folder or a file) before it is written again; nothing when absent."""
-    target = local_path(path)
-    if os.path.isdir(target) and not os.path.islink(target):
-        shutil.rmtree(target)
-    elif os.path.lexists(target):
-        os.remove(target)
+def remove_saved(path, session=None):
+    """Remove what is at ``path`` (a folder or a file, on the store ``session`` reaches it on) before it is written
+    again; nothing when absent."""
+    files_for(path, session).delete(path)
 
 
-def check_free(path, overwrite):
-    """ConfigError naming ``path`` when something is there and ``overwrite`` is false (pyspark.ml would fail inside
-    the metadata's Spark job, with a Java trace); ``write().overwrite()`` has removed it already."""
-    if not overwrite and os.path.exists(local_path(path)):
+def check_free(path, overwrite, files=None):
+    """ConfigError naming ``path`` when something is there (on the store of ``files``; None: the local file system)
+    and ``overwrite`` is false (pyspark.ml would fail inside the metadata's Spark job, with a Java trace);
+    ``write().overwrite()`` has removed it already."""
+    if not overwrite and (files or files_for(path)).exists(path):
         raise ConfigError("%s already exists: save with write().overwrite().save(%r) to replace it, or choose "
                           "another path" % (path, path))
 

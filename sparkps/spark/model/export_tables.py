@@ -18,10 +18,15 @@ file I/O (and, with ``since``, on reading the checkpoint's files).
 A model whose tables are shard files (SparkModel format 4, ``sparkps.rows.shards``) is exported by streaming its
 shards ``SHARD_BATCH_ROWS`` rows at a time into each table's Parquet file (the counts are the shards' own): no
 process holds a whole table (a delta holds the checkpoint's table, as for an inline model, plus one batch).
+
+``path`` (and the model's shard files) may be a Spark URI (``hdfs://``, ``s3a://``, ``viewfs://``;
+:mod:`sparkps.spark.model.storage`): the export is then written into a temporary local folder and copied to the
+store file by file through Spark's Hadoop file systems, ``manifest.json`` last (it commits the folder: no rename).
 """
 import json
 import os
 import shutil
+import tempfile
 
 import numpy as np
 
@@ -29,6 +34,7 @@ from sparkps.errors import ConfigError
 from sparkps.rows.values import RowSparse
 from sparkps.spark.model import export_delta
 from sparkps.spark.model.export_featurization import featurization
+from sparkps.spark.model.storage import files_for, put_folder, recorded_files
 
 FORMAT = "sparkps.TableRows/1"
 MANIFEST, FEATURIZATION = "manifest.json", "featurization.json"
@@ -42,6 +48,15 @@ def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, ov
     lost). ConfigError naming ``path`` when it is a non-empty folder (or a file) and ``overwrite`` is not set;
     DataError naming ``since`` and the model when it is not a checkpoint of this model."""
     path = os.fspath(path)
+    files = files_for(path)
+    if not files.python_reads:
+        _check_stored_target(files, path, overwrite)
+        with tempfile.TemporaryDirectory(prefix="sparkps-export-") as local:
+            manifest = export_ctr_tables(local, spark_model, featurizer, spec, stats, since, True, model_name)
+            files.delete(path)
+            put_folder(files, local, path, last=(MANIFEST,))
+        return manifest
+    path = files.local(path)
     _check_target(path, overwrite)
     from sparkps.spark.model.sharded_tables import with_table_stand_ins
     sharded = spark_model.table_manifest or {}
@@ -64,6 +79,16 @@ def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, ov
     manifest = _manifest(spark_model, plans, since, model_name)
     _write_json(path, MANIFEST, manifest)
     return manifest
+
+
+def _check_stored_target(files, path, overwrite):
+    """``_check_target`` of a folder on a Hadoop store."""
+    if overwrite or not files.exists(path):
+        return
+    if not files.isdir(path):
+        raise ConfigError("export_tables: %s exists and is a file; pass overwrite=True to replace it" % path)
+    if files.listdir(path):
+        raise ConfigError("export_tables: %s is not empty; pass overwrite=True to replace what it holds" % path)
 
 
 def _check_target(path, overwrite):
@@ -118,8 +143,9 @@ def _write_sharded_rows(path, name, folder, dim, held):
     schema = pa.schema([("id", pa.int64()), ("vector", pa.list_(pa.float32())), ("count", pa.int64())])
     seen = None if held is None else np.zeros(held[0].size, bool)
     written = 0
+    shards = iter_shard_rows(folder, name, batch_rows=SHARD_BATCH_ROWS, files=recorded_files(folder))
     with pq.ParquetWriter(os.path.join(path, name + ".parquet"), schema) as writer:
-        for ids, rows, counts in iter_shard_rows(folder, name, batch_rows=SHARD_BATCH_ROWS):
+        for ids, rows, counts in shards:
             ids, rows, counts = ids.view(np.int64), np.asarray(rows, np.float32), np.asarray(counts, np.int64)
             if held is not None:
                 order = np.argsort(ids, kind="stable")

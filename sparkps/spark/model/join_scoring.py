@@ -68,6 +68,7 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
 
     from sparkps.rows.config import TableConfig
     from sparkps.rows.shards import shard_files
+    from sparkps.spark.model.storage import recorded_files
     frame = frame.withColumn(POSITION, F.monotonically_increasing_id())
     session = frame.sparkSession
     gathered_cols = []
@@ -83,7 +84,7 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
         frame = frame.withColumn(ids_col, F.arrow_udf(row_ids, ArrayType(LongType()))(*input_cols))
         # the shard files the manifest lists, and no other file of the folder (a planted file, a killed write's
         # leftover: docs/tables.md)
-        files = shard_files(tables_folder, {"tables": manifest}, name)
+        files = shard_files(tables_folder, {"tables": manifest}, name, recorded_files(tables_folder, session))
         rows = session.read.parquet(*files).select("id", "vector")
         limit = broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
         # the plan is given, not left to Spark's size estimates: they see the input's small file and would

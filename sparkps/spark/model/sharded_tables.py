@@ -70,14 +70,15 @@ def with_table_stand_ins(arg_params, manifest):
     return out
 
 
-def rows_for_ids(folder, name, ids, dim, input_dim=None, batch_rows=65536):
+def rows_for_ids(folder, name, ids, dim, input_dim=None, batch_rows=65536, files=None):
     """RowSparse of the rows of ``ids`` (int64 bits) that table ``name``'s shard files under ``folder`` hold,
     streamed ``batch_rows`` at a time (memory: the rows asked for plus one batch); an id no shard holds is left out
-    (it then reads its initial row). Blocks on reading the shards."""
+    (it then reads its initial row); ``files`` reaches a folder on another store (``rows.shards``). Blocks on
+    reading the shards."""
     from sparkps.rows.shards import iter_shard_rows
     wanted = np.unique(np.asarray(ids, np.int64))
     found_ids, found_rows = [], []
-    for shard_ids, vectors, _ in iter_shard_rows(folder, name, batch_rows=batch_rows):
+    for shard_ids, vectors, _ in iter_shard_rows(folder, name, batch_rows=batch_rows, files=files):
         hit = np.isin(shard_ids.view(np.int64), wanted)
         if hit.any():
             found_ids.append(shard_ids.view(np.int64)[hit])

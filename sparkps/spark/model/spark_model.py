@@ -9,18 +9,24 @@
 ``transform`` needs no SparkContext: a model of up to ``INLINE_BYTES`` travels inside the pandas UDF; a larger one
 is read by each Python worker from a folder every executor can read (where the model was saved or loaded from,
 else ``spark.sparkps.modelDir``, else a temporary folder on a local master).
+
+Every path is a Spark URI or a plain path (:mod:`sparkps.spark.model.storage`): ``save`` and ``load`` of an
+``hdfs://``, ``s3a://``, ``abfss://``, ``gs://`` or ``viewfs://`` folder go through Spark's Hadoop file systems
+(the files written in place, ``metadata.json`` last; shard files copied file by file, their manifest after them),
+and ``transform`` reads such a model's shard files with Spark's Parquet reader.
 """
 import os
+import posixpath
 import tempfile
 import uuid
 
 import numpy as np
 
-from sparkps.errors import ConfigError
+from sparkps.errors import ConfigError, DataError
 from sparkps.spark.common.batches import iter_batches
 from sparkps.spark.common.typed_inputs import TypedInputs
 from sparkps.spark.common.worker_python import settle_worker_python
-from sparkps.spark.model.model_folder import local_path, read_folder, write_folder
+from sparkps.spark.model.model_folder import METADATA, local_path, read_folder, write_folder
 from sparkps.spark.model.predictor import (
     Predictor,
     data_input_name,
@@ -30,6 +36,7 @@ from sparkps.spark.model.predictor import (
     predictor_for,
 )
 from sparkps.spark.model.sharded_tables import TABLES_FOLDER
+from sparkps.spark.model.storage import files_for, get_folder, is_uri, put_folder, recorded_files
 
 MAX_BROADCAST_BYTES = 1 << 30     # the largest model shipped to the executors, in a UDF's closure or broadcast
 # a model up to this size ships inside the UDF: Spark Connect sends the UDF in a plan message, which gRPC caps
@@ -121,20 +128,24 @@ class SparkModel:
 
     def _shared_folder(self, session, size):
         """A folder holding this model's files that the executors can read (written here when needed)."""
-        if self.saved_path:
+        if self.saved_path and not is_uri(self.saved_path):
             return self.saved_path
         from sparkps.spark.common.session import conf
         folder = conf(session, MODEL_DIR_CONF) if session is not None else None
         master = (conf(session, "spark.master", "") if session is not None else "") or ""
+        if folder and is_uri(folder):
+            folder = None      # an executor's Python reads model files with open(): a store it cannot reach
         if folder:
             path = os.path.join(local_path(folder), "sparkps-model-" + self.model_id)
         elif master.startswith("local"):
             path = tempfile.mkdtemp(prefix="sparkps-model-")
         else:
             raise ConfigError(
-                "the model is %.1f MB, more than ships inside a Spark task (%.1f MB): save it where every executor "
-                "can read it (model.save(path) or write().save(path) on a shared file system) and transform the "
-                "loaded model, or set %s to such a folder" % (size / 2**20, self.inline_bytes / 2**20, MODEL_DIR_CONF))
+                "the model is %.1f MB, more than ships inside a Spark task (%.1f MB): save it where every executor's "
+                "Python can read it with plain file I/O (model.save(path) or write().save(path) on a shared, mounted "
+                "file system) and transform the loaded model, or set %s to such a folder (a %s URI is read through "
+                "Spark's JVM, which an executor's Python worker has not)" % (
+                    size / 2**20, self.inline_bytes / 2**20, MODEL_DIR_CONF, self.saved_path or "hdfs://"))
         self.save(path)
         return self.saved_path
 
@@ -201,11 +212,12 @@ class SparkModel:
             inputs = PackedLayout(self._layout_list()).split(X.reshape(len(X), -1))
         out = {}
         folder, manifest, _ = self.checked_tables()
+        files = recorded_files(folder)
         for name, entry in manifest.items():
             spec = TableConfig.from_dict(entry["options"])
             rows = table_ids_per_row(inputs, spec)
             ids = np.concatenate(rows) if rows else np.empty(0, np.int64)
-            out[name] = rows_for_ids(folder, name, ids, spec.dim, spec.input_dim)
+            out[name] = rows_for_ids(folder, name, ids, spec.dim, spec.input_dim, files=files)
         return out
 
     def predict(self, rdd, batch_size=None):
@@ -256,34 +268,69 @@ class SparkModel:
         source = self.source(df.sparkSession, batch_size)      # no SparkContext: works on Spark Connect too
         if self.table_manifest:
             from sparkps.spark.model.join_scoring import add_joined_predictions
-            folder, manifest, limit = self.checked_tables()
+            folder, manifest, limit = self.checked_tables(df.sparkSession)
             return add_joined_predictions(df, source, folder, manifest, featuresCol, predictionCol, probabilityCol,
                                           rawPredictionCol, limit)
         return add_predictions(df, source, featuresCol, predictionCol, probabilityCol, rawPredictionCol)
 
-    def checked_tables(self):
+    def checked_tables(self, session=None):
         """(tables folder, manifest's tables map, broadcast-join limit in rows: None for join_scoring's) of a model
         whose tables are shard files, its shards checked first (a missing or damaged one: one DataError naming it
-        and its table, before any task scores a row). Blocks on reading the shard files."""
+        and its table, before any task scores a row); a folder on a Hadoop store is read through ``session``'s (None:
+        the active session's) file systems. Blocks on reading the shard files."""
         from sparkps.rows.shards import check_shards
-        check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest})
+        check_shards(self.tables_folder, {"version": 1, "tables": self.table_manifest},
+                     recorded_files(self.tables_folder, session))
         return self.tables_folder, self.table_manifest, self.broadcast_table_rows
 
-    def save(self, path):
+    def save(self, path, session=None):
         """Write ``path/model-symbol.json``, ``path/model-%04d.params`` (FeedForward's format) and
         ``path/metadata.json`` (whose ``format`` is ``sparkps.SparkModel/3``, see docs/saved_models.md: its
         ``history`` and ``best_epoch`` count epochs from 1, as the jobs' summaries and the screen do); a model whose
         tables are shard files is format 4, its shard files copied file by file into ``path/tables`` (no table
-        is read). ``path`` is a local (or mounted) directory; it becomes ``saved_path``."""
+        is read), their manifest after them. ``path`` is a local (or mounted) folder or a Spark URI
+        (:mod:`sparkps.spark.model.storage`, through ``session``'s Hadoop file systems; None: the active session):
+        a store Python cannot reach is one ConfigError naming it before anything is written. ``path`` becomes
+        ``saved_path``. Blocks on the writes."""
+        files = files_for(path, session)
         meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
                 "input_layout": self._layout_list()}
-        tables = None
-        if self.table_manifest:
-            tables = self._place_tables(local_path(path))
-        self.saved_path = write_folder(path, self.to_feedforward(), meta, self.table_counts, tables)
+        if files.python_reads:
+            tables = self._place_tables(files.local(path)) if self.table_manifest else None
+            self.saved_path = write_folder(files.local(path), self.to_feedforward(), meta, self.table_counts, tables)
+            if tables:
+                self.tables_folder = os.path.join(self.saved_path, TABLES_FOLDER)
+            return
+        target = files.qualified(path)
+        tables = self._put_tables(files, files.join(target, TABLES_FOLDER)) if self.table_manifest else None
+        with tempfile.TemporaryDirectory(prefix="sparkps-save-") as local:
+            write_folder(local, self.to_feedforward(), meta, self.table_counts, tables)
+            put_folder(files, local, target, last=(METADATA,))     # metadata.json last: it commits the model
+        self.saved_path = target
         if tables:
-            self.tables_folder = os.path.join(self.saved_path, TABLES_FOLDER)
+            self.tables_folder = files.join(target, TABLES_FOLDER)
+            if self._staged is not None:         # the fit's staging folder: its files are on the store now
+                self._staged()
+                self._staged = None
+
+    def _put_tables(self, files, target):
+        """The manifest path (relative to the model's folder) of this model's shard files, copied file by file from
+        ``tables_folder`` (a local folder or a URI) into ``target`` on the Hadoop store of ``files`` and their
+        manifest written after them (it commits the folder: no rename), unless they are there already."""
+        from sparkps.rows.shards import manifest_bytes
+        if self.tables_folder.rstrip("/") != target.rstrip("/"):
+            files.delete(target)
+            local_source = not is_uri(self.tables_folder)
+            for entry in self.table_manifest.values():
+                for shard in entry["shards"]:
+                    source = posixpath.join(self.tables_folder, shard["path"])
+                    if local_source:
+                        files.put_file(local_path(source), files.join(target, shard["path"]))
+                    else:
+                        files.copy_file(source, files.join(target, shard["path"]))
+            files.write_bytes(files.join(target, "manifest.json"), manifest_bytes(self.table_manifest))
+        return TABLES_FOLDER + "/manifest.json"
 
     def _place_tables(self, path):
         """The manifest path (relative to ``path``) of this model's shard files, moved from the fit's staging folder
@@ -293,7 +340,17 @@ class SparkModel:
 
         from sparkps.rows.shards import copy_listed, match_mode
         target = os.path.join(os.path.abspath(path), TABLES_FOLDER)
-        if os.path.abspath(self.tables_folder) != target:
+        if is_uri(self.tables_folder):        # loaded from a Hadoop store: copied down through it
+            from sparkps.rows.shards import write_manifest
+            files = recorded_files(self.tables_folder)
+            if os.path.exists(target):
+                shutil.rmtree(target)
+            for entry in self.table_manifest.values():
+                for shard in entry["shards"]:
+                    os.makedirs(os.path.dirname(os.path.join(target, shard["path"])), exist_ok=True)
+                    files.get_file(files.join(self.tables_folder, shard["path"]), os.path.join(target, shard["path"]))
+            write_manifest(target, self.table_manifest)
+        elif os.path.abspath(self.tables_folder) != target:
             if os.path.exists(target):
                 shutil.rmtree(target)
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -316,35 +373,49 @@ class SparkModel:
         names = sharded_table_names(self.symbol, self.arg_params)
         if not names:
             raise ConfigError("with_sharded_tables: the model holds no sparse table rows to shard")
-        path = os.path.abspath(local_path(path))
-        folder = os.path.join(path, TABLES_FOLDER)
+        files = files_for(path)
+        local = not is_uri(files.qualified(path))
+        path = files.qualified(path)
+        folder = os.path.join(path, TABLES_FOLDER) if local else tempfile.mkdtemp(prefix="sparkps-tables-")
         manifest = write_table_shards(folder, self.symbol, self.arg_params, self.table_counts, num_shards)
         dense = {name: value for name, value in self.arg_params.items() if name not in names}
         model = SparkModel(self.symbol_json, dense, self.aux_params, self.input_shape, self.label_name,
                            self.batch_size, self.epoch, self.history, self.ctx, best_epoch=self.best_epoch,
                            input_layout=self.input_layout)
         model.table_counts, model.max_broadcast_bytes = self.table_counts, self.max_broadcast_bytes
-        model.tables_folder, model.table_manifest = folder, manifest
+        if local:
+            model.tables_folder, model.table_manifest = folder, manifest
+        else:                 # written here, then copied to the store by save (the local folder then removed)
+            model.own_staged_tables(folder, manifest)
         model.save(path)
         return model
 
     @classmethod
-    def load(cls, path, epoch=None, from_mxnet=False, **meta):
+    def load(cls, path, epoch=None, from_mxnet=False, session=None, **meta):
         """Read a model written by ``save`` (by this version or an earlier one); or, with ``epoch``, the
         checkpoint ``path-symbol.json`` + ``path-%04d.params`` of ``FeedForward.save`` or of MXNet's
         ``mx.model.save_checkpoint`` (the params format is chosen by content), with ``meta`` (``input_shape``,
         ``label_name``, ...) as ``save`` would have recorded it.  ``from_mxnet=True`` (needs ``epoch``) accepts
         MXNet's params format only, so a file of another kind is a DataError naming it rather than a silent
         guess.  A model saved by a newer sparkps (a ``format`` version above this one's) is a DataError naming
-        ``metadata.json`` and both versions."""
+        ``metadata.json`` and both versions. ``path`` of a saved folder may be a Spark URI, read through
+        ``session``'s (None: the active session's) Hadoop file systems; its shard files stay on the store."""
         if from_mxnet and epoch is None:
             raise ConfigError("SparkModel.load(from_mxnet=True) needs the epoch of the MXNet checkpoint "
                               "(PREFIX-%04d.params)")
+        files = files_for(path, session)
         if epoch is not None:
             from sparkps.model_files import load_checkpoint
-            symbol, arg_params, aux_params = load_checkpoint(path, epoch, from_mxnet=from_mxnet)
+            if files.python_reads:
+                symbol, arg_params, aux_params = load_checkpoint(files.local(path), epoch, from_mxnet=from_mxnet)
+            else:          # the checkpoint's two files copied down from the store first
+                with tempfile.TemporaryDirectory(prefix="sparkps-load-") as local:
+                    prefix = os.path.join(local, posixpath.basename(str(path).rstrip("/")))
+                    for suffix in ("-symbol.json", "-%04d.params" % int(epoch)):
+                        files.get_file(str(path) + suffix, prefix + suffix)
+                    symbol, arg_params, aux_params = load_checkpoint(prefix, epoch, from_mxnet=from_mxnet)
             return cls(symbol, arg_params, aux_params, epoch=epoch, **meta)
-        saved = read_folder(path)
+        saved = read_folder(path) if files.python_reads else _read_stored_folder(files, files.qualified(path))
         meta = saved.meta
         model = cls(saved.symbol, saved.arg_params, saved.aux_params,
                     input_shape=meta["input_shape"], label_name=meta["label_name"],
@@ -353,9 +424,9 @@ class SparkModel:
         model.table_counts, model.saved_path = saved.table_counts, saved.path
         if meta.get("tables"):
             from sparkps.rows.shards import check_shards, read_manifest, tables_folder_of
-            folder = tables_folder_of(saved.path, meta["tables"])
-            manifest = read_manifest(folder)
-            check_shards(folder, manifest)
+            folder = tables_folder_of(saved.path, meta["tables"], files)
+            manifest = read_manifest(folder, files)
+            check_shards(folder, manifest, files)
             model.tables_folder, model.table_manifest = folder, manifest["tables"]
         return model
 
@@ -379,6 +450,21 @@ class SparkModel:
         """A model from the symbol JSON and the .npz bytes a training task returned."""
         arg_params, aux_params = params_from_bytes(params_bytes)
         return cls(symbol_json, arg_params, aux_params, **meta)
+
+
+def _read_stored_folder(files, path):
+    """``read_folder`` of a model folder on a Hadoop store: its files but the shard files copied into a temporary
+    local folder first (removed after), the SavedModel's ``path`` the store's URI. ConfigError or DataError name the
+    store's paths."""
+    if not files.exists(files.join(path, METADATA)):
+        raise ConfigError("%s is not a saved SparkModel: %s is missing" % (path, METADATA))
+    with tempfile.TemporaryDirectory(prefix="sparkps-load-") as local:
+        get_folder(files, path, local, skip=(TABLES_FOLDER,))
+        try:
+            saved = read_folder(local)
+        except (ConfigError, DataError) as exc:
+            raise type(exc)(str(exc).replace(os.path.abspath(local), path)) from None
+    return saved._replace(path=path)
 
 
 def _predict_rows(predictor, rows, num_features):

@@ -156,3 +156,17 @@ def test_a_pipeline_with_a_sparkps_stage_saves_and_loads_on_connect(connect, ctr
         assert isinstance(stage, SparkpsCTRClassifier)
         assert stage.getOrDefault("numEpochs") == 3 and stage.getOrDefault("model") == "fm"
         assert stage.getResourceProfile() == "task.cpus=1"
+
+
+def test_a_store_the_client_cannot_reach_is_one_error_before_anything_is_written(connect, ctr_model, tmp_path,
+                                                                                 monkeypatch):
+    import os
+
+    from sparkps.errors import ConfigError
+    model = ctr_model[0]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^viewfs://cluster/models/m: a Spark Connect session reads and writes a "
+                                          r"model's files from this Python process, which cannot reach a viewfs:// "
+                                          r"store \(no JVM here\)"):
+        model.write().save("viewfs://cluster/models/m")
+    assert os.listdir(tmp_path) == []
