@@ -12,6 +12,7 @@ servers wrote into the plan's ``tables_dir`` (never their rows).
 """
 import contextlib
 import os
+import sys
 import time
 
 from sparkps.errors import SparkpsError
@@ -385,7 +386,7 @@ def _start_server(plan, rank, host):
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host,
-                        curve=bool(plan.get("curve")))
+                        curve=bool(plan.get("curve")), relay=sys.stderr)   # the executor's log; its last line kept
 
 
 def watch_server_exit(process, plan, rank):
@@ -399,10 +400,12 @@ def watch_server_exit(process, plan, rank):
         if code == 0:      # the job ended (TERMINATE): every worker closed, nothing is lost
             return
         from sparkps.scheduler.client import report_abort
+        process.join_output(2.0)          # its last line, which says why (an import error, a traceback's end)
+        said = ": %s" % process.last_line[-300:] if process.last_line else ""
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
-                         "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
-                                                                    else "was " + describe_exit(code)),
+                         "its process (started by worker %d) %s%s" % (rank, "exited with code %s" % code if code >= 0
+                                                                      else "was " + describe_exit(code), said),
                          curve=bool(plan.get("curve")))
     return ExitWatch(process, abort)
 
