@@ -26,6 +26,8 @@ from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
+from sparkps.spark.driver.results import describe_roles
+from sparkps.spark.submit.cluster_checks import check_shared_output
 from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.job_settings import check_input_paths, master_of, read_symbol_file
@@ -185,7 +187,10 @@ def train(args, train_df, workers, servers):
                            timeout=args.timeout, name=name, **trainer_settings(args))
     started = time.time()
     model = trainer.fit(train_df, label_col=args.label_col)
-    return model, time.time() - started
+    seconds = time.time() - started
+    args.roles = trainer.last_fit["roles"]      # where the scheduler, servers and workers ran
+    print(describe_roles(args.roles))
+    return model, seconds
 
 
 def score(model, frame, folder, label_col="label", classes=None):
@@ -278,6 +283,7 @@ def train_and_report(args, final):
                 args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
         master = cluster_facts(spark)[0]
+        check_shared_output(spark, final, "train_classifier")     # the executors write predictions/ there
         model, seconds = train(args, train_df, workers, servers)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)
@@ -286,7 +292,7 @@ def train_and_report(args, final):
                                                          entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
                    "servers": servers, "master": master, "history": history,
-                   "classes": classes}
+                   "classes": classes, "roles": args.roles}
         if classes:
             with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
                 json.dump(classes, f)

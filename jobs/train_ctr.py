@@ -35,7 +35,9 @@ from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.nets import zoo
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.driver.results import describe_roles
 from sparkps.spark.ml.persistence import numbered_from_one
+from sparkps.spark.submit.cluster_checks import check_model_dir, check_shared_output, cluster_conf
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
 from sparkps.spark.submit.failures import run_job
@@ -445,9 +447,12 @@ def train_and_report(args, final):
             numeric = []
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
+        check_shared_output(spark, final, "train_ctr")     # the executors write the model's Spark metadata
         fit_started = time.monotonic()
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
         fit_seconds = time.monotonic() - fit_started
+        roles = model.fit_timings["roles"]          # where the scheduler, servers and workers ran
+        print(describe_roles(roles))
         history = numbered_from_one(model.history)
         for entry in history:
             line = "epoch %d training logloss %.4f" % (entry["epoch"], entry["logloss"])
@@ -459,7 +464,7 @@ def train_and_report(args, final):
         score_started = time.monotonic()
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
-        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"),
+        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"), "roles": roles,
                  "timings": {"train_seconds": round(fit_seconds, 2),
                              "score_seconds": round(time.monotonic() - score_started, 2),
                              "total_seconds": round(time.monotonic() - started, 2)}}
@@ -491,8 +496,9 @@ def main(argv=None):
         check_ctr_settings(args)
         check_input_paths(train=args.train, test=args.test)
         settle_format(args)
-        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
-                                                               args.num_workers, args.num_servers)
+        master = master_of(args.master, remote=remote_of(args.remote))
+        args.num_workers, args.num_servers = workers_for_slots(master, args.num_workers, args.num_servers)
+        check_model_dir(master, cluster_conf(master), "train_ctr")     # before Spark starts
         return run(args)
     return run_job("train_ctr", checked_run, args.output)
 

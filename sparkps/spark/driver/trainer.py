@@ -40,7 +40,14 @@ from sparkps.spark.driver.placement import (
     tasks_reach,
 )
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import check_stop_metric, fit_timings, log_early_stop, merge_histories, trained_model
+from sparkps.spark.driver.results import (
+    check_stop_metric,
+    fit_timings,
+    log_early_stop,
+    merge_histories,
+    role_hosts,
+    trained_model,
+)
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.table_staging import remove as remove_staged
 from sparkps.spark.driver.table_staging import staging_folder
@@ -261,7 +268,8 @@ class SparkTrainer:
                 remove_staged(extra.get("tables_dir"))
         if placement == "stage":     # no live progress: the per-epoch history, now
             view.history(merge_histories(results))
-        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement)
+        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement,
+                             roles=role_hosts(results, placement, checks.scheduler_host(master, conf)))
         try:
             model = trained_model(self, results, point, restarts.entries, extra.get("tables_dir"))
         except BaseException:

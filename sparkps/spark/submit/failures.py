@@ -71,7 +71,9 @@ def failure_line(exc):
     """(one line, exit code) for ``exc``: sparkps's errors as they are (2 for bad input, 1 otherwise); an OSError
     naming its file (2); a Spark error whose class says the input is at fault (2), any other (1)."""
     if isinstance(exc, SparkpsError):       # a role that could not import a module: say what to change
-        return str(exc) + missing_module_hint(str(exc)), exit_code(exc)
+        # SparkTrainer's slot check names its argument; a job's user sets the flag
+        message = str(exc).replace("use num_workers <= ", "use --num-workers <= ")
+        return message + missing_module_hint(message), exit_code(exc)
     if isinstance(exc, OSError):
         where = " %s" % exc.filename if getattr(exc, "filename", None) else ""
         return "%s%s: %s" % (type(exc).__name__, where, exc.strerror or exc), BAD_INPUT

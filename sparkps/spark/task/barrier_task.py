@@ -183,7 +183,7 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
             if server is not None:
                 server.wait_exit(SERVER_EXIT_SECONDS)
             timeline["task_end"] = time.time()
-            result["timeline"] = timeline
+            result.update(timeline=timeline, host=host, server=server is not None)    # where the roles ran
             return result
     except BaseException as exc:
         raise WorkerFailed("sparkps worker %d failed: %s" % (rank, explain(exc))) from exc

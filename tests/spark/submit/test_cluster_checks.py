@@ -1,0 +1,72 @@
+"""What a job needs from a cluster whose executors run on other machines, refused in one line: train_ctr without
+spark.sparkps.modelDir (before Spark starts), an --output on the driver's disk that executors on other hosts would
+write into, and too few task slots named by the job's flag."""
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from sparkps.errors import ConfigError
+from sparkps.spark.submit.cluster_checks import check_model_dir, output_refusal
+from sparkps.spark.submit.failures import failure_line
+
+JOB = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "jobs", "train_ctr.py"))
+
+
+def test_train_ctr_on_a_cluster_needs_the_model_dir():
+    with pytest.raises(ConfigError, match=r"^master spark://h:7077 runs executors on other machines, and "
+                                          r"train_ctr's servers write the trained tables where the driver and every "
+                                          r"executor read them: pass --conf spark.sparkps.modelDir=DIR"):
+        check_model_dir("spark://h:7077", {}, "train_ctr")
+    check_model_dir("spark://h:7077", {"spark.sparkps.modelDir": "/shared/models"}, "train_ctr")
+    for master in ("local[2]", "local-cluster[2,1,1024]", "sc://h:15002"):
+        check_model_dir(master, {}, "train_ctr")
+
+
+def test_an_output_on_the_drivers_disk_is_refused_when_executors_run_elsewhere(tmp_path):
+    out = str(tmp_path / "out")
+    refusal = output_refusal(out, "spark://m:7077", "10.0.0.1", ["10.0.0.2", "10.0.0.3", "10.0.0.1"], None,
+                             "train_classifier")
+    assert refusal == ("train_classifier: --output %s is a folder on this machine (10.0.0.1), but executors on "
+                       "10.0.0.2, 10.0.0.3 write into it (the predictions, the model's Spark metadata): give a folder "
+                       "every node mounts at the same path, under spark.sparkps.modelDir, or a URI of shared "
+                       "storage (hdfs://, s3a://...)" % out)
+    # executors on the driver's machine (by name or by any loopback address), a folder under the shared model
+    # folder, a URI, and masters whose executors all run here are fine
+    assert output_refusal(out, "spark://m:7077", "127.0.0.1", ["127.0.0.1", "localhost"], None, "j") is None
+    assert output_refusal(out, "spark://m:7077", "10.0.0.1", ["10.0.0.2"], str(tmp_path), "j") is None
+    assert output_refusal("hdfs://nn/out", "spark://m:7077", "10.0.0.1", ["10.0.0.2"], None, "j") is None
+    assert output_refusal("file:" + out, "spark://m:7077", "10.0.0.1", ["10.0.0.2"], None, "j") is not None
+    assert output_refusal(out, "local-cluster[2,1,1024]", "10.0.0.1", ["10.0.0.2"], None, "j") is None
+
+
+def test_too_few_slots_names_the_jobs_flag():
+    cause = ConfigError("SparkTrainer needs 3 task slots for 3 workers but spark://m:7077 has 2: use num_workers <= "
+                        "2 or more executor cores (spark.executor.cores / spark.executor.instances, or a larger "
+                        "local[N])")
+    line, code = failure_line(cause)
+    assert "use --num-workers <= 2 or more executor cores" in line and code == 2
+
+
+@pytest.mark.spark
+def test_train_ctr_refuses_a_cluster_without_the_model_dir_before_spark_starts(tmp_path):
+    """spark-submit to a standalone master (none listens: the refusal comes before any SparkContext connects)."""
+    from spark_env import spark_env
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "train.tsv").write_text("1\t3\tab\n0\t4\tcd\n")
+    submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
+    run = subprocess.run([submit, "--master", "spark://127.0.0.1:%d" % port, "--conf", "spark.ui.enabled=false",
+                          JOB, "--train", str(tmp_path / "train.tsv"), "--test", str(tmp_path / "train.tsv"),
+                          "--format", "criteo",
+                          "--output", str(tmp_path / "out")],
+                         env=spark_env(), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert [line for line in run.stderr.splitlines() if line.startswith("train_ctr:")] == [
+        "train_ctr: master spark://127.0.0.1:%d runs executors on other machines, and train_ctr's servers write the "
+        "trained tables where the driver and every executor read them: pass --conf spark.sparkps.modelDir=DIR, a "
+        "folder of a file system every node mounts at the same path" % port]
+    assert "cannot be reached" not in run.stderr and not os.path.exists(tmp_path / "out")
