@@ -65,7 +65,8 @@ def test_train_ctr_refuses_a_cluster_without_the_model_dir_before_spark_starts(t
                           "--output", str(tmp_path / "out")],
                          env=spark_env(), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert run.returncode == 2, run.stderr[-3000:]
-    assert [line for line in run.stderr.splitlines() if line.startswith("train_ctr:")] == [
+    said = (run.stdout + run.stderr).splitlines()       # spark-submit merges the driver's stderr into its stdout
+    assert [line for line in said if line.startswith("train_ctr:")] == [
         "train_ctr: master spark://127.0.0.1:%d runs executors on other machines, and train_ctr's servers write the "
         "trained tables where the driver and every executor read them: pass --conf spark.sparkps.modelDir=DIR, a "
         "folder of a file system every node mounts at the same path" % port]
