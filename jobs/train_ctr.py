@@ -53,6 +53,10 @@ NEAR_UNIQUE, NEAR_UNIQUE_ROWS = 0.5, 100     # a categorical column with distinc
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
+                                epilog="On a master whose executors may run on other machines (spark://, YARN, "
+                                       "Kubernetes) pass --conf spark.sparkps.modelDir=DIR to spark-submit: a folder "
+                                       "every node mounts at the same path, where the servers stage the trained "
+                                       "tables (checked before Spark starts); --output must be such a folder too.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
@@ -101,7 +105,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, help="per worker (default: %d, or the --network file's own)"
                    % CTR_DEFAULTS["batchSize"])
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
-                   help="training workers (Spark tasks); fewer when a local master has fewer task slots")
+                   help="training workers (Spark tasks, one slot each); fewer when a local master has fewer task "
+                        "slots; on a cluster too few slots is refused")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p, SPARSE_STRATEGIES)
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
@@ -110,7 +115,8 @@ def parse_args(argv=None):
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
-                   help="output folder, written whole at the end (default: %(default)s)")
+                   help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
+                        "every node mounts at the same path (the executors write the model's Spark metadata)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:

@@ -71,3 +71,42 @@ def test_train_ctr_refuses_a_cluster_without_the_model_dir_before_spark_starts(t
         "trained tables where the driver and every executor read them: pass --conf spark.sparkps.modelDir=DIR, a "
         "folder of a file system every node mounts at the same path" % port]
     assert "cannot be reached" not in run.stderr and not os.path.exists(tmp_path / "out")
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def job_help(name):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "jobs", name), "--help"], capture_output=True,
+                         text=True, timeout=120, env=dict(os.environ, COLUMNS="200"))
+    assert out.returncode == 0, out.stderr
+    return " ".join(out.stdout.split())
+
+
+def test_help_and_readme_say_what_a_cluster_needs():
+    ctr, classifier = job_help("train_ctr.py"), job_help("train_classifier.py")
+    assert "pass --conf spark.sparkps.modelDir=DIR to spark-submit" in ctr
+    for text in (ctr, classifier):
+        assert "on a cluster too few slots is refused" in text
+        assert "on a cluster a folder every node mounts at the same path" in text
+    with open(os.path.join(ROOT, "jobs", "README.md"), encoding="utf-8") as f:
+        readme = " ".join(f.read().split())
+    assert "--conf spark.sparkps.modelDir=/shared/sparkps-models jobs/train_ctr.py" in readme
+    assert "the fit refuses in one line naming `--num-workers`" in readme
+    assert "train with as many workers as there are slots" in readme        # on a local master only
+    assert "a folder on the driver's own disk is refused in one line" in readme
+
+
+def test_on_a_cluster_the_classifier_job_keeps_its_worker_count(monkeypatch):
+    """Too few slots on a cluster is SparkTrainer's one-line refusal, not fewer workers (train_ctr does the same)."""
+    import importlib.util
+
+    import sparkps.spark.driver.placement as placement
+    spec = importlib.util.spec_from_file_location("train_classifier", os.path.join(ROOT, "jobs",
+                                                                                   "train_classifier.py"))
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    monkeypatch.setattr(placement, "cluster_facts", lambda spark: ("spark://m:7077", {"spark.cores.max": "1"}, 1))
+    assert job.fit_workers(None, 3, 2) == (3, 2)
+    monkeypatch.setattr(placement, "cluster_facts", lambda spark: ("local[2]", {}, 2))
+    assert job.fit_workers(None, 3, 3) == (2, 2)
