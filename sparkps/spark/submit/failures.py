@@ -28,15 +28,15 @@ _REMOVED = re.compile(r"(Master removed our application: \w+|Application has bee
 
 
 def worker_error(text):
-    """The error a Python worker raised (``ModuleNotFoundError: No module named 'numpy'``): the last exception line
-    of the last Python traceback in ``text`` (pyspark's PythonException, or a Java error that carries one), or
-    None when ``text`` holds no traceback."""
+    """The error a Python worker raised (``ModuleNotFoundError: No module named 'numpy'``): the exception line that
+    ends the last Python traceback in ``text`` (pyspark's PythonException, or a Java error that carries one, its
+    Java frames after it), or None when ``text`` holds no traceback."""
     if _TRACEBACK not in text:
         return None
     tail = text[text.rindex(_TRACEBACK) + len(_TRACEBACK):]
     raised = [line.strip() for line in tail.splitlines()
               if line.strip() and not line[:1].isspace() and _RAISED.match(line.strip())]
-    return raised[-1] if raised else None
+    return raised[0] if raised else None
 
 
 def missing_module_hint(line):
