@@ -26,6 +26,8 @@ from sparkps.errors import ConfigError, SparkpsError
 from sparkps.io.formats import FORMATS
 from sparkps.spark.driver.checks import workers_for_slots
 from sparkps.spark.driver.placement import cluster_facts
+from sparkps.spark.driver.results import describe_roles
+from sparkps.spark.submit.cluster_checks import check_shared_output
 from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import DefaultsOnceFormatter, add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
@@ -57,7 +59,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=None, help="per worker (default 32; --demo 16)")
     p.add_argument("--epochs", type=int, default=None, help="default 10 (--demo 20)")
     p.add_argument("--num-workers", "--workers", dest="workers", type=int, default=2,
-                   help="training workers (Spark tasks); fewer when the master has fewer task slots")
+                   help="training workers (Spark tasks, one slot each); fewer when a local master has fewer task "
+                        "slots; on a cluster too few slots is refused")
     p.add_argument("--num-servers", "--servers", dest="servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p)
     p.add_argument("--optimizer", default="sgd", help="sgd, nag, adam, ...")
@@ -69,7 +72,8 @@ def parse_args(argv=None):
                                                   "(default local[*]); spark-submit's --master always wins")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-output",
-                   help="output folder, written whole at the end (default: %(default)s)")
+                   help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
+                        "every node mounts at the same path (the executors write predictions/)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     p.add_argument("--spark-log-level", default="FATAL",
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
@@ -98,11 +102,14 @@ def spark_session(master=None, log_level="FATAL", remote=None):
 
 
 def fit_workers(spark, workers, servers):
-    """``(workers, servers)`` the master can run: fewer workers, with a warning, when it has fewer task
-    slots than ``--workers`` (the worker count never changes the master). Either session kind."""
+    """``(workers, servers)`` the master can run: on a local master, fewer workers, with a warning, when it has
+    fewer task slots than ``--num-workers`` (the worker count never changes the master); on a cluster the count
+    is kept and SparkTrainer refuses one that does not fit, naming --num-workers. Either session kind."""
     from sparkps.spark.driver import checks
     from sparkps.spark.driver.placement import cluster_facts
     master, conf, parallelism = cluster_facts(spark)
+    if not checks.is_local(master) and parallelism:     # a cluster: too few slots is refused, not worked around
+        return workers, servers
     slots = checks.count_task_slots(master, conf, parallelism)
     if slots < 1:
         if not checks.is_local(master) and not parallelism:      # a Connect server's cluster: Spark's check says
@@ -187,7 +194,10 @@ def train(args, train_df, workers, servers):
                            timeout=args.timeout, name=name, **trainer_settings(args))
     started = time.time()
     model = trainer.fit(train_df, label_col=args.label_col)
-    return model, time.time() - started
+    seconds = time.time() - started
+    args.roles = trainer.last_fit["roles"]      # where the scheduler, servers and workers ran
+    print(describe_roles(args.roles))
+    return model, seconds
 
 
 def score(model, frame, folder, label_col="label", classes=None):
@@ -280,6 +290,7 @@ def train_and_report(args, final):
                 args.label_col, ", ".join("%r -> %d" % (name, k) for k, name in enumerate(classes))))
         workers, servers = fit_workers(spark, args.workers, args.servers)
         master = cluster_facts(spark)[0]
+        check_shared_output(spark, final, "train_classifier")     # the executors write predictions/ there
         model, seconds = train(args, train_df, workers, servers)
         model.save(os.path.join(args.output, "model"))
         history = numbered_from_one(model.history)
@@ -288,7 +299,7 @@ def train_and_report(args, final):
                                                          entry.get("accuracy", np.nan)))
         summary = {"train_seconds": round(seconds, 2), "epochs": args.epochs, "workers": workers,
                    "servers": servers, "master": master, "history": history,
-                   "classes": classes}
+                   "classes": classes, "roles": args.roles}
         if classes:
             with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
                 json.dump(classes, f)

@@ -35,7 +35,9 @@ from sparkps.io.formats import CTR_FORMATS, detect_format
 from sparkps.nets import zoo
 from sparkps.nets.ctr_defaults import CTR_DEFAULTS, patience_for
 from sparkps.spark.driver.checks import workers_for_slots
+from sparkps.spark.driver.results import describe_roles
 from sparkps.spark.ml.persistence import numbered_from_one
+from sparkps.spark.submit.cluster_checks import check_model_dir, check_shared_output, cluster_conf
 from sparkps.spark.submit.criteo import BAD_LINES, read_criteo
 from sparkps.spark.submit.ctr_cells import EXTRA
 from sparkps.spark.submit.failures import run_job
@@ -58,6 +60,10 @@ NEAR_UNIQUE, NEAR_UNIQUE_ROWS = 0.5, 100     # a categorical column with distinc
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a sparkps CTR model on Spark.",
+                                epilog="On a master whose executors may run on other machines (spark://, YARN, "
+                                       "Kubernetes) pass --conf spark.sparkps.modelDir=DIR to spark-submit: a folder "
+                                       "every node mounts at the same path, where the servers stage the trained "
+                                       "tables (checked before Spark starts); --output must be such a folder too.",
                                 formatter_class=DefaultsOnceFormatter)
     p.add_argument("--demo", action="store_true", help="generated Criteo-shaped data (planted DeepFM clicks)")
     p.add_argument("--demo-rows", type=int, default=40000, help="training rows of --demo (test: a third more)")
@@ -106,7 +112,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, help="per worker (default: %d, or the --network file's own)"
                    % CTR_DEFAULTS["batchSize"])
     p.add_argument("--num-workers", "--workers", dest="num_workers", type=int, default=2,
-                   help="training workers (Spark tasks); fewer when a local master has fewer task slots")
+                   help="training workers (Spark tasks, one slot each); fewer when a local master has fewer task "
+                        "slots; on a cluster too few slots is refused")
     p.add_argument("--num-servers", "--servers", dest="num_servers", type=int, default=1, help="parameter servers")
     add_strategy_flags(p, SPARSE_STRATEGIES)
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
@@ -115,7 +122,8 @@ def parse_args(argv=None):
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
-                   help="output folder, written whole at the end (default: %(default)s)")
+                   help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
+                        "every node mounts at the same path (the executors write the model's Spark metadata)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:
@@ -465,9 +473,12 @@ def train_and_report(args, final):
             numeric = []
         if not categorical and not multi:
             raise SparkpsError("--categorical-cols is required for format %s" % args.format)
+        check_shared_output(spark, final, "train_ctr")     # the executors write the model's Spark metadata
         fit_started = time.monotonic()
         model = estimator(args, categorical or [], numeric, multi).fit(train_df.repartition(args.num_workers))
         fit_seconds = time.monotonic() - fit_started
+        roles = model.fit_timings["roles"]          # where the scheduler, servers and workers ran
+        print(describe_roles(roles))
         history = numbered_from_one(model.history)
         for entry in history:
             line = "epoch %d training logloss %.4f" % (entry["epoch"], entry["logloss"])
@@ -479,7 +490,7 @@ def train_and_report(args, final):
         score_started = time.monotonic()
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
         plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
-        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"),
+        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"), "roles": roles,
                  "timings": {"train_seconds": round(fit_seconds, 2),
                              "score_seconds": round(time.monotonic() - score_started, 2),
                              "total_seconds": round(time.monotonic() - started, 2)}}
@@ -534,8 +545,9 @@ def main(argv=None):
         check_input_paths(train=args.train, test=args.test)
         settle_format(args)
         check_feature_columns(args)
-        args.num_workers, args.num_servers = workers_for_slots(master_of(args.master, remote=remote_of(args.remote)),
-                                                               args.num_workers, args.num_servers)
+        master = master_of(args.master, remote=remote_of(args.remote))
+        args.num_workers, args.num_servers = workers_for_slots(master, args.num_workers, args.num_servers)
+        check_model_dir(master, cluster_conf(master), "train_ctr")     # before Spark starts
         return run(args)
     return run_job("train_ctr", checked_run, args.output)
 

@@ -1,9 +1,10 @@
-"""Where the server's compiled kernels (numba, ``cache=True``) are kept, and the decorator that compiles them.
+"""Where every compiled kernel of sparkps (numba, ``cache=True``) is kept, and the decorator that compiles them all:
+the servers' (``rows.kernels``) and the workers' (``train.batch_index``, ``symbol.ops.fused_kernels``).
 
 numba keeps a compiled function beside its source (``__pycache__``) or, where that cannot be written (a read-only
 site-packages), in the user's cache folder; with neither writable it refuses to load the module at all, and a
-process that cannot reuse a cache compiles every kernel again, for seconds on a loaded machine. The server's
-kernels are cached in one folder of their own, the first of these that can be written:
+process that cannot reuse a cache compiles every kernel again, for seconds on a loaded machine. sparkps's kernels
+are cached in one folder of their own, the first of these that can be written:
 
 1. ``NUMBA_CACHE_DIR`` when set (numba's own setting, which then holds for every numba function of the process);
 2. ``$SPARKPS_CACHE_DIR/numba``;

@@ -5,6 +5,9 @@ One home for what the local launcher (every role of a job), the Spark task (the 
 
 - :func:`spawn` starts a child (in its own process group when asked, and on Linux with SIGTERM sent to it
   should this process die first), optionally relaying its output line by line with a prefix;
+- :func:`importing_env` gives a child of the same Python this process's ``sys.path`` (a Spark task's holds the
+  code shipped with ``--py-files``, ``spark.submit.pyFiles``, ``addPyFile`` and archives, which the executor's
+  environment does not name), so the child imports what this process imports;
 - :class:`ExitWatch` calls back once if a child exits while the watch is open;
 - :meth:`Child.stop` and :func:`stop_all` send SIGTERM, wait up to a grace period, then SIGKILL, and reap.
 
@@ -107,6 +110,23 @@ class Child:
         """Wait up to ``timeout`` s for the relay of the child's output to finish."""
         if self._relay is not None:
             self._relay.join(timeout)
+
+
+def importing_env(env=None):
+    """A copy of ``env`` (default ``os.environ``) whose PYTHONPATH is this process's ``sys.path``: every entry that
+    exists, as an absolute path (``''``, the working folder, included), in order, then the entries PYTHONPATH
+    already held. A child of ``sys.executable`` started with it imports the modules this process imports, from
+    the same places: a Spark executor puts the zips of ``--py-files`` on the task's ``sys.path`` only."""
+    env = dict(os.environ if env is None else env)
+    entries = [os.path.abspath(entry or os.getcwd()) for entry in sys.path]
+    entries += [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    seen, path = set(), []
+    for entry in entries:
+        if entry not in seen and os.path.exists(entry):
+            seen.add(entry)
+            path.append(entry)
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
 
 
 def spawn(name, argv, env=None, relay=None, own_group=False, die_with_parent=True, stderr=None):

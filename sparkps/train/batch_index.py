@@ -8,19 +8,21 @@ of every id a fit has pulled (``IdSet``: the rows its model keeps), added to eac
 It gives exactly what ``np.unique(ids[ids != padding], return_inverse=True)`` gives (unique ids sorted as int64,
 the padding id at position -1), in one pass over the ids with an open-addressing hash of them and a radix sort of
 the unique ids only (a batch of 256 rows x 26 fields holds a few thousand distinct ids among 6,656). numba is imported
-when this module is (``SparseBatch`` imports it on its first pull) and the kernel read from its on-disk cache.
+when this module is (``SparseBatch`` imports it on its first pull) and the kernel read from its on-disk cache (the
+folder ``rows.kernel_cache`` chooses; uncached where none can be written).
 Nothing here blocks beyond the computation.
 """
-import numba
 import numpy as np
 
+from sparkps.rows.kernel_cache import kernel
 
-@numba.njit(cache=True, nogil=True, inline="always")
+
+@kernel(nogil=True, inline="always")
 def _slot(v, shift):
     return np.int64((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> shift)   # Fibonacci hashing
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _radix_order(values):
     """The order that sorts int64 ``values`` (a stable LSD radix sort over 8-bit digits, the sign bit flipped so the
     order is the signed one; a digit all values share is skipped): about twice as fast as a comparison sort for the
@@ -53,7 +55,7 @@ def _radix_order(values):
     return order
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _unique_positions(ids, padding, has_padding, positions):
     n = ids.size
     bits = 4
@@ -95,7 +97,7 @@ def _unique_positions(ids, padding, has_padding, positions):
     return distinct[order]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _insert(keys, used, shift, ids):
     """Insert ``ids`` into the open-addressing set (``keys``, ``used``); returns how many were new."""
     mask = keys.size - 1

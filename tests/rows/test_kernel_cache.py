@@ -94,3 +94,93 @@ def test_a_read_only_package_compiles_once_into_the_cache_folder_and_the_next_pr
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"hits": 1, "misses": 0}
     assert sorted(os.listdir(package)) == ["kernels.py"]      # nothing written beside the source
+
+
+# A CTR fit in one process from the installed package: the workers' kernels (the batch index, the fused FM ops) and
+# the servers' (the row index's probes) all compile, whatever can be written.
+READ_ONLY_FIT = textwrap.dedent("""
+    import json, os, sys, tempfile
+    if len(sys.argv) > 2:
+        tempfile.tempdir = sys.argv[2]      # the temporary folder, whatever else tempfile would fall back to
+    import numpy as np
+    import sparkps, sparkps.nets as nets
+    from sparkps.ctr.hashing import hash_fields
+    from sparkps.ctr.synthetic import planted_ctr
+    from sparkps.nets.ctr_fit import fit_ctr, predict_ctr
+    from sparkps.rows.index import HashRowIndex
+    from sparkps.rows.kernel_cache import cache_dir
+    assert sparkps.__file__.startswith(sys.argv[1]), sparkps.__file__
+    data = planted_ctr(600, num_fields=3, num_numeric=0, vocab=8, seed=1, fm_scale=1.0, deep_scale=0.0)
+    ids = hash_fields(data.fields, [data.categorical[:, j] for j in range(len(data.fields))])
+    spec = nets.FeatureSpec(categorical=data.fields, embedding_dim=4, hidden_units=(8,))
+    inputs = spec.inputs(ids, None)
+    model = fit_ctr(nets.build("fm", spec), inputs, data.labels, num_epoch=1, batch_size=128)
+    assert np.isfinite(predict_ctr(model, inputs)).all()
+    index = HashRowIndex()
+    index.insert(np.arange(5, dtype=np.uint64), np.arange(5, dtype=np.int32))
+    assert index.lookup(np.arange(5, dtype=np.uint64)).tolist() == list(range(5))
+    print(json.dumps({"cache": cache_dir()}))
+""")
+
+
+READ_ONLY_MOUNTS = ('for folder in "$1" "$2"; do mount --bind "$folder" "$folder" && '
+                    'mount -o remount,bind,ro "$folder" || exit 97; done; shift 2; exec "$@"')
+
+
+@pytest.fixture
+def read_only_install(tmp_path):
+    """(a function that runs a command with the install folder and a HOME that cannot be written, the install
+    folder, a writable temporary folder, the read-only HOME): sparkps copied to a folder made read-only. A root
+    process writes whatever the modes say: as root, the command runs in a mount namespace of its own where both
+    folders are read-only mounts (the test is skipped where that is not allowed)."""
+    import shutil
+    install, home, temp = tmp_path / "install", tmp_path / "home", tmp_path / "tmp"
+    shutil.copytree(os.path.join(ROOT, "sparkps"), install / "sparkps", ignore=shutil.ignore_patterns("__pycache__"))
+    home.mkdir()
+    temp.mkdir(mode=0o700)
+    for folder, _, files in os.walk(install):
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o444)
+        os.chmod(folder, 0o555)
+    home.chmod(0o555)
+    wrap = []
+    if os.geteuid() == 0:
+        wrap = [shutil.which("unshare") or "unshare", "--mount", "sh", "-c", READ_ONLY_MOUNTS, "sh", str(install),
+                str(home)]
+        probe = subprocess.run(wrap + ["sh", "-c", "touch %s/x" % home], capture_output=True, timeout=60) \
+            if shutil.which("unshare") else None
+        if probe is None or probe.returncode != 1:
+            pytest.skip("no read-only mount for root here: %s" % (probe.stderr.decode()[-300:] if probe else
+                                                                   "no unshare"))
+
+    def run(command, env):
+        return subprocess.run(wrap + command, env=env, capture_output=True, text=True, timeout=400, cwd=str(tmp_path))
+    try:
+        yield run, str(install), str(temp), str(home)
+    finally:
+        for folder, _, _ in os.walk(tmp_path):
+            os.chmod(folder, 0o755)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_ctr_fit_from_a_read_only_install_with_a_read_only_home_caches_in_the_private_temporary_folder(
+        read_only_install):
+    """A read-only install and HOME (no cache setting): numba could cache neither beside the sources nor in the
+    user's cache folder, and refused to load the workers' kernels ("cannot cache function '_slot': no locator
+    available"). Every kernel is cached in the private temporary folder; with that closed too, they compile
+    uncached and the fit still runs."""
+    run_read_only, install, temp, read_only = read_only_install
+    listing = sorted(os.path.join(d, n) for d, _, names in os.walk(install) for n in names)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": read_only, "TMPDIR": temp, "PYTHONPATH": install,
+           "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"}
+    run = run_read_only([sys.executable, "-c", READ_ONLY_FIT, install], env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    cache = json.loads(run.stdout.strip().splitlines()[-1])["cache"]
+    assert cache == os.path.join(temp, "sparkps-cache-%d" % os.getuid(), "numba")
+    cached = {name.split(".")[0] for _, _, files in os.walk(cache) for name in files if name.endswith(".nbi")}
+    assert {"batch_index", "fused_kernels", "kernels"} <= cached, cached
+
+    run = run_read_only([sys.executable, "-c", READ_ONLY_FIT, install, read_only], env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1])["cache"] is None
+    assert sorted(os.path.join(d, n) for d, _, names in os.walk(install) for n in names) == listing

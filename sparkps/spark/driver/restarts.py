@@ -16,11 +16,15 @@ from sparkps.errors import ClusterError, PeerTimeout
 from sparkps.runtime.resume import transient
 
 _ROLE = re.compile(r"\b((?:worker|server) \d+)\b")
+APP_ENDED = "the cluster manager ended the application"     # a stage failure's text (driver/stage.py)
 
 
 def restartable(exc):
-    """True for a failure a restart from a checkpoint can get past (a dead task, node or process)."""
+    """True for a failure a restart from a checkpoint can get past (a dead task, node or process); not the fit's
+    own timeout, nor the end of the whole application (its SparkContext is stopped)."""
     if isinstance(exc, PeerTimeout) and "(timeout)" in str(exc):    # the fit's own deadline
+        return False
+    if APP_ENDED in str(exc):
         return False
     return isinstance(exc, ClusterError) and transient(exc)
 

@@ -70,6 +70,27 @@ def fit_timings(results, batch_size):
     return stats
 
 
+def role_hosts(results, placement, scheduler_host):
+    """Where a fit's roles ran: ``{"scheduler": host, "scheduler_on": 'the driver' | "worker 0's task",
+    "workers": {rank: host}, "servers": {rank: host}}`` from the tasks' results (each names the host its worker
+    and, beside it, its server bound) and the scheduler's placement."""
+    ordered = sorted(results, key=lambda r: r["rank"])
+    workers = {int(r["rank"]): r.get("host") for r in ordered}
+    on_driver = placement == "driver"
+    return {"scheduler": scheduler_host if on_driver else workers.get(0),
+            "scheduler_on": "the driver" if on_driver else "worker 0's task",
+            "workers": workers, "servers": {int(r["rank"]): r.get("host") for r in ordered if r.get("server")}}
+
+
+def describe_roles(roles):
+    """One line saying where the scheduler, each server and each worker ran."""
+    def listed(kind, hosts):
+        return ", ".join("%s %d on %s" % (kind, rank, host) for rank, host in sorted(hosts.items()))
+    return "roles: scheduler on %s (%s); %s; %s" % (roles["scheduler"], roles["scheduler_on"],
+                                                    listed("server", roles["servers"]),
+                                                    listed("worker", roles["workers"]))
+
+
 def merge_histories(results):
     """Per-epoch metrics averaged over workers, weighted by their rows: [{'epoch': 0, name: value}, ...].
     Validation metrics are worker 0's alone: its weights are the model's (and early stopping chose its best

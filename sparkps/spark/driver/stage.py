@@ -51,7 +51,8 @@ class RddStage:
         return self.rdd.barrier().mapPartitions(self.task).collect()
 
     def cancel(self):
-        self.sc.cancelJobGroup(self.job_group)
+        with contextlib.suppress(Exception):     # a stopped SparkContext (the application removed, Ctrl-C)
+            self.sc.cancelJobGroup(self.job_group)
 
 
 class FrameStage:
@@ -256,23 +257,34 @@ def _error_text(error):
 
 
 _BARRIER_TASK = re.compile(r"barrier task ResultTask\(\d+, (\d+)\) finished unsuccessfully")
+_EXECUTOR_LOST = re.compile(r"ExecutorLostFailure \(executor (\S+?) ([^)\n]*)\)(?: Reason: ([^\n]*))?")
+_APP_REMOVED = re.compile(r"Master removed our application: \w+|Application has been killed\. Reason: [^\n]+")
 _PY_ERROR = re.compile(r"^(?::\s*)?(?:[\w.]+\.)?(\w*(?:Error|Exception|Timeout|Died)):\s*(.+)$", re.M)
 
 
 def describe_stage_error(exc, status=None):
     """The most useful line of a failed stage: a role's error from the scheduler, else the task's Python
     exception (``SomeError: message``) dug out of Spark's wrapped traceback, else Spark's own text."""
+    text = str(exc)
+    removed = _APP_REMOVED.search(text)
+    if removed:         # the cluster manager ended the whole application: no role is at fault
+        from sparkps.spark.driver.restarts import APP_ENDED
+        return "%s: %s" % (APP_ENDED, removed.group(0))
     errors = (status or {}).get("errors") or []
     if errors and errors[0].get("node"):
         return _error_text(errors[0])
-    text = str(exc)
+    task = _BARRIER_TASK.search(text)      # a barrier task's partition is its worker's rank
+    lost = _EXECUTOR_LOST.search(text)
+    if lost:
+        reason = "; ".join(part.strip() for part in (lost.group(2), lost.group(3)) if part and part.strip())
+        return "executor %s was lost%s (%s)" % (lost.group(1), " with worker %s" % task.group(1) if task else "",
+                                                reason or "no reason given")
     ours = re.findall(r"sparkps ((?:worker|server) \d+) failed: (.+)", text)
     if ours:
         return "%s failed: %s" % (ours[-1][0], ours[-1][1].strip())
     matches = list(_PY_ERROR.finditer(text))
     found = [m for m in matches if not m.group(1).startswith(("Py4J", "Spark"))] or \
         [m for m in matches if m.group(1).startswith("Spark")]
-    task = _BARRIER_TASK.search(text)      # a barrier task's partition is its worker's rank
     role = "worker %s" % task.group(1) if task else "a Spark task"
     if found:
         last = found[-1]

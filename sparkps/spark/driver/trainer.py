@@ -10,6 +10,7 @@ The driver starts the scheduler (port 0), then one barrier stage of ``num_worker
 0..num_servers-1 also run a server process each.  So the job needs exactly ``num_workers`` task slots.
 """
 import contextlib
+import re
 
 import numpy as np
 
@@ -39,7 +40,14 @@ from sparkps.spark.driver.placement import (
     tasks_reach,
 )
 from sparkps.spark.driver.progress import ProgressView
-from sparkps.spark.driver.results import check_stop_metric, fit_timings, log_early_stop, merge_histories, trained_model
+from sparkps.spark.driver.results import (
+    check_stop_metric,
+    fit_timings,
+    log_early_stop,
+    merge_histories,
+    role_hosts,
+    trained_model,
+)
 from sparkps.spark.driver.stage import FrameStage, RddStage, StageFailed, run_watched, same_machine
 from sparkps.spark.driver.table_staging import remove as remove_staged
 from sparkps.spark.driver.table_staging import staging_folder
@@ -225,10 +233,15 @@ class SparkTrainer:
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
         results = None
-        reached = tasks_reach(session, checks.scheduler_host(master, conf)) \
-            if needs_probe(self.scheduler_placement, is_connect(session), master) else None
-        placement = choose_placement(self.scheduler_placement, is_connect(session), master,
-                                     connect_host(session) if is_connect(session) else None, reached)
+        try:          # the placement probe is a Spark job of its own: a failure there leaves no staging folder
+            reached = tasks_reach(session, checks.scheduler_host(master, conf)) \
+                if needs_probe(self.scheduler_placement, is_connect(session), master) else None
+            placement = choose_placement(self.scheduler_placement, is_connect(session), master,
+                                         connect_host(session) if is_connect(session) else None, reached)
+        except BaseException:
+            view.close(finished=False)
+            remove_staged(extra.get("tables_dir"))
+            raise
         self.last_placement = placement
         paused = spark_progress_paused(session.sparkContext) if placement == "driver" and not is_connect(session) \
             else contextlib.nullcontext()     # with the scheduler in the stage, Spark's stage progress shows
@@ -243,6 +256,7 @@ class SparkTrainer:
                             self.last_fit = {"restarts": restarts.entries}
                             if not restarts.count:
                                 _raise_in_input(exc, data, places)
+                                _raise_without_checkpoints(exc, self.checkpoint_dir)
                             raise restarts.give_up(exc) from exc
                         point = latest_checkpoint(self.checkpoint_dir)
                         view.note(restarts.describe(restarts.record(exc, point, progress)))
@@ -254,7 +268,8 @@ class SparkTrainer:
                 remove_staged(extra.get("tables_dir"))
         if placement == "stage":     # no live progress: the per-epoch history, now
             view.history(merge_histories(results))
-        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement)
+        self.last_fit = dict(fit_timings(results, self.batch_size), restarts=restarts.entries, placement=placement,
+                             roles=role_hosts(results, placement, checks.scheduler_host(master, conf)))
         try:
             model = trained_model(self, results, point, restarts.entries, extra.get("tables_dir"))
         except BaseException:
@@ -361,6 +376,19 @@ class SparkTrainer:
                 "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not self._local_master}
+
+
+def _raise_without_checkpoints(exc, checkpoint_dir):
+    """A lost executor or a dead role process, in a fit without checkpoints (a restart could have got past it):
+    the same error, saying what to set."""
+    from sparkps.errors import NodeDied
+    from sparkps.spark.driver.restarts import restartable
+    lost = isinstance(exc, NodeDied) or re.search(r"executor \S+ was lost|killed by SIG|exited with code", str(exc))
+    if checkpoint_dir or not lost or not restartable(exc):    # restartable: a ClusterError, so it has a node
+        return
+    raise type(exc)("%s; without checkpoints the fit cannot restart from one: set checkpoint_dir (the jobs' "
+                    "--checkpoint-dir DIR with --max-restarts N, the estimators' checkpointDir and maxRestarts) to a "
+                    "folder every executor can write" % exc, node=exc.node) from exc
 
 
 def _raise_in_input(exc, data, places):

@@ -12,6 +12,7 @@ servers wrote into the plan's ``tables_dir`` (never their rows).
 """
 import contextlib
 import os
+import sys
 import time
 
 from sparkps.errors import SparkpsError
@@ -177,12 +178,12 @@ def run_task(plan, rank, rows, ctx="cpu", host="127.0.0.1"):
                                       plan.get("checkpoint_steps"))
             # a server that dies while this worker registers, trains or closes (after its last step: the final
             # pull, the last checkpoint) fails the job at once, not after the heartbeat timeout
-            with watch_server_exit(server, plan, rank):
+            with watch_server_exit(server, plan, rank, last_words=lambda: last_line(server)):
                 result = run_worker(register, fit, explain, checkpoints)
             if server is not None:
                 server.wait_exit(SERVER_EXIT_SECONDS)
             timeline["task_end"] = time.time()
-            result["timeline"] = timeline
+            result.update(timeline=timeline, host=host, server=server is not None)    # where the roles ran
             return result
     except BaseException as exc:
         raise WorkerFailed("sparkps worker %d failed: %s" % (rank, explain(exc))) from exc
@@ -387,24 +388,34 @@ def _start_server(plan, rank, host):
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
     return spawn_server(plan["scheduler_uri"], plan["secret"], rank=rank, env=env, timeouts=timeouts, host=host,
-                        curve=bool(plan.get("curve")))
+                        curve=bool(plan.get("curve")), relay=sys.stderr)   # the executor's log; its last line kept
 
 
-def watch_server_exit(process, plan, rank):
+def last_line(child, wait=2.0):
+    """The last line a relayed child (:class:`~sparkps.runtime.supervisor.Child`) wrote, once its output has been
+    read to the end (at most ``wait`` s)."""
+    child.join_output(wait)
+    return child.last_line
+
+
+def watch_server_exit(process, plan, rank, last_words=None):
     """For the whole life of this task's worker (register, train, close), watch the server process it started:
     if that process fails (a non-zero exit or a signal; a server the scheduler ended exits 0), tell the scheduler
     at once (ABORT), so every node fails now with the exit code instead of waiting out the registration or
-    heartbeat timeout."""
+    heartbeat timeout. ``last_words``: a function returning the process's last output line (why it exited), told
+    to the scheduler with the exit code."""
     from sparkps.runtime.supervisor import ExitWatch, describe_exit
 
     def abort(code):
         if code == 0:      # the job ended (TERMINATE): every worker closed, nothing is lost
             return
         from sparkps.scheduler.client import report_abort
+        line = last_words() if last_words is not None else ""     # an import error, a traceback's last line
+        said = ": %s" % line[-300:] if line else ""
         with contextlib.suppress(SparkpsError):
             report_abort(plan["scheduler_uri"], plan["secret"], "server", rank,
-                         "its process (started by worker %d) %s" % (rank, "exited with code %s" % code if code >= 0
-                                                                    else "was " + describe_exit(code)),
+                         "its process (started by worker %d) %s%s" % (rank, "exited with code %s" % code if code >= 0
+                                                                      else "was " + describe_exit(code), said),
                          curve=bool(plan.get("curve")))
     return ExitWatch(process, abort)
 

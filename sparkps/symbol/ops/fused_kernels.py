@@ -2,7 +2,8 @@
 its pooling, the per-row gradient sum of that read, and the FM / NFM pair-sum interaction with its gradient.
 
 Imported only when a fused op is bound on a cpu context (``import sparkps.symbol`` never loads numba). Each kernel
-is compiled once per installation and argument types and read back from numba's on-disk cache (``cache=True``);
+is compiled once per installation and argument types and read back from numba's on-disk cache, in the folder
+``rows.kernel_cache`` chooses (uncached where none can be written);
 ``nogil=True`` lets a worker's other threads (its kvstore's I/O) run beside a step. Serial loops: a CTR worker runs
 on one core, and at these sizes (a batch of 256-2048 rows, 6-40 fields, 4-64 factors) numba's parallel loops cost
 more to start than they save on 2 cores. Nothing here blocks beyond the computation.
@@ -13,18 +14,19 @@ raises the error naming its input.
 """
 import math
 
-import numba
 import numpy as np
+
+from sparkps.rows.kernel_cache import kernel
 
 POOLING_CODES = {"none": 0, "sum": 1, "mean": 2}
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _bad_position(p, rows):
     return not (p == p) or p >= rows or math.floor(p) != p
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def gather_rows(pos, weight, out, pooling):
     """Rows of ``weight`` (rows, dim) at the positions ``pos`` (n, width) into ``out``: (n * width, dim) for
     pooling 0 (an absent id gives a zero row), (n, dim) summed over the width for 1, averaged over the present ids
@@ -59,7 +61,7 @@ def gather_rows(pos, weight, out, pooling):
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def scatter_rows(pos, dy, grad, pooling):
     """The weight gradient of ``gather_rows``: ``grad`` (rows, dim) zeroed, then each present position's output
     gradient (``dy``: (n * width, dim) for pooling 0, (n, dim) else, divided by the row's count for 2) added into
@@ -90,7 +92,7 @@ def scatter_rows(pos, dy, grad, pooling):
                     grad[i, k] += dy[source, k]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def pair_sum_forward(x, out, keep_factors):
     """sum_{i<j} e_i * e_j over the fields of ``x`` (n, fields, factors) as ((sum e)^2 - sum e^2) / 2: into ``out``
     (n, factors) when ``keep_factors`` (NFM), else its sum over the factors into ``out`` (n, 1) (FM)."""
@@ -116,7 +118,7 @@ def pair_sum_forward(x, out, keep_factors):
             out[b, 0] = 0.5 * s
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def pair_sum_backward(x, dy, dx, keep_factors):
     """d e_f = dy * (sum_i e_i - e_f): ``dy`` (n, factors) when ``keep_factors``, else (n, 1)."""
     n, fields, factors = x.shape

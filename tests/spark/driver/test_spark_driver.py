@@ -1,6 +1,8 @@
 """The driver's pure parts: progress summaries from scheduler status, and naming the failed role."""
 import io
 
+import pytest
+
 from sparkps.spark.driver.progress import ProgressView, format_summary, summarize
 from sparkps.spark.driver.results import fit_timings, merge_histories
 from sparkps.spark.driver.stage import describe_stage_error
@@ -104,3 +106,43 @@ def test_the_validation_seconds_are_the_slowest_workers_of_each_part():
                {"rank": 1, "validation": {"rows_pull": 0.75, "scoring": 1.0, "snapshot": 0.0}}]
     assert fit_timings(results, batch_size=32)["validation_seconds"] == {
         "rows_pull": 0.75, "scoring": 2.0, "snapshot": 1.5}
+
+
+# Spark's own texts (Spark 4): a barrier stage after its executor was lost, and a stage the standalone master ended
+EXECUTOR_LOST = (
+    "An error occurred while calling o90.collectAndServe.\n"
+    ": org.apache.spark.SparkException: Job aborted due to stage failure: Could not recover from a failed barrier "
+    "ResultStage. Most recent failure reason: Stage failed because barrier task ResultTask(3, 1) finished "
+    "unsuccessfully.\nExecutorLostFailure (executor 1 exited caused by one of the running tasks) Reason: Command "
+    "exited with code 137\n\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler."
+    "scala:2935)\n")
+APP_REMOVED = (
+    "An error occurred while calling o90.collectAndServe.\n"
+    ": org.apache.spark.SparkException: Job aborted due to stage failure: Master removed our application: FAILED\n"
+    "\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2935)\n")
+
+
+def test_a_lost_executor_and_a_removed_application_are_named():
+    """Both used to end as Spark's first line ('Could not recover from a failed barrier ResultStage'); the removed
+    application is no role's fault and no restart can get past it."""
+    from sparkps.spark.driver.restarts import restartable
+    from sparkps.spark.driver.stage import StageFailed
+    assert describe_stage_error(RuntimeError(EXECUTOR_LOST)) == \
+        "executor 1 was lost with worker 1 (exited caused by one of the running tasks; Command exited with code 137)"
+    removed = describe_stage_error(RuntimeError(APP_REMOVED), {"errors": [{"node": "worker 0", "message": "x"}]})
+    assert removed == "the cluster manager ended the application: Master removed our application: FAILED"
+    assert restartable(StageFailed(describe_stage_error(RuntimeError(EXECUTOR_LOST))))
+    assert not restartable(StageFailed(removed))
+
+
+def test_a_lost_executor_without_checkpoints_says_what_to_set():
+    from sparkps.spark.driver.stage import StageFailed
+    from sparkps.spark.driver.trainer import _raise_without_checkpoints
+    lost = StageFailed(describe_stage_error(RuntimeError(EXECUTOR_LOST)))
+    with pytest.raises(StageFailed, match=r"^executor 1 was lost with worker 1 \(.*\); without checkpoints the "
+                                          r"fit cannot restart from one: set checkpoint_dir \(the jobs' "
+                                          r"--checkpoint-dir DIR with --max-restarts N, the estimators' "
+                                          r"checkpointDir and maxRestarts\)"):
+        _raise_without_checkpoints(lost, None)
+    _raise_without_checkpoints(lost, "/ckpt")                                     # restarts handle it
+    _raise_without_checkpoints(StageFailed("worker 0 failed: ValueError: bad row"), None)     # no restart helps

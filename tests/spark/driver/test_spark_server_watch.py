@@ -70,3 +70,28 @@ def test_a_stopped_server_process_is_killed_and_reaped_after_the_grace_period():
         if stopped.poll() is None:
             stopped.kill()
             stopped.wait(10)
+
+
+def test_the_servers_last_line_says_why_it_exited():
+    """A server that cannot import sparkps (code shipped as a zip its environment does not name): the job's error
+    carries the server's own last line, not only its exit code."""
+    import io
+
+    from sparkps.runtime.supervisor import spawn
+    from sparkps.spark.task.barrier_task import last_line
+    sched = Scheduler(1, 1, timeouts=cluster_timeouts(register=30)).start()
+    log = io.StringIO()
+    server = spawn("server 0", [sys.executable, "-c", "import sys; sys.stderr.write(\"python: Error while finding "
+                                "module specification for 'sparkps.server' (ModuleNotFoundError: No module named "
+                                "'sparkps')\\n\"); raise SystemExit(1)"], relay=log)
+    try:
+        with watch_server_exit(server, {"scheduler_uri": sched.uri, "secret": sched.secret}, 0,
+                               last_words=lambda: last_line(server)) as watch:
+            server.wait(10)
+            watch._thread.join(20)
+        errors = sched.status()["errors"]
+        assert "its process (started by worker 0) exited with code 1: python: Error while finding module " \
+               "specification for 'sparkps.server' (ModuleNotFoundError: No module named 'sparkps')" in str(errors[0])
+        assert "[server 0] python: Error while finding" in log.getvalue()       # still in the executor's log
+    finally:
+        sched.stop()

@@ -44,3 +44,22 @@ def test_an_output_under_a_file_is_refused(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(ConfigError, match=r"--output .*f/out/deeper: .*/f is a file, not a folder"):
         check_output_folder(str(tmp_path / "f" / "out" / "deeper"), False)
+
+
+def test_a_python_workers_error_inside_a_java_one_is_the_line():
+    from sparkps.spark.submit.failures import worker_error
+    text = ("An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+            ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 1.0 failed 4 times\n"
+            "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+            '  File "/x/pyspark.zip/pyspark/worker.py", line 1, in main\n'
+            "    import numpy\n"
+            "ModuleNotFoundError: No module named 'numpy'\n"
+            "\n\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(x.scala:1)\n"
+            "Driver stacktrace:\n"
+            "org.apache.spark.SparkException: Job aborted due to stage failure\n")
+    assert worker_error(text) == "ModuleNotFoundError: No module named 'numpy'"
+    line, code = failure_line(RuntimeError(text))
+    assert line.startswith("a Python worker on an executor failed: ModuleNotFoundError: No module named 'numpy'; the "
+                           "executors' Python (spark.pyspark.python / PYSPARK_PYTHON) cannot import numpy")
+    assert code == 2
+    assert worker_error("no traceback here") is None
