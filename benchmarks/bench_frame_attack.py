@@ -52,9 +52,9 @@ def settled_rss_mib(pid, seconds=10.0):
     return settled_rss(pid, seconds) / float(1 << 20)
 
 
-def announce(address, size, chunk=1 << 20):
-    """A connection that announced one frame of ``size`` bytes and streamed all of it but its last byte (so the
-    peer holds it, incomplete); None when disconnected while sending."""
+def _attack(address, payload):
+    """A raw connection to ``address`` that completed the ZMTP greeting, then sent what ``payload(sock)`` sends;
+    None when disconnected on the way."""
     host, port = address[len("tcp://"):].rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=10)
     try:
@@ -65,39 +65,35 @@ def announce(address, size, chunk=1 << 20):
             if not data:
                 raise ConnectionResetError("closed during the greeting")
             got += len(data)
+        payload(sock)
+        return sock
+    except OSError:
+        sock.close()
+        return None
+
+
+def announce(address, size, chunk=1 << 20):
+    """A connection that announced one frame of ``size`` bytes and streamed all of it but its last byte (so the
+    peer holds it, incomplete); None when disconnected while sending."""
+    def payload(sock):
         sock.sendall(READY + frame_header(size))
         block = b"\0" * chunk
         left = size - 1
         while left > 0:
             sock.sendall(block[:min(chunk, left)])
             left -= min(chunk, left)
-        return sock
-    except OSError:
-        sock.close()
-        return None
+    return _attack(address, payload)
 
 
 def announce_frames(address, count, size=1 << 20):
     """A connection that sent ``count`` frames of ``size`` bytes, each flagged 'more' (one message never ended);
     None when disconnected while sending."""
-    host, port = address[len("tcp://"):].rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)), timeout=10)
-    try:
-        sock.sendall(GREETING)
-        got = 0
-        while got < len(GREETING):
-            data = sock.recv(4096)
-            if not data:
-                raise ConnectionResetError("closed during the greeting")
-            got += len(data)
+    def payload(sock):
         sock.sendall(READY)
         frame = b"\x03" + size.to_bytes(8, "big") + b"\0" * size     # flags: more, long
         for _ in range(count):
             sock.sendall(frame)
-        return sock
-    except OSError:
-        sock.close()
-        return None
+    return _attack(address, payload)
 
 
 def still_open(sock):

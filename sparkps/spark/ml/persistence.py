@@ -35,7 +35,7 @@ from pyspark.ml.util import DefaultParamsReader, DefaultParamsWriter
 from sparkps.errors import ConfigError, DataError
 from sparkps.spark.common.session import is_connect
 from sparkps.spark.model.spark_model import SparkModel
-from sparkps.spark.model.storage import files_for
+from sparkps.spark.model.storage import files_for, is_uri
 
 WEIGHTS_DIR = "weights"
 FORMAT_FIELD, FORMAT = "sparkpsFormat", 2
@@ -56,7 +56,8 @@ class ParamsWriter(DefaultParamsWriter):
         super().save(path)
 
     def saveImpl(self, path):
-        check_writable(path)
+        if not is_uri(path):       # a URI is Spark's to write (on Spark Connect too)
+            check_writable(path, files_for(path, self.sparkSession))
         super().saveImpl(path)
 
     def metadata_session(self):
@@ -76,8 +77,7 @@ class ModelWriter(ParamsWriter):
     def saveImpl(self, path):
         files = files_for(path, self.sparkSession)     # a store the weights cannot reach: before any write
         check_free(path, self.shouldOverwrite, files)
-        if files.on_local_disk:
-            check_writable(path)
+        check_writable(path, files)
         DefaultParamsWriter.saveMetadata(self.instance, path, self.metadata_session(),
                                          extraMetadata={**self.extra, FORMAT_FIELD: FORMAT})
         self.instance.spark_model.save(files.join(path, WEIGHTS_DIR), session=self.sparkSession)
@@ -88,8 +88,7 @@ class ModelReader(DefaultParamsReader):
 
     def load(self, path):
         files = files_for(path, self.sparkSession)
-        if files.on_local_disk:
-            check_saved_model(path)
+        check_saved_model(path, files)
         metadata = DefaultParamsReader.loadMetadata(path, session_for_metadata(self.sparkSession))
         check_format(path, metadata)
         check_class(path, metadata, self.cls)
@@ -98,14 +97,15 @@ class ModelReader(DefaultParamsReader):
         return model
 
 
-def check_saved_model(path):
+def check_saved_model(path, files):
     """ConfigError saying what a local ``path`` holds when it is not a pyspark.ml model folder (it has no
     ``metadata`` folder): a SparkModel folder (``SparkModel.load``, as ``jobs/train_classifier.py`` writes its
     model), a job's output folder (its model is ``PATH/model``), nothing at all. Instead of Spark's
-    ``PATH_NOT_FOUND .../metadata``. Paths of other file systems are left to Spark."""
-    if "://" in str(path) and not str(path).startswith("file:"):
+    ``PATH_NOT_FOUND .../metadata``. Paths of other file systems (``files`` not on the local disk) are left to
+    Spark."""
+    if not files.on_local_disk:
         return
-    folder = local_path(path)
+    folder = files.local(path)
     if os.path.isdir(os.path.join(folder, "metadata")):
         return
     if not os.path.exists(folder):
@@ -168,16 +168,17 @@ def check_free(path, overwrite, files=None):
                           "another path" % (path, path))
 
 
-def check_writable(path):
+def check_writable(path, files):
     """Create the local folder ``path`` (and its parents) where the model is about to be written; ConfigError naming
     ``path`` and the file system's cause when it cannot be (``/proc/x``, a file in the way, no permission), instead
-    of the metadata's Spark job failing with a Java trace. Paths of other file systems (``scheme://``) are left to
-    Spark."""
-    if "://" in str(path) and not str(path).startswith("file:"):
+    of the metadata's Spark job failing with a Java trace. Paths of other file systems (``files`` not on the local
+    disk) are left to Spark."""
+    if not files.on_local_disk:
         return
+    folder = files.local(path)
     try:
-        os.makedirs(local_path(path), exist_ok=True)
-        if not os.access(local_path(path), os.W_OK | os.X_OK):
+        os.makedirs(folder, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
         raise ConfigError("cannot save the model to %s: %s" % (path, exc.strerror or exc)) from None
@@ -198,8 +199,3 @@ def check_format(path, metadata):
         raise DataError("%s: the model was saved in sparkps model format %d by a newer sparkps; this version reads "
                         "formats 1 to %d (upgrade sparkps to load it)" % (path, version, FORMAT))
     return version
-
-
-def local_path(path):
-    """``path`` without a ``file:`` scheme."""
-    return path[len("file:"):] if str(path).startswith("file:") else path
