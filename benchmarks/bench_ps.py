@@ -3,7 +3,7 @@ its own process (the server started with ``spawn_server``, as a Spark task does)
 
 1. Transfer: a round trip of 4 bytes and of 16 MiB through (a) a raw pyzmq DEALER -> ROUTER echo in a
    child process (the baseline; both ends move frames with the project's own zero-copy primitives,
-   ``send_frames`` / ``recv_frames`` of ``sparkps/comm/channel.py``, so it is the floor they allow),
+   ``send_frames`` / ``recv_frames`` of ``sparkps/comm/van.py``, so it is the floor they allow),
    (b) a Postoffice request to a server node that echoes the arrays (the comm layer: authenticated header,
    zero-copy arrays), (c) ``kv.pushpull`` / ``kv.pull`` through a KVServer without optimizer (it keeps the
    pushed value, as MXNet's server without an updater).
@@ -32,15 +32,15 @@ import zmq
 from benchmarks import report
 from sparkps import kvstore, optimizer
 from sparkps.comm import Postoffice
-from sparkps.comm.channel import recv_frames, send_frames
 from sparkps.comm.timeouts import Timeouts
+from sparkps.comm.van import recv_frames, send_frames
 from sparkps.runtime.server_node import spawn_server
 from sparkps.scheduler import Scheduler
 
 MIB16 = 4 << 20  # float32 elements in 16 MiB
 RAW_PEER = """
 import zmq
-from sparkps.comm.channel import readable, recv_frames, send_frames
+from sparkps.comm.van import readable, recv_frames, send_frames
 ctx = zmq.Context(); sock = ctx.socket(zmq.ROUTER); sock.linger = 0
 poller = zmq.Poller(); poller.register(sock, zmq.POLLIN)
 print(sock.bind_to_random_port("tcp://127.0.0.1"), flush=True)
@@ -212,7 +212,7 @@ def report_text(transfer, training, args, command):
         f"Command: `{command}`. Every peer runs in its own process over tcp://127.0.0.1: "
         "the raw baseline is a pyzmq DEALER talking to a ROUTER child process that echoes each message, both moving "
         "frames with the project's own zero-copy primitives (`send_frames` / `recv_frames` of "
-        "`sparkps/comm/channel.py`); the Postoffice row is a worker Postoffice talking to a server node (child "
+        "`sparkps/comm/van.py`); the Postoffice row is a worker Postoffice talking to a server node (child "
         "process) whose handler echoes the arrays; kv rows go through a KVServer started with `spawn_server` (a "
         "subprocess, as Spark tasks start it), without optimizer. Medians over "
         f"{args.repeat} interleaved rounds, contenders in a shuffled order each round; \"vs raw\" is the median "

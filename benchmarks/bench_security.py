@@ -32,7 +32,7 @@ from benchmarks.bench_sparse import ADAGRAD, DIM, zipf_batch
 from sparkps import kvstore, optimizer
 from sparkps.comm import message as wire
 from sparkps.comm.freshness import Freshness
-from sparkps.comm.security import MacKey, Sequencer
+from sparkps.comm.message import MacKey, Sequencer
 from sparkps.comm.timeouts import Timeouts
 from sparkps.rows.values import RowSparse
 from sparkps.scheduler import Scheduler

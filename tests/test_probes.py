@@ -53,7 +53,7 @@ ALLOWED = {
     ("sparkps/spark/driver/trainer.py", "hasattr(input_shape, '__len__')"):
         "foreign: the user's input_shape (an int or any sequence of ints)",
     # -- foreign: the standard library ---------------------------------------------------------------------------
-    ("sparkps/comm/channel.py", "getattr(self._local, 'channel', None)"):
+    ("sparkps/comm/van.py", "getattr(self._local, 'channel', None)"):
         "foreign: a threading.local, which holds a channel only in the threads that made one",
     ("sparkps/runtime/supervisor.py", "getattr(self.process, name)"):
         "foreign: subprocess.Popen, whose interface (pid, poll, wait, ...) the supervised process forwards",

@@ -2,11 +2,8 @@
 
 Imports only zmq, msgpack, numpy and the standard library.
 """
-from sparkps.comm.customer import Customer
-from sparkps.comm.endpoint import Endpoint, Responder
-from sparkps.comm.message import COMMANDS, Message, decode, encode
-from sparkps.comm.postoffice import Postoffice, node_name
-from sparkps.comm.security import generate_secret
+from sparkps.comm.message import COMMANDS, Message, decode, encode, generate_secret
+from sparkps.comm.postoffice import Customer, Endpoint, Postoffice, Responder, node_name
 from sparkps.comm.timeouts import Timeouts
 
 __all__ = ["COMMANDS", "Customer", "Endpoint", "Message", "Postoffice", "Responder", "Timeouts", "decode",

@@ -28,7 +28,7 @@ scheduler answers it with the job id and registers nothing) or a STATUS.  Nothin
 import collections
 import threading
 
-from sparkps.comm.security import SESSION_BYTES
+from sparkps.comm.message import SESSION_BYTES
 
 WINDOW = 4096
 MAX_ANONYMOUS_SESSIONS = 1024

@@ -1,14 +1,18 @@
-"""The ZeroMQ transport of one node.
+"""The ZeroMQ transport of one node: its Van (the sockets, the I/O thread) and the Channels of its sending threads.
 
-One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go
-out through a DEALER connected to the peer's ROUTER and the reply comes back on that DEALER.  ZeroMQ
-sockets are not thread-safe, so a single I/O thread owns the ROUTER and its own DEALERs: other threads
-either put frames in its outbox and wake it through a pipe, or send on a Channel of their own and poll
-it for the reply themselves (``send_direct`` / ``pump``: no hand-over between threads).  Every socket
-sets ``zmq.MAXMSGSIZE`` to one byte below the limit (``settings.resolve_max_message_bytes``, exclusive): libzmq
-disconnects a peer announcing a frame of the limit or larger before allocating it.  Frames that do not
-decode, fail authentication, are not fresh or belong to another job (``freshness``) are dropped and counted,
-with one warning per claimed sender and reason.
+One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go out through a
+DEALER connected to the peer's ROUTER and the reply comes back on that DEALER. ZeroMQ sockets are not thread-safe,
+so a single I/O thread owns the ROUTER and its own DEALERs: other threads either put frames in its outbox and wake
+it through a pipe, or send on a Channel of their own and poll it for the reply themselves (``send_direct`` /
+``pump``: no hand-over between threads). Every socket sets ``zmq.MAXMSGSIZE`` to one byte below the limit
+(``settings.resolve_max_message_bytes``, exclusive): libzmq disconnects a peer announcing a frame of the limit or
+larger before allocating it. Frames that do not decode, fail authentication, are not fresh or belong to another job
+(``freshness``) are dropped and counted, with one warning per claimed sender and reason.
+
+Channels: the DEALER sockets of one sending thread. A thread that sends a request on its own channel and then waits
+for the reply polls the channel itself, so a request/reply costs no hand-over to the I/O thread. ZeroMQ sockets may
+move between threads behind a full memory barrier, so every use of a channel's sockets happens under its lock:
+whichever thread holds it (normally the owner) sends, polls and dispatches the replies it finds.
 """
 import collections
 import logging
@@ -16,11 +20,11 @@ import os
 import tempfile
 import threading
 import uuid
+import weakref
 
 import zmq
 
 from sparkps.comm import message as wire
-from sparkps.comm.channel import ChannelBook, readable, recv_frames, send_frames
 from sparkps.comm.freshness import Freshness
 from sparkps.comm.settings import resolve_max_message_bytes
 from sparkps.errors import AuthError, ClusterError, ConfigError, MalformedMessage
@@ -302,3 +306,122 @@ class Van:
         self._warned.add((sender, reason))
         log.warning("%s: dropped a message claiming to come from %s: %s (further drops from it for this reason "
                     "are only counted)", self.name, sender, detail)
+
+
+log = logging.getLogger(__name__)
+_NOBLOCK, _SNDMORE, _EVENTS, _POLLIN = int(zmq.NOBLOCK), int(zmq.SNDMORE), int(zmq.EVENTS), int(zmq.POLLIN)
+
+
+def send_frames(sock, frames):
+    """``sock.send_multipart(frames, NOBLOCK, copy=False)`` with plain-int flags (pyzmq's wrapper and its
+    enum arithmetic cost more than the send itself).  Raises zmq.ZMQError as send_multipart does."""
+    last = len(frames) - 1
+    for i, frame in enumerate(frames):
+        sock.send(frame, _NOBLOCK | _SNDMORE if i < last else _NOBLOCK, copy=False)
+
+
+def readable(sock):
+    """True when a whole message is waiting on ``sock`` (ZeroMQ delivers multipart messages at once)."""
+    return sock.getsockopt(_EVENTS) & _POLLIN
+
+
+def recv_frames(sock):
+    """The frames of the next message on ``sock`` (zmq Frames, no copy); call only when ``readable``."""
+    frame = sock.recv(_NOBLOCK, copy=False)
+    frames = [frame]
+    while frame.more:
+        frame = sock.recv(_NOBLOCK, copy=False)
+        frames.append(frame)
+    return frames
+
+
+class Channel:
+    """DEALERs (one per peer address) created for one thread; use only while holding ``lock``."""
+
+    def __init__(self, thread, new_dealer):
+        self.thread = weakref.ref(thread)
+        self.lock = threading.Lock()
+        self.closed = False
+        self.sends = 0
+        self._dealers = {}
+        self._poller = zmq.Poller()
+        self._new_dealer = new_dealer
+
+    def send(self, address, frames):
+        """Send ``frames`` to the ROUTER at ``address`` (never blocks); False when zmq refused."""
+        sock = self._dealers.get(address)
+        if sock is None:
+            sock = self._dealers[address] = self._new_dealer(address)
+            self._poller.register(sock, zmq.POLLIN)
+        self.sends += 1
+        try:
+            send_frames(sock, frames)
+            return True
+        except zmq.ZMQError as exc:
+            log.warning("could not send to %s: %s", address, exc)
+            return False
+
+    def poll(self, timeout_s, on_frames, burst=256):
+        """Wait at most ``timeout_s`` for replies; hand every received message to ``on_frames``."""
+        for sock, _ in self._poller.poll(int(timeout_s * 1000)):
+            for _ in range(burst):
+                if not readable(sock):
+                    break
+                on_frames(recv_frames(sock))
+
+    def close(self):
+        self.closed = True
+        for sock in self._dealers.values():
+            sock.close(0)
+        self._dealers.clear()
+
+
+class ChannelBook:
+    """One Channel per sending thread; channels of threads that ended are closed when new ones open."""
+
+    def __init__(self, new_dealer):
+        self._new_dealer = new_dealer
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._channels = []
+        self.closed = False
+
+    def mine(self):
+        """The calling thread's channel (created on first use); None once the book is closed."""
+        channel = getattr(self._local, "channel", None)
+        if channel is not None and not channel.closed:
+            return channel
+        with self._lock:
+            if self.closed:
+                return None
+            self._prune()
+            channel = Channel(threading.current_thread(), self._new_dealer)
+            self._channels.append(channel)
+        self._local.channel = channel
+        return channel
+
+    def _prune(self):
+        alive = []
+        for channel in self._channels:
+            thread = channel.thread()
+            if (thread is None or not thread.is_alive()) and channel.lock.acquire(blocking=False):
+                try:
+                    channel.close()
+                finally:
+                    channel.lock.release()
+            else:
+                alive.append(channel)
+        self._channels = alive
+
+    def close_all(self, timeout=1.0):
+        """Close every channel (waits at most ``timeout`` s for each one's lock)."""
+        with self._lock:
+            self.closed = True
+            channels, self._channels = self._channels, []
+        for channel in channels:
+            got = channel.lock.acquire(timeout=timeout)
+            try:
+                channel.close()
+            finally:
+                if got:
+                    channel.lock.release()

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 
-from sparkps.comm.security import generate_secret
+from sparkps.comm.message import generate_secret
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, ConfigError
 from sparkps.runtime.supervisor import describe_exit, spawn, stop_all

@@ -4,7 +4,7 @@ import os
 import zmq
 
 from sparkps.comm import message as wire
-from sparkps.comm.security import SESSION_BYTES, CurveKeys, secret_bytes
+from sparkps.comm.message import SESSION_BYTES, CurveKeys, secret_bytes
 from sparkps.errors import PeerTimeout, RemoteError
 
 

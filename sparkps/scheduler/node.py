@@ -10,9 +10,8 @@ import os
 import threading
 import time
 
-from sparkps.comm.endpoint import Endpoint
-from sparkps.comm.postoffice import node_name
-from sparkps.comm.security import JOB_ID_BYTES, CurveKeys, generate_secret
+from sparkps.comm.message import JOB_ID_BYTES, CurveKeys, generate_secret
+from sparkps.comm.postoffice import Endpoint, node_name
 from sparkps.comm.settings import HEADER_LIMIT_BYTES
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, NodeDied, PeerTimeout

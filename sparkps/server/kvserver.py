@@ -21,8 +21,8 @@ import os
 import numpy as np
 
 from sparkps.comm import protocol
-from sparkps.comm.buffers import BufferPool
 from sparkps.comm.manifest import read_manifest
+from sparkps.comm.message import BufferPool
 from sparkps.errors import ConfigError, MalformedMessage
 from sparkps.optimizer.finite import NonFinite, nonfinite_mode
 from sparkps.rows.shards import check_table_name, folder_below

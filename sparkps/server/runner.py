@@ -12,8 +12,8 @@ import logging
 import sys
 import threading
 
+from sparkps.comm.message import curve_from_env
 from sparkps.comm.postoffice import Postoffice
-from sparkps.comm.security import curve_from_env
 from sparkps.comm.settings import NodeSettings, resolve_tables_root
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, SparkpsError

@@ -29,9 +29,9 @@ import time
 import numpy as np
 
 from sparkps.comm import protocol
-from sparkps.comm.buffers import BufferPool
 from sparkps.comm.codec import create_codec
 from sparkps.comm.layout import KeyLayout, check_key
+from sparkps.comm.message import BufferPool
 from sparkps.errors import ConfigError, ShapeError
 from sparkps.worker.payloads import Outputs, PendingRequest, Staged, Values, group_of, host_value, piece_ranges
 

@@ -1,7 +1,7 @@
 """A node whose id is not known yet holds the requests it gets and serves them, in order, once it is."""
 import pytest
 
-from sparkps.comm.endpoint import Endpoint
+from sparkps.comm.postoffice import Endpoint
 from sparkps.errors import PeerTimeout
 
 SECRET = "registration-order-secret"

@@ -2,7 +2,7 @@
 import pytest
 
 from sparkps.comm.freshness import REPLAYED, TOO_OLD, WINDOW, Freshness, ReplayWindow
-from sparkps.comm.security import Sequencer
+from sparkps.comm.message import Sequencer
 
 S1, S2 = b"1" * 16, b"2" * 16
 

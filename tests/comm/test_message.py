@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sparkps.comm import message as wire
-from sparkps.comm.security import sign
+from sparkps.comm.message import sign
 from sparkps.errors import AuthError, MalformedMessage
 
 KEY = b"job-secret"

@@ -9,7 +9,7 @@ import zmq
 
 from cluster import NodeCluster, cluster_timeouts, start_all
 from sparkps.comm import Endpoint, Message, Postoffice, encode
-from sparkps.comm.security import curve_available
+from sparkps.comm.message import curve_available
 from sparkps.errors import ConfigError, PeerTimeout
 from sparkps.scheduler import Scheduler
 

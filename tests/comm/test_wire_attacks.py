@@ -19,7 +19,7 @@ import zmtp
 from cluster import cluster_timeouts, run_in_threads
 from sparkps import optimizer
 from sparkps.comm import Postoffice
-from sparkps.comm.security import MAC_SIZE
+from sparkps.comm.message import MAC_SIZE
 from sparkps.scheduler import Scheduler
 
 KEY = 3
@@ -164,7 +164,7 @@ def test_a_frame_of_exactly_the_limit_is_refused_like_a_larger_one():
     """libzmq refuses only frames above MAXMSGSIZE; the limit is exclusive: a frame of the limit never reaches the
     node (the connection is dropped before the frame is allocated), one byte less is received (and dropped by
     the MAC check)."""
-    from sparkps.comm.endpoint import Endpoint
+    from sparkps.comm.postoffice import Endpoint
     from sparkps.comm.settings import HEADER_LIMIT_BYTES
     limit = HEADER_LIMIT_BYTES
     node = Endpoint("target", "s3cret", max_message_bytes=limit)

@@ -4,8 +4,7 @@ import pytest
 
 from sparkps.comm import protocol
 from sparkps.comm.codec import create_codec
-from sparkps.comm.message import Message, encode
-from sparkps.comm.security import MAC_SIZE
+from sparkps.comm.message import MAC_SIZE, Message, encode
 from sparkps.comm.timeouts import Timeouts
 from sparkps.optimizer import create
 from sparkps.optimizer.rowwise import RowOptimizer

@@ -9,7 +9,7 @@ pushing the gradients of 6 rows and pulling 6; gradients normal(0, 0.3)."""
 import numpy as np
 
 from sparkps import optimizer
-from sparkps.comm import endpoint
+from sparkps.comm import postoffice
 from sparkps.io import NDArrayIter
 from sparkps.plan import model
 from sparkps.rows.values import RowSparse
@@ -44,9 +44,9 @@ class WireCounter:
 
 def counted_steps(ps_cluster, monkeypatch, compression):
     """The WireCounter of ``train_steps`` with ``compression`` over tcp."""
-    counter, encode = WireCounter(), endpoint.wire.encode
+    counter, encode = WireCounter(), postoffice.wire.encode
     with monkeypatch.context() as patch:
-        patch.setattr(endpoint.wire, "encode", counter.encode(encode))
+        patch.setattr(postoffice.wire, "encode", counter.encode(encode))
         counter.pushed = train_steps(ps_cluster, compression)[2]["bytes_per_push"]
     return counter
 

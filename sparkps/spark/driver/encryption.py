@@ -3,14 +3,14 @@ closure (which carries the job secret to the executors over Spark's RPC).
 
 A fit's roles use CURVE when asked (``SparkTrainer(curve=True)``, the estimators' ``curve`` Param, the jobs'
 ``--curve``) and, by default, whenever the scheduler binds an address other than loopback
-(:func:`sparkps.comm.security.curve_for`); the keys derive from the job's secret, new for every fit. On a
+(:func:`sparkps.comm.message.curve_for`); the keys derive from the job's secret, new for every fit. On a
 master other than ``local[...]`` the task closure crosses the network through Spark's RPC: unless Spark
 authenticates and encrypts it (``spark.authenticate``, ``spark.network.crypto.enabled``) a peer on that network
 could read the secret, so the driver warns once.
 """
 import logging
 
-from sparkps.comm.security import curve_for
+from sparkps.comm.message import curve_for
 
 log = logging.getLogger(__name__)
 _WARNED = set()

@@ -308,7 +308,7 @@ class SparkTrainer:
         RDD input, or ``(df, reader)`` of a DataFrame."""
         import uuid
 
-        from sparkps.comm.security import generate_secret
+        from sparkps.comm.message import generate_secret
         from sparkps.comm.timeouts import Timeouts
         from sparkps.scheduler import Scheduler
         from sparkps.spark.driver.encryption import fit_curve, warn_unprotected_rpc

@@ -10,7 +10,7 @@ import pytest
 import zmq
 
 from sparkps.comm import message as wire
-from sparkps.comm.security import curve_for, secret_bytes
+from sparkps.comm.message import curve_for, secret_bytes
 from sparkps.errors import ConfigError, PeerTimeout
 from sparkps.scheduler.client import fetch_status
 from sparkps.spark import SparkTrainer, mlp_symbol
