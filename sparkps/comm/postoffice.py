@@ -418,12 +418,12 @@ class Endpoint:
             self._thread.start()
         return address
 
-    def request(self, address, peer, cmd, meta=None, arrays=(), track=True, via_io=False):
+    def request(self, address, peer, cmd, meta=None, arrays=(), track=True):
         """Send a request to the node at ``address`` (named ``peer`` in errors); returns its id.
 
         With ``track=False`` nobody waits and the reply is dropped on arrival.  Requests go out on the
-        calling thread's own channel (its waiter then polls for the reply itself), or through the I/O
-        thread with ``via_io=True`` / when called on the I/O thread (replies handled there).
+        calling thread's own channel (its waiter then polls for the reply itself), or, when called on the I/O
+        thread, on the Van's own DEALER (replies handled there): ``Van.send`` decides.
         """
         rid = self.customer.new_request(peer, cmd) if track else self.customer.next_id()
         msg = wire.Message(cmd, self.node_id, rid, False, meta or {}, list(arrays), None,
@@ -433,12 +433,9 @@ class Endpoint:
         except BaseException:
             self.customer.discard(rid)
             raise
-        if via_io or self.van.on_io_thread:
-            self.van.send_request(address, frames)
-        else:
-            channel = self.van.send_direct(address, frames)
-            if track and channel is not None:
-                self.customer.attach(rid, channel)
+        channel = self.van.send(address, frames)
+        if track and channel is not None:
+            self.customer.attach(rid, channel)
         return rid
 
     def wait(self, rid, timeout):

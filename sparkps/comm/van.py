@@ -3,7 +3,7 @@
 One ROUTER is bound per node (``tcp://HOST:0``, ``ipc://`` or ``inproc://``); requests to a peer go out through a
 DEALER connected to the peer's ROUTER and the reply comes back on that DEALER. ZeroMQ sockets are not thread-safe,
 so a single I/O thread owns the ROUTER and its own DEALERs: other threads either put frames in its outbox and wake
-it through a pipe, or send on a Channel of their own and poll it for the reply themselves (``send_direct`` /
+it through a pipe, or send on a Channel of their own and poll it for the reply themselves (``send`` /
 ``pump``: no hand-over between threads). Every socket sets ``zmq.MAXMSGSIZE`` to one byte below the limit
 (``settings.resolve_max_message_bytes``, exclusive): libzmq disconnects a peer announcing a frame of the limit or
 larger before allocating it. Frames that do not decode, fail authentication, are not fresh or belong to another job
@@ -50,7 +50,7 @@ class Van:
     """Sockets and the I/O thread of one node.
 
     ``on_request(msg, route)`` and ``on_reply(msg)`` run on the I/O thread and must not block;
-    ``route`` is what ``send_reply`` needs to answer.  ``send_request``/``send_reply`` are thread-safe
+    ``route`` is what ``send_reply`` needs to answer.  ``send``/``send_reply`` are thread-safe
     and never block.  ``zmq_context`` must be shared by every node of an ``inproc://`` cluster.
     """
 
@@ -103,12 +103,15 @@ class Van:
         sock.setsockopt(zmq.MAXMSGSIZE, self.max_message_bytes - 1)
         return sock
 
-    def send_request(self, address, frames):
-        """Queue ``frames`` for the peer whose ROUTER is at ``address`` (non-blocking, thread-safe)."""
-        self._post(("dealer", address, frames))
+    def send(self, address, frames):
+        """Send the request ``frames`` to the peer whose ROUTER is at ``address``: the one send path of a node.
 
-    def send_direct(self, address, frames):
-        """Send a request on the calling thread's Channel; returns it (for ``pump``), None if stopped."""
+        From any thread but the I/O thread, on the calling thread's own Channel, returned (its waiter polls it for
+        the reply with ``pump``); on the I/O thread (a handler running inline), on the Van's own DEALER, and None
+        is returned (the reply is handled there). None too once the Van stops. Never blocks on a peer."""
+        if self.on_io_thread:
+            self._post(("dealer", address, frames))
+            return None
         channel = self._channels.mine()
         if channel is None:
             return None
@@ -136,7 +139,7 @@ class Van:
 
     def poll_own(self, timeout_s):
         """Wait at most ``timeout_s`` for replies on the calling thread's Channel and dispatch them (the answers to
-        its ``send_direct`` requests nobody waits for: heartbeats).  Returns False at once, having waited for
+        its ``send`` requests nobody waits for: heartbeats).  Returns False at once, having waited for
         nothing, when the thread has sent nothing on its Channel yet or the Van is stopping."""
         channel = self._channels.mine()
         if channel is None:
