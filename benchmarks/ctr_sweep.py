@@ -1,4 +1,4 @@
-"""CTR defaults by measurement, on test AUC and fit time together: a sweep of each zoo model's learning rate,
+"""CTR defaults by measurement, on held-out AUC and fit time together: a sweep of each zoo model's learning rate,
 embedding L2, embedding width, batch size (with the learning rate scaled along), held-out share, early-stopping
 patience, epoch budget and dropout, one axis at a time, in one process, over seeds, on the data sets of
 ``bench_ctr_quality`` (planted data at two noise levels, MovieLens 100K from the recbole wheel).
@@ -31,12 +31,15 @@ estimator does not score them) and includes the validation scoring, which the es
 batch costs no round trip, so the time a larger batch saves on Spark, where every batch pulls and pushes through
 the servers, is larger than the sweep shows.
 
-Per model and data set the table gives each setting's mean test AUC over the seeds and its spread, the epochs run,
-and the mean fit time. The verdict names the best setting, the fastest setting within :data:`TOLERANCE` AUC of
-it, and the estimator's defaults (``sparkps.nets.ctr_defaults``, fitted as one more setting when they are not
-swept); a closing line names the fastest setting that is within the tolerance of the best for every model (the
-defaults are shared). ``--write-docs`` writes one section of docs/benchmarks.md per data set
+Settings are chosen as MLlib's are tuned: on rows held out of training, never on the test rows. Per model and data
+set the table gives each setting's mean held-out AUC over the seeds (the AUC of the held-out share of the training
+rows at the best epoch, which early stopping also reads), its mean test AUC and spread, the epochs run, and the mean
+fit time. The verdicts read the held-out AUC only: the best setting, the fastest setting within :data:`TOLERANCE`
+held-out AUC of it, and the estimator's defaults (``sparkps.nets.ctr_defaults``, fitted as one more setting when
+they are not swept); a closing line names the fastest setting that is within the tolerance of the best for every
+model (the defaults are shared). ``--write-docs`` writes one section of docs/benchmarks.md per data set
 (``ctr_sweep_<data>``, so data sets can run in separate processes); ``--json PATH`` the mean AUC of every setting.
+``--cache`` keeps fits by the code that made them (:func:`code_version`): an edit of any measured file starts anew.
 """
 import argparse
 import math
@@ -72,7 +75,7 @@ BRIEF = {"learningRate", "dropout"}      # the axes of a --brief model
 STOPPING = ("earlyStoppingPatience", "numEpochs")     # read from one fit's history (early_stopped)
 DEEP = zoo.deep_names()      # the models with a deep part (dropout's axis: these only)
 HIDDEN = [64, 32]
-TOLERANCE = 0.002       # test AUC a faster setting may give up against the best
+TOLERANCE = 0.002       # held-out AUC a faster setting may give up against the best
 
 
 def scaled_lr(learning_rate, batch, base=256):
@@ -210,7 +213,8 @@ def warm_up(dataset, arrays, model):
 
 def summary(runs):
     aucs = [r["auc"] for r in runs]
-    return {"auc": float(np.mean(aucs)), "spread": float(np.ptp(aucs)),
+    return {"val_auc": float(np.mean([r["val_auc"] for r in runs])),
+            "auc": float(np.mean(aucs)), "spread": float(np.ptp(aucs)),
             "logloss": float(np.mean([r["logloss"] for r in runs])),
             "epochs": float(np.mean([r["epochs"] for r in runs])),
             "best_epoch": float(np.mean([r["best_epoch"] for r in runs])),
@@ -218,24 +222,31 @@ def summary(runs):
             "wall_s": float(np.mean([r.get("wall_s", r["fit_s"]) for r in runs]))}
 
 
+def best_held_out(rows):
+    """The row of ``rows`` with the best mean held-out AUC (``summary["val_auc"]``; ties: the first): the test AUC is
+    never read to choose."""
+    return max(rows, key=lambda r: r["summary"]["val_auc"])
+
+
 def fastest_within(rows, tolerance=TOLERANCE):
-    """The row of ``rows`` (each with a ``summary``: mean auc, mean fit_s) with the shortest mean fit time among
-    those within ``tolerance`` of the best mean AUC (ties: the first)."""
+    """The row of ``rows`` (each with a ``summary``: mean val_auc, mean fit_s) with the shortest mean fit time among
+    those within ``tolerance`` of the best mean held-out AUC (ties: the first)."""
     if not rows:
         raise ValueError("no settings to choose from")
-    best = max(r["summary"]["auc"] for r in rows)
-    near = [r for r in rows if r["summary"]["auc"] >= best - tolerance - 1e-12]
+    best = best_held_out(rows)["summary"]["val_auc"]
+    near = [r for r in rows if r["summary"]["val_auc"] >= best - tolerance - 1e-12]
     return min(near, key=lambda r: r["summary"]["fit_s"])
 
 
 def fastest_for_all(rows_by_model, tolerance=TOLERANCE):
     """Among the settings (by their text) every model of ``rows_by_model`` ({model: rows with ``text`` and
-    ``summary``}) was fitted with, those within ``tolerance`` of each model's best mean AUC: the one with the
+    ``summary``}) was fitted with, those within ``tolerance`` of each model's best mean held-out AUC: the one with the
     shortest fit time summed over the models, as (text, summed seconds); None when no setting qualifies."""
     qualified = None
     for rows in rows_by_model.values():
-        best = max(r["summary"]["auc"] for r in rows)
-        near = {r["text"]: r["summary"]["fit_s"] for r in rows if r["summary"]["auc"] >= best - tolerance - 1e-12}
+        best = best_held_out(rows)["summary"]["val_auc"]
+        near = {r["text"]: r["summary"]["fit_s"] for r in rows
+                if r["summary"]["val_auc"] >= best - tolerance - 1e-12}
         qualified = near if qualified is None else {t: s + near[t] for t, s in qualified.items() if t in near}
     if not qualified:
         return None
@@ -260,7 +271,7 @@ def defaults_setting(model, max_epochs=None):
 
 def _row_text(r):
     s = r["summary"]
-    return "%s (%.4f, %.2f s)" % (r["text"], s["auc"], s["fit_s"])
+    return "%s (held-out %.4f, test %.4f, %.2f s)" % (r["text"], s["val_auc"], s["auc"], s["fit_s"])
 
 
 SECTIONS = ("ctr_sweep_*",)
@@ -285,7 +296,8 @@ def sweep_markdown(results, args, constants, command):
     lines = ["## CTR defaults: one-axis sweep of AUC and fit time with early stopping, one process "
              "(benchmarks/ctr_sweep.py)", "",
              "Each zoo model (hiddenUnits %s, Adam) trained by FeedForward on the local store, early stopping on the "
-             "AUC of a seeded held-out share of the training rows, the best epoch scored on the test rows; one axis "
+             "AUC of a seeded held-out share of the training rows, the best epoch scored on the test rows; settings "
+             "are chosen by that held-out AUC alone (the test AUC is reported, never read to choose); one axis "
              "at a time around the centre %s (the models with a deep part: dropout %g) over %s; along the batch "
              "axis the learning rate is %g x sqrt(batch / %d)%s. Test AUC: mean over seeds %s, spread = max - min; "
              "fit: mean CPU and wall seconds of a fit (the test scoring after each epoch left out; the verdicts weigh "
@@ -297,8 +309,8 @@ def sweep_markdown(results, args, constants, command):
              (" %s: the learning rate and dropout axes only (`--brief`)." % ", ".join(args.brief)
               if args.brief else ""), ""]
     for data in sorted({r["data"] for r in results}, key=[r["data"] for r in results].index):
-        lines += ["**%s**" % data, "", "| model | setting | test AUC | spread | logloss | epochs (best) | fit CPU (s) "
-                  "| fit wall (s) |", "|---|---|---|---|---|---|---|---|"]
+        lines += ["**%s**" % data, "", "| model | setting | held-out AUC | test AUC | spread | logloss | epochs (best) "
+                  "| fit CPU (s) | fit wall (s) |", "|---|---|---|---|---|---|---|---|---|"]
         verdicts, by_model = [], {}
         for model in args.models:
             mine = [r for r in results if r["data"] == data and r["model"] == model]
@@ -307,17 +319,17 @@ def sweep_markdown(results, args, constants, command):
             by_model[model] = mine
             for r in mine:
                 s = r["summary"]
-                lines.append("| %s | %s | %.4f | %.4f | %.4f | %.1f (%.1f) | %.2f | %.2f |" % (
-                    model, r["text"], s["auc"], s["spread"], s["logloss"], s["epochs"], s["best_epoch"],
-                    s["fit_s"], s["wall_s"]))
-            top = max(mine, key=lambda r: r["summary"]["auc"])
+                lines.append("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.1f (%.1f) | %.2f | %.2f |" % (
+                    model, r["text"], s["val_auc"], s["auc"], s["spread"], s["logloss"], s["epochs"],
+                    s["best_epoch"], s["fit_s"], s["wall_s"]))
+            top = best_held_out(mine)
             quick = fastest_within(mine, tolerance)
             chosen = next(r for r in mine if r["setting"] == constants["defaults"][model])
-            verdicts.append("%s: best %s; fastest within %g of it %s; the defaults %s, %+.4f" % (
-                model, _row_text(top), tolerance, _row_text(quick), _row_text(chosen),
-                chosen["summary"]["auc"] - top["summary"]["auc"]))
+            verdicts.append("%s: best by held-out AUC %s; fastest within %g of it %s; the defaults %s, %+.4f "
+                            "held-out" % (model, _row_text(top), tolerance, _row_text(quick), _row_text(chosen),
+                                          chosen["summary"]["val_auc"] - top["summary"]["val_auc"]))
         common = fastest_for_all(by_model, tolerance)
-        verdicts.append("every model (%s): the fastest setting within %g of each one's best: %s" % (
+        verdicts.append("every model (%s): the fastest setting within %g of each one's best held-out AUC: %s" % (
             ", ".join(by_model), tolerance, "%s (%.2f s summed)" % common if common else "none"))
         lines += [""] + ["- " + v for v in verdicts] + [""]
     lines += ["Command: `%s`" % command]
@@ -378,9 +390,21 @@ def trajectory(setting):
     return tuple(sorted((k, v) for k, v in setting.items() if k not in STOPPING))
 
 
+def code_version():
+    """The SHA-256 (16 hex digits) of every file under sparkps/ and benchmarks/ this module imports: the key a cached
+    fit is kept under, so fits of an earlier code are never mixed into a section."""
+    import hashlib
+    digest = hashlib.sha256()
+    for path in report.measured_files("ctr_sweep"):
+        digest.update(path.encode() + b"\0")
+        with open(os.path.join(report.ROOT, path), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:16]
+
+
 def main(argv=None):
     args = parse_args(argv)
-    cache = RunCache(args.cache)
+    cache, code = RunCache(args.cache), code_version()
     results = []
     for name in args.data:
         run = report.Run("ctr_sweep", argv)          # each data set's section records its own run
@@ -404,7 +428,8 @@ def main(argv=None):
                 patience, epochs = reach[trajectory(setting)]
                 runs = []
                 for seed in args.seeds:
-                    key = (dataset["slug"], len(dataset["train"]), model, trajectory(setting), seed, epochs, patience)
+                    key = (code, dataset["slug"], len(dataset["train"]), model, trajectory(setting), seed, epochs,
+                           patience)
                     if cache.get(key) is None:
                         if not warm:
                             warm_up(dataset, arrays, model)
@@ -415,8 +440,9 @@ def main(argv=None):
                 row = {"data": label, "model": model, "setting": setting, "summary": summary(runs), "runs": runs,
                        "text": setting_text(setting, capped(centre_for(model), args.max_epochs))}
                 s = row["summary"]
-                print("%-14s %-8s %-40s auc %.4f +- %.4f epochs %.1f fit %.2fs" % (
-                    name, model, row["text"], s["auc"], s["spread"], s["epochs"], s["fit_s"]), flush=True)
+                print("%-14s %-8s %-40s held-out auc %.4f test auc %.4f +- %.4f epochs %.1f fit %.2fs" % (
+                    name, model, row["text"], s["val_auc"], s["auc"], s["spread"], s["epochs"], s["fit_s"]),
+                    flush=True)
                 results.append(row)
         data = {"options": report.options(args), "constants": constants_of_run(args),
                 "rows": [r for r in results if r["data"] == label]}

@@ -22,7 +22,7 @@ def test_a_sweep_fits_each_setting_once_and_reports_the_defaults_gap(tmp_path, c
         assert 1 <= len(history) <= 3
         for epoch in history:
             assert 0.0 <= epoch["auc"] <= 1.0 and epoch["fit_s"] > 0
-    assert "| fm | centre |" in out and "- fm: best " in out and "the defaults" in out
+    assert "| fm | centre |" in out and "- fm: best by held-out AUC " in out and "the defaults" in out
     assert "fastest within 0.002 of it" in out and "- every model (fm): the fastest setting" in out
 
     def refit(*args, **kwargs):
@@ -38,6 +38,7 @@ def test_settings_of_patience_and_budget_share_one_fit(tmp_path, capsys):
     centre = repr(ctr_sweep.trajectory(ctr_sweep.centre_for("lr")))
     (key,) = [k for k in json.load(open(cache)) if centre in k]     # one fit for all five settings around the centre
     assert key.endswith(", 0, 4, 3)")        # seed 0, the largest budget and patience of the settings
+    assert key.startswith("('%s', " % ctr_sweep.code_version())     # kept under the code that fitted it
     assert "| lr | earlyStoppingPatience 1 |" in capsys.readouterr().out
 
 
@@ -90,8 +91,8 @@ def test_the_stop_rule_is_replayed_on_a_history():
         ctr_sweep.early_stopped(history, 4, 20)
 
 
-def _row(text, auc, fit_s):
-    return {"text": text, "summary": {"auc": auc, "fit_s": fit_s}}
+def _row(text, val_auc, fit_s, test_auc=0.5):
+    return {"text": text, "summary": {"val_auc": val_auc, "auc": test_auc, "fit_s": fit_s}}
 
 
 def test_the_verdict_takes_the_fastest_setting_near_the_best():
@@ -99,6 +100,15 @@ def test_the_verdict_takes_the_fastest_setting_near_the_best():
             _row("batch 8192", 0.690, 1.0)]
     assert ctr_sweep.fastest_within(rows)["text"] == "batch 4096"
     assert ctr_sweep.fastest_within(rows, tolerance=0.001)["text"] == "batch 1024"
+
+
+def test_the_test_rows_never_choose():
+    """The best and the fastest near it are read on the held-out rows; a setting that wins only on the test rows
+    is not chosen."""
+    rows = [_row("centre", 0.700, 10.0, test_auc=0.650), _row("lucky on test", 0.690, 1.0, test_auc=0.900)]
+    assert ctr_sweep.best_held_out(rows)["text"] == "centre"
+    assert ctr_sweep.fastest_within(rows)["text"] == "centre"
+    assert ctr_sweep.fastest_for_all({"fm": rows}) == ("centre", 10.0)
     with pytest.raises(ValueError, match="no settings"):
         ctr_sweep.fastest_within([])
 
