@@ -33,7 +33,7 @@ from sparkps.spark.submit.flags import DefaultsOnceFormatter, add_session_flags,
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.session import remote_of
+from sparkps.spark.submit.session import remote_of, stop_session
 
 LOG = logging.getLogger("train_classifier")
 
@@ -276,6 +276,7 @@ def run(args):
 def train_and_report(args, final):
     """Train, save, score and plot into ``args.output`` (the staging folder of ``final``)."""
     spark = spark_session(args.master, args.spark_log_level, remote_of(args.remote))
+    failing = True
     try:
         if args.demo:
             train_df, valid_df = demo_frames(spark)
@@ -312,8 +313,9 @@ def train_and_report(args, final):
         print("trained in %.1f s on %s; model saved to %s" % (seconds, master,
                                                              os.path.join(final, "model")))
         print("training curve: %s" % os.path.join(final, "training-curve.png"))
+        failing = False
     finally:
-        spark.stop()
+        stop_session(spark, failing)     # failing: the JVM's own logs silenced first, so the job's line stays last
 
 
 def main(argv=None):

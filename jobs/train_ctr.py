@@ -51,7 +51,7 @@ from sparkps.spark.submit.flags import (
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
 from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
-from sparkps.spark.submit.session import remote_of, session_master
+from sparkps.spark.submit.session import remote_of, session_master, stop_session
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
 SPARK_FORMATS = ("csv", "parquet", "orc")    # read by Spark, their cells checked there (see read)
@@ -452,6 +452,7 @@ def train_and_report(args, final):
         args.format = "criteo"
     started = time.monotonic()
     spark = spark_session(args.master, remote_of(args.remote))
+    failing = True
     try:
         master = session_master(spark, remote_of(args.remote))
         train_df, categorical, numeric, multi = read(spark, args, args.train, args.input_table)
@@ -501,8 +502,9 @@ def train_and_report(args, final):
         warning = chance_warning(auc, history, training_rows(model))
         if warning:
             print("train_ctr: warning: %s" % warning, file=sys.stderr)
+        failing = False
     finally:
-        stop_quietly(spark)
+        stop_session(spark, failing)     # failing: the JVM's own logs silenced first, so the job's line stays last
     return 0
 
 
@@ -522,14 +524,6 @@ def chance_warning(auc, history, rows=None):
     return ("test AUC %.4f is not above chance (0.5): after %d epoch(s)%s the model has not learned what the test "
             "rows share; train longer (--epochs) or on more rows before reading its scores (docs/ctr.md, \"A fit too "
             "short\")" % (auc, len(history), rows))
-
-
-def stop_quietly(spark):
-    """Stop the session; a session already stopped (Ctrl-C reaches the JVM too) is no second failure."""
-    try:
-        spark.stop()
-    except Exception:        # the JVM or the Connect server has gone: nothing is left to stop
-        pass
 
 
 def main(argv=None):

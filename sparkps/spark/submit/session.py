@@ -150,3 +150,32 @@ def set_log_level(spark, level):
     from sparkps.spark.common.session import is_connect
     if not is_connect(spark):
         spark.sparkContext.setLogLevel(level)
+
+
+def silence_jvm_logs(spark):
+    """Turn every logger of the driver's JVM off, those with a level of their own too (Spark's log4j settings give
+    Jetty's and Hadoop's their own, which ``setLogLevel`` leaves alone). A job calls it once it is failing: the
+    JVM threads the failure left running (a read the Ctrl-C interrupted, the UI it was mounting) log their own
+    errors while the session stops, after the job's one line. Nothing on a Spark Connect session (its logs are its
+    server's) or a JVM already gone. Blocks for one call to the JVM."""
+    from sparkps.spark.common.session import is_connect
+    if is_connect(spark):
+        return
+    try:
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+            "", jvm.org.apache.logging.log4j.Level.OFF)
+    except Exception:        # the JVM has gone: nothing is left to log
+        pass
+
+
+def stop_session(spark, failing=False):
+    """Stop the job's session; with ``failing`` (the job is ending on an error or Ctrl-C) the JVM's logs are
+    silenced first (:func:`silence_jvm_logs`). A session already stopped (Ctrl-C reaches the JVM too, a Connect
+    server gone) is no second failure. Blocks until Spark has stopped."""
+    if failing:
+        silence_jvm_logs(spark)
+    try:
+        spark.stop()
+    except Exception:        # the JVM or the Connect server has gone: nothing is left to stop
+        pass

@@ -42,3 +42,22 @@ def test_other_unraisable_exceptions_go_to_the_hook_in_place(job_handlers):
     weakref.finalize(thing, lambda: 1 / 0)
     del thing
     assert [type(u.exc_value) for u in seen] == [ZeroDivisionError]
+
+
+def test_a_failing_job_silences_every_logger_of_its_jvm(spark):
+    """Jetty's loggers keep a level of their own (Spark's log4j settings), which setLogLevel leaves alone: a job
+    ending on Ctrl-C printed a Jetty warning with its Java stack after its one line. Once failing, none logs."""
+    from sparkps.spark.submit.session import silence_jvm_logs
+    jvm = spark.sparkContext._jvm
+    manager = jvm.org.apache.logging.log4j.LogManager
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    root, jetty = manager.getRootLogger(), manager.getLogger("org.sparkproject.jetty.ee10.servlet.ResourceServlet")
+    level = root.getLevel()
+    try:
+        spark.sparkContext.setLogLevel("FATAL")
+        assert jetty.isWarnEnabled()               # what the job's FATAL did not reach
+        silence_jvm_logs(spark)
+        assert not jetty.isFatalEnabled() and not root.isFatalEnabled()
+    finally:
+        configurator.reconfigure()
+        configurator.setRootLevel(level)
