@@ -24,13 +24,24 @@ Parts (seconds, wall clock):
   time after the stage (the model built from the results), and the number of Spark jobs the fit ran outside the
   barrier stage.
 
+``--cold`` adds what a spark-submit job pays: its one fit is the first of a fresh process (new JVM, new Python
+workers, new server processes). Each repeat starts a new Python process (``--cold-child``) that times its imports, the
+session's start (the JVM), the input frame, then two fits of the same data in that session, the cold one first and
+a warm one after, each part by part as above; the repeats alternate two kernel caches, the machine's own (a job on a
+machine that ran sparkps before) and an empty one (``NUMBA_CACHE_DIR``: the first job on a fresh machine, every
+compiled kernel compiled), so cold and warm run on even terms: same data, same process, same settings. The section
+gives each part's median over the repeats and its range, and the cold fit's ratio to the warm one (target <= 1.3).
+
 Prints one line per part; ``--write-docs`` writes them as section ``profile_ctr_fit`` of docs/benchmarks.md
 (discussed in docs/ctr.md); ``--json PATH`` writes the parts' seconds. A step's transport without
 Spark: ``benchmarks.profile_ctr_steps``.
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -91,8 +102,15 @@ def main(argv=None):
     p.add_argument("--model", default="fm")
     p.add_argument("--validation-fraction", type=float, default=0.1,
                    help="the held-out share, scored after every epoch (0: none)")
+    p.add_argument("--cold", action="store_true",
+                   help="also time the first fit of fresh processes beside a warm one (see the module's doc)")
+    p.add_argument("--cold-repeat", type=int, default=4,
+                   help="fresh processes for --cold, alternating the machine's kernel cache and an empty one")
+    p.add_argument("--cold-child", help=argparse.SUPPRESS)      # one fresh process of --cold: where its JSON goes
     report.add_output_args(p)
     args = p.parse_args(argv)
+    if args.cold_child:
+        return cold_child(args)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -152,9 +170,127 @@ def main(argv=None):
         trainer_module.run_watched = original
         spark.stop()
     data = {"options": report.options(args), "parts": out, "jobs": jobs}
+    if args.cold:
+        data["cold"] = cold_runs(args)
     print(run.publish(args, "profile_ctr_fit", data, render))
     report.save_json(args, "profile_ctr_fit", {label: report.lower(seconds, "s") for label, seconds in out})
     return 0
+
+
+def fit_parts(clf, train, trainer_module):
+    """``clf.fit(train)`` timed: [(part, seconds)], the whole fit first, then its parts (as the warm profile's)."""
+    captured, original = {}, trainer_module.run_watched
+
+    def run_watched(*a, **k):
+        captured["stage_started"] = time.time()
+        captured["results"] = original(*a, **k)
+        captured["stage_ended"] = time.time()
+        return captured["results"]
+
+    trainer_module.run_watched = run_watched
+    try:
+        started = time.time()
+        clf.fit(train)
+        ended = time.time()
+    finally:
+        trainer_module.run_watched = original
+    return ([("whole fit", ended - started),
+             ("before the stage (checks, statistics)", captured["stage_started"] - started)]
+            + stage_parts(captured["results"], captured["stage_started"])
+            + [("after the stage (model built)", ended - captured["stage_ended"])])
+
+
+def cold_child(args):
+    """One fresh process of ``--cold``: imports, session, input, a cold fit and a warm fit, written as JSON to
+    ``args.cold_child``. Blocks for the two fits."""
+    spawned = float(os.environ["SPARKPS_PROFILE_SPAWNED"])
+    started = time.time()
+    from pyspark.sql import SparkSession
+
+    import sparkps.spark.driver.trainer as trainer_module
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
+    parts = {"process start (interpreter, numpy, the benchmark's modules)": started - spawned,
+             "driver imports (pyspark, sparkps)": time.time() - started}
+    t = time.time()
+    spark = (SparkSession.builder.master("local[2]").appName("profile_ctr_cold")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
+    spark.sparkContext.setLogLevel("FATAL")
+    parts["JVM and session start"] = time.time() - t
+    try:
+        t = time.time()
+        data = planted(args)
+        fit_rows, valid_rows, test = frames(spark, data, split_rows(args.rows))
+        train = fit_rows.union(valid_rows).cache()
+        train.count()
+        parts["input frame built and cached (outside the fits)"] = time.time() - t
+        clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
+                                   model=args.model, embeddingDim=4, hiddenUnits=[32, 16], numEpochs=args.epochs,
+                                   batchSize=args.batch_size, numWorkers=2, numServers=2, learningRate=args.lr,
+                                   validationFraction=args.validation_fraction)
+        cold = fit_parts(clf, train, trainer_module)
+        warm = fit_parts(clf, train, trainer_module)
+    finally:
+        spark.stop()
+    with open(args.cold_child, "w") as f:
+        json.dump({"process": parts, "cold": cold, "warm": warm}, f)
+    return 0
+
+
+def cold_runs(args):
+    """``args.cold_repeat`` fresh processes (``cold_child``), alternating the machine's kernel cache and an empty
+    one: {"machine's kernel cache": [child records], "empty kernel cache": [...]}. Blocks for every child."""
+    runs = {"machine's kernel cache": [], "empty kernel cache": []}
+    options = ["--rows", str(args.rows), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
+               "--vocab", str(args.vocab), "--lr", str(args.lr), "--model", args.model,
+               "--validation-fraction", str(args.validation_fraction)]
+    with tempfile.TemporaryDirectory(prefix="sparkps-cold-") as folder:
+        for repeat in range(args.cold_repeat):
+            cache = "empty kernel cache" if repeat % 2 else "machine's kernel cache"
+            env = dict(os.environ)
+            if cache == "empty kernel cache":
+                env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=folder)
+            out = os.path.join(folder, "child-%d.json" % repeat)
+            env["SPARKPS_PROFILE_SPAWNED"] = repr(time.time())
+            subprocess.run([sys.executable, "-m", "benchmarks.profile_ctr_fit", "--cold-child", out] + options,
+                           env=env, cwd=report.ROOT, check=True)
+            with open(out) as f:
+                runs[cache].append(json.load(f))
+            child = runs[cache][-1]
+            print("cold run %d (%s): cold fit %.2f s, warm fit %.2f s" % (
+                repeat + 1, cache, child["cold"][0][1], child["warm"][0][1]), flush=True)
+    return runs
+
+
+def cold_markdown(runs):
+    """The ``--cold`` table: each part's median [range] over the fresh processes, cold and warm, per kernel cache."""
+    lines = ["", "### The cold fit: the first fit of a fresh process, beside a warm one in the same process", "",
+             "Each fresh process (a new Python driver, JVM, Python workers and server processes, as a spark-submit "
+             "job) times its start, then fits the same rows twice in its session: the cold fit first, a warm one "
+             "after. Median [min-max] over the processes of each kernel cache (the machine's own: a machine that "
+             "ran sparkps before; an empty `NUMBA_CACHE_DIR`: a fresh machine, every kernel compiled); the "
+             "processes of the two caches alternate.", ""]
+    for cache, children in runs.items():
+        if not children:
+            continue
+        lines += ["#### %s (%d processes)" % (cache, len(children)), "", "| part | cold fit, s | warm fit, s |",
+                  "|---|---|---|"]
+        for label in children[0]["process"]:
+            lines.append("| %s | %s | |" % (label, spread([c["process"][label] for c in children])))
+        for i, (label, _) in enumerate(children[0]["cold"]):
+            name = label if i == 0 else "- " + label
+            lines.append("| %s | %s | %s |" % (name, spread([c["cold"][i][1] for c in children]),
+                                                spread([c["warm"][i][1] for c in children])))
+        ratios = [c["cold"][0][1] / c["warm"][0][1] for c in children]
+        lines += ["", "Cold fit / warm fit: %s (target <= 1.3; the parts above say where the difference goes)."
+                  % spread(ratios, "%.2fx"), ""]
+    return lines
+
+
+def spread(values, fmt="%.2f"):
+    """``median [min-max]`` of ``values``, each written with ``fmt``."""
+    ordered = sorted(values)
+    return (fmt + " [" + fmt + "-" + fmt + "]") % (float(np.median(ordered)), ordered[0], ordered[-1])
 
 
 def jobs_outside_the_stage(sc, fit):
@@ -177,7 +313,8 @@ SECTIONS = ("profile_ctr_fit",)
 def render(run):
     """The section of a run record (pure function of it)."""
     data = run["data"]
-    return markdown(data["parts"], argparse.Namespace(**data["options"]), data["jobs"], run)
+    text = markdown(data["parts"], argparse.Namespace(**data["options"]), data["jobs"], run)
+    return text + "\n" + "\n".join(cold_markdown(data["cold"])).rstrip() if data.get("cold") else text
 
 
 def markdown(parts, args, jobs, run):

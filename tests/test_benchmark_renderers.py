@@ -95,3 +95,25 @@ def test_the_ctr_sections_fit_column_gives_the_rounds_spread():
     assert "**Interleaved**: 3 rounds" in text
     assert "Machine load at the start and end of the run (`uptime`): 1.0 1.0 1.0 / 3.0 2.0 1.0." in text
     assert isinstance(argparse.Namespace(**data["options"]).lr_iter, int)
+
+
+def cold_child(cold_fit, warm_fit):
+    parts = lambda whole: [["whole fit", whole], ["before the stage (checks, statistics)", whole / 2]]  # noqa: E731
+    return {"process": {"JVM and session start": 5.0}, "cold": parts(cold_fit), "warm": parts(warm_fit)}
+
+
+def test_the_cold_fit_table_gives_each_parts_median_and_range_and_the_ratio():
+    from benchmarks import profile_ctr_fit
+    options = {"rows": 4000, "epochs": 1, "batch_size": 512, "vocab": 1000, "lr": 0.02, "model": "fm",
+               "validation_fraction": 0.1, "cold": True, "cold_repeat": 4}
+    runs = {"machine's kernel cache": [cold_child(13.0, 10.0), cold_child(12.0, 10.0)],
+            "empty kernel cache": [cold_child(40.0, 10.0), cold_child(30.0, 10.0)]}
+    text = profile_ctr_fit.render(record("profile_ctr_fit", "profile_ctr_fit", {
+        "options": options, "parts": [["whole fit", 10.0]], "jobs": 3, "cold": runs}))
+    assert "#### machine's kernel cache (2 processes)" in text and "#### empty kernel cache (2 processes)" in text
+    assert "| whole fit | 12.50 [12.00-13.00] | 10.00 [10.00-10.00] |" in text
+    assert "| - before the stage (checks, statistics) | 6.25 [6.00-6.50] | 5.00 [5.00-5.00] |" in text
+    assert "Cold fit / warm fit: 1.25x [1.20x-1.30x]" in text and "Cold fit / warm fit: 3.50x [3.00x-4.00x]" in text
+    without = profile_ctr_fit.render(record("profile_ctr_fit", "profile_ctr_fit", {
+        "options": options, "parts": [["whole fit", 10.0]], "jobs": 3}))
+    assert "cold fit" not in without.lower()
