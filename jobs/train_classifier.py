@@ -81,7 +81,8 @@ def parse_args(argv=None):
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-output",
                    help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
-                        "every node mounts at the same path (the executors write predictions/)")
+                        "every node mounts at the same path (the executors write predictions/), or a store's URI "
+                        "(hdfs://, s3a://, viewfs://...), written through Spark, summary.json last")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     p.add_argument("--spark-log-level", default="FATAL",
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "

@@ -132,7 +132,8 @@ def parse_args(argv=None):
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
                    help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
-                        "every node mounts at the same path (the executors write the model's Spark metadata)")
+                        "every node mounts at the same path (the executors write the model's Spark metadata), or "
+                        "a store's URI (hdfs://, s3a://, viewfs://...), written through Spark, summary.json last")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:

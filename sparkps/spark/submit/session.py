@@ -141,6 +141,8 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
             warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
             spark = builder.getOrCreate()
     set_log_level(spark, log_level)
+    from sparkps.spark.submit.stop_causes import record_stop_causes
+    record_stop_causes(spark)          # why Spark stops the SparkContext by itself, for the job's one line
     return spark
 
 

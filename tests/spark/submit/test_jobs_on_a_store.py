@@ -14,7 +14,8 @@ from spark_env import ROOT, spark_env
 from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
 from sparkps.errors import ConfigError, DataError
 
-pytestmark = pytest.mark.spark
+# the job is a program of its own (its JVM, a fit): minutes on a loaded 2-core machine
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(1200)]
 JOB = os.path.join(ROOT, "jobs", "train_ctr.py")
 STORE = "viewfs://cluster/store"
 
@@ -39,7 +40,7 @@ def job_run(tmp_path_factory):
                            "--batch-size", "128", "--validation-fraction", "0", "--master", "local[1]",
                            "--num-workers", "1", "--checkpoint-dir", STORE + "/checkpoints", "--output",
                            STORE + "/out", "--overwrite"],
-                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=900)
+                          cwd=str(cwd), env=env, capture_output=True, text=True, timeout=1100)
     return mount, cwd, done
 
 
@@ -59,11 +60,31 @@ def test_a_ctr_job_reads_writes_and_checkpoints_through_the_store(job_run):
     assert os.listdir(cwd) == []                                  # nothing local named after the scheme
 
 
-def test_a_stored_job_output_loads_as_a_model(job_run, spark):
+def test_the_jobs_model_on_the_store_loads_and_logs_to_mlflow(job_run, spark, tmp_path):
+    mlflow = pytest.importorskip("mlflow")
     from sparkps.spark.ml.classifier import SparkpsCTRModel
-    mount = job_run[0]
-    model = SparkpsCTRModel.load("file://%s" % (mount / "out" / "model"))
-    assert model.getOrDefault("labelCol") == "label"
+    from sparkps.spark.ml.mlflow_flavor import log_model
+    conf = spark._jsc.hadoopConfiguration()
+    keys = {"fs.viewfs.mounttable.job.link./store": "file://%s" % job_run[0], "fs.viewfs.impl.disable.cache": "true"}
+    for key, value in keys.items():
+        conf.set(key, value)
+    before = mlflow.get_tracking_uri()
+    try:
+        model = SparkpsCTRModel.load("viewfs://job/store/out/model")
+        assert model.spark_model.saved_path == "viewfs://job/store/out/model/weights"
+        mlflow.set_tracking_uri("sqlite:///%s" % (tmp_path / "mlflow.db"))
+        experiment = mlflow.create_experiment("store", str(tmp_path / "artifacts"))
+        with mlflow.start_run(experiment_id=experiment):
+            info = log_model(model, "ctr")
+        logged = mlflow.artifacts.download_artifacts(info.model_uri, dst_path=str(tmp_path / "logged"))
+    finally:
+        mlflow.set_tracking_uri(before)
+        for key in keys:
+            conf.unset(key)
+    found = [os.path.relpath(os.path.join(root, n), logged) for root, _, names in os.walk(logged) for n in names]
+    assert "MLmodel" in found
+    assert [n for n in found if n.endswith("weights/metadata.json")] and \
+        [n for n in found if n.endswith("weights/model-0001.params")], found
 
 
 @pytest.fixture
