@@ -51,6 +51,12 @@ class CheckpointFolder:
             get_folder(self.files, folder, self.local)
             self._fetched = {name: _manifest_time(os.path.join(self.local, name)) for name in os.listdir(self.local)}
 
+    def stored(self, path):
+        """``path`` (a checkpoint of ``local``, or None) as the store names it; as it is for a local folder."""
+        if self.files is None or not path or not str(path).startswith(self.local):
+            return path
+        return self.files.join(self.folder, os.path.relpath(path, self.local))
+
     def publish(self):
         """Copy every checkpoint of ``local`` the store lacks or that changed here to the store (each manifest last);
         nothing for a local folder."""

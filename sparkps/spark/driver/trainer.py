@@ -158,7 +158,8 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._local_master = True     # set by fit from the master; a plan made before any fit binds no host
         self._scheduler = None
-        self._checkpoint_folder = checkpoint_dir    # the local folder of a fit's checkpoints (checkpoint_store)
+        self._checkpoints = None                    # a fit's CheckpointFolder (checkpoint_store)
+        self._checkpoint_folder = checkpoint_dir    # the local folder its servers checkpoint into
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
             resume=False, reader=None, known_rows=None):
@@ -196,7 +197,7 @@ class SparkTrainer:
         session = session_for(data) if is_uri(self.checkpoint_dir or "") else None
         master = cluster_facts(session)[0] if session is not None else None
         with CheckpointFolder(self.checkpoint_dir, session, master, resume) as folder:
-            self._checkpoint_folder = folder.local
+            self._checkpoints, self._checkpoint_folder = folder, folder.local
             return self._fit(data, features_col, label_col, validation, weight_col, resume, reader, known_rows)
 
     def _fit(self, data, features_col, label_col, validation, weight_col, resume, reader, known_rows):
@@ -272,7 +273,9 @@ class SparkTrainer:
                                 _raise_without_checkpoints(exc, self._checkpoint_folder)
                             raise restarts.give_up(exc) from exc
                         point = latest_checkpoint(self._checkpoint_folder)
-                        view.note(restarts.describe(restarts.record(exc, point, progress)))
+                        entry = restarts.record(exc, point, progress)
+                        entry["checkpoint"] = self._checkpoints.stored(entry["checkpoint"])   # named as the user did
+                        view.note(restarts.describe(entry))
                         progress.forget()
         finally:
             view.close(finished=results is not None)

@@ -4,10 +4,10 @@ When the cluster manager ends the application (a standalone master removes it, a
 scheduler backend logs the reason at ERROR and stops the SparkContext in a thread of its own. A stage running then
 fails with that reason in its message (``failures.failure_line`` names it); a job that calls Spark between stages
 meets only ``Cannot call methods on a stopped SparkContext``, the reason being a log line above it, hidden by the
-jobs' log level. So a job's session routes the backends' ERROR lines to a file of their own
+jobs' log level. So a job's session sends the backends' ERROR lines to a file of their own too
 (``record_stop_causes``, a log4j appender found again by its name), and ``stop_cause`` reads the last of them when
-a job fails on a stopped SparkContext. The lines go there instead of the console: the job prints the cause in its
-own line.
+a job fails on a stopped SparkContext. The console shows the backends' lines at the driver's log level, as before
+(none at the jobs' FATAL): the job prints the cause in its own line.
 
     record_stop_causes(spark)        # after the session's log level is set
     ...
@@ -45,10 +45,13 @@ def record_stop_causes(spark):
             .setLayout(layout).setConfiguration(config).build()
         appender.start()
         config.addAppender(appender)
-        error = jvm.org.apache.logging.log4j.Level.ERROR
+        error, root = jvm.org.apache.logging.log4j.Level.ERROR, config.getRootLogger()
+        shown = root.getLevel()          # what the console shows stays as it was: the root's appenders at its level
         for name in BACKENDS:
-            logger = core.config.LoggerConfig(name, error, False)
+            logger = core.config.LoggerConfig(name, shown if shown.isLessSpecificThan(error) else error, False)
             logger.addAppender(appender, error, None)
+            for console in root.getAppenders().values():
+                logger.addAppender(console, shown, None)
             config.addLogger(name, logger)
         context.updateLoggers()
     except Exception:      # py4j's error: a driver logging through something else keeps Spark's own lines

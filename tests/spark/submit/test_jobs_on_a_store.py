@@ -139,6 +139,8 @@ def test_a_checkpoint_folder_on_the_store_is_mirrored_here_and_refused_across_ma
     with CheckpointFolder("viewfs://unit/data/ckpt", spark, "local[2]") as folder:
         local = folder.local
         assert not local.startswith("viewfs") and os.listdir(local) == []
+        # a restart's entry names the checkpoint as the store will
+        assert folder.stored(os.path.join(local, "epoch-0001")) == "viewfs://unit/data/ckpt/epoch-0001"
         for name, complete in (("epoch-0001", True), ("step-00000007", False)):
             os.makedirs(os.path.join(local, name))
             np.save(os.path.join(local, name, "piece.npy"), np.arange(3))
@@ -153,4 +155,5 @@ def test_a_checkpoint_folder_on_the_store_is_mirrored_here_and_refused_across_ma
     with pytest.raises(ConfigError, match=r"checkpoint_dir viewfs://unit/data/ckpt is a store's URI, and the servers "
                                           r"of a fit on master spark://m:7077 write"):
         CheckpointFolder("viewfs://unit/data/ckpt", spark, "spark://m:7077")
-    assert CheckpointFolder("/a/b", spark, "spark://m:7077").local == "/a/b"
+    mounted = CheckpointFolder("/a/b", spark, "spark://m:7077")
+    assert mounted.local == "/a/b" and mounted.stored("/a/b/epoch-0001") == "/a/b/epoch-0001"
