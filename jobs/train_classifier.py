@@ -14,6 +14,7 @@ Writes ``OUTPUT/model`` (SparkModel: model-symbol.json, model-NNNN.params, metad
 prediction, probability of the predicted class) and ``OUTPUT/training-curve.png``.  See jobs/README.md.
 """
 import argparse
+import io
 import json
 import logging
 import os
@@ -32,7 +33,14 @@ from sparkps.spark.submit.failures import run_job
 from sparkps.spark.submit.flags import DefaultsOnceFormatter, add_session_flags, add_strategy_flags, trainer_settings
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_input_paths, master_of, positive, read_symbol_file
-from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.output import (
+    check_output_folder,
+    output_path,
+    prepare_store_output,
+    quiet_parameter_server,
+    staged_output,
+    write_output_file,
+)
 from sparkps.spark.submit.session import remote_of, stop_session
 
 LOG = logging.getLogger("train_classifier")
@@ -73,7 +81,8 @@ def parse_args(argv=None):
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-output",
                    help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
-                        "every node mounts at the same path (the executors write predictions/)")
+                        "every node mounts at the same path (the executors write predictions/), or a store's URI "
+                        "(hdfs://, s3a://, viewfs://...), written through Spark, summary.json last")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     p.add_argument("--spark-log-level", default="FATAL",
                    help="Spark's log level once the job runs (default FATAL: a failure is reported once, by the "
@@ -215,7 +224,7 @@ def score(model, frame, folder, label_col="label", classes=None):
                              F.element_at(names, F.col("prediction").cast("int") + 1).alias("prediction"),
                              "probability")
     table = table.cache()
-    table.write.mode("overwrite").option("header", "true").csv(os.path.join(folder, "predictions"))
+    table.write.mode("overwrite").option("header", "true").csv(output_path(folder, "predictions"))
     total = table.count()
     correct = table.filter(F.col("label") == F.col("prediction")).count()
     table.unpersist()
@@ -242,7 +251,7 @@ def plot_curve(history, path, test_accuracy=None):
     for axis in (left, right):
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")
     plt.close(fig)
 
 
@@ -278,6 +287,7 @@ def train_and_report(args, final):
     spark = spark_session(args.master, args.spark_log_level, remote_of(args.remote))
     failing = True
     try:
+        prepare_store_output(spark, final, args.overwrite)       # an --output on a store: checked once reached
         if args.demo:
             train_df, valid_df = demo_frames(spark)
         else:
@@ -293,7 +303,7 @@ def train_and_report(args, final):
         master = cluster_facts(spark)[0]
         check_shared_output(spark, final, "train_classifier")     # the executors write predictions/ there
         model, seconds = train(args, train_df, workers, servers)
-        model.save(os.path.join(args.output, "model"))
+        model.save(output_path(args.output, "model"))
         history = numbered_from_one(model.history)
         for entry in history:
             print("epoch %2d  loss %.4f  accuracy %.4f" % (entry["epoch"], entry.get("cross-entropy", np.nan),
@@ -302,17 +312,16 @@ def train_and_report(args, final):
                    "servers": servers, "master": master, "history": history,
                    "classes": classes, "roles": args.roles}
         if classes:
-            with open(os.path.join(args.output, "model", "classes.json"), "w", encoding="utf-8") as f:
-                json.dump(classes, f)
+            write_output_file(output_path(args.output, "model"), "classes.json", json.dumps(classes), spark)
         if valid_df is not None:
             summary["validation_accuracy"] = score(model, valid_df, args.output, args.label_col, classes)
             print("test accuracy: %.4f" % summary["validation_accuracy"])
-        plot_curve(history, os.path.join(args.output, "training-curve.png"), summary.get("validation_accuracy"))
-        with open(os.path.join(args.output, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=1)
-        print("trained in %.1f s on %s; model saved to %s" % (seconds, master,
-                                                             os.path.join(final, "model")))
-        print("training curve: %s" % os.path.join(final, "training-curve.png"))
+        curve = io.BytesIO()
+        plot_curve(history, curve, summary.get("validation_accuracy"))
+        write_output_file(args.output, "training-curve.png", curve.getvalue(), spark)
+        write_output_file(args.output, "summary.json", json.dumps(summary, indent=1), spark)   # last: complete
+        print("trained in %.1f s on %s; model saved to %s" % (seconds, master, output_path(final, "model")))
+        print("training curve: %s" % output_path(final, "training-curve.png"))
         failing = False
     finally:
         stop_session(spark, failing)     # failing: the JVM's own logs silenced first, so the job's line stays last

@@ -24,6 +24,7 @@ pyspark.ml model: SparkpsCTRModel.load), OUTPUT/ctr-curve.png and OUTPUT/summary
 ``--dropout`` regularise a zoo model (docs/ctr.md).
 """
 import argparse
+import io
 import json
 import logging
 import os
@@ -50,7 +51,15 @@ from sparkps.spark.submit.flags import (
 )
 from sparkps.spark.submit.interrupts import plain_interrupts, quiet_py4j_records
 from sparkps.spark.submit.job_settings import check_ctr_settings, check_input_paths, master_of
-from sparkps.spark.submit.output import check_output_folder, quiet_parameter_server, staged_output
+from sparkps.spark.submit.output import (
+    check_output_folder,
+    on_store,
+    output_path,
+    prepare_store_output,
+    quiet_parameter_server,
+    staged_output,
+    write_output_file,
+)
 from sparkps.spark.submit.session import remote_of, session_master, stop_session
 
 JOB_FORMATS = CTR_FORMATS + ("orc",)         # orc as train_classifier reads it
@@ -123,7 +132,8 @@ def parse_args(argv=None):
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
                    help="output folder, written whole at the end (default: %(default)s); on a cluster a folder "
-                        "every node mounts at the same path (the executors write the model's Spark metadata)")
+                        "every node mounts at the same path (the executors write the model's Spark metadata), or "
+                        "a store's URI (hdfs://, s3a://, viewfs://...), written through Spark, summary.json last")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --output folder")
     args = p.parse_args(argv)
     try:
@@ -182,6 +192,13 @@ def local_rows_frame(spark, path, fmt, bad_lines="error"):
     """libffm / dummy / libsvm read on the driver by sparkps.ctr.files (a bad line named by file:line and column,
     or, with ``bad_lines`` skip, dropped and counted): (DataFrame, single-valued columns, multi-valued columns,
     lines skipped)."""
+    from sparkps.spark.submit.inputs import local_input
+    with local_input(spark, path) as local:       # a store's file: a temporary copy, its errors naming the URI
+        return read_local_rows(spark, local, fmt, bad_lines)
+
+
+def read_local_rows(spark, path, fmt, bad_lines):
+    """``local_rows_frame`` of a file on the local disk."""
     from sparkps.ctr.files import LinePolicy, one_feature_per_field, read_dummy, read_libffm, read_libsvm_ids
     policy = LinePolicy(bad_lines)
     if fmt == "libffm":
@@ -362,6 +379,21 @@ def indexed_label(train_df, test_df, label_col):
     return train_df, test_df, names
 
 
+def demo_inputs(output, rows, spark):
+    """(train, test) paths of the demo's data in ``output``/data: written there by ``demo_files``, or, for an
+    ``output`` on a store, written to a temporary folder and copied to the store (through Spark), then read there."""
+    if not on_store(output):
+        return demo_files(os.path.join(output, "data"), rows)
+    import tempfile
+
+    from sparkps.spark.model.storage import files_for, put_folder
+    target = output_path(output, "data")
+    with tempfile.TemporaryDirectory(prefix="sparkps-demo-") as folder:
+        paths = demo_files(folder, rows)
+        put_folder(files_for(target, spark), folder, target)
+    return [output_path(target, os.path.basename(p)) for p in paths]
+
+
 def demo_files(folder, rows):
     """Criteo-shaped TSV files of planted DeepFM clicks (sparkps.ctr.synthetic) in ``folder``."""
     from sparkps.ctr.synthetic import planted_ctr, write_criteo_tsv
@@ -422,7 +454,7 @@ def plot(history, auc, logloss, path):
     ax.set_title("sparkps CTR: test AUC %.4f" % auc)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")
     plt.close(fig)
 
 
@@ -447,13 +479,14 @@ def run(args):
 
 
 def train_and_report(args, final):
-    if args.demo:
-        args.train, args.test = demo_files(os.path.join(args.output, "data"), args.demo_rows)
-        args.format = "criteo"
     started = time.monotonic()
     spark = spark_session(args.master, remote_of(args.remote))
     failing = True
     try:
+        prepare_store_output(spark, final, args.overwrite)       # an --output on a store: checked once reached
+        if args.demo:
+            args.train, args.test = demo_inputs(args.output, args.demo_rows, spark)
+            args.format = "criteo"
         master = session_master(spark, remote_of(args.remote))
         train_df, categorical, numeric, multi = read(spark, args, args.train, args.input_table)
         test_df = read(spark, args, args.test, args.test_table, flag="--test")[0]
@@ -487,16 +520,18 @@ def train_and_report(args, final):
                 line += " validation AUC %.4f logloss %.4f COPC %.3f" % (
                     entry["validation-auc"], entry["validation-logloss"], entry["validation-copc"])
             print(line)
-        model.write().overwrite().save(os.path.join(os.path.abspath(args.output), "model"))
+        model.write().overwrite().save(output_path(args.output, "model"))
         score_started = time.monotonic()
         auc, logloss, rows = test_metrics(model.transform(test_df), args.label_col)
-        plot(history, auc, logloss, os.path.join(args.output, "ctr-curve.png"))
-        facts = {"master": master, "model_path": os.path.join(os.path.abspath(final), "model"), "roles": roles,
+        curve = io.BytesIO()
+        plot(history, auc, logloss, curve)
+        write_output_file(args.output, "ctr-curve.png", curve.getvalue(), spark)
+        facts = {"master": master, "model_path": output_path(final, "model"), "roles": roles,
                  "timings": {"train_seconds": round(fit_seconds, 2),
                              "score_seconds": round(time.monotonic() - score_started, 2),
                              "total_seconds": round(time.monotonic() - started, 2)}}
-        with open(os.path.join(args.output, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump(dict(summary(model, auc, logloss, rows, classes), **facts), f, indent=1)
+        write_output_file(args.output, "summary.json",         # last: it marks a complete output
+                          json.dumps(dict(summary(model, auc, logloss, rows, classes), **facts), indent=1), spark)
         print("trained in %.1f s on %s; model saved to %s" % (fit_seconds, master, facts["model_path"]))
         print("test AUC %.4f logloss %.4f (%d rows)" % (auc, logloss, rows))
         warning = chance_warning(auc, history, training_rows(model))

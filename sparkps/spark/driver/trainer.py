@@ -158,6 +158,8 @@ class SparkTrainer:
         self.last_fit = None          # the last fit's rows per worker and seconds spent in training
         self._local_master = True     # set by fit from the master; a plan made before any fit binds no host
         self._scheduler = None
+        self._checkpoints = None                    # a fit's CheckpointFolder (checkpoint_store)
+        self._checkpoint_folder = checkpoint_dir    # the local folder its servers checkpoint into
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
             resume=False, reader=None, known_rows=None):
@@ -187,14 +189,26 @@ class SparkTrainer:
         every server process of a local master has ended).  With ``checkpoint_dir``, a dead task or server process
         restarts the stage from the newest checkpoint (shown in the progress, listed in ``last_fit['restarts']`` and
         marked ``restarts`` in the history) up to ``max_restarts`` times; then one ClusterError naming it.
+        A ``checkpoint_dir`` on a store (a Spark URI) is written through Spark's Hadoop file systems when the fit
+        ends, and refused on a master with executors on other machines (sparkps.spark.driver.checkpoint_store).
         """
+        from sparkps.spark.driver.checkpoint_store import CheckpointFolder
+        from sparkps.spark.model.storage import is_uri
+        session = session_for(data) if is_uri(self.checkpoint_dir or "") else None
+        master = cluster_facts(session)[0] if session is not None else None
+        with CheckpointFolder(self.checkpoint_dir, session, master, resume) as folder:
+            self._checkpoints, self._checkpoint_folder = folder, folder.local
+            return self._fit(data, features_col, label_col, validation, weight_col, resume, reader, known_rows)
+
+    def _fit(self, data, features_col, label_col, validation, weight_col, resume, reader, known_rows):
+        """``fit`` with the checkpoints in ``self._checkpoint_folder``, a local folder."""
         from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
         from sparkps.spark.driver.restarts import ProgressLog, Restarts
         if resume:
             check_resumable(self.kvstore)
         point = self._resume_point(resume)
         # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
-        restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
+        restartable = self._checkpoint_folder and self.kvstore in RESUMABLE
         session = session_for(data)
         frame = is_frame(data)
         if weight_col and not frame:
@@ -256,10 +270,12 @@ class SparkTrainer:
                             self.last_fit = {"restarts": restarts.entries}
                             if not restarts.count:
                                 _raise_in_input(exc, data, places)
-                                _raise_without_checkpoints(exc, self.checkpoint_dir)
+                                _raise_without_checkpoints(exc, self._checkpoint_folder)
                             raise restarts.give_up(exc) from exc
-                        point = latest_checkpoint(self.checkpoint_dir)
-                        view.note(restarts.describe(restarts.record(exc, point, progress)))
+                        point = latest_checkpoint(self._checkpoint_folder)
+                        entry = restarts.record(exc, point, progress)
+                        entry["checkpoint"] = self._checkpoints.stored(entry["checkpoint"])   # named as the user did
+                        view.note(restarts.describe(entry))
                         progress.forget()
         finally:
             view.close(finished=results is not None)
@@ -296,7 +312,7 @@ class SparkTrainer:
         from sparkps.runtime.resume import latest_checkpoint
         if not self.checkpoint_dir:
             raise ConfigError("fit(resume=True) needs checkpoint_dir (the folder of the stopped job's checkpoints)")
-        point = latest_checkpoint(self.checkpoint_dir)
+        point = latest_checkpoint(self._checkpoint_folder)
         if point is None:
             raise ConfigError("fit(resume=True): no complete checkpoint in %s to resume from" % self.checkpoint_dir)
         return point
@@ -369,7 +385,7 @@ class SparkTrainer:
                 "optimizer_params": dict(self.optimizer_params), "initializer": self.initializer,
                 "ctx": self.ctx, "label_name": self.label_name, "data_name": self.data_name,
                 "eval_metric": self.eval_metric, "data_dtype": self.data_dtype,
-                "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
+                "checkpoint_dir": self._checkpoint_folder, "timeouts": dict(self.timeouts) or None,
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
                 "stop_metric": self.stop_metric,

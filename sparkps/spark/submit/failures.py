@@ -13,6 +13,7 @@ import sys
 
 from sparkps.errors import SparkpsError
 from sparkps.spark.submit.job_settings import BAD_INPUT, TRAINING_FAILED, exit_code
+from sparkps.spark.submit.stop_causes import stop_cause
 
 INTERRUPTED = 130        # 128 + SIGINT, as a shell reports a job stopped by Ctrl-C
 LONGEST = 400            # characters of a cause kept in the line
@@ -24,6 +25,7 @@ INPUT_ERRORS = ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "PATH_NOT_FOUND",
 _TRACEBACK = "Traceback (most recent call last):"
 _RAISED = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit|Interrupt))(?::\s*(.*))?$")
 _MISSING = re.compile(r"No module named '([\w.]+)'")
+_STOPPED = "Cannot call methods on a stopped SparkContext"
 _REMOVED = re.compile(r"(Master removed our application: \w+|Application has been killed\. Reason: [^\n]+)")
 
 
@@ -69,7 +71,9 @@ def first_line(exc):
 
 def failure_line(exc):
     """(one line, exit code) for ``exc``: sparkps's errors as they are (2 for bad input, 1 otherwise); an OSError
-    naming its file (2); a Spark error whose class says the input is at fault (2), any other (1)."""
+    naming its file (2); a Spark error whose class says the input is at fault (2), any other (1). A call on a
+    SparkContext that Spark stopped by itself is named by the cause its scheduler backend logged
+    (sparkps.spark.submit.stop_causes), e.g. the cluster manager's removal of the application."""
     if isinstance(exc, SparkpsError):       # a role that could not import a module: say what to change
         # SparkTrainer's slot check names its argument; a job's user sets the flag
         message = str(exc).replace("use num_workers <= ", "use --num-workers <= ")
@@ -78,10 +82,13 @@ def failure_line(exc):
         where = " %s" % exc.filename if getattr(exc, "filename", None) else ""
         return "%s%s: %s" % (type(exc).__name__, where, exc.strerror or exc), BAD_INPUT
     text = str(exc)
-    removed = _REMOVED.search(text)
+    cause = stop_cause() if _STOPPED in text else None    # then the reason is a log line, not the exception's
+    removed = _REMOVED.search(cause or text)
     if removed:
         return ("the cluster manager ended the application (%s): see the master's log for why, and its executors' "
                 "stderr" % removed.group(1)), TRAINING_FAILED
+    if cause:
+        return "Spark stopped the SparkContext before the job ended: %s" % cause, TRAINING_FAILED
     raised = worker_error(text)
     if raised:
         hint = missing_module_hint(raised)     # the setup's fault, as a ConfigError

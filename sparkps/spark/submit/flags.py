@@ -46,7 +46,8 @@ def add_strategy_flags(parser, strategies=STRATEGIES):
     parser.add_argument("--compression", choices=["fp16", "2bit"], help="compress pushed gradients")
     parser.add_argument("--compression-threshold", type=float, default=0.5, help="2bit: the threshold t")
     parser.add_argument("--checkpoint-dir", help="folder every server can write: checkpoints after each epoch; a fit "
-                                                 "whose task or server dies restarts from the newest one")
+                                                 "whose task or server dies restarts from the newest one (a store's "
+                                                 "URI: copied there when the fit ends, on local masters only)")
     parser.add_argument("--checkpoint-steps", type=int, help="also checkpoint every N steps")
     parser.add_argument("--max-restarts", type=int, default=2, help="restarts before the fit fails (default 2)")
     parser.add_argument("--curve", dest="curve", action="store_true", default=None,

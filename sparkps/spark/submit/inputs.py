@@ -10,6 +10,7 @@ other numeric column, assembled with VectorAssembler.  The label column keeps it
 label as RFormula does (``index_string_label``), and the trainer's schema checks refuse any other non-numeric one
 with MLlib's advice (StringIndexer) instead of a cast to null.
 """
+import contextlib
 import logging
 
 from sparkps.errors import ConfigError, DataError
@@ -121,3 +122,35 @@ def index_string_label(train, others, label_col):
                               % (unseen[0][0], label_col, names[:10]))
         return indexer.transform(frame).drop(label_col).withColumnRenamed(indexed, label_col)
     return index(train), [index(frame) for frame in others], names
+
+
+@contextlib.contextmanager
+def local_input(spark, path):
+    """``path`` as a path Python's file I/O reads on the driver (the formats read there: libffm, dummy, the CTR job's
+    libsvm): itself on the local disk; a store's file or folder (a Spark URI) copied through Spark's Hadoop file
+    systems into a temporary folder, removed when the block ends; a ConfigError or DataError raised in the block names
+    ``path``, not the copy. ConfigError naming ``path`` when no file system reaches it. Blocks on the copy."""
+    import os
+    import shutil
+    import tempfile
+
+    from sparkps.spark.model.storage import files_for, get_folder, is_uri
+    if not is_uri(path):
+        yield path
+        return
+    files = files_for(path, spark)
+    if not files.exists(path):
+        raise DataError("%s: no such file or folder" % path)
+    folder = tempfile.mkdtemp(prefix="sparkps-input-")
+    try:
+        local = os.path.join(folder, os.path.basename(str(path).rstrip("/")) or "input")
+        if files.isdir(path):
+            get_folder(files, path, local)
+        else:
+            files.get_file(path, local)
+        try:
+            yield local
+        except (ConfigError, DataError) as exc:      # a bad line named by file:line, in the user's own URI
+            raise type(exc)(str(exc).replace(local, str(path).rstrip("/"))) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -19,6 +19,12 @@ until the reader has taken every byte they wrote (``drain_output``).
 
 The parameter server's own log lines (the scheduler's, a server's, a worker's) are silenced in a job, which
 reports a failure once itself (``quiet_parameter_server``).
+
+An ``--output`` that is a store's URI (``hdfs://``, ``s3a://``, ``viewfs://``) is written in place through Spark's
+Hadoop file systems (sparkps.spark.model.storage): object stores have no rename, so there is no staging sibling;
+it is checked once the session is up (``prepare_store_output``: an existing non-empty folder needs ``--overwrite``,
+which removes it then), the job's files go through ``write_output_file`` and ``summary.json``, written last, marks a
+complete output. Nothing is written on the local disk for it.
 """
 import array
 import contextlib
@@ -101,6 +107,8 @@ def check_output_folder(path, overwrite):
     """Raise ConfigError when ``path`` is a non-empty folder (or a file) and ``overwrite`` is false: a job never
     replaces a model it was not told to.  Called before Spark starts."""
     from sparkps.errors import ConfigError
+    if on_store(path):
+        return       # checked once a session reaches the store: prepare_store_output
     if os.path.isfile(path):
         raise ConfigError("--output %s is a file, not a folder" % path)
     if os.path.isdir(path) and os.listdir(path) and not overwrite:
@@ -121,7 +129,10 @@ def staged_output(path):
     the block ends normally the sibling replaces ``path`` (the previous folder is renamed aside, then removed),
     otherwise the sibling is removed and ``path`` is left as it was.  A run killed meanwhile leaves only the
     sibling behind, never a half-written ``path``. A folder where the sibling cannot be made is a ConfigError naming
-    ``path`` and the cause."""
+    ``path`` and the cause. A store's URI is yielded as it is (see the module docstring)."""
+    if on_store(path):
+        yield path
+        return
     given, path = path, os.path.abspath(path)
     parent, name = os.path.split(path)
     staging = os.path.join(parent, ".%s.partial-%d" % (name, os.getpid()))
@@ -143,3 +154,48 @@ def staged_output(path):
         os.rename(path, previous)
     os.rename(staging, path)
     shutil.rmtree(previous, ignore_errors=True)
+
+
+def on_store(path):
+    """True when ``path`` is a store's URI (not a plain path, not ``file:``): the job writes it through Spark."""
+    from sparkps.spark.model.storage import is_uri
+    return is_uri(path)
+
+
+def output_path(folder, *parts):
+    """The path of ``parts`` in the job's output ``folder``: absolute on the local disk, a URI on a store."""
+    if on_store(folder):
+        return "/".join([str(folder).rstrip("/")] + [str(p).strip("/") for p in parts])
+    return os.path.join(os.path.abspath(folder), *parts)
+
+
+def prepare_store_output(spark, path, overwrite):
+    """For an ``--output`` on a store (nothing otherwise): ConfigError naming it when no file system of ``spark``
+    reaches it, or when it is a file, or a non-empty folder and ``overwrite`` is false; with ``overwrite`` the old
+    folder is removed now (a store has no rename to swap it in at the end). Blocks on the store."""
+    from sparkps.errors import ConfigError
+    from sparkps.spark.model.storage import files_for
+    if not on_store(path):
+        return
+    files = files_for(path, spark)
+    if files.exists(path) and not files.isdir(path):
+        raise ConfigError("--output %s is a file, not a folder" % path)
+    if files.isdir(path) and files.listdir(path):
+        if not overwrite:
+            raise ConfigError("--output %s exists and is not empty: pass --overwrite to replace it, or choose "
+                              "another folder" % path)
+        files.delete(path)
+    files.makedirs(path)
+
+
+def write_output_file(folder, name, data, spark=None):
+    """Write ``data`` (bytes or str) as the file ``name`` of the job's output ``folder``: with Python's file I/O on
+    the local disk, through Spark's Hadoop file systems (``spark``, else the active session) on a store."""
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    if on_store(folder):
+        from sparkps.spark.model.storage import files_for
+        target = output_path(folder, name)
+        files_for(target, spark).write_bytes(target, data)
+        return
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)

@@ -104,8 +104,9 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
     warning); otherwise the session spark-submit configured (its master, its settings, a Connect one under
     spark.api.mode=connect) or, run as plain python, one on ``master`` (default ``default_master``) with this
     interpreter as the executors' Python (the job then calls
-    ``driver.checks.choose_worker_python``). ``settings`` are set where spark-submit did not set them. Blocks until the
-    session is up (a JVM start, or a connection to the server)."""
+    ``driver.checks.choose_worker_python``). ``settings`` are set where spark-submit did not set them. A classic
+    session records why Spark may stop its SparkContext by itself (``stop_causes.record_stop_causes``). Blocks until
+    the session is up (a JVM start, or a connection to the server)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
     settings = dict(settings or {})
@@ -141,6 +142,8 @@ def job_session(app_name, master=None, remote=None, default_master="local[2]", s
             warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_CONFIG.*")
             spark = builder.getOrCreate()
     set_log_level(spark, log_level)
+    from sparkps.spark.submit.stop_causes import record_stop_causes
+    record_stop_causes(spark)          # why Spark stops the SparkContext by itself, for the job's one line
     return spark
 
 
