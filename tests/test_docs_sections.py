@@ -42,7 +42,7 @@ AWAITING_RUN_DATA = [
     "docs/benchmarks.md:ctr_quality_workers_movielens_fm", "docs/benchmarks.md:ctr_quality_workers_movielens_deepfm",
     "docs/benchmarks.md:ctr_quality_planted_noise0_10k", "docs/benchmarks.md:ctr_sweep_planted_noise0",
     "docs/benchmarks.md:ctr_quality_planted_noise0_1m", "docs/benchmarks.md:profile_ctr_steps",
-    "docs/benchmarks.md:profile_ctr_fit", "docs/benchmarks.md:nonfinite", "docs/benchmarks.md:bench_big_table",
+    "docs/benchmarks.md:nonfinite", "docs/benchmarks.md:bench_big_table",
     "docs/ctr.md:same_seed", "docs/export.md:mlflow_log",
     "docs/scale.md:scale", "docs/scale.md:many_nodes", "docs/scale.md:many_nodes_spark",
     "docs/security.md:frame_attack", "docs/security.md:security", "docs/tables.md:inline_threshold",
