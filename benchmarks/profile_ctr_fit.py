@@ -200,6 +200,12 @@ def fit_parts(clf, train, trainer_module):
             + [("after the stage (model built)", ended - captured["stage_ended"])])
 
 
+# the order of the --cold tables (a run record's JSON keeps its maps' keys sorted)
+CACHES = ("machine's kernel cache", "empty kernel cache")
+PROCESS_PARTS = ("process start (interpreter, numpy, the benchmark's modules)", "driver imports (pyspark, sparkps)",
+                 "JVM and session start", "input frame built and cached (outside the fits)")
+
+
 def cold_child(args):
     """One fresh process of ``--cold``: imports, session, input, a cold fit and a warm fit, written as JSON to
     ``args.cold_child``. Blocks for the two fits."""
@@ -209,21 +215,20 @@ def cold_child(args):
 
     import sparkps.spark.driver.trainer as trainer_module
     from sparkps.spark.ml.classifier import SparkpsCTRClassifier
-    parts = {"process start (interpreter, numpy, the benchmark's modules)": started - spawned,
-             "driver imports (pyspark, sparkps)": time.time() - started}
+    parts = {PROCESS_PARTS[0]: started - spawned, PROCESS_PARTS[1]: time.time() - started}
     t = time.time()
     spark = (SparkSession.builder.master("local[2]").appName("profile_ctr_cold")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "8g")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("FATAL")
-    parts["JVM and session start"] = time.time() - t
+    parts[PROCESS_PARTS[2]] = time.time() - t
     try:
         t = time.time()
         data = planted(args)
         fit_rows, valid_rows, test = frames(spark, data, split_rows(args.rows))
         train = fit_rows.union(valid_rows).cache()
         train.count()
-        parts["input frame built and cached (outside the fits)"] = time.time() - t
+        parts[PROCESS_PARTS[3]] = time.time() - t
         clf = SparkpsCTRClassifier(categoricalCols=list(data.fields), numericCols=list(data.numeric_names),
                                    model=args.model, embeddingDim=4, hiddenUnits=[32, 16], numEpochs=args.epochs,
                                    batchSize=args.batch_size, numWorkers=2, numServers=2, learningRate=args.lr,
@@ -240,15 +245,15 @@ def cold_child(args):
 def cold_runs(args):
     """``args.cold_repeat`` fresh processes (``cold_child``), alternating the machine's kernel cache and an empty
     one: {"machine's kernel cache": [child records], "empty kernel cache": [...]}. Blocks for every child."""
-    runs = {"machine's kernel cache": [], "empty kernel cache": []}
+    runs = {cache: [] for cache in CACHES}
     options = ["--rows", str(args.rows), "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
                "--vocab", str(args.vocab), "--lr", str(args.lr), "--model", args.model,
                "--validation-fraction", str(args.validation_fraction)]
     with tempfile.TemporaryDirectory(prefix="sparkps-cold-") as folder:
         for repeat in range(args.cold_repeat):
-            cache = "empty kernel cache" if repeat % 2 else "machine's kernel cache"
+            cache = CACHES[repeat % 2]
             env = dict(os.environ)
-            if cache == "empty kernel cache":
+            if cache == CACHES[1]:
                 env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=folder)
             out = os.path.join(folder, "child-%d.json" % repeat)
             env["SPARKPS_PROFILE_SPAWNED"] = repr(time.time())
@@ -270,12 +275,13 @@ def cold_markdown(runs):
              "after. Median [min-max] over the processes of each kernel cache (the machine's own: a machine that "
              "ran sparkps before; an empty `NUMBA_CACHE_DIR`: a fresh machine, every kernel compiled); the "
              "processes of the two caches alternate.", ""]
-    for cache, children in runs.items():
+    for cache in CACHES:
+        children = runs.get(cache)
         if not children:
             continue
         lines += ["#### %s (%d processes)" % (cache, len(children)), "", "| part | cold fit, s | warm fit, s |",
                   "|---|---|---|"]
-        for label in children[0]["process"]:
+        for label in PROCESS_PARTS:
             lines.append("| %s | %s | |" % (label, spread([c["process"][label] for c in children])))
         for i, (label, _) in enumerate(children[0]["cold"]):
             name = label if i == 0 else "- " + label
