@@ -2,7 +2,11 @@
 install nothing on their nodes do: the job trains on local[2] and on local-cluster executors, the parameter servers
 the tasks start running from the same zip. The Python of the driver and the executors has every dependency of
 sparkps and not sparkps (a virtualenv whose site-packages names the project's, whose editable install of sparkps is
-then never loaded)."""
+then never loaded).
+
+The local-cluster run is also the suite's one run of jobs/train_classifier.py under spark-submit on
+local-cluster[2,1,1024]: spark-submit's master is the one used, Spark's event log shows the training tasks on both
+executor JVMs, and every output is checked (one JVM cluster for both checks)."""
 import json
 import os
 import subprocess
@@ -11,7 +15,7 @@ import sysconfig
 import zipfile
 
 import pytest
-from test_spark_jobs import JOB, ROOT
+from test_spark_jobs import JOB, ROOT, check_outputs, spark_submit, training_tasks
 
 from spark_env import spark_env
 
@@ -58,18 +62,37 @@ def shipped(tmp_path_factory):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("master", ["local[2]", "local-cluster[2,1,1024]"])
-def test_a_job_trains_with_sparkps_only_in_a_py_files_zip(shipped, master, tmp_path):
+def test_a_job_on_local_2_trains_with_sparkps_only_in_a_py_files_zip(shipped, tmp_path):
     """The servers the tasks start used to exit with 'No module named sparkps' (their environment does not name the
     zip: only the task's sys.path does): 'server 0 failed before registering'."""
     python, archive, digits, env = shipped
     output = tmp_path / "out"
-    submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
-    run = subprocess.run(
-        [submit, "--master", master, "--py-files", str(archive), "--conf", "spark.ui.enabled=false",
-         "--conf", "spark.driver.memory=1g", JOB, "--train", str(digits / "train.libsvm"), "--num-features", "64",
-         "--layers", "64,32,10", "--epochs", "1", "--num-servers", "2", "--output", str(output)],
-        env=env, capture_output=True, text=True, timeout=540, cwd=str(tmp_path))
+    run = spark_submit("local[2]", "--train", digits / "train.libsvm", "--num-features", "64", "--layers", "64,32,10",
+                       "--epochs", "1", "--num-servers", "2", "--output", output, py_files=archive, env=env,
+                       cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     summary = json.loads((output / "summary.json").read_text())
-    assert summary["master"] == master and summary["workers"] == 2
+    assert summary["master"] == "local[2]" and summary["workers"] == 2
+
+
+@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
+def test_local_cluster_master_from_spark_submit_trains_on_its_executors_with_sparkps_only_in_a_py_files_zip(
+        shipped, tmp_path):
+    """On local-cluster executors, with sparkps only in the --py-files zip (both servers, one beside each worker,
+    start from it), on CSV files: spark-submit's master is the one used (the job used to force local[*], where every
+    task runs in the driver), Spark's own event log shows the training tasks on the two executor JVMs, and every
+    output (model, curve, 360 predictions, a validation accuracy of 0.9) is written."""
+    python, archive, digits, env = shipped
+    output, events = tmp_path / "out", tmp_path / "events"
+    events.mkdir()
+    run = spark_submit("local-cluster[2,1,1024]", "--train", digits / "train.csv", "--validation",
+                       digits / "test.csv", "--layers", "64,64,10", "--epochs", 4, "--kvstore", "dist_sync",
+                       "--num-servers", "2", "--output", output, py_files=archive, env=env, cwd=tmp_path,
+                       conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
+                             "spark.eventLog.compress": "false"})
+    summary = check_outputs(run, output, 4)
+    assert summary["validation_accuracy"] >= 0.9
+    assert summary["master"] == "local-cluster[2,1,1024]" and summary["workers"] == 2
+    description, executors = training_tasks(str(events))
+    assert description == "sparkps: training MLP 64-64-10 for 4 epochs (2 workers, 2 servers)"
+    assert executors == {"0", "1"}

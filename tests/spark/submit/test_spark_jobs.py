@@ -1,6 +1,7 @@
-"""jobs/train_classifier.py through spark-submit on local-cluster[2,1,1024] (two executor JVMs, so workers and
-servers live in separate executor processes) on CSV files, the master always the one spark-submit was given.
-spark-submit on local[2] with libsvm files is jobs/README.md's first command (test_jobs_readme checks it)."""
+"""What the spark-submit tests of jobs/train_classifier.py share (the run, its outputs, the training tasks in Spark's
+event log), and Spark's GPU assignment on local-cluster. The job on local-cluster[2,1,1024] (two executor JVMs, so
+workers and servers live in separate executor processes) runs once, with sparkps shipped as a --py-files zip:
+test_py_files.py; spark-submit on local[2] with libsvm files is jobs/README.md's first command (test_jobs_readme)."""
 import json
 import os
 import subprocess
@@ -16,22 +17,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 JOB = os.path.join(ROOT, "jobs", "train_classifier.py")
 
 
-@pytest.fixture(scope="module")
-def digits_files(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("digits")
-    subprocess.run([sys.executable, JOB, "--export-digits", str(folder)], check=True, timeout=120,
-                   capture_output=True)
-    return folder
-
-
-def spark_submit(master, *args, timeout=540, conf=None):
-    """Run the job under spark-submit; ``conf`` adds --conf settings."""
+def spark_submit(master, *args, timeout=540, conf=None, py_files=None, env=None, cwd=ROOT):
+    """Run the job under spark-submit; ``conf`` adds --conf settings, ``py_files`` ships a zip with --py-files,
+    ``env`` replaces spark_env()."""
     submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
     command = [submit, "--master", master, "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=1g"]
     for key, value in (conf or {}).items():
         command += ["--conf", "%s=%s" % (key, value)]
+    if py_files:
+        command += ["--py-files", str(py_files)]
     command += [JOB] + [str(a) for a in args]
-    return subprocess.run(command, env=spark_env(), capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(command, env=env or spark_env(), capture_output=True, text=True, timeout=timeout,
+                          cwd=str(cwd))
 
 
 def training_tasks(event_dir):
@@ -68,25 +65,6 @@ def check_outputs(run, output, epochs):
     lines = "".join(p.read_text() for p in sorted((output / "predictions").glob("part-*.csv"))).splitlines()
     assert len([line for line in lines if not line.startswith("label")]) == 360
     return summary
-
-
-@pytest.mark.timeout(600)   # separate JVMs start slowly on a loaded machine
-def test_local_cluster_master_from_spark_submit_runs_training_on_its_executors(digits_files, tmp_path):
-    """spark-submit's master is the one used: Spark's own event log shows the training tasks on the two
-    executor JVMs of local-cluster (the job used to force local[*], where every task runs in the driver)."""
-    output, events = tmp_path / "out", tmp_path / "events"
-    events.mkdir()
-    run = spark_submit("local-cluster[2,1,1024]", "--train", digits_files / "train.csv", "--validation",
-                       digits_files / "test.csv", "--layers", "64,64,10", "--epochs", 4, "--kvstore",
-                       "dist_sync", "--output", output,
-                       conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(),
-                             "spark.eventLog.compress": "false"})
-    summary = check_outputs(run, output, 4)
-    assert summary["validation_accuracy"] >= 0.9
-    assert summary["master"] == "local-cluster[2,1,1024]"
-    description, executors = training_tasks(str(events))
-    assert description == "sparkps: training MLP 64-64-10 for 4 epochs (2 workers, 1 servers)"
-    assert executors == {"0", "1"}
 
 
 GPU_PROBE = r'''

@@ -120,7 +120,7 @@ def test_a_job_submitted_to_a_standalone_master_runs_there(standalone, tmp_path)
     subprocess.run([sys.executable, JOB, "--export-digits", str(data)], check=True, timeout=120,
                    capture_output=True)
     run = submit(master, JOB, "--train", data / "train.libsvm", "--validation", data / "test.libsvm",
-                 "--num-features", "64", "--layers", "64,32,10", "--epochs", "2", "--output", output)
+                 "--num-features", "64", "--layers", "64,32,10", "--epochs", "1", "--output", output)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     summary = json.loads((output / "summary.json").read_text())
     assert summary["master"] == master and summary["workers"] == 2
