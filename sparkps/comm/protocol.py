@@ -373,12 +373,14 @@ class Command(NamedTuple):
     """COMMAND: ``set_lr`` (field ``lr``), ``save``, ``load`` or ``compact`` (field ``path``, a directory;
     ``compact`` merges the sparse tables' incremental saves there into one base; ``write_tables`` writes the
     server's shard of every sparse table there as a Parquet file, :mod:`sparkps.rows.shards`), ``stats`` (the
-    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``), ``load_tables`` (no field: every
+    sparse table takes the rows of its shard from the shard files of the model the server was started from,
+    ``SPARKPS_START_TABLES``; a warm start, docs/warm_start.md)."""
     name: str
     lr: float | None = None
     path: str | None = None
 
-    NAMES = ("set_lr", "save", "load", "stats", "compact", "write_tables")
+    NAMES = ("set_lr", "save", "load", "stats", "compact", "write_tables", "load_tables")
 
     def meta(self):
         meta = {"name": self.name}
@@ -399,7 +401,7 @@ class Command(NamedTuple):
             if isinstance(lr, bool) or not isinstance(lr, (int, float)):
                 raise MalformedMessage("COMMAND set_lr field 'lr' must be a number, got %r" % (lr,))
             return cls(name, lr=float(lr))
-        if name == "stats":
+        if name in ("stats", "load_tables"):
             return cls(name)
         path = meta.get("path")
         if not isinstance(path, str) or not path:

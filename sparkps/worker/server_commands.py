@@ -41,9 +41,13 @@ class ServerCommands:
         if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
-        if self._resume_path is not None:
+        if self._resume_path is not None:       # a checkpoint holds every row: it replaces a warm start's tables
             path, self._resume_path = self._resume_path, None
+            self._start_tables = False
             self.load_checkpoint(path)
+        elif self._start_tables:
+            self._start_tables = False
+            self.load_start_tables()
 
     def _keep_keys_whole(self):
         """Lay every dense key on one server from now on: the servers' optimizer is not ``elementwise`` (LAMB's
@@ -68,6 +72,26 @@ class ServerCommands:
         ``set_optimizer``, whose fresh optimizer state it replaces. Every worker calls it; the load then blocks
         as ``load_checkpoint`` does."""
         self._resume_path = str(path)
+
+    def start_from_tables(self):
+        """Have the servers load the sparse tables of the model this fit starts from right after the next
+        ``set_optimizer`` (the tables exist and their optimizer is set by then): ``load_start_tables``, unless a
+        checkpoint is resumed instead. Every worker calls it."""
+        self._start_tables = True
+
+    def load_start_tables(self):
+        """Have every server load its shard of every sparse table from the shard files of the model the fit starts
+        from (the folder each server was started with, ``SPARKPS_START_TABLES``; no row passes through a worker).
+        Collective: rank 0 asks the servers, then a barrier. Returns ``{table: rows loaded}`` on rank 0 (``{}``
+        elsewhere). Blocks until every server loaded (at most the request timeout) and every worker arrived."""
+        loaded = {}
+        if self.rank == 0:
+            replies = self.worker.wait(self.worker.command(protocol.Command("load_tables")))
+            for reply in replies:
+                for name, rows in (reply.meta.get("loaded") or {}).items():
+                    loaded[name] = loaded.get(name, 0) + int(rows)
+        self.barrier()
+        return loaded
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""

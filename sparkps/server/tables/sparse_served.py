@@ -163,6 +163,14 @@ class ServedTable:
                             arrays['last_seen'])
         return {"dim": int(table.dim), "dtype": "float32", "options": table.options(), "shard": shard}
 
+    def load_start(self, folder, manifest):
+        """COMMAND load_tables: load this server's rows of the table from the shard files of the model the fit starts
+        from (``folder``, ``manifest`` its checked manifest: :mod:`sparkps.server.tables.sparse_start`), with their
+        counts and last-seen steps and fresh optimizer state. Returns how many rows it loaded. Blocks on reading the
+        files."""
+        from sparkps.server.tables.sparse_start import load_start_rows
+        return load_start_rows(self._held(), folder, manifest, *self.shard)
+
     def compact(self, directory, manifest):
         """COMMAND compact: merge this table's base and deltas in ``directory`` into one new base generation,
         this server writing the rows of its own shard (read from the files, not from memory: the base equals the

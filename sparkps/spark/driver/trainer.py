@@ -160,7 +160,7 @@ class SparkTrainer:
         self._scheduler = None
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
-            resume=False, reader=None, known_rows=None):
+            resume=False, reader=None, known_rows=None, initial_model=None):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
@@ -171,6 +171,14 @@ class SparkTrainer:
         positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.driver.input_rows)
         scales each row's gradient by its weight (sparkps.spark.task.row_weights).  ``resume``: continue a stopped
         job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
+
+        ``initial_model`` (a SparkModel, or the path of a saved SparkModel or pyspark.ml model) starts the fit from
+        that model's weights instead of the initializer's (MXNet's ``arg_params``, xgboost.spark's ``xgb_model``):
+        its dense parameters, and every sparse table's rows loaded by the servers from the model's shard files, each
+        server reading the rows the current split gives it (another number of servers than the model was trained on
+        works), with their occurrence counts and last-seen steps; the optimizer state starts fresh. A model of
+        another network (a parameter or table missing or extra, another shape or embedding width) is one
+        ConfigError naming it before any Spark job (:mod:`sparkps.spark.driver.initial_model`, docs/warm_start.md).
 
         A DataFrame (classic or Spark Connect session) trains in one ``mapInArrow(..., barrier=True)`` stage: its
         features column (Vector or array; ``array<bigint>`` for the ids of a hashed table) or, with ``inputs``, one
@@ -193,6 +201,11 @@ class SparkTrainer:
         if resume:
             check_resumable(self.kvstore)
         point = self._resume_point(resume)
+        start = None
+        if initial_model is not None:      # checked against the network before any Spark job
+            from sparkps.spark.driver.initial_model import StartModel
+            start = StartModel.of(initial_model, session_for(data))
+            start.check(self)
         # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self.checkpoint_dir and self.kvstore in RESUMABLE
         session = session_for(data)
@@ -227,8 +240,15 @@ class SparkTrainer:
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
             extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
+        if start is not None:       # the dense weights, and the folder of the tables' shard files
+            extra["initial"] = start.plan(session, master, servers)
         if self.inputs is not None and self._has_tables():   # the servers write the tables there at the end
-            extra["tables_dir"] = staging_folder(session, master)
+            try:
+                extra["tables_dir"] = staging_folder(session, master)
+            except BaseException:
+                if start is not None:
+                    start.close()
+                raise
         view = ProgressView(self.num_epoch, workers, bar=self.progress, num_servers=servers)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
@@ -241,6 +261,8 @@ class SparkTrainer:
         except BaseException:
             view.close(finished=False)
             remove_staged(extra.get("tables_dir"))
+            if start is not None:
+                start.close()
             raise
         self.last_placement = placement
         paused = spark_progress_paused(session.sparkContext) if placement == "driver" and not is_connect(session) \
@@ -264,6 +286,8 @@ class SparkTrainer:
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
+            if start is not None:       # an inline initial model's tables, staged as shard files
+                start.close()
             if results is None:
                 remove_staged(extra.get("tables_dir"))
         if placement == "stage":     # no live progress: the per-epoch history, now

@@ -38,6 +38,12 @@ from sparkps.spark.ml.shared_params import (
     placement_settings,
     strategy_settings,
 )
+from sparkps.spark.ml.warm_start import (
+    inherited_featurization,
+    initial_model,
+    initial_model_param,
+    warm_stats,
+)
 from sparkps.spark.model.table_rows import INLINE_TABLE_BYTES
 
 LOG = logging.getLogger("sparkps.spark")
@@ -146,7 +152,15 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
 
 
 class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
-    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit)."""
+    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit).
+
+    ``initialModel`` (a fitted SparkpsCTRModel or the path of a saved one) starts the fit from that model: its dense
+    weights and every table's rows, counts and last-seen steps (loaded by the servers from its shard files), its
+    featurization (columns, hashing, numeric statistics, label strings) and its network; optimizer state starts
+    fresh (:mod:`sparkps.spark.ml.warm_start`, docs/warm_start.md).
+    """
+
+    initialModel = initial_model_param
 
     @keyword_only
     def __init__(self, *, labelCol=None, categoricalCols=None, numericCols=None, multiValueCols=None, model=None,
@@ -158,8 +172,9 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
                  embeddingL2=None, dropout=None, resourceProfile=None, schedulerPlacement=None,
-                 resultChunkBytes=None, inlineTablesMB=None):
+                 resultChunkBytes=None, inlineTablesMB=None, initialModel=None):
         super().__init__()
+        self._setDefault(initialModel="")
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
     @keyword_only
@@ -201,6 +216,15 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                             get("validationFraction"))
 
     def _fit(self, dataset):
+        initial = initial_model(self, SparkpsCTRModel)
+        if initial is None:
+            return self._train(dataset)
+        warm = self.copy()        # the initial model's featurization and network, a param set otherwise refused
+        warm._set(**inherited_featurization(self, initial))
+        return warm._train(dataset, initial)
+
+    def _train(self, dataset, initial=None):
+        """Fit on ``dataset``, from ``initial`` (a SparkpsCTRModel whose featurization this estimator took) or cold."""
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         check_counts(self)
@@ -210,7 +234,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
-        dataset, classes = indexed_click_label(dataset, get("labelCol"))      # yes/no: as train_ctr indexes it
+        dataset, classes = indexed_click_label(dataset, get("labelCol"),      # yes/no: as train_ctr indexes it
+                                               initial.getOrDefault("labelClasses") if initial else None)
         if classes:
             LOG.info("label column %r indexed as RFormula does: %r -> 0, %r -> 1", get("labelCol"), *classes)
         featurizer.check_columns(dataset, get("labelCol"))
@@ -218,6 +243,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         # one pass over the input: the training rows' statistics and both sides' label counts
         stats = featurizer.fit_stats(dataset, get("labelCol"),
                                      held_out_rows(dataset, get("validationFraction"), get("seed")))
+        if initial is not None:      # encoded as the initial model encoded its input
+            stats = warm_stats(stats_from_json(initial.getOrDefault("numericStats")), stats)
         spec = self.feature_spec(stats)
         rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly
         symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
@@ -243,7 +270,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                inline_table_bytes=inline_table_bytes(get("inlineTablesMB")),
                                **checkpoint_settings(self))
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
-                                  known_rows=stats.label_facts["rows"])
+                                  known_rows=stats.label_facts["rows"],
+                                  initial_model=None if initial is None else initial.spark_model)
         model = SparkpsCTRModel(spark_model)
         model.fit_timings = trainer.last_fit    # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
