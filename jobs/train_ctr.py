@@ -119,6 +119,9 @@ def parse_args(argv=None):
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
     p.add_argument("--lr", type=float, help="learning rate (default: %g, or the --network file's own)"
                    % CTR_DEFAULTS["learningRate"])
+    p.add_argument("--initial-model", help="start from this saved model (a previous run's OUTPUT/model): its "
+                   "weights, table rows and featurization; flags that change the featurization or network are refused "
+                   "(docs/warm_start.md)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
@@ -393,6 +396,15 @@ def estimator(args, categorical, numeric, multi=()):
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
                 "learningRate": args.lr}
     settings.update({k: v for k, v in optional.items() if v is not None})
+    if args.initial_model:       # the model's featurization and network, unless a flag was given another value
+        from sparkps.spark.ml.warm_start import FEATURIZATION
+        defaults = vars(parse_args(["--demo"]))
+        flags = {"model": "model", "embeddingDim": "embedding_dim", "numBuckets": "num_buckets",
+                 "hiddenUnits": "hidden_units", "multiValueSeparator": "separator"}
+        for name in FEATURIZATION:
+            if name in flags and getattr(args, flags[name]) == defaults[flags[name]]:
+                settings.pop(name, None)
+        settings["initialModel"] = args.initial_model
     return SparkpsCTRClassifier(**settings)
 
 

@@ -189,7 +189,7 @@ def indexed_click_label(df, label_col, classes=None):
     Any other label column is returned as it is, with classes None. ConfigError naming the column when it holds
     another number of distinct strings. Blocks for one Spark job (the label counts) when the column holds strings.
     ``classes`` (a warm start: the initial model's ``labelClasses``) indexes the strings as that model did; a string
-    outside them is then a ConfigError naming the column, as is a numeric column where the model read strings."""
+    outside them is then a ConfigError naming the column (a 0/1 column is taken as indexed by them already)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
     strings = label_col in df.columns and isinstance(df.schema[label_col].dataType, StringType)
@@ -208,9 +208,8 @@ def indexed_click_label(df, label_col, classes=None):
 def _indexed_as(df, label_col, classes, strings):
     """``df`` with its string label column indexed by ``classes`` (``[value of 0, value of 1]``), and the classes."""
     from pyspark.sql import functions as F
-    if not strings:
-        raise ConfigError("label column %r is %s; the initial model read it as the strings %s (labelClasses)"
-                          % (label_col, df.schema[label_col].dataType.simpleString(), classes))
+    if not strings:          # indexed by the caller already (0/1), as jobs/train_ctr.py indexes a string label
+        return df, classes
     y = F.col(label_col)
     other = df.where(y.isNotNull() & ~y.isin(*classes)).select(label_col).limit(1).collect()
     if other:

@@ -18,6 +18,8 @@ from sparkps.errors import ConfigError
 # the CTR params that decide how input is encoded and what the network is: a warm fit takes the initial model's
 FEATURIZATION = ("categoricalCols", "numericCols", "multiValueCols", "multiValueSeparator", "hashIds", "numBuckets",
                  "model", "network", "embeddingDim", "hiddenUnits", "pooling", "tables")
+# the MLP classifier's network params: a warm fit takes the initial model's
+NETWORK = ("layers", "symbolJson", "inputSize", "activation")
 
 
 def to_initial_model(value):
@@ -58,11 +60,11 @@ def initial_model(estimator, model_class, session=None):
     return value
 
 
-def inherited_featurization(estimator, initial):
-    """``{param: value}`` of ``initial``'s featurization and network params (FEATURIZATION) for the warm fit;
+def inherited_featurization(estimator, initial, names=FEATURIZATION):
+    """``{param: value}`` of ``initial``'s featurization and network params (``names``) for the warm fit;
     ConfigError naming the first param the estimator sets to another value."""
     inherited = {}
-    for name in FEATURIZATION:
+    for name in names:
         if not initial.isDefined(name):
             continue
         theirs = initial.getOrDefault(name)
