@@ -14,8 +14,6 @@ fresh: a saved model holds weights, counts and last-seen steps, not optimizer st
 """
 import os
 
-import numpy as np
-
 from sparkps.errors import ConfigError
 from sparkps.rows.values import RowSparse
 
@@ -48,8 +46,11 @@ class StartModel:
         """ConfigError when this model cannot start a fit of ``trainer`` (a SparkTrainer): another network (a
         parameter or table it lacks or has beyond the fit's), a parameter of another shape, a table of another
         embedding width or id range. Needs no Spark; reads no rows."""
-        check_tables(self.describe(), self.model.symbol, trainer_symbol(trainer))
-        check_dense(self.describe(), self.model, trainer)
+        from sparkps import symbol as sym
+        from sparkps.train.start_model import check_start
+        model = self.model
+        check_start(self.describe(), model.symbol, model.arg_params, model.aux_params,
+                    sym.load_json(trainer.symbol_json), input_shapes(trainer), trainer.label_name)
 
     def plan(self, session, master, num_servers):
         """``{"params", "tables"}`` for the task plan: the dense weights as .npz bytes, and the folder of the tables'
@@ -97,58 +98,8 @@ def model_folder(path, session=None):
     return path
 
 
-def trainer_symbol(trainer):
-    from sparkps import symbol as sym
-    return sym.load_json(trainer.symbol_json)
-
-
-def check_tables(what, saved, network):
-    """ConfigError naming the first sparse table that ``saved`` (the initial model's network) and ``network`` do not
-    share, or whose embedding width or id range differs."""
-    from sparkps.symbol.ops.embedding import sparse_tables
-    old, new = sparse_tables(saved), sparse_tables(network)
-    for name in sorted(set(old) | set(new)):
-        if name not in old or name not in new:
-            holder, other = ("this fit's network", what) if name in new else (what, "this fit's network")
-            raise ConfigError("%s has the sparse table %r, which %s lacks (tables: %s against %s): it is another "
-                              "network" % (holder, name, other, sorted(old), sorted(new)))
-        if int(old[name].dim) != int(new[name].dim):
-            raise ConfigError("table %r: %s has rows %d wide, this fit's network %d (embedding width)"
-                              % (name, what, int(old[name].dim), int(new[name].dim)))
-        if old[name].input_dim != new[name].input_dim:
-            raise ConfigError("table %r: %s takes ids below %s, this fit's network below %s (the id range, e.g. "
-                              "numBuckets)" % (name, what, old[name].input_dim, new[name].input_dim))
-
-
-def check_dense(what, model, trainer):
-    """ConfigError naming the first dense parameter of the fit's network that ``model`` lacks, holds beyond it, or
-    holds in another shape."""
-    from sparkps.symbol.ops.embedding import sparse_tables
-    net = trainer_symbol(trainer)
-    tables = sparse_tables(net)
+def input_shapes(trainer):
+    """{input: shape} of one batch of ``trainer``'s network (its named inputs, or its data input)."""
     if trainer.inputs is not None:
-        shapes = dict(trainer.inputs.shapes(trainer.batch_size), **{t: (1, s.dim) for t, s in tables.items()})
-        inputs = set(trainer.inputs.shapes(trainer.batch_size))
-    else:
-        shapes = {trainer.data_name: (trainer.batch_size,) + tuple(trainer.input_shape)}
-        inputs = {trainer.data_name}
-    arg_shapes, _, aux_shapes = net.infer_shape(**shapes)
-    wanted = {n: tuple(s) for n, s in zip(net.list_arguments(), arg_shapes)
-              if n not in inputs and n != trainer.label_name and n not in tables}
-    held = {n: tuple(np.shape(v)) for n, v in model.arg_params.items() if not isinstance(v, RowSparse)}
-    for name in sorted(set(wanted) | set(held)):
-        if name not in held:
-            raise ConfigError("%s has no parameter %r of this fit's network (it holds %s): it is another network"
-                              % (what, name, ", ".join(sorted(held)) or "none"))
-        if name not in wanted:
-            raise ConfigError("%s holds the parameter %r, which this fit's network lacks: it is another network"
-                              % (what, name))
-        if held[name] != wanted[name]:
-            raise ConfigError("parameter %r: %s holds shape %s, this fit's network needs %s (another input width or "
-                              "layer size)" % (name, what, held[name], wanted[name]))
-    want_aux = {n: tuple(s) for n, s in zip(net.list_auxiliary_states(), aux_shapes)}
-    for name, shape in sorted(want_aux.items()):
-        value = model.aux_params.get(name)
-        if value is None or tuple(np.shape(value)) != shape:
-            raise ConfigError("auxiliary state %r: %s holds %s, this fit's network needs shape %s"
-                              % (name, what, "none" if value is None else tuple(np.shape(value)), shape))
+        return dict(trainer.inputs.shapes(trainer.batch_size))
+    return {trainer.data_name: (trainer.batch_size,) + tuple(trainer.input_shape)}

@@ -9,7 +9,7 @@ import pytest
 
 from sparkps.errors import ConfigError, DataError
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]   # several fits a test on a loaded machine
 
 COLUMNS = ["site", "app", "device"]
 
