@@ -55,7 +55,8 @@ def read_start_model(path):
 
 def check_start(what, saved_symbol, arg_params, aux_params, network, input_shapes, label_name):
     """ConfigError when the model ``what`` names (its network ``saved_symbol``, weights ``arg_params`` and
-    ``aux_params``) cannot start a fit of ``network`` fed ``input_shapes`` ({input: shape}): a sparse table or dense
+    ``aux_params``) cannot start a fit of ``network`` fed ``input_shapes`` ({input: shape}; ``label_name``: the label
+    input's name, or a list of them): a sparse table or dense
     parameter it lacks or holds beyond the network's (another network), a table of another embedding width or id
     range, a parameter or auxiliary state of another shape."""
     check_tables(what, saved_symbol, network)
@@ -85,10 +86,11 @@ def check_dense(what, arg_params, aux_params, network, input_shapes, label_name)
     another shape, and the first auxiliary state of another shape."""
     from sparkps.symbol.ops.embedding import sparse_tables
     tables = sparse_tables(network)
+    labels = {label_name} if isinstance(label_name, str) else set(label_name)
     shapes = dict(input_shapes, **{t: (1, s.dim) for t, s in tables.items()})
     arg_shapes, _, aux_shapes = network.infer_shape(**shapes)
     wanted = {n: tuple(s) for n, s in zip(network.list_arguments(), arg_shapes)
-              if n not in input_shapes and n != label_name and n not in tables}
+              if n not in input_shapes and n not in labels and n not in tables}
     held = {n: tuple(np.shape(v)) for n, v in arg_params.items() if not isinstance(v, RowSparse) and n not in tables}
     for name in sorted(set(wanted) | set(held)):
         if name not in held:
@@ -97,6 +99,7 @@ def check_dense(what, arg_params, aux_params, network, input_shapes, label_name)
         if name not in wanted:
             raise ConfigError("%s holds the parameter %r, which this fit's network lacks: it is another network"
                               % (what, name))
+    for name in sorted(wanted):        # the same parameters: their shapes
         if held[name] != wanted[name]:
             raise ConfigError("parameter %r: %s holds shape %s, this fit's network needs %s (another input width or "
                               "layer size)" % (name, what, held[name], wanted[name]))
