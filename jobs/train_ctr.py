@@ -122,6 +122,8 @@ def parse_args(argv=None):
     p.add_argument("--initial-model", help="start from this saved model (a previous run's OUTPUT/model): its "
                    "weights, table rows and featurization; flags that change the featurization or network are refused "
                    "(docs/warm_start.md)")
+    p.add_argument("--forget-after-steps", type=int, default=0, help="leave out of the written model the ids unseen "
+                   "for more than this many steps, across --initial-model fits (default 0: keep every id)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
@@ -405,6 +407,8 @@ def estimator(args, categorical, numeric, multi=()):
             if name in flags and getattr(args, flags[name]) == defaults[flags[name]]:
                 settings.pop(name, None)
         settings["initialModel"] = args.initial_model
+    if args.forget_after_steps:
+        settings["forgetAfterSteps"] = args.forget_after_steps
     return SparkpsCTRClassifier(**settings)
 
 

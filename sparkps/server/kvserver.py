@@ -283,7 +283,7 @@ class KVServer:
         # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
         # only below the tables root the server started with (no '..', no symbolic link followed)
         folder = folder_below(self.tables_root, request.path, "COMMAND write_tables: folder")
-        return {"tables": {name: table.write_shard(folder) for name, table in self.tables.items()
+        return {"tables": {name: table.write_shard(folder, request.forget) for name, table in self.tables.items()
                            if table.kind == "sparse"}}
 
     def _load_tables(self, request):

@@ -140,19 +140,21 @@ class ServerCommands:
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 
-    def write_tables(self, folder, reading=None):
+    def write_tables(self, folder, reading=None, forget=None):
         """Have every server write its shard of every sparse table into ``folder`` (one Parquet file per server
         and table, written by the servers in parallel, atomically: :mod:`sparkps.rows.shards`), then write the
         tables' manifest there from their replies; returns the manifest's tables map ({table: {"dim", "dtype",
         "rows", "options", "shards"}}). ``reading`` ({table: {option: value}}) adds what the servers do not hold
         to a table's options: how the network reads it (its ``fields`` and ``padding_id``). No row passes through
-        this worker. Pushes still queued are sent first. Call from one worker; blocks until every server wrote (at
-        most the request timeout).
+        this worker. Pushes still queued are sent first. ``forget`` (steps): the servers leave out the rows unseen
+        for more than that many steps (docs/warm_start.md). Each table's entry also says how many ids were
+        ``added``, ``kept`` and ``dropped`` against the model the fit started from (``ids``). Call from one worker;
+        blocks until every server wrote (at most the request timeout).
         """
         from sparkps.rows import shards
         self._wait_pushes()
         folder = str(folder)
-        replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder)))
+        replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder, forget=forget)))
         tables = merged_shards([r.meta.get("tables", {}) for r in replies])
         for name, options in (reading or {}).items():
             if name in tables:
@@ -199,6 +201,9 @@ def merged_shards(per_server):
                                             "options": entry["options"], "rows": 0, "shards": []})
             into["shards"].append(entry["shard"])
             into["rows"] += int(entry["shard"]["rows"])
+            for kind, count in (entry["shard"].get("ids") or {}).items():    # added, kept, dropped
+                into.setdefault("ids", {}).setdefault(kind, 0)
+                into["ids"][kind] += int(count)
     for entry in tables.values():
         entry["shards"].sort(key=lambda shard: shard["server"])
     return tables

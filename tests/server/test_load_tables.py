@@ -94,3 +94,24 @@ def test_another_width_is_named_with_its_table(tmp_path):
     server, = started_servers(str(tmp_path), 1, dict(OPTIONS, dim=4))
     with pytest.raises(DataError, match=r"table 'user': the initial model's rows are 3 wide, this fit's table 4"):
         server.tables['user'].load_start(str(tmp_path), shards.read_manifest(str(tmp_path)))
+
+
+def test_a_written_model_forgets_rows_unseen_for_longer_than_asked_and_counts_the_ids(tmp_path):
+    model, written = tmp_path / "model", tmp_path / "written"
+    ids = np.sort(row_ids(np.arange(1, 101), 'user'))
+    expected = written_model(str(model), ids, 1)          # last steps 10 .. 109
+    server, = started_servers(str(model), 1)
+    handle(server, 'COMMAND', protocol.Command('load_tables').meta())
+    assert server.tables['user'].table.step == 109
+    new = row_ids(np.arange(1, 6) * 1_000_003, 'user')
+    handle(server, 'PULL', protocol.Pull([], None, 'user', ids=new).meta(), [new])      # seen at step 109
+    command = protocol.Command('write_tables', path=str(written), forget=30)
+    server.tables_root = str(tmp_path)
+    reply, _ = handle(server, 'COMMAND', command.meta())
+    shard = reply['tables']['user']['shard']
+    kept = [i for i, (_, _, step) in expected.items() if 109 - step <= 30]
+    assert shard['rows'] == len(kept) + new.size
+    assert shard['ids'] == {'added': new.size, 'kept': len(kept), 'dropped': ids.size - len(kept)}
+    assert server.tables['user'].table.store.rows == ids.size + new.size      # the live table keeps them
+    with pytest.raises(Exception, match="forget"):
+        protocol.Command.parse(Message('COMMAND', sender=5, meta={'name': 'save', 'path': 'x', 'forget': 3}))

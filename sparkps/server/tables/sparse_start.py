@@ -34,8 +34,8 @@ def own_shard_paths(folder, entry, table, rank, num_servers):
 def load_start_rows(table, folder, manifest, rank, num_servers, batch_rows=BATCH_ROWS):
     """Load into ``table`` (a :class:`~sparkps.rows.table.SparseTable`, created and given its optimizer) the rows of
     its shard from the shard files in ``folder`` (``manifest``: the folder's manifest, read and checked); returns
-    how many rows it loaded. DataError naming the table when the manifest lacks it or its width differs, or naming
-    the shard when one cannot be read. Blocks on reading the files (``batch_rows`` rows at a time)."""
+    ``(rows loaded, their ids sorted)``. DataError naming the table when the manifest lacks it or its width differs,
+    or naming the shard when one cannot be read. Blocks on reading the files (``batch_rows`` rows at a time)."""
     entry = manifest["tables"].get(table.name)
     if entry is None:
         raise DataError("table %r: the initial model's tables (%s) hold no such table (they hold %s)"
@@ -44,7 +44,7 @@ def load_start_rows(table, folder, manifest, rank, num_servers, batch_rows=BATCH
         raise DataError("table %r: the initial model's rows are %d wide, this fit's table %d (embedding width)"
                         % (table.name, int(entry["dim"]), int(table.dim)))
     paths, route = own_shard_paths(folder, entry, table.name, rank, num_servers)
-    loaded, newest = 0, 0
+    loaded, newest, held = 0, 0, []
     for path in paths:
         try:
             for ids, vectors, counts, steps in shard_rows_with_steps(path, table.dim, batch_rows):
@@ -54,13 +54,37 @@ def load_start_rows(table, folder, manifest, rank, num_servers, batch_rows=BATCH
                 if ids.size:
                     table.load_rows(start_rows(table, ids, vectors, counts, steps))
                     loaded += int(ids.size)
+                    held.append(np.asarray(ids, np.uint64))
                     newest = max(newest, int(steps.max()))
         except (OSError, ValueError) as exc:
             raise DataError("table %r: shard %s of the initial model cannot be read: %s"
                             % (table.name, path, exc)) from None
     table.step = max(int(table.step), newest)
     table.mark_saved()
-    return loaded
+    return loaded, np.sort(np.concatenate(held)) if held else np.empty(0, np.uint64)
+
+
+def forgotten(last_seen, step, forget):
+    """The rows a written model leaves out: unseen for more than ``forget`` steps at table step ``step`` (a row's
+    last-seen step carries over from the model a fit started from, so a row unseen for several fits goes too).
+
+    >>> forgotten(np.array([2, 9, 10]), 10, 5).tolist()
+    [True, False, False]
+    """
+    return (int(step) - np.asarray(last_seen, np.int64)) > int(forget)
+
+
+def id_changes(written, start_ids):
+    """{"added", "kept", "dropped"}: of the ids ``written``, those the fit's initial model lacked and those it held,
+    and the ids of that model (``start_ids``, sorted; None: a cold start) not written.
+
+    >>> id_changes(np.array([1, 5, 7], np.uint64), np.array([1, 2, 7], np.uint64))
+    {'added': 1, 'kept': 2, 'dropped': 1}
+    """
+    if start_ids is None or not start_ids.size:
+        return {"added": int(np.size(written)), "kept": 0, "dropped": 0}
+    kept = int(np.count_nonzero(np.isin(np.asarray(written, np.uint64), start_ids, assume_unique=True)))
+    return {"added": int(np.size(written)) - kept, "kept": kept, "dropped": int(start_ids.size) - kept}
 
 
 def start_rows(table, ids, vectors, counts, steps):

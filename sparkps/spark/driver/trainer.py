@@ -92,7 +92,10 @@ class SparkTrainer:
     With ``inputs`` and sparse tables, the servers write the trained tables at the end of the fit into a staging
     folder (:mod:`sparkps.spark.driver.table_staging`) and the driver receives their manifest, never their rows;
     the model holds them inline when their rows take at most ``inline_table_bytes`` (rows x dim x 4 bytes over
-    every table; None: always), else as shard files (docs/tables.md).
+    every table; None: always), else as shard files (docs/tables.md). ``forget_steps`` (None: off, the default): the
+    written tables leave out the ids unseen for more than that many steps (a row's last-seen step carries over from
+    the model a fit starts from, so an id unseen for several daily fits goes); the model records how many ids were
+    added, kept and dropped against its initial model (``SparkModel.table_ids``, docs/warm_start.md).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
@@ -101,7 +104,7 @@ class SparkTrainer:
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
                  inputs=None, curve=None, stop_metric=None, scheduler="auto", chunk_bytes=CHUNK_BYTES,
-                 inline_table_bytes=INLINE_TABLE_BYTES):
+                 inline_table_bytes=INLINE_TABLE_BYTES, forget_steps=None):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -128,6 +131,10 @@ class SparkTrainer:
         if self.inline_table_bytes is not None and self.inline_table_bytes < 0:
             raise ConfigError("inline_table_bytes must be >= 0 (0: tables always stay shard files), got %r"
                               % (inline_table_bytes,))
+        if forget_steps is not None and (isinstance(forget_steps, bool) or int(forget_steps) < 1):
+            raise ConfigError("forget_steps must be a whole number of steps >= 1 (None: keep every id), got %r"
+                              % (forget_steps,))
+        self.forget_steps = None if forget_steps is None else int(forget_steps)
         if self.chunk_bytes < 1:
             raise ConfigError("chunk_bytes must be >= 1, got %r" % (chunk_bytes,))
         self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
@@ -296,6 +303,7 @@ class SparkTrainer:
                              roles=role_hosts(results, placement, checks.scheduler_host(master, conf)))
         try:
             model = trained_model(self, results, point, restarts.entries, extra.get("tables_dir"))
+            model.initial_model = None if start is None else start.source
         except BaseException:
             remove_staged(extra.get("tables_dir"))
             raise
@@ -396,7 +404,7 @@ class SparkTrainer:
                 "checkpoint_dir": self.checkpoint_dir, "timeouts": dict(self.timeouts) or None,
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
-                "stop_metric": self.stop_metric,
+                "stop_metric": self.stop_metric, "forget_steps": self.forget_steps,
                 "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not self._local_master}

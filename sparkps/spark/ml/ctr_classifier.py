@@ -93,6 +93,10 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                           "decays when a batch reads it); 0: none. Zoo models only", TypeConverters.toFloat)
     dropout = declare("dropout", "dropout rate after each hidden layer of the deep part (0: none). Zoo models only",
                       TypeConverters.toFloat)
+    forgetAfterSteps = declare("forgetAfterSteps", "fit: the written model leaves out the ids unseen for more than "
+                               "this many steps (a row's last-seen step carries over from initialModel, so an id "
+                               "unseen for several daily fits goes); 0: keep every id (the default)",
+                               TypeConverters.toInt)
     labelClasses = declare("labelClasses", "the two strings of a string label column, in the order fit indexed "
                            "them ([the value read as 0, the value read as 1]: the most frequent first, as RFormula "
                            "and jobs/train_ctr.py index them); set by fit, [] for a numeric label",
@@ -107,7 +111,7 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          network="", hashIds=True, numBuckets=0, numericStats="", labelClasses=[],
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
                          multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
-                         inlineTablesMB=INLINE_TABLE_BYTES / 2**20,
+                         inlineTablesMB=INLINE_TABLE_BYTES / 2**20, forgetAfterSteps=0,
                          **CTR_DEFAULTS)       # chosen by measurement (sparkps/nets/ctr_defaults.py)
 
     def _featurizer(self):
@@ -172,7 +176,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
                  embeddingL2=None, dropout=None, resourceProfile=None, schedulerPlacement=None,
-                 resultChunkBytes=None, inlineTablesMB=None, initialModel=None):
+                 resultChunkBytes=None, inlineTablesMB=None, initialModel=None, forgetAfterSteps=None):
         super().__init__()
         self._setDefault(initialModel="")
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
@@ -268,6 +272,7 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                inputs=reader.typed, **strategy,
                                patience=patience, stop_metric=stop_metric,
                                inline_table_bytes=inline_table_bytes(get("inlineTablesMB")),
+                               forget_steps=forget_steps(get("forgetAfterSteps")),
                                **checkpoint_settings(self))
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
                                   known_rows=stats.label_facts["rows"],
@@ -277,6 +282,14 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats), labelClasses=classes or [])
         return model
+
+
+def forget_steps(steps):
+    """SparkTrainer's ``forget_steps`` of the ``forgetAfterSteps`` param (0: None, off); ConfigError naming it when
+    negative."""
+    if int(steps) < 0:
+        raise ConfigError("param forgetAfterSteps must be >= 0 steps (0: keep every id), got %r" % (steps,))
+    return int(steps) or None
 
 
 def inline_table_bytes(megabytes):
@@ -339,6 +352,12 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def history(self):
         """Per-epoch training metrics of the fit (logloss, averaged over workers by rows: exact)."""
         return self.spark_model.history if self.spark_model is not None else []
+
+    @property
+    def tableIds(self):
+        """{table: {"added", "kept", "dropped"}}: the ids this fit added to, kept of and dropped from (forgotten or
+        evicted) the model it started from (``initialModel``; a cold fit added every id); {} when not recorded."""
+        return dict(self.spark_model.table_ids) if self.spark_model is not None else {}
 
     @property
     def bestEpoch(self):

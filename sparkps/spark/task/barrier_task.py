@@ -225,7 +225,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
     snapshots = []       # the tables' manifest of each best epoch's snapshot on the servers (worker 0)
     reading = table_reading(network) if tables_dir is not None else None
     if tables_dir is not None and rank == 0 and stopper is not None and stopper.snapshots_tables:
-        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading))
+        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading, plan.get("forget_steps")))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     saves = start.callbacks(history=history.epochs)
@@ -249,7 +249,7 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
         arg_params, aux_params = best or (model.arg_params, model.aux_params)
         if tables_dir is not None:   # the servers write the tables (or wrote them at the best epoch): a manifest
             result["tables"] = snapshots[-1] if best is not None and snapshots else \
-                kv.write_tables(tables_dir, reading)
+                kv.write_tables(tables_dir, reading, plan.get("forget_steps"))
             arg_params = dense_params(arg_params)
         result["params"] = params_to_bytes(arg_params, aux_params)
     return result
