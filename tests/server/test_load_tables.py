@@ -66,7 +66,7 @@ def test_each_server_loads_the_rows_its_split_gives_it(tmp_path, written, servin
         assert (shard_of(arrays['ids'], serving) == rank).all()        # only this server's ids
         for i, rid in enumerate(arrays['ids'].tolist()):
             held[rid] = (arrays['values'][i], arrays['seen'][i], arrays['last_seen'][i], arrays['updates'][i])
-        assert table.step == int(max(arrays['last_seen'])) and table.step <= 10 + ids.size - 1
+        assert table.step == int(max(arrays['last_seen'])) + 1 and table.step <= 10 + ids.size   # the next step
     assert sorted(held) == sorted(expected)          # every row once, over the servers
     for rid, (vector, seen, step, updates) in held.items():
         np.testing.assert_array_equal(vector, expected[rid][0])
@@ -102,14 +102,14 @@ def test_a_written_model_forgets_rows_unseen_for_longer_than_asked_and_counts_th
     expected = written_model(str(model), ids, 1)          # last steps 10 .. 109
     server, = started_servers(str(model), 1)
     handle(server, 'COMMAND', protocol.Command('load_tables').meta())
-    assert server.tables['user'].table.step == 109
+    assert server.tables['user'].table.step == 110        # the step after the model's last
     new = row_ids(np.arange(1, 6) * 1_000_003, 'user')
-    handle(server, 'PULL', protocol.Pull([], None, 'user', ids=new).meta(), [new])      # seen at step 109
+    handle(server, 'PULL', protocol.Pull([], None, 'user', ids=new).meta(), [new])      # seen at step 110
     command = protocol.Command('write_tables', path=str(written), forget=30)
     server.tables_root = str(tmp_path)
     reply, _ = handle(server, 'COMMAND', command.meta())
     shard = reply['tables']['user']['shard']
-    kept = [i for i, (_, _, step) in expected.items() if 109 - step <= 30]
+    kept = [i for i, (_, _, step) in expected.items() if 110 - step <= 30]
     assert shard['rows'] == len(kept) + new.size
     assert shard['ids'] == {'added': new.size, 'kept': len(kept), 'dropped': ids.size - len(kept)}
     assert server.tables['user'].table.store.rows == ids.size + new.size      # the live table keeps them

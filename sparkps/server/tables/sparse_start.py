@@ -7,7 +7,7 @@ it (``mix64(id) % num_servers == rank``, decision 13): when the model was writte
 (its shards numbered 0..S-1), server ``r`` reads shard ``r`` only; otherwise every server reads every shard and keeps
 its own ids, so a model trained on 2 servers starts a fit on 3. Rows keep their vectors, occurrence counts and
 last-seen steps; their optimizer state starts fresh (shard files carry none) and the table's step continues from the
-newest last-seen step it loaded. No row passes through a worker or the driver.
+step after the newest last-seen step it loaded. No row passes through a worker or the driver.
 
 >>> # loaded = load_start_rows(table, '/staging/start/tables', manifest, rank=1, num_servers=3)
 """
@@ -59,7 +59,8 @@ def load_start_rows(table, folder, manifest, rank, num_servers, batch_rows=BATCH
         except (OSError, ValueError) as exc:
             raise DataError("table %r: shard %s of the initial model cannot be read: %s"
                             % (table.name, path, exc)) from None
-    table.step = max(int(table.step), newest)
+    if loaded:      # this fit's first step comes after the initial model's last: its rows' last-seen steps stay older
+        table.step = max(int(table.step), newest + 1)
     table.mark_saved()
     return loaded, np.sort(np.concatenate(held)) if held else np.empty(0, np.uint64)
 

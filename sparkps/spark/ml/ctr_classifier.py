@@ -407,9 +407,10 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def export_tables(self, path, since=None, overwrite=False):
         """Write the sparse tables as Parquet rows (id int64, vector, count) under folder ``path``, with
         ``manifest.json`` and ``featurization.json`` (docs/export.md, "Parquet table rows"); ``since``: a checkpoint
-        folder of this model, to write only the rows changed since it. Returns the manifest. ConfigError naming a
-        non-empty ``path`` without ``overwrite``; DataError naming ``since`` when it is another model's. Blocks on
-        file I/O."""
+        folder of this model, or a saved model (the ``initialModel`` a warm fit started from: a day-over-day delta),
+        to write only the rows changed since it and the ids it held that this model lost. Returns the manifest.
+        ConfigError naming a non-empty ``path`` without ``overwrite``; DataError naming ``since`` when it is another
+        model's. Blocks on file I/O."""
         from sparkps.spark.model.export_tables import export_ctr_tables
         if self.spark_model is None:
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")

@@ -87,13 +87,54 @@ def test_a_warm_fit_from_an_inline_fitted_model_starts_at_its_weights(today):
     np.testing.assert_array_equal(warm_counts, counts + counts // 3)    # 3 epochs, then one more of the same rows
 
 
-def test_a_warm_fit_beats_a_cold_fit_of_the_same_budget(sharded, tomorrow, spark):
-    _, path = sharded
+def test_a_warm_fit_beats_a_cold_fit_of_the_same_budget_and_exports_its_delta(sharded, tomorrow, spark, tmp_path):
+    model, path = sharded
     held_out = day(spark, 3, rows=1200)
     budget = dict(numEpochs=1, learningRate=0.002)
     cold = classifier(**budget).fit(tomorrow)
     warm = classifier(initialModel=path, **budget).fit(tomorrow)
     assert auc(warm, held_out) >= auc(cold, held_out) + 0.05
+    # every id of yesterday kept (no forgetting asked), tomorrow's new ones added
+    yesterday = rows_of(os.path.join(path, "weights", "tables"), "embedding_weight")
+    ids = warm.tableIds["embedding_weight"]
+    assert ids["kept"] == len(yesterday) and ids["dropped"] == 0
+    assert ids["added"] == warm.spark_model.arg_params["embedding_weight"].ids.size - len(yesterday)
+    # the day-over-day delta: yesterday's rows, overwritten by the delta's, less its removed ids, are today's
+    manifest = warm.export_tables(str(tmp_path / "delta"), since=path)
+    assert manifest["delta"] is True and manifest["tables"]["embedding_weight"]["removed"] == 0
+    rebuilt = dict(yesterday)
+    rebuilt.update(rows_of(str(tmp_path / "delta"), "embedding_weight", exported=True))
+    today = warm.spark_model.arg_params["embedding_weight"]
+    assert sorted(rebuilt) == sorted(today.ids.tolist())
+    for i, row in zip(today.ids.tolist(), today.rows):
+        np.testing.assert_array_equal(rebuilt[i], row)
+
+
+def rows_of(folder, table, exported=False):
+    """{id: row} of ``table``'s shard files in ``folder`` (or of its exported file)."""
+    import pyarrow.parquet as pq
+
+    from sparkps.rows.shards import iter_shard_rows
+    if exported:
+        data = pq.read_table(os.path.join(folder, table + ".parquet")).to_pydict()
+        return {i: np.asarray(v, np.float32) for i, v in zip(data["id"], data["vector"])}
+    return {int(i): v for ids, vectors, _ in iter_shard_rows(folder, table)
+            for i, v in zip(ids.view(np.int64), vectors)}
+
+
+def test_a_warm_fit_forgets_the_ids_it_did_not_see_when_asked(sharded, spark):
+    _, path = sharded
+    fewer = day(spark, 4).where("site < 's4'")       # the sites s4.., and some apps and devices, not seen today
+    rows = fewer.count()
+    steps = -(-(-(-rows // 2)) // 64)                  # this fit's steps: rows dealt evenly to 2 workers, 64 a step
+    warm = classifier(initialModel=path, numEpochs=1, forgetAfterSteps=steps).fit(fewer)
+    from sparkps.ctr.hashing import hash_column
+    cells = fewer.select(*COLUMNS).collect()
+    seen = np.unique(np.concatenate([hash_column(c, [r[c] for r in cells]) for c in COLUMNS]).view(np.int64))
+    table = warm.spark_model.arg_params["embedding_weight"]
+    np.testing.assert_array_equal(np.sort(table.ids), seen)        # yesterday's ids unseen today are gone
+    ids = warm.tableIds["embedding_weight"]
+    assert ids["dropped"] > 0 and ids["kept"] + ids["added"] == seen.size
 
 
 def test_a_warm_fit_inherits_the_featurization_and_refuses_another(sharded, today):
