@@ -2,6 +2,7 @@
 ``SparkTrainer.fit(initial_model=...)`` load the dense weights and every table's rows (with their counts) into the
 servers from the model's shard files, on any number of servers, and encode the input as the initial model did. A
 model that does not fit is one error naming what differs, before anything is trained."""
+import math
 import os
 
 import numpy as np
@@ -126,7 +127,7 @@ def test_a_warm_fit_forgets_the_ids_it_did_not_see_when_asked(sharded, spark):
     _, path = sharded
     fewer = day(spark, 4).where("site < 's4'")       # the sites s4.., and some apps and devices, not seen today
     rows = fewer.count()
-    steps = -(-(-(-rows // 2)) // 64)                  # this fit's steps: rows dealt evenly to 2 workers, 64 a step
+    steps = math.ceil(math.ceil(rows / 2) / 64)        # this fit's steps: rows dealt evenly to 2 workers, 64 a step
     warm = classifier(initialModel=path, numEpochs=1, forgetAfterSteps=steps).fit(fewer)
     from sparkps.ctr.hashing import hash_column
     cells = fewer.select(*COLUMNS).collect()
