@@ -37,7 +37,13 @@ from sparkps.spark.ml.shared_params import (
     placement_settings,
     strategy_settings,
 )
-from sparkps.spark.ml.warm_start import NETWORK, inherited_featurization, initial_model, initial_model_param
+from sparkps.spark.ml.warm_start import (
+    NETWORK,
+    check_savable,
+    inherited_featurization,
+    initial_model,
+    initial_model_param,
+)
 
 
 class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
@@ -101,6 +107,12 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     def setParams(self, **kwargs):
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def write(self):
+        """pyspark.ml's writer of the params; ConfigError naming initialModel when it holds a fitted model (its path
+        is what saved params hold)."""
+        check_savable(self)
+        return super().write()
 
     def _network(self):
         symbol_json, layers = self.getOrDefault("symbolJson"), self.getOrDefault("layers")

@@ -39,6 +39,7 @@ from sparkps.spark.ml.shared_params import (
     strategy_settings,
 )
 from sparkps.spark.ml.warm_start import (
+    check_savable,
     inherited_featurization,
     initial_model,
     initial_model_param,
@@ -185,6 +186,12 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
     def setParams(self, **kwargs):
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def write(self):
+        """pyspark.ml's writer of the params; ConfigError naming initialModel when it holds a fitted model (its path
+        is what saved params hold)."""
+        check_savable(self)
+        return super().write()
 
     def network_symbol(self, spec, num_rows=None):
         """(symbol, training settings) of the configured model or Angel network for FeatureSpec ``spec``. An Angel

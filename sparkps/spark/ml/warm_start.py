@@ -82,3 +82,13 @@ def warm_stats(initial_stats, todays):
     initial_stats.label_facts = todays.label_facts
     initial_stats.validation_facts = todays.validation_facts
     return initial_stats
+
+
+def check_savable(estimator):
+    """ConfigError naming ``initialModel`` when it holds a fitted model: an estimator's saved params are JSON, so they
+    hold the initial model's path, not the model."""
+    from pyspark.ml import Model
+    if estimator.isSet("initialModel") and isinstance(estimator.getOrDefault("initialModel"), Model):
+        raise ConfigError("param initialModel holds a fitted %s, which the estimator's saved params cannot hold: save "
+                          "the model (model.write().save(path)) and set initialModel to that path"
+                          % type(estimator.getOrDefault("initialModel")).__name__)

@@ -82,3 +82,19 @@ def test_a_table_of_another_width_or_another_network_is_named(frame):
                          data_name=wide.input_parts()[0][0], num_workers=2, num_servers=1, progress=False)
     with pytest.raises(ConfigError, match=r"another network"):
         other.fit(frame, initial_model=SparkModel(build("lr", wide), {}, input_shape=(2,)))
+
+
+def test_the_mlp_classifier_starts_from_its_fitted_model_and_keeps_its_layers(frame, digits):
+    from sparkps.spark.ml.classifier import SparkpsClassifier
+    _, _, X_test, _ = digits
+    settings = dict(numWorkers=2, numServers=1, validationFraction=0.0, batchSize=32, seed=3)
+    yesterday = SparkpsClassifier(layers=[64, 32, 10], numEpochs=2, **settings).fit(frame)
+    # the layers come from the initial model; the learning rate moves nothing
+    warm = SparkpsClassifier(initialModel=yesterday, numEpochs=1, learningRate=1e-9, momentum=0.0,
+                             **settings).fit(frame)
+    assert warm.getOrDefault("layers") == [64, 32, 10]
+    np.testing.assert_allclose(warm.spark_model.predict_numpy(X_test), yesterday.spark_model.predict_numpy(X_test),
+                               atol=1e-5)
+    with pytest.raises(ConfigError, match=r"param layers is \[64, 48, 10\], but the initial model was trained with "
+                                          r"layers=\[64, 32, 10\]"):
+        SparkpsClassifier(initialModel=yesterday, layers=[64, 48, 10], **settings).fit(frame)

@@ -179,3 +179,16 @@ def test_a_missing_or_damaged_shard_is_named_and_nothing_is_written(sharded, tod
     with pytest.raises(DataError, match=r"table 'embedding_weight': shard .*server-00001.parquet is missing"):
         classifier(initialModel=broken).fit(today)
     assert not output.exists()
+
+
+def test_an_estimator_holding_a_fitted_initial_model_saves_only_its_path(tmp_path, spark):
+    from sparkps.spark.ml.ctr_classifier import SparkpsCTRModel
+    with pytest.raises(ConfigError, match=r"param initialModel holds a fitted SparkpsCTRModel, which the estimator's "
+                                          r"saved params cannot hold"):
+        classifier(initialModel=SparkpsCTRModel()).write().save(str(tmp_path / "estimator"))
+    classifier(initialModel=str(tmp_path / "day1")).write().save(str(tmp_path / "estimator"))
+    from sparkps.spark.ml.classifier import SparkpsCTRClassifier
+    loaded = SparkpsCTRClassifier.load(str(tmp_path / "estimator"))
+    assert loaded.getOrDefault("initialModel") == str(tmp_path / "day1")
+    with pytest.raises(ConfigError, match=r"param initialModel must be a fitted model or the path of a saved one"):
+        classifier(initialModel=3)
