@@ -192,3 +192,23 @@ def test_an_estimator_holding_a_fitted_initial_model_saves_only_its_path(tmp_pat
     assert loaded.getOrDefault("initialModel") == str(tmp_path / "day1")
     with pytest.raises(ConfigError, match=r"param initialModel must be a fitted model or the path of a saved one"):
         classifier(initialModel=3)
+
+
+def test_a_model_of_another_kind_is_named(tmp_path, today):
+    import numpy as np
+
+    from sparkps.spark import SparkModel, mlp_symbol
+    from sparkps.spark.ml.classifier import SparkpsClassificationModel
+    net = mlp_symbol([3, 2])
+    arg_shapes, _, _ = net.infer_shape(data=(1, 3))
+    params = {n: np.zeros(s, np.float32) for n, s in zip(net.list_arguments(), arg_shapes)
+              if n not in ("data", "softmax_label")}
+    mlp = SparkpsClassificationModel(SparkModel(net, params, input_shape=(3,)))
+    with pytest.raises(ConfigError, match=r"param initialModel is a SparkpsClassificationModel; a SparkpsCTRClassifier "
+                                          r"starts from a SparkpsCTRModel"):
+        classifier(initialModel=mlp).fit(today)
+    path = str(tmp_path / "mlp")
+    mlp.write().save(path)
+    with pytest.raises(ConfigError, match=r"param initialModel: .*holds a SparkpsClassificationModel, not a "
+                                          r"SparkpsCTRModel"):
+        classifier(initialModel=path).fit(today)
