@@ -32,4 +32,4 @@ def test_the_renderer_shows_each_days_cold_and_warm_fit():
     assert "| 2 | 0.7100 | 0.7400 | +0.0300 | 30.0 | 12.0 | 0.40 | 1200 | 300 | 0 | 0.7390, 1000, 200 | 1000 |" \
         in text
     assert text == bench_warm_start.render(json.loads(json.dumps(run)))
-    assert bench_warm_start.parse_args(["--quick"]).days == 3 and np.isfinite(bench_warm_start.SETTINGS["seed"])
+    assert bench_warm_start.parse_args(["--quick"]).days == 2 and np.isfinite(bench_warm_start.SETTINGS["seed"])
