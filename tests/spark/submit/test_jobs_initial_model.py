@@ -37,7 +37,8 @@ def test_train_ctr_starts_from_the_previous_runs_model(tmp_path):
     assert day2.returncode == 0, day2.stderr[-3000:]
     before, after = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("day1", "day2"))
     assert abs(after["test_auc"] - before["test_auc"]) < 1e-3 and before["test_auc"] > 0.6, (before, after)
-    wrong = job("train_ctr.py", common + ["--embedding-dim", "8", "--initial-model", model, "--epochs", "1",
+    # a flag given another value than the model's (a flag left at its default takes the model's)
+    wrong = job("train_ctr.py", common + ["--embedding-dim", "6", "--initial-model", model, "--epochs", "1",
                                           "--output", str(tmp_path / "day3")])
     assert wrong.returncode != 0 and "embeddingDim" in wrong.stderr, wrong.stderr[-3000:]
     assert not os.path.exists(tmp_path / "day3")
