@@ -120,8 +120,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, help="learning rate (default: %g, or the --network file's own)"
                    % CTR_DEFAULTS["learningRate"])
     p.add_argument("--initial-model", help="start from this saved model (a previous run's OUTPUT/model): its "
-                   "weights, table rows and featurization; flags that change the featurization or network are refused "
-                   "(docs/warm_start.md)")
+                   "weights, table rows, featurization and network; a featurization or network flag set to another "
+                   "value than the model's is refused, one left at its default takes the model's (docs/warm_start.md)")
     p.add_argument("--forget-after-steps", type=int, default=0, help="leave out of the written model the ids unseen "
                    "for more than this many steps, across --initial-model fits (default 0: keep every id)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
