@@ -75,6 +75,8 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.1, help="learning rate")
     p.add_argument("--momentum", type=float, default=0.9, help="sgd / nag momentum")
     p.add_argument("--wd", type=float, default=0.0, help="weight decay")
+    p.add_argument("--initial-model", help="start from this saved model (a previous run's OUTPUT/model): its "
+                   "weights; the network (--layers or --symbol) must be the model's (docs/warm_start.md)")
     p.add_argument("--ctx", default="cpu", help="cpu or gpu (each task uses its Spark GPU resource)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python, not by spark-submit "
                                                   "(default local[*]); spark-submit's --master always wins")
@@ -202,7 +204,7 @@ def train(args, train_df, workers, servers):
                            optimizer_params=optimizer_params, ctx=args.ctx, eval_metric=["acc", "ce"],
                            timeout=args.timeout, name=name, **trainer_settings(args))
     started = time.time()
-    model = trainer.fit(train_df, label_col=args.label_col)
+    model = trainer.fit(train_df, label_col=args.label_col, initial_model=args.initial_model or None)
     seconds = time.time() - started
     args.roles = trainer.last_fit["roles"]      # where the scheduler, servers and workers ran
     print(describe_roles(args.roles))

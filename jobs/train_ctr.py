@@ -128,6 +128,11 @@ def parse_args(argv=None):
     p.add_argument("--optimizer", help="default: adam, or the --network file's own")
     p.add_argument("--lr", type=float, help="learning rate (default: %g, or the --network file's own)"
                    % CTR_DEFAULTS["learningRate"])
+    p.add_argument("--initial-model", help="start from this saved model (a previous run's OUTPUT/model): its "
+                   "weights, table rows, featurization and network; a featurization or network flag set to another "
+                   "value than the model's is refused, one left at its default takes the model's (docs/warm_start.md)")
+    p.add_argument("--forget-after-steps", type=int, default=0, help="leave out of the written model the ids unseen "
+                   "for more than this many steps, across --initial-model fits (default 0: keep every id)")
     p.add_argument("--master", default=None, help="Spark master when run as plain python (default local[2])")
     add_session_flags(p)
     p.add_argument("--output", default="sparkps-ctr-output",
@@ -425,6 +430,17 @@ def estimator(args, categorical, numeric, multi=()):
     optional = {"numEpochs": args.epochs, "batchSize": args.batch_size, "optimizer": args.optimizer,
                 "learningRate": args.lr}
     settings.update({k: v for k, v in optional.items() if v is not None})
+    if args.initial_model:       # the model's featurization and network, unless a flag was given another value
+        from sparkps.spark.ml.warm_start import FEATURIZATION
+        defaults = vars(parse_args(["--demo"]))
+        flags = {"model": "model", "embeddingDim": "embedding_dim", "numBuckets": "num_buckets",
+                 "hiddenUnits": "hidden_units", "multiValueSeparator": "separator"}
+        for name in FEATURIZATION:
+            if name in flags and getattr(args, flags[name]) == defaults[flags[name]]:
+                settings.pop(name, None)
+        settings["initialModel"] = args.initial_model
+    if args.forget_after_steps:
+        settings["forgetAfterSteps"] = args.forget_after_steps
     return SparkpsCTRClassifier(**settings)
 
 

@@ -57,11 +57,13 @@ def worker():
 @click.option("--checkpoint-steps", type=click.IntRange(min=1), help="Also checkpoint every N steps.")
 @click.option("--resume-from", type=click.Path(exists=True, file_okay=False),
               help="Continue from this checkpoint folder (what `launch --resume` passes every worker).")
+@click.option("--initial-model", help="Start from this saved model: a SparkModel folder or a checkpoint PREFIX "
+              "(what --save writes); its weights and tables' rows, fresh optimizer state (docs/warm_start.md).")
 @timeout_options
 @reports_errors("worker train")
 def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_file, data, data_format, num_features,
           label_column, eval_data, batch_size, epochs, optimizer, lr, momentum, wd, initializer, seed, compression,
-          compression_threshold, save_prefix, checkpoint_dir, checkpoint_steps, resume_from, **kw):
+          compression_threshold, save_prefix, checkpoint_dir, checkpoint_steps, resume_from, initial_model, **kw):
     """Train a network as one worker of a job: register, fit on this worker's shard, finish.
 
     Any failure is reported to the scheduler, which stops the whole job with it.
@@ -77,7 +79,7 @@ def train(scheduler_uri, secret, rank, curve, kvstore, kvstore_params, symbol_fi
         label_column=label_column, batch_size=batch_size, epochs=epochs, optimizer=optimizer, lr=lr,
         momentum=momentum, wd=wd, initializer=initializer, seed=seed, save_prefix=save_prefix,
         eval_data=eval_data, compression=compression, checkpoint_dir=checkpoint_dir,
-        checkpoint_steps=checkpoint_steps, resume_from=resume_from)
+        checkpoint_steps=checkpoint_steps, resume_from=resume_from, initial_model=initial_model)
     if resume_from:
         from sparkps.runtime.resume import check_resumable
         check_resumable(kvstore)
@@ -100,6 +102,25 @@ def launch_frame_limit(train_params, num_servers):
                                          train_params["num_features"], num_servers)
     except (ShapeError, ConfigError):
         return None
+
+
+def start_tables_env(train_params):
+    """``{"SPARKPS_START_TABLES": folder}`` for the roles of a launched job whose workers start from a model whose
+    tables are shard files (``train --initial-model``; its servers load their rows from that folder), else ``{}``.
+    A path that holds no model, or a model that does not fit the network (checked when ``--num-features`` is given),
+    is one ConfigError naming it, before any role starts."""
+    if not train_params.get("initial_model"):
+        return {}
+    from sparkps.train.start_model import check_start, read_start_model
+    from sparkps.worker.command import load_symbol
+    path = train_params["initial_model"]
+    start = read_start_model(path)
+    if train_params.get("num_features"):
+        net = load_symbol(train_params["symbol_file"])
+        check_start("initial model %s" % path, start.symbol, start.arg_params, start.aux_params, net,
+                    {"data": (train_params["batch_size"], train_params["num_features"])},
+                    [name for name in net.list_arguments() if name.endswith("label")])
+    return {"SPARKPS_START_TABLES": os.path.abspath(start.tables)} if start.tables else {}
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -144,6 +165,7 @@ def launch(num_servers, num_workers, kvstore, curve, grace, checkpoint_dir, chec
     from sparkps.kvstore.strategies import check_strategy, parse_options
     check_strategy(kvstore, parse_options(train_context.params["kvstore_params"]), train_context.params["compression"])
     env, limit = dict(os.environ), launch_frame_limit(train_context.params, num_servers)
+    env.update(start_tables_env(train_context.params))
     if limit is not None and not env.get("SPARKPS_MAX_MESSAGE_BYTES"):   # the environment wins
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(limit)                   # every role's sockets
     cluster = LocalCluster(num_servers, num_workers, list(command), kvstore=kvstore,

@@ -372,13 +372,17 @@ class SetOptimizer(NamedTuple):
 class Command(NamedTuple):
     """COMMAND: ``set_lr`` (field ``lr``), ``save``, ``load`` or ``compact`` (field ``path``, a directory;
     ``compact`` merges the sparse tables' incremental saves there into one base; ``write_tables`` writes the
-    server's shard of every sparse table there as a Parquet file, :mod:`sparkps.rows.shards`), ``stats`` (the
-    statistics of the server's row tables: reply ``{"tables": {name: stats}}``)."""
+    server's shard of every sparse table there as a Parquet file, :mod:`sparkps.rows.shards`, leaving out the rows
+    unseen for more than ``forget`` steps when given), ``stats`` (the
+    statistics of the server's row tables: reply ``{"tables": {name: stats}}``), ``load_tables`` (no field: every
+    sparse table takes the rows of its shard from the shard files of the model the server was started from,
+    ``SPARKPS_START_TABLES``; a warm start, docs/warm_start.md)."""
     name: str
     lr: float | None = None
     path: str | None = None
+    forget: int | None = None     # write_tables: leave out rows unseen for more than this many steps (None: none)
 
-    NAMES = ("set_lr", "save", "load", "stats", "compact", "write_tables")
+    NAMES = ("set_lr", "save", "load", "stats", "compact", "write_tables", "load_tables")
 
     def meta(self):
         meta = {"name": self.name}
@@ -386,6 +390,8 @@ class Command(NamedTuple):
             meta["lr"] = float(self.lr)
         if self.path is not None:
             meta["path"] = str(self.path)
+        if self.forget is not None:
+            meta["forget"] = int(self.forget)
         return meta
 
     @classmethod
@@ -399,12 +405,16 @@ class Command(NamedTuple):
             if isinstance(lr, bool) or not isinstance(lr, (int, float)):
                 raise MalformedMessage("COMMAND set_lr field 'lr' must be a number, got %r" % (lr,))
             return cls(name, lr=float(lr))
-        if name == "stats":
+        if name in ("stats", "load_tables"):
             return cls(name)
         path = meta.get("path")
         if not isinstance(path, str) or not path:
             raise MalformedMessage("COMMAND %s field 'path' must be a directory, got %r" % (name, path))
-        return cls(name, path=path)
+        forget = meta.get("forget")
+        if forget is not None and (name != "write_tables" or type(forget) is not int or forget < 1):
+            raise MalformedMessage("COMMAND %s field 'forget' must be a whole number of steps >= 1 (write_tables "
+                                   "only), got %r" % (name, forget))
+        return cls(name, path=path, forget=forget)
 
 
 class Leave(NamedTuple):

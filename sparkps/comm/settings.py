@@ -4,7 +4,8 @@ the worker's kvstore.
 Variables: ``SPARKPS_SCHEDULER_URI`` (a URI, or a bare host completed with ``SPARKPS_SCHEDULER_PORT``),
 ``SPARKPS_SCHEDULER_PORT`` (alone: ``tcp://127.0.0.1:PORT``), ``SPARKPS_SECRET``, ``SPARKPS_RANK``, and
 ``SPARKPS_MAX_MESSAGE_BYTES`` (the per-frame limit of every socket, see docs/security.md), ``SPARKPS_CURVE`` and
-``SPARKPS_TABLES_ROOT`` (the folder below which a server writes tables, see docs/tables.md).
+``SPARKPS_TABLES_ROOT`` (the folder below which a server writes tables, see docs/tables.md) and
+``SPARKPS_START_TABLES`` (the tables folder of the model a fit starts from, docs/warm_start.md).
 One precedence everywhere (a Spark fit, ``sparkps launch``, a hand-started role): a value given explicitly wins
 over the environment, which wins over the default; docs/cli.md has the table. Nothing here blocks.
 
@@ -94,6 +95,18 @@ def resolve_tables_root(value=None, env=None):
     server then writes no table). Fixed when the server starts; nothing a request says moves it."""
     env = os.environ if env is None else env
     raw = value if value is not None else env.get("SPARKPS_TABLES_ROOT")
+    if raw in (None, ""):
+        return None
+    return os.path.realpath(os.path.abspath(str(raw)))
+
+
+def resolve_start_tables(value=None, env=None):
+    """The tables folder (a manifest and its shard files, :mod:`sparkps.rows.shards`) whose rows a server loads on
+    COMMAND load_tables (a fit that starts from a saved model): ``value`` or ``SPARKPS_START_TABLES``, as an absolute
+    path; None when neither is set (the server then loads no table). Fixed when the server starts; no request names
+    another folder."""
+    env = os.environ if env is None else env
+    raw = value if value is not None else env.get("SPARKPS_START_TABLES")
     if raw in (None, ""):
         return None
     return os.path.realpath(os.path.abspath(str(raw)))

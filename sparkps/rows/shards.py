@@ -306,17 +306,34 @@ def iter_shard_rows(folder, table, batch_rows=65536, files=None):
             yield from _shard_batches(pq.ParquetFile(f), dim, batch_rows)
 
 
+def shard_rows_with_steps(path, dim, batch_rows=65536, files=None):
+    """Yield (ids uint64, vectors float32 [n, dim], counts int64, last_steps int64) of the one shard file ``path``,
+    ``batch_rows`` rows at a time; a shard without a count or last_step column reads 0 there. Blocks on reading it."""
+    import pyarrow.parquet as pq
+    with (files or _LocalFiles).open_input(path) as f:
+        parquet = pq.ParquetFile(f)
+        for batch in parquet.iter_batches(batch_size=int(batch_rows)):
+            ids, vectors, counts = _batch_rows(batch, dim)
+            steps = batch.column("last_step").to_numpy(zero_copy_only=False).astype(np.int64) \
+                if "last_step" in batch.schema.names else np.zeros(batch.num_rows, np.int64)
+            yield ids, vectors, counts, steps
+
+
 def _shard_batches(parquet, dim, batch_rows):
     """(ids, vectors, counts) of one open shard, ``batch_rows`` rows at a time."""
     for batch in parquet.iter_batches(batch_size=int(batch_rows)):
-        n = batch.num_rows
-        ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-        vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
-                             np.float32).reshape(n, dim)
-        names = batch.schema.names
-        counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) if "count" in names \
-            else np.zeros(n, np.int64)
-        yield ids, vectors, counts
+        yield _batch_rows(batch, dim)
+
+
+def _batch_rows(batch, dim):
+    """(ids uint64, vectors float32 [n, dim], counts int64) of one record batch of a shard."""
+    n = batch.num_rows
+    ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+    vectors = np.asarray(batch.column("vector").flatten().to_numpy(zero_copy_only=False),
+                         np.float32).reshape(n, dim)
+    counts = batch.column("count").to_numpy(zero_copy_only=False).astype(np.int64) \
+        if "count" in batch.schema.names else np.zeros(n, np.int64)
+    return ids, vectors, counts
 
 
 def _sha256(path, files=None):

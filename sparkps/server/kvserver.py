@@ -36,8 +36,10 @@ _EMPTY = np.zeros(0, np.float32)
 class KVServer:
     """Serves the tables of one server node; ``handle(msg, responder)`` is the node's handler."""
 
-    def __init__(self, postoffice, nonfinite=None, tables_root=None):
+    def __init__(self, postoffice, nonfinite=None, tables_root=None, start_tables=None):
         self.postoffice = postoffice
+        # COMMAND load_tables reads the shard files of this folder only (None: none), fixed for the server's life
+        self.start_tables = None if start_tables is None else os.path.realpath(os.path.abspath(start_tables))
         # COMMAND write_tables writes only below this folder (None: nowhere), fixed for the server's life
         self.tables_root = None if tables_root is None else os.path.realpath(os.path.abspath(tables_root))
         self.nonfinite = nonfinite_mode(nonfinite)
@@ -55,7 +57,8 @@ class KVServer:
                           protocol.PushPull: self._pushpull, protocol.SetOptimizer: self._set_optimizer,
                           protocol.Command: self._command, protocol.Leave: self._leave}
         self._commands = {"set_lr": self._set_lr, "save": self._save, "load": self._load, "stats": self._stats,
-                          "compact": self._compact, "write_tables": self._write_tables}
+                          "compact": self._compact, "write_tables": self._write_tables,
+                          "load_tables": self._load_tables}
 
     @property
     def policy(self):
@@ -280,7 +283,19 @@ class KVServer:
         # the worker that asked gathers the replies into the tables' manifest (sparkps.rows.shards)
         # only below the tables root the server started with (no '..', no symbolic link followed)
         folder = folder_below(self.tables_root, request.path, "COMMAND write_tables: folder")
-        return {"tables": {name: table.write_shard(folder) for name, table in self.tables.items()
+        return {"tables": {name: table.write_shard(folder, request.forget) for name, table in self.tables.items()
+                           if table.kind == "sparse"}}
+
+    def _load_tables(self, request):
+        # a warm start: each sparse table reads its shard's rows from the tables folder of the model the fit starts
+        # from, the one folder this server was started with (no path travels in the request)
+        from sparkps.errors import DataError
+        from sparkps.rows.shards import read_manifest as read_tables
+        if self.start_tables is None:
+            raise DataError("COMMAND load_tables refused: this server was started without the tables of a model to "
+                            "start from (SPARKPS_START_TABLES)")
+        manifest = read_tables(self.start_tables)
+        return {"loaded": {name: table.load_start(self.start_tables, manifest) for name, table in self.tables.items()
                            if table.kind == "sparse"}}
 
     def _load(self, request):

@@ -14,7 +14,7 @@ import threading
 
 from sparkps.comm.message import curve_from_env
 from sparkps.comm.postoffice import Postoffice
-from sparkps.comm.settings import NodeSettings, resolve_tables_root
+from sparkps.comm.settings import NodeSettings, resolve_start_tables, resolve_tables_root
 from sparkps.comm.timeouts import Timeouts
 from sparkps.errors import ClusterError, SparkpsError
 from sparkps.server.kvserver import KVServer
@@ -23,11 +23,13 @@ log = logging.getLogger(__name__)
 
 
 def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", transport="tcp",
-               zmq_context=None, timeouts=None, curve=False, on_started=None, tables_root=None):
+               zmq_context=None, timeouts=None, curve=False, on_started=None, tables_root=None,
+               start_tables=None):
     """Register a server node and serve until the scheduler ends the job.
 
     ``tables_root``: the folder below which COMMAND write_tables may write (default ``SPARKPS_TABLES_ROOT``; None:
-    the server writes no table), fixed now for the server's whole life.
+    the server writes no table), fixed now for the server's whole life. ``start_tables``: the tables folder of the
+    model a fit starts from, read on COMMAND load_tables (default ``SPARKPS_START_TABLES``; None: none).
 
     Blocks until TERMINATE (returns None) or a job failure (raises NodeDied / ClusterError naming the
     node at fault); registration waits at most ``timeouts.register`` seconds. ``on_started(server)``
@@ -36,7 +38,8 @@ def run_server(scheduler_uri=None, secret=None, rank=None, host="127.0.0.1", tra
     scheduler_uri, secret, rank = NodeSettings.resolve(scheduler_uri, secret, rank)
     postoffice = Postoffice("server", scheduler_uri, secret, rank=rank, host=host, transport=transport,
                             zmq_context=zmq_context, timeouts=timeouts, curve=curve)
-    server = KVServer(postoffice, tables_root=resolve_tables_root(tables_root))
+    server = KVServer(postoffice, tables_root=resolve_tables_root(tables_root),
+                      start_tables=resolve_start_tables(start_tables))
     postoffice.start(server.handle)
     stopping = threading.Event()
     reports = threading.Thread(target=report_counters, args=(server, postoffice, stopping), daemon=True,

@@ -41,6 +41,7 @@ class TrainConfig:
     checkpoint_dir: str = None   # worker 0 has the servers save here (sparkps.runtime.resume)
     checkpoint_steps: int = None  # every N steps too (None: at epoch ends only)
     resume_from: str = None      # a checkpoint folder to continue from (every worker gets the same)
+    initial_model: str = None    # a saved model to start from (docs/warm_start.md): its weights, its tables' rows
 
     def format_of(self, path):
         """The format of ``path`` by the rule the Spark job uses too (sparkps.io.formats); the CLI
@@ -97,6 +98,28 @@ def build_model(config, symbol):
                        initializer=make_initializer(config.initializer, config.seed), seed=config.seed, **params)
 
 
+def start_from_model(config, model, symbol, kv, start, num_features):
+    """Start ``model`` (a FeedForward of ``symbol``) from the saved model ``config.initial_model``: its dense weights
+    (worker 0's initialise the servers), and, when its tables are shard files, the servers load their rows (the
+    launcher started them with ``SPARKPS_START_TABLES``) once the optimizer is set, unless a checkpoint is resumed.
+    ConfigError naming the parameter or table that does not fit ``symbol`` fed ``num_features`` columns, or the
+    model when its tables are inline (a distributed table starts from shard files only)."""
+    from sparkps.rows.values import RowSparse
+    from sparkps.train.start_model import check_start, read_start_model
+    initial = read_start_model(config.initial_model)
+    what = "initial model %s" % config.initial_model
+    labels = [name for name in symbol.list_arguments() if name.endswith("label")]
+    check_start(what, initial.symbol, initial.arg_params, initial.aux_params, symbol,
+                {"data": (config.batch_size, int(num_features))}, labels)
+    inline = sorted(n for n, v in initial.arg_params.items() if isinstance(v, RowSparse))
+    if inline:
+        raise ConfigError("%s holds its tables %s inline; the servers load a table from shard files: save it with "
+                          "SparkModel.with_sharded_tables(path) and start from that path" % (what, inline))
+    model.arg_params, model.aux_params = dict(initial.arg_params), dict(initial.aux_params)
+    if initial.tables and not start.resuming:
+        kv.start_from_tables()
+
+
 def epoch_logger(rank):
     """The logger ``fit`` reports epochs on: worker 0's lines (metrics, samples/s) reach stderr even at the
     default log level, so a launched job shows its progress; other workers follow the root level."""
@@ -120,6 +143,8 @@ def train(config, kv, start):
         eval_data = read_shard(config, config.eval_data, 0, 1)
     log.info("worker %d: %d rows of %s (shard %d of %d)", kv.rank, len(y), config.data, kv.rank, kv.num_workers)
     model = build_model(config, symbol)
+    if config.initial_model:
+        start_from_model(config, model, symbol, kv, start, X.shape[1])
     if start.resuming:      # the rows as FeedForward.fit iterates numpy rows, fast-forwarded past the trained steps
         from sparkps.io import NDArrayIter
         X, y = start.skip(NDArrayIter(X, y, min(len(y), config.batch_size), shuffle=True,

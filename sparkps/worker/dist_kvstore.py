@@ -118,6 +118,7 @@ class DistKVStore(ServerCommands, DistRowSparseKeys, KVStoreBase):
         self._deferred = None
         self._left = self._closed = False
         self._resume_path = None
+        self._start_tables = False       # a warm start: the servers load the tables after set_optimizer
         self._progress_interval = float(progress_interval)
         self._last_progress = float("-inf")
         self._key_kind = None  # 'int' or 'str' after the first call: MXNet refuses to mix them

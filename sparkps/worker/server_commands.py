@@ -41,9 +41,13 @@ class ServerCommands:
         if self.rank == 0 and optimizer is not None:
             self.worker.wait(self.worker.command(protocol.SetOptimizer(optimizer.to_config())))
         self.barrier()
-        if self._resume_path is not None:
+        if self._resume_path is not None:       # a checkpoint holds every row: it replaces a warm start's tables
             path, self._resume_path = self._resume_path, None
+            self._start_tables = False
             self.load_checkpoint(path)
+        elif self._start_tables:
+            self._start_tables = False
+            self.load_start_tables()
 
     def _keep_keys_whole(self):
         """Lay every dense key on one server from now on: the servers' optimizer is not ``elementwise`` (LAMB's
@@ -68,6 +72,26 @@ class ServerCommands:
         ``set_optimizer``, whose fresh optimizer state it replaces. Every worker calls it; the load then blocks
         as ``load_checkpoint`` does."""
         self._resume_path = str(path)
+
+    def start_from_tables(self):
+        """Have the servers load the sparse tables of the model this fit starts from right after the next
+        ``set_optimizer`` (the tables exist and their optimizer is set by then): ``load_start_tables``, unless a
+        checkpoint is resumed instead. Every worker calls it."""
+        self._start_tables = True
+
+    def load_start_tables(self):
+        """Have every server load its shard of every sparse table from the shard files of the model the fit starts
+        from (the folder each server was started with, ``SPARKPS_START_TABLES``; no row passes through a worker).
+        Collective: rank 0 asks the servers, then a barrier. Returns ``{table: rows loaded}`` on rank 0 (``{}``
+        elsewhere). Blocks until every server loaded (at most the request timeout) and every worker arrived."""
+        loaded = {}
+        if self.rank == 0:
+            replies = self.worker.wait(self.worker.command(protocol.Command("load_tables")))
+            for reply in replies:
+                for name, rows in (reply.meta.get("loaded") or {}).items():
+                    loaded[name] = loaded.get(name, 0) + int(rows)
+        self.barrier()
+        return loaded
 
     def set_learning_rate(self, lr):
         """Set the servers' learning rate (any worker may call it; blocks until every server applied it)."""
@@ -116,19 +140,21 @@ class ServerCommands:
             resume = dict(resume, steps=steps)
         return manifest.write_manifest(path, described, config, tables, resume=resume)
 
-    def write_tables(self, folder, reading=None):
+    def write_tables(self, folder, reading=None, forget=None):
         """Have every server write its shard of every sparse table into ``folder`` (one Parquet file per server
         and table, written by the servers in parallel, atomically: :mod:`sparkps.rows.shards`), then write the
         tables' manifest there from their replies; returns the manifest's tables map ({table: {"dim", "dtype",
         "rows", "options", "shards"}}). ``reading`` ({table: {option: value}}) adds what the servers do not hold
         to a table's options: how the network reads it (its ``fields`` and ``padding_id``). No row passes through
-        this worker. Pushes still queued are sent first. Call from one worker; blocks until every server wrote (at
-        most the request timeout).
+        this worker. Pushes still queued are sent first. ``forget`` (steps): the servers leave out the rows unseen
+        for more than that many steps (docs/warm_start.md). Each table's entry also says how many ids were
+        ``added``, ``kept`` and ``dropped`` against the model the fit started from (``ids``). Call from one worker;
+        blocks until every server wrote (at most the request timeout).
         """
         from sparkps.rows import shards
         self._wait_pushes()
         folder = str(folder)
-        replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder)))
+        replies = self.worker.wait(self.worker.command(protocol.Command("write_tables", path=folder, forget=forget)))
         tables = merged_shards([r.meta.get("tables", {}) for r in replies])
         for name, options in (reading or {}).items():
             if name in tables:
@@ -175,6 +201,9 @@ def merged_shards(per_server):
                                             "options": entry["options"], "rows": 0, "shards": []})
             into["shards"].append(entry["shard"])
             into["rows"] += int(entry["shard"]["rows"])
+            for kind, count in (entry["shard"].get("ids") or {}).items():    # added, kept, dropped
+                into.setdefault("ids", {}).setdefault(kind, 0)
+                into["ids"][kind] += int(count)
     for entry in tables.values():
         entry["shards"].sort(key=lambda shard: shard["server"])
     return tables

@@ -67,6 +67,7 @@ class ServedTable:
         self._options = None
         self._job_optimizer = None
         self._saved_to = None
+        self._start_ids = None      # the sorted ids a warm start loaded (None: a cold start)
 
     def _held(self):
         if self.table is None:
@@ -149,19 +150,37 @@ class ServedTable:
         self._saved_to = os.path.abspath(directory)
         return {"tables": [described]}
 
-    def write_shard(self, folder):
+    def write_shard(self, folder, forget=None):
         """COMMAND write_tables: write this server's rows of the table into ``folder`` as its shard file
         (:func:`sparkps.rows.shards.write_shard`: id, vector, count = the table's own occurrence count, the sum of the
         training pulls' counts: how often the training data used the id, over every epoch; last_step;
-        atomically). Returns ``{"dim", "dtype", "options", "shard": {path, server, rows, sha256}}`` for the
-        manifest the asking worker writes. Blocks on the write (a row group at a time from the table's arrays,
-        never a copy of the whole table)."""
+        atomically). With ``forget`` (steps), the rows unseen for more than that many steps are left out (the table
+        itself keeps them: a best epoch's snapshot does not change training). Returns ``{"dim", "dtype", "options",
+        "shard": {path, server, rows, sha256, ids}}`` for the manifest the asking worker writes; ``ids``:
+        {added, kept, dropped}, the ids written that the model the fit started from lacked, those of that model
+        written again, and those of it not written (forgotten or evicted). Blocks on the write (a row group at a time
+        from the table's arrays, never a copy of the whole table unless ``forget`` leaves rows out)."""
         from sparkps.rows.shards import write_shard
+        from sparkps.server.tables.sparse_start import forgotten, id_changes
         table = self._held()
         arrays = table.export_rows()
-        shard = write_shard(folder, table.name, self.shard[0], arrays['ids'], arrays['values'], arrays['seen'],
-                            arrays['last_seen'])
+        columns = [arrays['ids'], arrays['values'], arrays['seen'], arrays['last_seen']]
+        if forget is not None:
+            gone = forgotten(arrays['last_seen'], table.step, forget)
+            if gone.any():
+                columns = [column[~gone] for column in columns]
+        shard = write_shard(folder, table.name, self.shard[0], *columns)
+        shard["ids"] = id_changes(columns[0], self._start_ids)
         return {"dim": int(table.dim), "dtype": "float32", "options": table.options(), "shard": shard}
+
+    def load_start(self, folder, manifest):
+        """COMMAND load_tables: load this server's rows of the table from the shard files of the model the fit starts
+        from (``folder``, ``manifest`` its checked manifest: :mod:`sparkps.server.tables.sparse_start`), with their
+        counts and last-seen steps and fresh optimizer state. Returns how many rows it loaded. Blocks on reading the
+        files."""
+        from sparkps.server.tables.sparse_start import load_start_rows
+        loaded, self._start_ids = load_start_rows(self._held(), folder, manifest, *self.shard)
+        return loaded
 
     def compact(self, directory, manifest):
         """COMMAND compact: merge this table's base and deltas in ``directory`` into one new base generation,

@@ -41,6 +41,7 @@ def trained_model(trainer, results, point=None, restarts=(), tables_dir=None):
                                   input_layout=trainer.inputs)
     if final[0].get("tables") is not None:   # the servers' shard files, and how often each id was seen
         from sparkps.spark.model.table_rows import fit_tables
+        model.table_ids = {name: dict(entry["ids"]) for name, entry in final[0]["tables"].items() if entry.get("ids")}
         fit_tables(model, tables_dir, final[0]["tables"], trainer.inline_table_bytes)
     return model
 

@@ -92,7 +92,10 @@ class SparkTrainer:
     With ``inputs`` and sparse tables, the servers write the trained tables at the end of the fit into a staging
     folder (:mod:`sparkps.spark.driver.table_staging`) and the driver receives their manifest, never their rows;
     the model holds them inline when their rows take at most ``inline_table_bytes`` (rows x dim x 4 bytes over
-    every table; None: always), else as shard files (docs/tables.md).
+    every table; None: always), else as shard files (docs/tables.md). ``forget_steps`` (None: off, the default): the
+    written tables leave out the ids unseen for more than that many steps (a row's last-seen step carries over from
+    the model a fit starts from, so an id unseen for several daily fits goes); the model records how many ids were
+    added, kept and dropped against its initial model (``SparkModel.table_ids``, docs/warm_start.md).
     """
 
     def __init__(self, symbol, input_shape, batch_size=128, num_epoch=10, num_workers=2, num_servers=1,
@@ -101,7 +104,7 @@ class SparkTrainer:
                  timeouts=None, progress=None, seed=0, blas_threads=1, data_name="data", name=None, patience=2,
                  kvstore_params=None, gradient_compression=None, checkpoint_steps=None, max_restarts=2,
                  inputs=None, curve=None, stop_metric=None, scheduler="auto", chunk_bytes=CHUNK_BYTES,
-                 inline_table_bytes=INLINE_TABLE_BYTES):
+                 inline_table_bytes=INLINE_TABLE_BYTES, forget_steps=None):
         from sparkps.comm.codec import create_codec
         self.kvstore_params = check_strategy(kvstore, kvstore_params, gradient_compression)
         create_codec(gradient_compression)    # an unknown codec or option fails here, not in a task
@@ -128,6 +131,10 @@ class SparkTrainer:
         if self.inline_table_bytes is not None and self.inline_table_bytes < 0:
             raise ConfigError("inline_table_bytes must be >= 0 (0: tables always stay shard files), got %r"
                               % (inline_table_bytes,))
+        if forget_steps is not None and (isinstance(forget_steps, bool) or int(forget_steps) < 1):
+            raise ConfigError("forget_steps must be a whole number of steps >= 1 (None: keep every id), got %r"
+                              % (forget_steps,))
+        self.forget_steps = None if forget_steps is None else int(forget_steps)
         if self.chunk_bytes < 1:
             raise ConfigError("chunk_bytes must be >= 1, got %r" % (chunk_bytes,))
         self.batch_size, self.num_epoch = int(batch_size), int(num_epoch)
@@ -162,7 +169,7 @@ class SparkTrainer:
         self._checkpoint_folder = checkpoint_dir    # the local folder its servers checkpoint into
 
     def fit(self, data, features_col="features", label_col="label", validation=None, weight_col=None,
-            resume=False, reader=None, known_rows=None):
+            resume=False, reader=None, known_rows=None, initial_model=None):
         """Train on ``data`` and return a SparkModel holding the servers' final weights.
 
         ``data``: an RDD of ``(features, label)`` / LabeledPoint / ``(X_block, y_block)``, or a DataFrame
@@ -173,6 +180,14 @@ class SparkTrainer:
         positive row weights, checked and normalised to mean 1 by the caller, see sparkps.spark.driver.input_rows)
         scales each row's gradient by its weight (sparkps.spark.task.row_weights).  ``resume``: continue a stopped
         job from the newest complete checkpoint in ``checkpoint_dir`` (ConfigError when there is none).
+
+        ``initial_model`` (a SparkModel, or the path of a saved SparkModel or pyspark.ml model) starts the fit from
+        that model's weights instead of the initializer's (MXNet's ``arg_params``, xgboost.spark's ``xgb_model``):
+        its dense parameters, and every sparse table's rows loaded by the servers from the model's shard files, each
+        server reading the rows the current split gives it (another number of servers than the model was trained on
+        works), with their occurrence counts and last-seen steps; the optimizer state starts fresh. A model of
+        another network (a parameter or table missing or extra, another shape or embedding width) is one
+        ConfigError naming it before any Spark job (:mod:`sparkps.spark.driver.initial_model`, docs/warm_start.md).
 
         A DataFrame (classic or Spark Connect session) trains in one ``mapInArrow(..., barrier=True)`` stage: its
         features column (Vector or array; ``array<bigint>`` for the ids of a hashed table) or, with ``inputs``, one
@@ -198,15 +213,21 @@ class SparkTrainer:
         master = cluster_facts(session)[0] if session is not None else None
         with CheckpointFolder(self.checkpoint_dir, session, master, resume) as folder:
             self._checkpoints, self._checkpoint_folder = folder, folder.local
-            return self._fit(data, features_col, label_col, validation, weight_col, resume, reader, known_rows)
+            return self._fit(data, features_col, label_col, validation, weight_col, resume, reader, known_rows,
+                             initial_model)
 
-    def _fit(self, data, features_col, label_col, validation, weight_col, resume, reader, known_rows):
+    def _fit(self, data, features_col, label_col, validation, weight_col, resume, reader, known_rows, initial_model):
         """``fit`` with the checkpoints in ``self._checkpoint_folder``, a local folder."""
         from sparkps.runtime.resume import RESUMABLE, check_resumable, latest_checkpoint
         from sparkps.spark.driver.restarts import ProgressLog, Restarts
         if resume:
             check_resumable(self.kvstore)
         point = self._resume_point(resume)
+        start = None
+        if initial_model is not None:      # checked against the network before any Spark job
+            from sparkps.spark.driver.initial_model import StartModel
+            start = StartModel.of(initial_model, session_for(data))
+            start.check(self)
         # a kvstore type that keeps no weights on the servers cannot continue from their checkpoint
         restartable = self._checkpoint_folder and self.kvstore in RESUMABLE
         session = session_for(data)
@@ -241,8 +262,15 @@ class SparkTrainer:
             weighted_symbol(self.symbol_json)     # a head that cannot take weights fails here, not in a task
         if validation is not None:
             extra["validation"] = validation_arrays(validation, features_col, label_col, reader, *self._input_facts())
+        if start is not None:       # the dense weights, and the folder of the tables' shard files
+            extra["initial"] = start.plan(session, master, servers)
         if self.inputs is not None and self._has_tables():   # the servers write the tables there at the end
-            extra["tables_dir"] = staging_folder(session, master)
+            try:
+                extra["tables_dir"] = staging_folder(session, master)
+            except BaseException:
+                if start is not None:
+                    start.close()
+                raise
         view = ProgressView(self.num_epoch, workers, bar=self.progress, num_servers=servers)
         restarts = Restarts(self.max_restarts if restartable else 0)
         progress = ProgressLog(view, restarts)
@@ -255,6 +283,8 @@ class SparkTrainer:
         except BaseException:
             view.close(finished=False)
             remove_staged(extra.get("tables_dir"))
+            if start is not None:
+                start.close()
             raise
         self.last_placement = placement
         paused = spark_progress_paused(session.sparkContext) if placement == "driver" and not is_connect(session) \
@@ -280,6 +310,8 @@ class SparkTrainer:
         finally:
             view.close(finished=results is not None)
             self._scheduler = None
+            if start is not None:       # an inline initial model's tables, staged as shard files
+                start.close()
             if results is None:
                 remove_staged(extra.get("tables_dir"))
         if placement == "stage":     # no live progress: the per-epoch history, now
@@ -288,6 +320,7 @@ class SparkTrainer:
                              roles=role_hosts(results, placement, checks.scheduler_host(master, conf)))
         try:
             model = trained_model(self, results, point, restarts.entries, extra.get("tables_dir"))
+            model.initial_model = None if start is None else start.source
         except BaseException:
             remove_staged(extra.get("tables_dir"))
             raise
@@ -388,7 +421,7 @@ class SparkTrainer:
                 "checkpoint_dir": self._checkpoint_folder, "timeouts": dict(self.timeouts) or None,
                 "checkpoint_steps": self.checkpoint_steps, "fault": self.fault,
                 "seed": self.seed, "blas_threads": self.blas_threads, "patience": self.patience,
-                "stop_metric": self.stop_metric,
+                "stop_metric": self.stop_metric, "forget_steps": self.forget_steps,
                 "inputs": None if self.inputs is None else self.inputs.to_list(), "chunk_bytes": self.chunk_bytes,
                 "max_message_bytes": message_limit(self, num_servers),
                 "bind_executor_host": not self._local_master}

@@ -37,6 +37,13 @@ from sparkps.spark.ml.shared_params import (
     placement_settings,
     strategy_settings,
 )
+from sparkps.spark.ml.warm_start import (
+    NETWORK,
+    check_savable,
+    inherited_featurization,
+    initial_model,
+    initial_model_param,
+)
 
 
 class _SparkpsParams(HasFeaturesCol, HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredictionCol,
@@ -74,8 +81,13 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
     holds out that share of the rows for early stopping (see SparkTrainer.fit); the model then keeps the best
     epoch's weights (``bestEpoch``).  ``layers`` has no default; the training defaults (sgd, learningRate 0.1,
     momentum 0.9, batchSize 64, numEpochs 20) were chosen on rows held out of scikit-learn's digits' training
-    rows by ``benchmarks/digits_defaults.py`` (README).
+    rows by ``benchmarks/digits_defaults.py`` (README).  ``initialModel`` (a fitted SparkpsClassificationModel or
+    the path of a saved one) starts the fit from its weights and network (``layers``, ``symbolJson``, ``inputSize``,
+    ``activation``; one set otherwise is a ConfigError naming it); the optimizer state starts fresh
+    (docs/warm_start.md).
     """
+
+    initialModel = initial_model_param
 
     @keyword_only
     def __init__(self, *, featuresCol="features", labelCol="label", predictionCol="prediction",
@@ -86,14 +98,21 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                  earlyStoppingPatience=None, checkpointDir=None, kvstoreParams=None,
                  gradientCompression=None, compressionThreshold=None, checkpointSteps=None, maxRestarts=None,
                  curve=None, resourceProfile=None, schedulerPlacement=None,
-                 resultChunkBytes=None):
+                 resultChunkBytes=None, initialModel=None):
         super().__init__()
+        self._setDefault(initialModel="")
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
     @keyword_only
     def setParams(self, **kwargs):
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def write(self):
+        """pyspark.ml's writer of the params; ConfigError naming initialModel when it holds a fitted model (its path
+        is what saved params hold)."""
+        check_savable(self)
+        return super().write()
 
     def _network(self):
         symbol_json, layers = self.getOrDefault("symbolJson"), self.getOrDefault("layers")
@@ -107,6 +126,15 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
         return mlp_symbol(layers, self.getOrDefault("activation")).tojson(), (layers[0],)
 
     def _fit(self, dataset):
+        initial = initial_model(self, SparkpsClassificationModel)
+        if initial is None:
+            return self._train(dataset)
+        warm = self.copy()          # the initial model's network, a param set otherwise refused
+        warm._set(**inherited_featurization(self, initial, NETWORK))
+        return warm._train(dataset, initial)
+
+    def _train(self, dataset, initial=None):
+        """Fit on ``dataset``, from ``initial`` (a SparkpsClassificationModel whose network this estimator took)."""
         check_counts(self)
         strategy = {**strategy_settings(self), **placement_settings(self)}   # checked before any Spark job
         symbol_json, input_shape = self._network()
@@ -126,7 +154,8 @@ class SparkpsClassifier(Estimator, _SparkpsParams, DefaultParamsReadable, Defaul
                             self.getOrDefault("weightCol") if self.isSet("weightCol") else None)
         train, validation = held_out(rows.frame, get("validationFraction"), get("seed"))
         spark_model = trainer.fit(train, features_col=features, label_col=label, validation=validation,
-                                  weight_col=rows.weight_col)
+                                  weight_col=rows.weight_col,
+                                  initial_model=None if initial is None else initial.spark_model)
         model = SparkpsClassificationModel(spark_model)
         self._copyValues(model)
         model.skippedRows = rows.skipped

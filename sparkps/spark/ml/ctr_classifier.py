@@ -38,6 +38,13 @@ from sparkps.spark.ml.shared_params import (
     placement_settings,
     strategy_settings,
 )
+from sparkps.spark.ml.warm_start import (
+    check_savable,
+    inherited_featurization,
+    initial_model,
+    initial_model_param,
+    warm_stats,
+)
 from sparkps.spark.model.table_rows import INLINE_TABLE_BYTES
 
 LOG = logging.getLogger("sparkps.spark")
@@ -87,6 +94,10 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                           "decays when a batch reads it); 0: none. Zoo models only", TypeConverters.toFloat)
     dropout = declare("dropout", "dropout rate after each hidden layer of the deep part (0: none). Zoo models only",
                       TypeConverters.toFloat)
+    forgetAfterSteps = declare("forgetAfterSteps", "fit: the written model leaves out the ids unseen for more than "
+                               "this many steps (a row's last-seen step carries over from initialModel, so an id "
+                               "unseen for several daily fits goes); 0: keep every id (the default)",
+                               TypeConverters.toInt)
     labelClasses = declare("labelClasses", "the two strings of a string label column, in the order fit indexed "
                            "them ([the value read as 0, the value read as 1]: the most frequent first, as RFormula "
                            "and jobs/train_ctr.py index them); set by fit, [] for a numeric label",
@@ -101,7 +112,7 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
                          network="", hashIds=True, numBuckets=0, numericStats="", labelClasses=[],
                          probabilityCol="probability", rawPredictionCol="rawPrediction", predictionCol="prediction",
                          multiValueSeparator=",", pooling="mean", tables="shared", maxBroadcastMB=1024.0,
-                         inlineTablesMB=INLINE_TABLE_BYTES / 2**20,
+                         inlineTablesMB=INLINE_TABLE_BYTES / 2**20, forgetAfterSteps=0,
                          **CTR_DEFAULTS)       # chosen by measurement (sparkps/nets/ctr_defaults.py)
 
     def _featurizer(self):
@@ -146,7 +157,15 @@ class _CTRParams(HasLabelCol, HasPredictionCol, HasProbabilityCol, HasRawPredict
 
 
 class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, DefaultParamsWritable):
-    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit)."""
+    """Trains a CTR model with SparkTrainer; ``fit`` blocks until training ends (see SparkTrainer.fit).
+
+    ``initialModel`` (a fitted SparkpsCTRModel or the path of a saved one) starts the fit from that model: its dense
+    weights and every table's rows, counts and last-seen steps (loaded by the servers from its shard files), its
+    featurization (columns, hashing, numeric statistics, label strings) and its network; optimizer state starts
+    fresh (:mod:`sparkps.spark.ml.warm_start`, docs/warm_start.md).
+    """
+
+    initialModel = initial_model_param
 
     @keyword_only
     def __init__(self, *, labelCol=None, categoricalCols=None, numericCols=None, multiValueCols=None, model=None,
@@ -158,14 +177,21 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                  gradientCompression=None, compressionThreshold=None, checkpointDir=None, checkpointSteps=None,
                  maxRestarts=None, curve=None, earlyStoppingPatience=None, earlyStoppingMetric=None,
                  embeddingL2=None, dropout=None, resourceProfile=None, schedulerPlacement=None,
-                 resultChunkBytes=None, inlineTablesMB=None):
+                 resultChunkBytes=None, inlineTablesMB=None, initialModel=None, forgetAfterSteps=None):
         super().__init__()
+        self._setDefault(initialModel="")
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
 
     @keyword_only
     def setParams(self, **kwargs):
         """Set any of the constructor's params."""
         return self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+
+    def write(self):
+        """pyspark.ml's writer of the params; ConfigError naming initialModel when it holds a fitted model (its path
+        is what saved params hold)."""
+        check_savable(self)
+        return super().write()
 
     def network_symbol(self, spec, num_rows=None):
         """(symbol, training settings) of the configured model or Angel network for FeatureSpec ``spec``. An Angel
@@ -201,6 +227,15 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                             get("validationFraction"))
 
     def _fit(self, dataset):
+        initial = initial_model(self, SparkpsCTRModel)
+        if initial is None:
+            return self._train(dataset)
+        warm = self.copy()        # the initial model's featurization and network, a param set otherwise refused
+        warm._set(**inherited_featurization(self, initial))
+        return warm._train(dataset, initial)
+
+    def _train(self, dataset, initial=None):
+        """Fit on ``dataset``, from ``initial`` (a SparkpsCTRModel whose featurization this estimator took) or cold."""
         from sparkps.nets.blocks import ctr_initializer
         get = self.getOrDefault
         check_counts(self)
@@ -210,7 +245,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         if not is_connect(dataset):       # before any Python function is wrapped
             checks.choose_worker_python(dataset.sparkSession.sparkContext)
         featurizer = self._featurizer()
-        dataset, classes = indexed_click_label(dataset, get("labelCol"))      # yes/no: as train_ctr indexes it
+        dataset, classes = indexed_click_label(dataset, get("labelCol"),      # yes/no: as train_ctr indexes it
+                                               initial.getOrDefault("labelClasses") if initial else None)
         if classes:
             LOG.info("label column %r indexed as RFormula does: %r -> 0, %r -> 1", get("labelCol"), *classes)
         featurizer.check_columns(dataset, get("labelCol"))
@@ -218,6 +254,8 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
         # one pass over the input: the training rows' statistics and both sides' label counts
         stats = featurizer.fit_stats(dataset, get("labelCol"),
                                      held_out_rows(dataset, get("validationFraction"), get("seed")))
+        if initial is not None:      # encoded as the initial model encoded its input
+            stats = warm_stats(stats_from_json(initial.getOrDefault("numericStats")), stats)
         spec = self.feature_spec(stats)
         rows_per_worker = -(-stats.label_facts["rows"] // get("numWorkers"))    # rows are dealt evenly
         symbol, settings = self.network_symbol(spec, num_rows=rows_per_worker)
@@ -241,14 +279,24 @@ class SparkpsCTRClassifier(Estimator, _CTRParams, DefaultParamsReadable, Default
                                inputs=reader.typed, **strategy,
                                patience=patience, stop_metric=stop_metric,
                                inline_table_bytes=inline_table_bytes(get("inlineTablesMB")),
+                               forget_steps=forget_steps(get("forgetAfterSteps")),
                                **checkpoint_settings(self))
         spark_model = trainer.fit(frame, label_col=get("labelCol"), validation=validation, reader=reader,
-                                  known_rows=stats.label_facts["rows"])
+                                  known_rows=stats.label_facts["rows"],
+                                  initial_model=None if initial is None else initial.spark_model)
         model = SparkpsCTRModel(spark_model)
         model.fit_timings = trainer.last_fit    # rows per worker, seconds in training, the steady samples/s
         self._copyValues(model)
         model._set(numericStats=stats_to_json(stats), labelClasses=classes or [])
         return model
+
+
+def forget_steps(steps):
+    """SparkTrainer's ``forget_steps`` of the ``forgetAfterSteps`` param (0: None, off); ConfigError naming it when
+    negative."""
+    if int(steps) < 0:
+        raise ConfigError("param forgetAfterSteps must be >= 0 steps (0: keep every id), got %r" % (steps,))
+    return int(steps) or None
 
 
 def inline_table_bytes(megabytes):
@@ -313,6 +361,12 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
         return self.spark_model.history if self.spark_model is not None else []
 
     @property
+    def tableIds(self):
+        """{table: {"added", "kept", "dropped"}}: the ids this fit added to, kept of and dropped from (forgotten or
+        evicted) the model it started from (``initialModel``; a cold fit added every id); {} when not recorded."""
+        return dict(self.spark_model.table_ids) if self.spark_model is not None else {}
+
+    @property
     def bestEpoch(self):
         """The epoch (counted from 1) whose weights and table rows early stopping kept; None without it."""
         best = None if self.spark_model is None else self.spark_model.best_epoch
@@ -360,9 +414,10 @@ class SparkpsCTRModel(Model, _CTRParams, DefaultParamsReadable, DefaultParamsWri
     def export_tables(self, path, since=None, overwrite=False):
         """Write the sparse tables as Parquet rows (id int64, vector, count) under folder ``path``, with
         ``manifest.json`` and ``featurization.json`` (docs/export.md, "Parquet table rows"); ``since``: a checkpoint
-        folder of this model, to write only the rows changed since it. Returns the manifest. ConfigError naming a
-        non-empty ``path`` without ``overwrite``; DataError naming ``since`` when it is another model's. Blocks on
-        file I/O."""
+        folder of this model, or a saved model (the ``initialModel`` a warm fit started from: a day-over-day delta),
+        to write only the rows changed since it and the ids it held that this model lost. Returns the manifest.
+        ConfigError naming a non-empty ``path`` without ``overwrite``; DataError naming ``since`` when it is another
+        model's. Blocks on file I/O."""
         from sparkps.spark.model.export_tables import export_ctr_tables
         if self.spark_model is None:
             raise ConfigError("SparkpsCTRModel has no weights: load it with .load(path)")

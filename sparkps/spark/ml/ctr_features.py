@@ -182,21 +182,39 @@ class CTRFeaturizer:
                 "log_numeric": self.log_numeric, "hash_ids": self.hash_ids, "separator": self.separator}
 
 
-def indexed_click_label(df, label_col):
+def indexed_click_label(df, label_col, classes=None):
     """``(df, classes)``: a string label column of two values indexed as MLlib's RFormula indexes a string label and
     as jobs/train_ctr.py does (StringIndexer's order: the most frequent value -> 0, the other -> 1, ties by name),
     with ``classes`` ``[value of 0, value of 1]``; a null stays null (named with its row by ``check_labels``).
     Any other label column is returned as it is, with classes None. ConfigError naming the column when it holds
-    another number of distinct strings. Blocks for one Spark job (the label counts) when the column holds strings."""
+    another number of distinct strings. Blocks for one Spark job (the label counts) when the column holds strings.
+    ``classes`` (a warm start: the initial model's ``labelClasses``) indexes the strings as that model did; a string
+    outside them is then a ConfigError naming the column (a 0/1 column is taken as indexed by them already)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
-    if label_col not in df.columns or not isinstance(df.schema[label_col].dataType, StringType):
+    strings = label_col in df.columns and isinstance(df.schema[label_col].dataType, StringType)
+    if classes and label_col in df.columns:
+        return _indexed_as(df, label_col, list(classes), strings)
+    if not strings:
         return df, None
     from pyspark.ml.feature import StringIndexer
     names = list(StringIndexer(inputCol=label_col, outputCol=label_col + "__indexed",
                                stringOrderType="frequencyDesc").fit(df).labels)
     classes = two_click_classes(label_col, names)
     y = F.col(label_col)
+    return df.withColumn(label_col, F.when(y == classes[0], 0.0).when(y == classes[1], 1.0)), classes
+
+
+def _indexed_as(df, label_col, classes, strings):
+    """``df`` with its string label column indexed by ``classes`` (``[value of 0, value of 1]``), and the classes."""
+    from pyspark.sql import functions as F
+    if not strings:          # indexed by the caller already (0/1), as jobs/train_ctr.py indexes a string label
+        return df, classes
+    y = F.col(label_col)
+    other = df.where(y.isNotNull() & ~y.isin(*classes)).select(label_col).limit(1).collect()
+    if other:
+        raise ConfigError("label column %r holds %r, which the initial model's labels %s (labelClasses) do not "
+                          "include" % (label_col, other[0][0], classes))
     return df.withColumn(label_col, F.when(y == classes[0], 0.0).when(y == classes[1], 1.0)), classes
 
 

@@ -2,7 +2,8 @@
 
 A fitted model keeps its tables' final rows and each id's training count, not which rows changed when: the
 servers track that (``SparseTable.export_rows(changed_only=True)``) only until they stop. So a delta is taken
-against a checkpoint folder (one written with ``checkpointDir``, e.g. ``<checkpointDir>/epoch-0001``): its table
+against a saved model (the model a warm fit started from: yesterday's, for a day-over-day export) or a checkpoint
+folder (one written with ``checkpointDir``, e.g. ``<checkpointDir>/epoch-0001``): its table
 generations are replayed (the base, then each delta: rows overwritten, evicted ids dropped) exactly as a server
 loading it would, and a row of the model is *changed* when the checkpoint lacks its id or holds other values.
 
@@ -18,6 +19,51 @@ import numpy as np
 from sparkps.comm.manifest import MANIFEST, read_manifest, read_piece
 from sparkps.errors import DataError
 from sparkps.rows.values import RowSparse
+
+
+def baseline_tables(since, arg_params):
+    """{table: (ids int64 sorted, values float32)} of every sparse table of ``arg_params`` in ``since``: a checkpoint
+    folder (:func:`checkpoint_tables`), or a saved model (a SparkModel folder, or a pyspark.ml model's folder holding
+    one in ``weights``): the model a warm fit started from, for a day-over-day delta (:func:`saved_model_tables`)."""
+    folder = saved_model_folder(since)
+    if folder is not None:
+        return saved_model_tables(since, folder, arg_params)
+    return checkpoint_tables(since, arg_params)
+
+
+def saved_model_folder(since):
+    """The SparkModel folder ``since`` names (itself, or its ``weights`` folder), or None when it holds none."""
+    for folder in (os.fspath(since), os.path.join(os.fspath(since), "weights")):
+        if os.path.isfile(os.path.join(folder, "metadata.json")):
+            return folder
+    return None
+
+
+def saved_model_tables(since, folder, arg_params):
+    """{table: (ids sorted, values)} of the saved model in ``folder`` (its inline rows, or its shard files read whole:
+    the driver holds the baseline's rows while the delta is written). DataError naming ``since`` when it is another
+    model's (other tables or row widths)."""
+    from sparkps.spark.model.spark_model import SparkModel
+    baseline = SparkModel.load(folder)
+    sharded = baseline.table_manifest or {}
+    held = {name: value.dim for name, value in _tables(baseline.arg_params).items()}
+    held.update({name: int(entry["dim"]) for name, entry in sharded.items()})
+    tables = {name: value.dim for name, value in _tables(arg_params).items()}
+    if held != tables:
+        raise DataError("since=%s is another model: it holds tables %s; the exported model has %s"
+                        % (since, _dims(held), _dims(tables)))
+    out = {}
+    for name in tables:
+        if name in sharded:
+            from sparkps.rows.shards import iter_shard_rows
+            parts = list(iter_shard_rows(baseline.tables_folder, name))
+            ids = np.concatenate([p[0] for p in parts]).view(np.int64) if parts else np.empty(0, np.int64)
+            values = np.concatenate([p[1] for p in parts]) if parts else np.empty((0, tables[name]), np.float32)
+        else:
+            ids, values = baseline.arg_params[name].ids, np.asarray(baseline.arg_params[name].rows, np.float32)
+        order = np.argsort(ids, kind="stable")
+        out[name] = (np.asarray(ids, np.int64)[order], values[order])
+    return out
 
 
 def checkpoint_tables(directory, arg_params):

@@ -44,9 +44,10 @@ SHARD_BATCH_ROWS = 65536      # rows of a sharded table read and written at a ti
 def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, overwrite=False, model_name=None):
     """Write the tables of ``spark_model`` (a SparkModel of a CTR network) under ``path`` and return the manifest
     (a dict). ``featurizer``: ``CTRFeaturizer.to_dict()``; ``spec``: the FeatureSpec; ``stats``: the NumericStats;
-    ``since``: a checkpoint folder of this model: only rows changed since it (and the ids it held that the model
-    lost). ConfigError naming ``path`` when it is a non-empty folder (or a file) and ``overwrite`` is not set;
-    DataError naming ``since`` and the model when it is not a checkpoint of this model."""
+    ``since``: a checkpoint folder of this model, or a saved model (the one a warm fit started from): only rows
+    changed since it (and the ids it held that the model lost). ConfigError naming ``path`` when it is a non-empty
+    folder (or a file) and ``overwrite`` is not set; DataError naming ``since`` and the model when it is not a
+    checkpoint of this model."""
     path = os.fspath(path)
     files = files_for(path)
     if not files.python_reads:
@@ -64,7 +65,7 @@ def export_ctr_tables(path, spark_model, featurizer, spec, stats, since=None, ov
         spark_model.checked_tables()
     arg_params = with_table_stand_ins(spark_model.arg_params, sharded)
     tables = {name: value for name, value in arg_params.items() if isinstance(value, RowSparse) and name not in sharded}
-    held = export_delta.checkpoint_tables(since, arg_params) if since is not None else None
+    held = export_delta.baseline_tables(since, arg_params) if since is not None else None
     doc = featurization(featurizer, spec, stats, spark_model.symbol, arg_params)
     plans = {name: _plan(name, table, spark_model.table_counts.get(name), held) for name, table in tables.items()}
     if os.path.exists(path):

@@ -2,7 +2,9 @@
 
     path/model-symbol.json, path/model-NNNN.params    FeedForward's files (the network and its weights)
     path/metadata.json                               format version, epoch, input shape, label name, batch size,
-                                                     history, best epoch, input layout (docs/saved_models.md)
+                                                     history, best epoch, input layout (docs/saved_models.md),
+                                                     the ids added/kept/dropped and the initial model of a warm
+                                                     start (docs/warm_start.md)
     path/table-counts.npz                            how often training saw each id of each sparse table (CTR)
     path/tables/manifest.json, path/tables/T/...     the sparse tables as shard files (format 4, sparkps.rows.shards)
 
@@ -55,6 +57,10 @@ def write_folder(path, feedforward, meta, table_counts=None, tables=None):
              "best_epoch": None if best is None else best + 1}
     if meta.get("input_layout") is not None:
         saved["input_layout"] = meta["input_layout"]
+    if meta.get("table_ids"):         # a fit's ids added, kept and dropped against its initial model, by table
+        saved["table_ids"] = meta["table_ids"]
+    if meta.get("initial_model"):
+        saved["initial_model"] = meta["initial_model"]
     if tables:
         saved["tables"] = tables
     if table_counts:

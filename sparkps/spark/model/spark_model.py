@@ -66,6 +66,9 @@ class SparkModel:
         self.best_epoch = None if best_epoch is None else int(best_epoch)
         self.input_layout = TypedInputs.of(input_layout)     # the named inputs of a CTR network (TypedInputs)
         self.table_counts = {}                # {table: (ids, counts)}: how often training saw each id (CTR)
+        # {table: {"added", "kept", "dropped"}}: the ids the fit added to, kept of and dropped from its initial model
+        self.table_ids = {}
+        self.initial_model = None             # the path (or "the given model") the fit started from; None: cold
         # a larger model is refused, whether it ships in transform's UDF or in a Spark broadcast (None: no limit)
         self.max_broadcast_bytes = MAX_BROADCAST_BYTES
         self.inline_bytes = INLINE_BYTES      # transform ships a model up to this size inside its UDF
@@ -295,7 +298,8 @@ class SparkModel:
         files = files_for(path, session)
         meta = {"epoch": self.epoch, "input_shape": self.input_shape, "label_name": self.label_name,
                 "batch_size": self.batch_size, "history": self.history, "best_epoch": self.best_epoch,
-                "input_layout": self._layout_list()}
+                "input_layout": self._layout_list(), "table_ids": self.table_ids,
+                "initial_model": self.initial_model}
         if files.python_reads:
             tables = self._place_tables(files.local(path)) if self.table_manifest else None
             self.saved_path = write_folder(files.local(path), self.to_feedforward(), meta, self.table_counts, tables)
@@ -422,6 +426,7 @@ class SparkModel:
                     batch_size=meta["batch_size"], epoch=meta["epoch"], history=meta.get("history"),
                     best_epoch=meta.get("best_epoch"), input_layout=TypedInputs.from_list(meta.get("input_layout")))
         model.table_counts, model.saved_path = saved.table_counts, saved.path
+        model.table_ids, model.initial_model = dict(meta.get("table_ids") or {}), meta.get("initial_model")
         if meta.get("tables"):
             from sparkps.rows.shards import check_shards, read_manifest, tables_folder_of
             folder = tables_folder_of(saved.path, meta["tables"], files)

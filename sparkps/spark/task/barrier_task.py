@@ -208,21 +208,24 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
                          typed=TypedInputs.from_list(plan.get("inputs")))
     train_data = start.skip(data)    # resuming: this worker's place in its data (the kvstore loads the weights)
     network = weighted_symbol(plan["symbol"]) if weighted else sym.load_json(plan["symbol"])
+    arg_params, aux_params = initial_params(plan)     # a warm start: the dense weights of the initial model
     model = FeedForward(network, ctx=ctx, num_epoch=plan["num_epoch"],
                         optimizer=plan["optimizer"], initializer=initializer, numpy_batch_size=plan["batch_size"],
-                        seed=plan.get("seed", 0), begin_epoch=start.begin_epoch,
-                        **plan.get("optimizer_params", {}))
+                        seed=plan.get("seed", 0), begin_epoch=start.begin_epoch, arg_params=arg_params,
+                        aux_params=aux_params, **plan.get("optimizer_params", {}))
     # the sparse tables of a network fed through an input layout (CTR) stay on the servers, which write them into
     # the plan's staging folder at the end (a COMMAND to every server, sent by worker 0); no worker pulls them
     tables_dir = plan.get("tables_dir") if data.typed is not None else None
     model.tables_on_store = tables_dir is not None
+    if (plan.get("initial") or {}).get("tables") and not start.resuming:
+        kv.start_from_tables()       # the servers load the initial model's rows once the optimizer is set
     stopper = _early_stopping(plan, keep_best=rank == 0, rank=rank)
     if stopper is not None and data.typed is not None:   # CTR validation reads every worker's rows of its ids
         model.keep_rows_for(dict(stopper.inputs))
     snapshots = []       # the tables' manifest of each best epoch's snapshot on the servers (worker 0)
     reading = table_reading(network) if tables_dir is not None else None
     if tables_dir is not None and rank == 0 and stopper is not None and stopper.snapshots_tables:
-        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading))
+        stopper.snapshot = lambda: snapshots.append(kv.write_tables(tables_dir, reading, plan.get("forget_steps")))
     scored = OriginalNetwork(model, plan["symbol"]) if weighted else model
     validation = [] if stopper is None else [epoch_end_callback(stopper, scored, data, history)]
     saves = start.callbacks(history=history.epochs)
@@ -246,10 +249,20 @@ def _fit(plan, kv, start, batches, rank, ctx, fault=None):
         arg_params, aux_params = best or (model.arg_params, model.aux_params)
         if tables_dir is not None:   # the servers write the tables (or wrote them at the best epoch): a manifest
             result["tables"] = snapshots[-1] if best is not None and snapshots else \
-                kv.write_tables(tables_dir, reading)
+                kv.write_tables(tables_dir, reading, plan.get("forget_steps"))
             arg_params = dense_params(arg_params)
         result["params"] = params_to_bytes(arg_params, aux_params)
     return result
+
+
+def initial_params(plan):
+    """``(arg_params, aux_params)`` of the dense part of the model the fit starts from (``plan["initial"]``, see
+    :mod:`sparkps.spark.driver.initial_model`), or ``(None, None)`` for a cold start."""
+    initial = plan.get("initial") or {}
+    if not initial.get("params"):
+        return None, None
+    from sparkps.model_files import params_from_bytes
+    return params_from_bytes(initial["params"], "the initial model's dense parameters")
 
 
 def validation_seconds(model, stopper, history):
@@ -384,6 +397,8 @@ def _start_server(plan, rank, host):
         env["SPARKPS_FIT"] = str(plan["fit_id"])
     if plan.get("tables_dir"):               # the one folder the servers may write tables below (docs/tables.md)
         env["SPARKPS_TABLES_ROOT"] = str(plan["tables_dir"])
+    if (plan.get("initial") or {}).get("tables"):     # the shard files of the model the fit starts from
+        env["SPARKPS_START_TABLES"] = str(plan["initial"]["tables"])
     if plan.get("max_message_bytes"):       # the job's largest legitimate frame (driver/arguments.message_limit)
         env["SPARKPS_MAX_MESSAGE_BYTES"] = str(int(plan["max_message_bytes"]))
     timeouts = Timeouts(**plan["timeouts"]) if plan.get("timeouts") else None
