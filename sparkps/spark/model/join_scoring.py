@@ -109,6 +109,8 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
     settle_worker_python(frame)      # before the UDFs are wrapped: a freshly loaded model in a new program too
 
     from sparkps.rows.shards import shard_files
+    from sparkps.spark.model.model_folder import local_path
+    from sparkps.spark.model.shard_lookup import lookup_pairs
     from sparkps.spark.model.storage import recorded_files
     frame = frame.withColumn(POSITION, F.monotonically_increasing_id())
     session = frame.sparkSession
@@ -124,18 +126,27 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
 
         frame = frame.withColumn(ids_col, F.arrow_udf(ids_of, ArrayType(LongType()))(*input_cols))
         found = frame.select(POSITION, F.explode(F.col(ids_col)).alias("id"))
-        vectors = []
-        for k, (name, _, entry) in enumerate(group):
+        vectors, looked_up = [], []
+        limits = [broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
+                  for _, _, entry in group]
+        by_shard = lookup_by_shard(tables_folder, [t for t, limit in zip(group, limits) if t[2]["rows"] > limit])
+        for k, ((name, _, entry), limit) in enumerate(zip(group, limits)):
             # the shard files the manifest lists, and no other file of the folder (a planted file, a killed write's
             # leftover: docs/tables.md)
             files = shard_files(tables_folder, {"tables": manifest}, name, recorded_files(tables_folder, session))
+            vectors.append(F.col("v%d" % k))
+            if entry["rows"] > limit and by_shard:
+                looked_up.append(("v%d" % k, name, int(entry["dim"]), [local_path(f) for f in files],
+                                  [shard["sha256"] for shard in entry["shards"]]))
+                continue
             rows = session.read.parquet(*files).select("id", F.col("vector").alias("v%d" % k))
-            limit = broadcast_rows_for(entry["dim"]) if broadcast_rows is None else broadcast_rows
             # the plan is given, not left to Spark's size estimates: they see the input's small file and would
             # broadcast the exploded ids (or the gathered rows below), many times larger once read
             rows = F.broadcast(rows) if entry["rows"] <= limit else rows.hint("merge")
             found = found.join(rows, "id", "left")
-            vectors.append(F.col("v%d" % k))
+        if looked_up:       # the tables too large to broadcast: each id looked up in its own shard, no table shuffled
+            found = lookup_pairs(found, looked_up, found.columns)
+        found = found.select(POSITION, "id", *vectors)
         held = vectors[0].isNotNull()
         for vector in vectors[1:]:
             held = held | vector.isNotNull()
@@ -147,6 +158,22 @@ def gather_table_rows(frame, input_cols, inputs_of, tables_folder, manifest, bro
         frame = frame.drop(ids_col).join(found.hint("merge"), POSITION, "left")
         gathered_cols.append((rows_col, [spec for _, spec, _ in group]))
     return frame.drop(POSITION), gathered_cols
+
+
+def lookup_by_shard(tables_folder, group):
+    """True when the tables of ``group`` (``table_groups``) are looked up shard by shard (``shard_lookup``) rather
+    than joined: their folder is read by Python's file I/O (not a Hadoop store), and they are split into the same
+    number of shards, each listed by its server rank in order."""
+    from sparkps.spark.model.storage import is_uri
+    if is_uri(tables_folder):
+        return False
+    counts = set()
+    for _, _, entry in group:      # (none: nothing to look up)
+        servers = [int(shard.get("server", -1)) for shard in entry["shards"]]
+        if servers != list(range(len(servers))):
+            return False
+        counts.add(len(servers))
+    return len(counts) == 1
 
 
 def batch_tables(gathered_cols, cells):
