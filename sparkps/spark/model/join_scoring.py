@@ -51,11 +51,16 @@ def broadcast_rows_for(dim):
 def id_block(inputs, spec):
     """The (rows, ids per row) int64 block of table ``spec``'s (a TableConfig) fields in the named ``inputs`` of a
     batch (uint64 ids by their bits), or None when the inputs hold none of them."""
-    parts = [np.asarray(inputs[field]).view(np.int64).reshape(len(inputs[field]), -1)
-             for field in spec.fields if field in inputs]
+    parts = [_ids_of(inputs[field]) for field in spec.fields if field in inputs]
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+
+
+def _ids_of(values):
+    """One field's ids as an int64 (rows, ids per row) block (a single-valued field: one column)."""
+    values = np.asarray(values).view(np.int64)
+    return values.reshape(len(values), int(np.prod(values.shape[1:], dtype=np.int64)))
 
 
 def row_ids(inputs, spec):
