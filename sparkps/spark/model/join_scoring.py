@@ -26,7 +26,7 @@ part travels inside the UDF).
 import numpy as np
 
 from sparkps.errors import ConfigError
-from sparkps.spark.common.feature_blocks import FEATURES_TMP, features_as_arrays, stack_features
+from sparkps.spark.common.feature_blocks import FEATURES_TMP, arrow_features, features_as_arrays
 from sparkps.spark.common.worker_python import settle_worker_python
 
 # a table whose rows take at most this many bytes as Spark holds them joins as a broadcast (the driver and every
@@ -208,7 +208,7 @@ def add_joined_predictions(df, source, tables_folder, manifest, features_col, pr
     num_features = layout.width
 
     def features_of(arrays):
-        return stack_features(arrays[0].to_pandas(), num_features)
+        return arrow_features(arrays[0], num_features, features_col)
 
     prepared = features_as_arrays(df, features_col)
     prepared, gathered_cols = gather_table_rows(prepared, [F.col(FEATURES_TMP)],
