@@ -93,6 +93,35 @@ def shard_numbers(ids, num_shards):
     return shard_of(np.asarray(ids).view(np.uint64), num_shards).astype(np.int32)
 
 
+def spark_int_hash(value, seed=42):
+    """Spark's ``hash`` of an int column's ``value`` (Murmur3_x86_32.hashInt with Spark's seed 42): what
+    ``repartition(n, column)`` partitions by (``pmod(hash, n)``)."""
+    mask = 0xFFFFFFFF
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (32 - r))) & mask
+    k1 = rotl((value & mask) * 0xCC9E2D51 & mask, 15) * 0x1B873593 & mask
+    h1 = (rotl(seed ^ k1, 13) * 5 + 0xE6546B64) & mask
+    h1 ^= 4
+    h1 = (h1 ^ (h1 >> 16)) * 0x85EBCA6B & mask
+    h1 = (h1 ^ (h1 >> 13)) * 0xC2B2AE35 & mask
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 >= 1 << 31 else h1
+
+
+def partition_keys(num_shards):
+    """One int key per shard such that ``repartition(num_shards, key)`` sends shard ``s``'s key to partition ``s``:
+    each shard's pairs in a task of their own (a plain shard number may share a partition with another). A list,
+    indexed by shard."""
+    keys, value = [None] * int(num_shards), 0
+    while None in keys:
+        partition = spark_int_hash(value) % int(num_shards)
+        if keys[partition] is None:
+            keys[partition] = value
+        value += 1
+    return keys
+
+
 def lookup_pairs(pairs, tables, columns):
     """``pairs`` (a DataFrame with an ``id`` column and the other columns to keep) plus one vector column per table of
     ``tables`` ([(column name, table name, dim, [shard file paths, by shard], [their sha256])], every table split into
@@ -104,8 +133,10 @@ def lookup_pairs(pairs, tables, columns):
 
     num_shards = len(tables[0][3])
 
-    def shard_of_ids(ids):
-        return pa.array(shard_numbers(ids.to_numpy(zero_copy_only=False), num_shards), pa.int32())
+    keys = np.array(partition_keys(num_shards), np.int32)
+
+    def shard_of_ids(ids):       # the shard's partition key (partition_keys), mapped back by look_up_batch
+        return pa.array(keys[shard_numbers(ids.to_numpy(zero_copy_only=False), num_shards)], pa.int32())
 
     keyed = pairs.withColumn(SHARD, F.arrow_udf(shard_of_ids, IntegerType())(F.col("id")))
     keyed = keyed.repartition(num_shards, SHARD).sortWithinPartitions(SHARD)
@@ -126,7 +157,10 @@ def look_up_batch(batch, tables, columns, num_shards, names):
     """The Arrow record batch of ``lookup_pairs``' output for one batch of its keyed pairs (``columns`` kept, then a
     vector column per table of ``tables``, named ``names``), the shards read through ``WORKER_SHARDS``."""
     import pyarrow as pa
-    shards = batch.column(SHARD).to_numpy(zero_copy_only=False)
+    keys = batch.column(SHARD).to_numpy(zero_copy_only=False)
+    shards = np.empty(keys.size, np.int64)
+    for shard, key in enumerate(partition_keys(num_shards)):
+        shards[keys == key] = shard
     ids = batch.column("id").to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     arrays = [batch.column(name) for name in columns]
     for _, table, dim, paths, digests in tables:

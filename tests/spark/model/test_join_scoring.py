@@ -67,7 +67,13 @@ def test_a_large_table_is_looked_up_by_shard_and_a_store_folder_joins(spark, tra
     """Above the broadcast limit the shards are looked up in Python (no table scanned by Spark, so no table row is
     shuffled); where Python cannot open the folder (a Hadoop store) Spark's sort-merge join reads it instead; both
     score as the inline model."""
+    from pyspark.sql import functions as F
+
     from sparkps.spark.model import join_scoring
+    from sparkps.spark.model.shard_lookup import partition_keys, spark_int_hash
+    hashes = [r[0] for r in spark.range(-3, 40).select(F.hash(F.col("id").cast("int"))).collect()]
+    assert hashes == [spark_int_hash(v) for v in range(-3, 40)]       # each shard's pairs in a partition of its own
+    assert [spark_int_hash(k) % 8 for k in partition_keys(8)] == list(range(8))
     spark_model, X = trained
     sharded = spark_model.with_sharded_tables(str(tmp_path / "m"))
     sharded.broadcast_table_rows = 0
