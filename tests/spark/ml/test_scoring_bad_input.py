@@ -67,13 +67,14 @@ def test_nulls_follow_the_documented_rule_on_both_paths(spark, models):
     cells[4] = (4, 0.0, "s1", "a1", 3.0, None)              # multi-valued null: no id ...
     cells[5] = (5, 0.0, "s1", "a1", 3.0, [])                # ... as an empty list
     cells[6] = (6, 0.0, None, None, None, None)             # every cell null
+    cells[7] = (7, 0.0, "s1", "a1", 3.0, ["t1"])            # row 1 with a site
     frame = spark.createDataFrame(cells, "i long, click double, site string, app string, hour double, "
                                          "tags array<string>").repartition(2)
     joined = probabilities(sharded, frame)
     assert joined.shape == (40,) and np.isfinite(joined).all()
     np.testing.assert_allclose(joined, probabilities(inline, frame), atol=1e-6)
     assert joined[2] == pytest.approx(joined[3], abs=1e-7) and joined[4] == pytest.approx(joined[5], abs=1e-7)
-    assert abs(joined[1] - joined[0]) > 0 or abs(joined[1] - joined[7]) > 0     # the missing id is an id of its own
+    assert joined[1] != pytest.approx(joined[7], abs=1e-9)       # the missing site is an id of its own
 
 
 @pytest.mark.parametrize("path", ["sharded", "inline"])
@@ -111,12 +112,14 @@ def packed(tmp_path_factory):
 
 
 def test_features_null_row_wrong_type_and_empty_frame_on_both_paths(spark, packed):
-    from pyspark.ml.linalg import Vectors
+    from pyspark.ml.linalg import Vectors, VectorUDT
+    from pyspark.sql.types import LongType, StructField, StructType
     inline, sharded, X = packed
+    schema = StructType([StructField("i", LongType()), StructField("features", VectorUDT())])
     cells = [(i, Vectors.dense(row.tolist())) for i, row in enumerate(X[:20])] + [(20, None)]
-    with_null = spark.createDataFrame(cells, "i long, features vector").coalesce(1)
+    with_null = spark.createDataFrame(cells, schema).coalesce(1)
     words = spark.createDataFrame([(0, ["a", "b"])], "i long, features array<string>")
-    empty = spark.createDataFrame([], "i long, features vector")
+    empty = spark.createDataFrame([], schema)
     for model in (inline, sharded):
         with pytest.raises(Exception, match=r"features column 'features' holds a null row"):
             model.transform(with_null).collect()
