@@ -21,7 +21,8 @@ Beside each: ``Pipeline(StringIndexer(handleInvalid='keep') -> OneHotEncoder -> 
 LogisticRegression(maxIter=10))`` fitted on the same fit rows. Every model is warmed up once (one untimed scoring of
 the frame), then the models alternate, ``--repeats`` times each; the frame is cached and counted before. Reported:
 rows/s (median, min-max), the median's ratio to MLlib's median, the Python workers' peak RSS while each model
-scores, and the driver's peak RSS over the data set's scoring. Targets (the issue that asked for this benchmark):
+scores (those Spark keeps alive from an earlier pass count too), and the driver's peak RSS over the data set's
+scoring. Targets (the issue that asked for this benchmark):
 >= 1.0x MLlib for the small table, >= 0.7x at 4M ids, >= 0.5x at 16M; the scoring workers' peak independent of the
 table's size.
 """
@@ -220,7 +221,9 @@ def render(run):
     lines = ["## Scoring at Spark's speed", "",
              "`transform` into Spark's `noop` sink on local[2], each model warmed up once, then %d alternating "
              "passes; rows/s is the median pass (min-max beside it), the ratio is to MLlib's median in the same "
-             "data set. Peaks: the Python workers' RSS while each model scored, the driver's over the data set. "
+             "data set. Peaks: the RSS of the Python workers alive while each model scored (workers Spark keeps "
+             "from an earlier pass count, idle or not), the driver's over the data set; the table rows are the "
+             "distinct ids of the whole generated set (at least the ids asked for: its rows come in blocks). "
              "Targets: >= 1.0x MLlib for the small table, >= 0.7x at 4M ids, >= 0.5x at 16M." % data["repeats"], "",
              "| data set | table rows | scored rows | model | rows/s | spread | x MLlib | Python workers' peak RSS "
              "| driver peak RSS |", "|---|---|---|---|---|---|---|---|---|"]
