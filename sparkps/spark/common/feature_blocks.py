@@ -34,8 +34,8 @@ def features_as_arrays(df, features_col):
         raise DataError("features column %r not found; columns are %s" % (features_col, df.columns))
     from pyspark.sql.types import NumericType
     column_type = df.schema[features_col].dataType
-    if is_vector(column_type):
-        values = vector_to_array(F.col(features_col), dtype="float32")
+    if is_vector(column_type):      # a null Vector stays null (Spark's vector_to_array fails on one, in the JVM)
+        values = F.when(F.col(features_col).isNotNull(), vector_to_array(F.col(features_col), dtype="float32"))
     elif isinstance(column_type, ArrayType) and isinstance(column_type.elementType, NumericType):
         values = F.col(features_col).cast(ArrayType(FloatType()))
     else:
@@ -49,8 +49,8 @@ def stack_features(cells, num_features, column=None):
     column they come from, named by the DataError for a null row."""
     if len(cells) == 0:
         return np.empty((0, num_features), np.float32)
-    if column is not None and cells.isna().any():
-        raise null_features(column, int(np.flatnonzero(cells.isna().to_numpy())[0]))
+    if cells.isna().any():
+        raise null_features(column or "features", int(np.flatnonzero(cells.isna().to_numpy())[0]))
     try:
         X = np.stack(cells.to_numpy()).astype(np.float32, copy=False)
     except ValueError:
@@ -62,7 +62,7 @@ def stack_features(cells, num_features, column=None):
 
 def null_features(column, row):
     """The DataError of a null row (``row``: its index in its batch) in features column ``column``."""
-    return DataError("features column %r holds a null row (row %d of a batch): every row to score needs its "
+    return DataError("features column %r holds a null row (row %d of a batch): every row needs its "
                      "features; drop or fill the null rows first (df.dropna(subset=[%r]))" % (column, row, column))
 
 
@@ -122,7 +122,7 @@ def frame_to_blocks(df, features_col, label_col, num_features, weight_col=None):
         for frame in frames:
             if len(frame) == 0:
                 continue
-            X = stack_features(frame[FEATURES_TMP], num_features)
+            X = stack_features(frame[FEATURES_TMP], num_features, features_col)
             if weight_col:
                 X = np.concatenate([X, frame["weight"].to_numpy(np.float32).reshape(-1, 1)], axis=1)
             if frame["label"].isna().any():
