@@ -119,3 +119,17 @@ def test_the_cold_fit_table_gives_each_parts_median_and_range_and_the_ratio():
     without = profile_ctr_fit.render(record("profile_ctr_fit", "profile_ctr_fit", {
         "options": options, "parts": [["whole fit", 10.0]], "jobs": 3}))
     assert "cold fit" not in without.lower()
+
+
+def test_the_scoring_sections_ratio_is_the_ratio_of_the_median_passes():
+    from benchmarks import bench_scoring
+    models = {"sparkps FM, tables as shard files": {"seconds": [2.0, 4.0, 1.0], "rows": 1000, "worker_peak": 2**29},
+              "MLlib LogisticRegression": {"seconds": [1.0, 1.0, 8.0], "rows": 1000, "worker_peak": 0}}
+    run = record("bench_scoring", "bench_scoring", {"repeats": 3, "notes": ["MovieLens 100K: not run."], "sets": [
+        {"set": "generated, 1000000 ids", "rows": 1000, "table_rows": 1200000, "models": models,
+         "driver_peak": 2**30}]})
+    text = bench_scoring.render(run)
+    assert text == bench_scoring.render(json.loads(json.dumps(run)))
+    assert "| generated, 1000000 ids | 1200000 | 1000 | sparkps FM, tables as shard files | 500 | 250-1000 | 0.50x " \
+           "| 512 MB | 1024 MB |" in text                     # median 2 s against MLlib's median 1 s
+    assert "| MLlib LogisticRegression | 1000 | 125-1000 | 1.00x |" in text and "MovieLens 100K: not run." in text

@@ -20,8 +20,9 @@ class Inference:
     ``symbol``, ``arg_params``, ``aux_params``, ``_bind``, ``_input_shapes``, ``_init_iter``,
     ``table_stores_built`` (a count from 0) and the checks of given parameters)."""
 
-    def _predict_executor(self, data_iter):
-        """An inference executor for the iterator's data shapes (cached), holding the current params."""
+    def _predict_executor(self, data_iter, gathered=False):
+        """An inference executor for the iterator's data shapes (cached), holding the current params. ``gathered``:
+        its tables' rows come from the caller (``predict_with_rows``), no table store is built."""
         if self.arg_params is None:
             raise ConfigError("the model has no parameters yet: fit it or pass arg_params")
         shapes = self._input_shapes(data_iter, with_label=False)
@@ -32,11 +33,12 @@ class Inference:
             exe = self._bind({**shapes, **(sparse.table_shapes if sparse else {})}, 'null')
             if sparse is not None:
                 sparse.attach(exe)
+                sparse.remember_batches = False     # a prediction keeps no ids: memory bounded by its batch
             self._pred_exec = (key, exe, sparse)
         _, exe, sparse = self._pred_exec
         self._check_given_params(exe, [n for n in self._param_names(shapes) if n not in self._tables], shapes)
         held = [self.arg_params.get(name) for name in self._tables]
-        if sparse is not None and (self._pred_store is None or len(held) != len(self._pred_held)
+        if sparse is not None and not gathered and (self._pred_store is None or len(held) != len(self._pred_held)
                                    or any(a is not b for a, b in zip(held, self._pred_held))):
             # the tables' rows are read through a local kvstore holding arg_params' tables, kept while arg_params
             # holds the same table values (a store per predict call would copy every row each time)
@@ -52,19 +54,33 @@ class Inference:
                 copy_into(exe.aux_dict[name], value)
         return exe
 
-    def _batches(self, data_iter, num_batch):
-        """Yield (batch, outputs without the pad rows) for up to ``num_batch`` batches."""
-        exe = self._predict_executor(data_iter)
+    def _batches(self, data_iter, num_batch, table_rows=None):
+        """Yield (batch, outputs without the pad rows) for up to ``num_batch`` batches; ``table_rows``: the tables'
+        rows gathered for these batches ({table: RowSparse}; None: the model's own table store)."""
+        from sparkps.rows.gathered import GatheredRows
+        exe = self._predict_executor(data_iter, gathered=table_rows is not None)
         sparse = self._pred_exec[2]
+        store = self._pred_store if table_rows is None else GatheredRows(table_rows, self._tables)
         for nbatch, batch in enumerate(data_iter):
             if num_batch is not None and nbatch >= num_batch:
                 break
             inputs = batch_inputs(data_iter, batch, with_label=False)
             if sparse is not None:
-                inputs = sparse.pull(self._pred_store, inputs)
+                inputs = sparse.pull(store, inputs)
             exe.forward(is_train=False, **inputs)
             valid = batch.data[0].shape[0] - batch.pad
             yield batch, valid, [host(out[:valid]).copy() for out in exe.outputs]
+
+    def predict_with_rows(self, X, table_rows):
+        """``predict(X)`` reading the sparse tables' rows from ``table_rows`` ({table: RowSparse}: the rows of
+        ``X``'s ids gathered elsewhere, e.g. by a join over the tables' shard files) instead of ``arg_params``: an id
+        it lacks reads its initial row, as an unseen id does in ``predict``. The executor is bound once and kept;
+        no table store is built (``sparkps.rows.gathered``). Blocks on computation only."""
+        data_iter = self._init_iter(X, None, is_train=False)
+        data_iter.reset()
+        outputs = [outs for _, _, outs in self._batches(data_iter, None, table_rows)]
+        merged = [np.concatenate(parts) for parts in zip(*outputs)]
+        return merged[0] if len(merged) == 1 else merged
 
     def predict(self, X, num_batch=None, return_data=False, reset=True):
         """Run the network on ``X`` (numpy or DataIter); returns numpy outputs (one array per output,

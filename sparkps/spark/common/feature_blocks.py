@@ -32,10 +32,11 @@ def features_as_arrays(df, features_col):
     from pyspark.sql.types import ArrayType, FloatType
     if features_col not in df.columns:
         raise DataError("features column %r not found; columns are %s" % (features_col, df.columns))
+    from pyspark.sql.types import NumericType
     column_type = df.schema[features_col].dataType
-    if is_vector(column_type):
-        values = vector_to_array(F.col(features_col), dtype="float32")
-    elif isinstance(column_type, ArrayType):
+    if is_vector(column_type):      # a null Vector stays null (Spark's vector_to_array fails on one, in the JVM)
+        values = F.when(F.col(features_col).isNotNull(), vector_to_array(F.col(features_col), dtype="float32"))
+    elif isinstance(column_type, ArrayType) and isinstance(column_type.elementType, NumericType):
         values = F.col(features_col).cast(ArrayType(FloatType()))
     else:
         raise DataError("features column %r has type %s; expected a Vector or an array of numbers"
@@ -43,10 +44,13 @@ def features_as_arrays(df, features_col):
     return df.withColumn(FEATURES_TMP, values)
 
 
-def stack_features(cells, num_features):
-    """One (n, num_features) float32 matrix from a pandas Series of equal-length arrays."""
+def stack_features(cells, num_features, column=None):
+    """One (n, num_features) float32 matrix from a pandas Series of equal-length arrays; ``column``: the features
+    column they come from, named by the DataError for a null row."""
     if len(cells) == 0:
         return np.empty((0, num_features), np.float32)
+    if cells.isna().any():
+        raise null_features(column or "features", int(np.flatnonzero(cells.isna().to_numpy())[0]))
     try:
         X = np.stack(cells.to_numpy()).astype(np.float32, copy=False)
     except ValueError:
@@ -54,6 +58,35 @@ def stack_features(cells, num_features):
     if X.ndim != 2 or X.shape[1] != num_features:
         raise DataError("features of shape %s, expected %d per row" % (X.shape[1:], num_features))
     return X
+
+
+def null_features(column, row):
+    """The DataError of a null row (``row``: its index in its batch) in features column ``column``."""
+    return DataError("features column %r holds a null row (row %d of a batch): every row needs its "
+                     "features; drop or fill the null rows first (df.dropna(subset=[%r]))" % (column, row, column))
+
+
+def arrow_features(cells, num_features, column):
+    """One (n, num_features) float32 matrix from an Arrow list array of float32 features (``FEATURES_TMP``),
+    read from its buffers (no Python object per row); DataError naming ``column`` for a null row, a null value or a
+    row of another length."""
+    import pyarrow as pa
+    if isinstance(cells, pa.ChunkedArray):
+        cells = cells.combine_chunks()
+    if not len(cells):
+        return np.empty((0, num_features), np.float32)
+    if cells.null_count:
+        raise null_features(column, int(np.flatnonzero(cells.is_null().to_numpy(zero_copy_only=False))[0]))
+    offsets = cells.offsets.to_numpy(zero_copy_only=False)
+    lengths = np.diff(offsets)
+    if (lengths != num_features).any():
+        raise DataError("features column %r: a row holds %d values, expected %d per row"
+                        % (column, int(lengths[lengths != num_features][0]), num_features))
+    values = cells.flatten()
+    if values.null_count:
+        raise DataError("features column %r holds a null value inside a row: every feature needs a number"
+                        % column)
+    return values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(len(cells), num_features)
 
 
 BLOCK_BYTES = 128 << 20    # largest dense Arrow batch of features worth building in one piece
@@ -89,7 +122,7 @@ def frame_to_blocks(df, features_col, label_col, num_features, weight_col=None):
         for frame in frames:
             if len(frame) == 0:
                 continue
-            X = stack_features(frame[FEATURES_TMP], num_features)
+            X = stack_features(frame[FEATURES_TMP], num_features, features_col)
             if weight_col:
                 X = np.concatenate([X, frame["weight"].to_numpy(np.float32).reshape(-1, 1)], axis=1)
             if frame["label"].isna().any():

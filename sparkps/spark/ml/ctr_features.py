@@ -46,7 +46,8 @@ class CTRFeaturizer:
             raise ConfigError("hash_ids=False (feature indices) needs index_range and no multi-valued columns")
 
     def check_columns(self, df, label_col=None):
-        """DataError naming the first column the DataFrame lacks, or a numeric column that is not numeric."""
+        """DataError naming the first column the DataFrame lacks, a numeric column that is not numeric, or a
+        multi-valued column that is neither an array nor a string."""
         from pyspark.sql.types import BooleanType, NumericType
         wanted = self.categorical_cols + self.numeric_cols + self.multi_value_cols + ([label_col] if label_col else [])
         missing = [c for c in wanted if c not in df.columns]
@@ -55,6 +56,8 @@ class CTRFeaturizer:
         for name in self.numeric_cols:
             if not isinstance(df.schema[name].dataType, NumericType):
                 raise DataError("numeric column %r has type %s" % (name, df.schema[name].dataType.simpleString()))
+        for name in self.multi_value_cols:
+            self._value_count(df, name)          # DataError naming a multi-valued column of another type
         kind = df.schema[label_col].dataType if label_col else None
         if kind is not None and not isinstance(kind, (NumericType, BooleanType)):     # MLlib's own words
             raise DataError("Column %s must be of type numeric but was actually of type %s. (A click label is 0/1, "

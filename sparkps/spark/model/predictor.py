@@ -85,24 +85,27 @@ class Predictor:
         self.executor = self.symbol.simple_bind(ctx=ctx, grad_req="null", **shapes)
         self.executor.copy_params_from(self.arg_params, self.aux_params, allow_extra_params=True)
 
-    def predict(self, X):
+    def predict(self, X, table_rows=None):
         """First output of the network for the rows of ``X`` (n, num_features) as a numpy array. With ``typed``:
         ``X`` is its structured rows (``TypedInputs.rows``), a dict of its named inputs, or float rows of the
-        earlier versions' width (ids as float planes); DataError naming the width otherwise."""
+        earlier versions' width (ids as float planes); DataError naming the width otherwise. ``table_rows``: see
+        ``predict_with_rows``."""
         self.calls += 1
         if self.typed is not None:
             if isinstance(X, dict):
-                return self.predict_inputs(X)
+                return self.predict_inputs(X, table_rows)
             X = np.asarray(X)
             if X.dtype == self.typed.dtype:
-                return self.predict_inputs(self.typed.split(X))
+                return self.predict_inputs(self.typed.split(X), table_rows)
             width = self.float_rows.width
             if X.size % width or (X.ndim == 2 and X.shape[1] != width):
                 raise DataError("float rows of inputs %s must have %d values (ids as float planes), got %s; or "
                                 "pass typed rows (TypedInputs.rows) or a dict of the inputs"
                                 % (self.typed.names, width, X.shape))
-            return self.predict_inputs(self.float_rows.split(X.reshape(-1, width)))
+            return self.predict_inputs(self.float_rows.split(X.reshape(-1, width)), table_rows)
         X = np.asarray(X, dtype=self.dtype).reshape(-1, self.num_features)
+        if table_rows is not None:
+            return self._predict_with_tables(X, table_rows)
         if self._feedforward is not None:
             return self._predict_with_tables(X)
         outputs = []
@@ -120,26 +123,26 @@ class Predictor:
             return np.empty((0,) + self._output_tail(), np.float32)
         return np.concatenate(outputs)
 
-    def predict_inputs(self, inputs):
+    def predict_inputs(self, inputs, table_rows=None):
         """First output of the network for a dict of its named inputs (a CTR network's typed columns: uint64 or
-        int64 ids, float32 numeric values), as a float32 (rows, outputs) array. No packed float planes."""
+        int64 ids, float32 numeric values), as a float32 (rows, outputs) array. No packed float planes.
+        ``table_rows``: see ``predict_with_rows``."""
         rows = len(next(iter(inputs.values()))) if inputs else 0
         if not rows:
             return np.empty((0, 1), np.float32)
         with self.lock:
             model = self._named_model()
-            out = model.predict({name: np.asarray(value) for name, value in inputs.items()})
+            named = {name: np.asarray(value) for name, value in inputs.items()}
+            out = model.predict(named) if table_rows is None else model.predict_with_rows(named, table_rows)
         out = out[0] if isinstance(out, list) else out
         return np.asarray(out, np.float32).reshape(rows, -1)
 
     def predict_with_rows(self, X, table_rows):
         """``predict(X)`` reading the sparse tables from ``table_rows`` ({table: RowSparse}): the rows of this batch's
-        ids only, gathered by a join over the table's shard files (a tiny local table; an id it lacks reads its
-        initial row, as an unseen id does). Not thread-safe; blocks on computation only."""
-        model = self._named_model()
-        with self.lock:
-            model.arg_params.update(table_rows)
-        return self.predict(X)
+        ids only, gathered by a join over the table's shard files, fed as they are to the network bound once (no
+        table store per call; an id they lack reads its initial row, as an unseen id does). Blocks on computation
+        only."""
+        return self.predict(X, table_rows)
 
     def _named_model(self):
         """The FeedForward that predicts from named inputs (made on first use for a network bound to one input)."""
@@ -150,11 +153,13 @@ class Predictor:
                                                     aux_params=self.aux_params, numpy_batch_size=self.batch_size)
         return model
 
-    def _predict_with_tables(self, X):
+    def _predict_with_tables(self, X, table_rows=None):
         if not len(X):
             return np.empty((0,) + self._output_tail(), np.float32)
         with self.lock:
-            out = self._feedforward.predict({self.data_name: X.reshape((-1,) + self.input_shape)})
+            model = self._named_model()
+            data = {self.data_name: X.reshape((-1,) + self.input_shape)}
+            out = model.predict(data) if table_rows is None else model.predict_with_rows(data, table_rows)
         return out[0] if isinstance(out, list) else out
 
     @property

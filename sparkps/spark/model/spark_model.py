@@ -203,7 +203,7 @@ class SparkModel:
     def _rows_of(self, X):
         """{table: RowSparse} of the shard rows of the ids that the float or typed rows ``X`` read."""
         from sparkps.rows.config import TableConfig
-        from sparkps.spark.model.join_scoring import table_ids_per_row
+        from sparkps.spark.model.join_scoring import batch_ids
         from sparkps.spark.model.sharded_tables import rows_for_ids
         if self.input_layout is None:
             raise ConfigError("a model with sharded tables predicts CTR rows (a model with an input layout)")
@@ -218,9 +218,7 @@ class SparkModel:
         files = recorded_files(folder)
         for name, entry in manifest.items():
             spec = TableConfig.from_dict(entry["options"])
-            rows = table_ids_per_row(inputs, spec)
-            ids = np.concatenate(rows) if rows else np.empty(0, np.int64)
-            out[name] = rows_for_ids(folder, name, ids, spec.dim, spec.input_dim, files=files)
+            out[name] = rows_for_ids(folder, name, batch_ids(inputs, spec), spec.dim, spec.input_dim, files=files)
         return out
 
     def predict(self, rdd, batch_size=None):

@@ -35,7 +35,7 @@ def add_predictions(df, source, features_col, prediction_col, probability_col, r
     def score(features):
         from sparkps.spark.model.predictor import predictor_for
         predictor = predictor_for(source)
-        outputs = predictor.predict(stack_features(features, num_features)).reshape(len(features), -1)
+        outputs = predictor.predict(stack_features(features, num_features, features_col)).reshape(len(features), -1)
         return pd.DataFrame({"prediction": outputs.argmax(axis=1).astype(np.float64) if len(features) else [],
                              "probability": list(outputs.astype(np.float32))})
 

@@ -57,3 +57,31 @@ def test_a_shard_damaged_after_load_fails_transform_naming_it(spark, trained, tm
     shard.write_bytes(b"PAR1" + shard.read_bytes()[4:-8])
     with pytest.raises(DataError, match=r"(?s)(%s.*server-00000|server-00000.*%s)" % (TABLES[1], TABLES[1])):
         sharded.transform(frame_of(spark, X))
+
+
+def executed_plan(frame):
+    return frame._jdf.queryExecution().executedPlan().toString()
+
+
+def test_a_large_table_is_looked_up_by_shard_and_a_store_folder_joins(spark, trained, tmp_path, monkeypatch):
+    """Above the broadcast limit the shards are looked up in Python (no table scanned by Spark, so no table row is
+    shuffled); where Python cannot open the folder (a Hadoop store) Spark's sort-merge join reads it instead; both
+    score as the inline model."""
+    from pyspark.sql import functions as F
+
+    from sparkps.spark.model import join_scoring
+    from sparkps.spark.model.shard_lookup import partition_keys, spark_int_hash
+    hashes = [r[0] for r in spark.range(-3, 40).select(F.hash(F.col("id").cast("int"))).collect()]
+    assert hashes == [spark_int_hash(v) for v in range(-3, 40)]       # each shard's pairs in a partition of its own
+    assert [spark_int_hash(k) % 8 for k in partition_keys(8)] == list(range(8))
+    spark_model, X = trained
+    sharded = spark_model.with_sharded_tables(str(tmp_path / "m"))
+    sharded.broadcast_table_rows = 0
+    frame = frame_of(spark, X)
+    expected = probabilities(spark_model, frame)
+    looked_up = executed_plan(sharded.transform(frame))
+    assert "MapInArrow" in looked_up and "FileScan parquet" not in looked_up
+    monkeypatch.setattr(join_scoring, "lookup_by_shard", lambda folder, group: False)
+    joined = executed_plan(sharded.transform(frame))
+    assert "SortMergeJoin" in joined and "FileScan parquet" in joined
+    np.testing.assert_allclose(probabilities(sharded, frame), expected, atol=1e-6)
