@@ -24,7 +24,7 @@ def test_the_classic_examples_run_as_written_in_fresh_processes(tmp_path):
                              cwd=str(tmp_path))
         assert run.returncode == 0, name + "\n" + run.stdout[-2000:] + run.stderr[-3000:]
         outputs.append(run.stdout)
-    # the estimator's defaults (10 epochs) on a shuffled split of the digits
+    # the estimator's defaults (20 epochs) on a shuffled split of the digits
     accuracy = float(re.search(r"test accuracy (\d\.\d+)", outputs[0]).group(1))
     assert accuracy >= 0.95
     assert float(re.search(r"reloaded test accuracy (\d\.\d+)", outputs[1]).group(1)) == accuracy

@@ -152,7 +152,8 @@ class HasCheckpoints(Params):
     """``checkpointDir``, ``checkpointSteps`` and ``maxRestarts`` (SparkTrainer's checkpoint_dir, checkpoint_steps,
     max_restarts: with a folder, a fit whose task or server dies restarts from the newest checkpoint)."""
 
-    checkpointDir = declare("checkpointDir", "folder every server can write: weights, optimizer state and each "
+    checkpointDir = declare("checkpointDir", "folder every server can write, or a Spark URI (hdfs://, s3a://; on a "
+                            "one-machine master, mirrored when the fit ends): weights, optimizer state and each "
                             "worker's place in its data after each epoch ('' for none); with it, a fit whose task or "
                             "server process dies restarts from the newest checkpoint", TypeConverters.toString)
     checkpointSteps = declare("checkpointSteps", "with checkpointDir: also checkpoint every N steps (0: at epoch "
