@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from benchmarks import report
-from benchmarks.process_memory import rss_of
+from benchmarks.process_memory import command_line, rss_of
 
 FIELDS = 26
 VOCAB_PER_FIELD = 2_000_000
@@ -125,11 +125,7 @@ class PeakSampler:
         while not self._stop.is_set():
             phase = self._phase
             for pid in descendants(os.getpid()):
-                try:
-                    with open("/proc/%d/cmdline" % pid, "rb") as f:
-                        argv = f.read().split(b"\0")
-                except OSError:
-                    continue
+                argv = command_line(pid)
                 if not argv or b"python" not in os.path.basename(argv[0]):
                     continue     # the JVM (its class path names pyspark too)
                 cmd = b" ".join(argv).decode("utf-8", "replace")

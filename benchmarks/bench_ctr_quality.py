@@ -200,9 +200,9 @@ def movielens_files():
     return paths if all(os.path.exists(p) for p in paths.values()) else None
 
 
-def movielens_set(rows, seed=0):
-    """MovieLens 100K as a CTR data set (rating >= 4 is a click), split 80/20 by a seeded draw; None when the
-    recbole wheel is not installed."""
+def movielens_ratings():
+    """MovieLens 100K's ratings joined with their users and items, every column a string named without its recbole
+    type; None when the recbole wheel is not installed."""
     import pandas as pd
     files = movielens_files()
     if files is None:
@@ -211,7 +211,15 @@ def movielens_set(rows, seed=0):
     inter, users, items = read("inter"), read("user"), read("item")
     for frame in (inter, users, items):
         frame.columns = [c.split(":")[0] for c in frame.columns]
-    table = inter.merge(users, on="user_id", how="left").merge(items, on="item_id", how="left")
+    return inter.merge(users, on="user_id", how="left").merge(items, on="item_id", how="left")
+
+
+def movielens_set(rows, seed=0):
+    """MovieLens 100K as a CTR data set (rating >= 4 is a click), split 80/20 by a seeded draw; None when the
+    recbole wheel is not installed."""
+    table = movielens_ratings()
+    if table is None:
+        return None
     table["label"] = (table["rating"].astype(float) >= 4).astype(np.float64)
     table["zip3"] = table["zip_code"].fillna("").str[:3]
     table["genre"] = table["class"].fillna("").str.split(" ").str[0]

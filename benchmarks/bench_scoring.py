@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from benchmarks import report
-from benchmarks.process_memory import rss_of
+from benchmarks.process_memory import command_line, rss_of
 
 SIZES = (1_000_000, 4_000_000, 16_000_000)
 QUICK = {"ids": [100_000], "rows": 20_000, "fit_rows": 3_000}
@@ -61,11 +61,7 @@ class Peaks:
             self.driver = max(self.driver, rss_of(os.getpid()))
             phase = self.phase
             for pid in descendants(os.getpid()):
-                try:
-                    with open("/proc/%d/cmdline" % pid, "rb") as f:
-                        argv = f.read().split(b"\0")
-                except OSError:
-                    continue
+                argv = command_line(pid)
                 if phase and argv and b"python" in os.path.basename(argv[0]) and b"pyspark" in b" ".join(argv):
                     self.workers[phase] = max(self.workers.get(phase, 0), rss_of(pid))
             self._stop.wait(self.interval)

@@ -66,17 +66,11 @@ def drifting_days(days, rows, users=20000, shift=2000, sites=500, ads=2000, drif
 def movielens_days(days):
     """MovieLens 100K (rating >= 4 is a click) cut by timestamp into ``days + 1`` periods of equal rows; None when the
     recbole wheel is not installed."""
-    import pandas as pd
-
-    from benchmarks.bench_ctr_quality import movielens_files
-    files = movielens_files()
-    if files is None:
+    from benchmarks.bench_ctr_quality import movielens_ratings
+    table = movielens_ratings()
+    if table is None:
         return None
-    read = lambda kind: pd.read_csv(files[kind], sep="\t", dtype=str, encoding="latin-1")     # noqa: E731
-    inter, users, items = read("inter"), read("user"), read("item")
-    for frame in (inter, users, items):
-        frame.columns = [c.split(":")[0] for c in frame.columns]
-    table = inter.merge(users, on="user_id", how="left").merge(items, on="item_id", how="left").fillna("none")
+    table = table.fillna("none")
     table["click"] = (table["rating"].astype(float) >= 4).astype(float)
     table = table.sort_values("timestamp", key=lambda t: t.astype(float), kind="stable")
     cats = ["user_id", "item_id", "age", "gender", "occupation"]

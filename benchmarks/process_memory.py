@@ -15,6 +15,15 @@ def rss_of(pid):
     return 0
 
 
+def command_line(pid):
+    """The arguments of process ``pid`` as bytes (its /proc cmdline); None when it is gone."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return None
+
+
 def settled_rss(pid, seconds=10.0, tolerance=1 << 20, interval=0.5):
     """``rss_of(pid)`` once two readings ``interval`` apart differ by less than ``tolerance`` bytes, or the last
     reading after ``seconds``. Blocks up to ``seconds``."""

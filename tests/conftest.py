@@ -52,6 +52,19 @@ def spark():
     session.stop()
 
 
+@pytest.fixture
+def viewfs(spark, tmp_path):
+    """The suite's session with Hadoop's ``viewfs://unit/data`` mounted onto ``tmp_path`` (a store's URI over a local
+    folder), unmounted after; yields ``tmp_path``."""
+    conf = spark._jsc.hadoopConfiguration()
+    keys = {"fs.viewfs.mounttable.unit.link./data": "file://" + str(tmp_path), "fs.viewfs.impl.disable.cache": "true"}
+    for key, value in keys.items():
+        conf.set(key, value)
+    yield tmp_path
+    for key in keys:
+        conf.unset(key)
+
+
 @pytest.fixture(scope="session")
 def digits():
     """scikit-learn's handwritten digits scaled to [0, 1], split 80/20: (X_train, y_train, X_test, y_test)."""

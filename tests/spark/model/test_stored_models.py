@@ -123,18 +123,6 @@ def seen_error(stored, key):
     return error
 
 
-@pytest.fixture
-def viewfs(spark, tmp_path):
-    """The suite's session with ``viewfs://unit/data`` mounted onto ``tmp_path`` (removed after)."""
-    conf = spark._jsc.hadoopConfiguration()
-    keys = {"fs.viewfs.mounttable.unit.link./data": "file://" + str(tmp_path), "fs.viewfs.impl.disable.cache": "true"}
-    for key, value in keys.items():
-        conf.set(key, value)
-    yield str(tmp_path)
-    for key in keys:
-        conf.unset(key)
-
-
 def test_hadoop_files_read_write_list_copy_and_delete_by_uri(spark, viewfs, tmp_path_factory):
     from sparkps.spark.model.storage import HadoopFiles, files_for
     files = files_for("viewfs://unit/data/a", spark)

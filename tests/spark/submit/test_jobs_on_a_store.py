@@ -87,18 +87,6 @@ def test_the_jobs_model_on_the_store_loads_and_logs_to_mlflow(job_run, spark, tm
         [n for n in found if n.endswith("weights/model-0001.params")], found
 
 
-@pytest.fixture
-def viewfs(spark, tmp_path):
-    """The suite's session with ``viewfs://unit/data`` mounted onto ``tmp_path`` (removed after)."""
-    conf = spark._jsc.hadoopConfiguration()
-    keys = {"fs.viewfs.mounttable.unit.link./data": "file://" + str(tmp_path), "fs.viewfs.impl.disable.cache": "true"}
-    for key, value in keys.items():
-        conf.set(key, value)
-    yield tmp_path
-    for key in keys:
-        conf.unset(key)
-
-
 def test_an_input_read_on_the_driver_is_copied_from_the_store_and_named_by_its_uri(spark, viewfs):
     from sparkps.spark.submit.inputs import local_input
     (viewfs / "rows.ffm").write_text("1 0:a:1\n")
